@@ -1,0 +1,115 @@
+# moreau: build, test, run, bench.
+#
+#   make            build/libmoreau.a and build/moreau
+#   make run        the default demo (installs missing Debian packages first)
+#   make test       every cmocka test program (installs missing Debian packages first)
+#   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmark programs, built with -O3 -march=native
+#   make deps       install the Debian packages the build needs
+#   make format     apply .clang-format to the sources
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?=
+LDFLAGS ?=
+BUILD   ?= build
+SHARED  ?= $(abspath ../shared)
+
+DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
+           libqhull-dev
+
+WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
+DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
+INCS     = -Iinclude -Isrc -I/usr/include/libxml2
+ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm
+
+LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
+                             src/integrate/*.c src/io/*.c))
+CLI_SRC  = $(sort $(wildcard src/cli/*.c))
+TEST_SRC = $(sort $(wildcard tests/test_*.c))
+BENCH_SRC = $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+LIBRARY  = $(BUILD)/libmoreau.a
+PROGRAM  = $(BUILD)/moreau
+
+.PHONY: all deps test run-tests check bench bench-bins run format clean
+
+all: $(LIBRARY) $(PROGRAM)
+
+# Install what is missing (as root through apt-get; otherwise print the command).
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	      >/dev/null || exit 1; \
+	  else \
+	    echo "moreau needs Debian packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIBRARY): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROGRAM): $(CLI_OBJ) $(LIBRARY)
+	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIBRARY) $(LIBS) -o $@
+
+$(BUILD)/tests/%: tests/%.c $(LIBRARY)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
+
+$(BUILD)/bench/%: bench/%.c $(LIBRARY)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -o $@
+
+# Run every test program; print one closing line with the totals.
+run-tests: $(TEST_BIN) $(PROGRAM)
+	@pass=0; fail=0; failed=""; \
+	for t in $(TEST_BIN); do \
+	  if MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $$t; then pass=$$((pass+1)); \
+	  else fail=$$((fail+1)); failed="$$failed $$(basename $$t)"; fi; \
+	done; \
+	[ -z "$$failed" ] || echo "failed programs:$$failed"; \
+	echo "programs: $$pass passed, $$fail failed"; \
+	[ $$fail -eq 0 ]
+
+test: deps
+	@$(MAKE) --no-print-directory run-tests
+
+check: deps
+	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" \
+	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  LDFLAGS="-fsanitize=address,undefined" run-tests
+
+bench-bins: $(BENCH_BIN)
+
+bench: deps
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" bench-bins
+	@for s in $(BENCH_SRC); do b=build/bench/bench/$$(basename $$s .c); echo "== $$b"; \
+	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(PROGRAM) demo
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \
+	  $(wildcard include/moreau/*.h src/*/*.h tests/*.h)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

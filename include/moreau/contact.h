@@ -1,0 +1,131 @@
+/* The frictional contact problem, its accuracy criteria, and the family of contact solvers.
+ *
+ * A problem with nc contacts is, in force units (DESIGN.md §4):
+ *   c = (G + R) λ + g,   λ, c ∈ R^{3nc}, each contact ordered (t₁, t₂, n),
+ * and the NCP asks, for every contact i,
+ *   K_μ ∋ λ⁽ⁱ⁾ ⟂ c⁽ⁱ⁾ + Γ(c⁽ⁱ⁾) ∈ K_μ*,  K_μ = {‖λ_T‖ ≤ μ λ_N},  Γ(c) = (0, 0, μ‖c_T‖).
+ * Every solver consumes an mr_contact_problem and fills λ, c and mr_solver_stats; solvers are
+ * rows of one registry, chosen by name. */
+#ifndef MOREAU_CONTACT_H
+#define MOREAU_CONTACT_H
+
+#include <stddef.h>
+
+#include "moreau/error.h"
+
+struct mr_arena_s;
+
+/* A contact problem, independent of any model (so it can be saved, loaded and solved alone).
+ * Arrays are borrowed, not owned. */
+typedef struct {
+  int nc;           /* number of contacts */
+  const double *G;  /* Delassus matrix, 3nc x 3nc, row-major, symmetric positive semi-definite */
+  const double *g;  /* free contact velocity (with the gap/Baumgarte/restitution correction), 3nc */
+  const double *mu; /* friction coefficients, nc */
+  const double *R;  /* compliance (diagonal), 3nc; NULL means rigid (R = 0) */
+  /* optional primal data, used by ccp-newton when present: c = J v − (J v_f − g) with
+   * M v = M v_f + Jᵀ λ; without them ccp-newton works on a factor of G */
+  int nv;           /* velocity dimension (0 when J and M are absent) */
+  const double *J;  /* contact Jacobian, 3nc x nv */
+  const double *M;  /* mass matrix, nv x nv (times 1/Δt to match force units) */
+  /* optional, used by the soft model: gap Φ_N (nc) and the time step */
+  const double *phi;
+  double dt;
+} mr_contact_problem;
+
+/* Solver settings: one struct for every solver, each using the fields it needs. */
+typedef struct {
+  int max_iter;       /* iteration limit (default 10000) */
+  double eps_abs;     /* target on the solver's own criterion, force units (default 1e-6) */
+  double eps_rel;     /* stop when the iterate moves less than this, relative (default 1e-12) */
+  double omega;       /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
+  int warm_start;     /* start from the λ given on entry (default 1) */
+  /* ADMM (ccp-admm, ncp-admm) */
+  double rho;         /* initial penalty (default 1e-6 · ... , 0 = derived from G) */
+  double rho_ratio;   /* primal/dual residual ratio that triggers a ρ update (default 10) */
+  double rho_power;   /* ρ update factor cond(G)^rho_power (default 0.05) */
+  int rho_update_every; /* iterations between ρ updates at most (default 1) */
+  int power_iter;     /* power iterations for the eigenvalue estimates (default 20) */
+  /* RaiSim (raisim, raisim-ds) */
+  double alpha0;      /* initial relaxation (default 1.0) */
+  double alpha_decay; /* α ← α · decay each sweep (default 0.99) */
+  double alpha_min;   /* floor of α (default 0.01) */
+  int bisection_iter; /* bisection steps on the ellipse (default 50) */
+  /* Newton (ccp-newton) */
+  double compliance_eps; /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
+  double armijo_c;    /* sufficient decrease (default 1e-4) */
+  double backtrack;   /* step reduction (default 0.5) */
+  /* staggered projections (ncp-stagproj) */
+  int inner_iter;     /* iterations of each inner subproblem (default 100) */
+  /* soft */
+  double soft_k;      /* normal stiffness N/m (default 1e5) */
+  double soft_d;      /* normal damping N s/m (default 1e3) */
+  double soft_vreg;   /* friction regularisation velocity m/s (default 1e-3) */
+} mr_solver_settings;
+
+/* Statistics of one solve. */
+typedef struct {
+  int converged;      /* reached eps_abs on its own criterion */
+  int iterations;
+  double eps_abs, eps_p, eps_d, eps_c; /* NCP criteria at the returned λ */
+  double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
+  double time_us;     /* wall time of the solve */
+  double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
+} mr_solver_stats;
+
+/* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
+typedef struct {
+  int cap;            /* capacity of y, 3 nc max */
+  double *y;          /* ADMM dual variable */
+  double rho;         /* last ρ; 0 = none */
+  int valid;          /* y and rho hold a previous solve's values */
+} mr_solver_state;
+
+/* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and
+ * c = (G + R) λ + g (3nc). Scratch memory comes from work (no malloc). */
+typedef mr_status (*mr_solve_fn)(const mr_contact_problem *p, const mr_solver_settings *s,
+                                 mr_solver_state *state, struct mr_arena_s *work, double *lambda,
+                                 double *c, mr_solver_stats *stats, mr_error *err);
+
+typedef struct {
+  const char *name;        /* as the CLI and scenes spell it */
+  const char *model;       /* "LCP", "CCP", "RaiSim", "NCP", "soft" */
+  const char *description; /* one line */
+  mr_solve_fn solve;
+} mr_solver_info;
+
+mr_solver_settings mr_solver_settings_default(void);
+
+/* the registry */
+int mr_solver_count(void);
+const mr_solver_info *mr_solver_at(int i);
+const mr_solver_info *mr_solver_find(const char *name); /* NULL if unknown */
+
+/* Run a solver by name, with timing and the NCP criteria filled in stats. */
+mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
+                   mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
+                   mr_solver_stats *stats, mr_error *err);
+
+/* Bytes of scratch memory a solver may need for nc contacts (and nv when J, M are given). */
+size_t mr_solver_work_size(int nc, int nv);
+
+/* ---- cones and criteria ---- */
+
+/* projection of x (t₁, t₂, n) on K_μ, into out (may alias x) */
+void mr_cone_project(double mu, const double *x, double *out);
+/* projection on the dual cone K_μ* = K_{1/μ} (μ = 0: the half-space n ≥ 0) */
+void mr_dual_cone_project(double mu, const double *x, double *out);
+/* the de Saxcé shift Γ(c) = (0, 0, μ‖c_T‖) added to c */
+void mr_desaxce(double mu, const double *c, double *out);
+
+/* per-contact NCP criteria at (λ, c): ε_p = dist_K(λ), ε_d = dist_K*(c + Γ(c)),
+ * ε_c = |⟨λ, c + Γ(c)⟩|; with desaxce = 0 the CCP criteria (no Γ) */
+void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
+                         double *eps_p, double *eps_d, double *eps_c);
+/* c = (G + R) λ + g */
+void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c);
+/* the maxima over contacts of the criteria; returns ε_abs = max(ε_p, ε_d, ε_c) */
+double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
+                           int desaxce, double *eps_p, double *eps_d, double *eps_c);
+
+#endif

@@ -1,0 +1,123 @@
+/* Rigid-body dynamics of a model's kinematic tree: forward kinematics, RNEA, CRBA, ABA, the
+ * tree-sparse LDLᵀ factorisation of M, Jacobians, energies, centre of mass, and integration on
+ * the configuration manifold. Every function writes only into mr_data, which holds all the
+ * memory they need (sized once by mr_data_create): none of them allocates.
+ *
+ * Velocities and accelerations of bodies are spatial motions expressed in the body frame;
+ * q and v follow Pinocchio's conventions (DESIGN.md §3). */
+#ifndef MOREAU_DYNAMICS_H
+#define MOREAU_DYNAMICS_H
+
+#include <stdint.h>
+
+#include "moreau/model.h"
+
+/* The frame in which a Jacobian or a velocity is expressed. */
+typedef enum {
+  MR_WORLD,               /* world frame, at the world origin */
+  MR_LOCAL,               /* the body's (or frame's) own frame */
+  MR_LOCAL_WORLD_ALIGNED  /* at the frame's origin, with the world's axes */
+} mr_reference;
+
+/* Everything the dynamics algorithms write. Sizes: nq, nv, nb = nbodies, nf = nframes. */
+typedef struct mr_data {
+  int nq, nv, nbodies, nframes;
+  double *q;         /* configuration used by the last kinematics call (nq) */
+  double *v;         /* velocity (nv) */
+  double *a;         /* acceleration (nv) */
+  double *tau;       /* joint torques (nv) */
+
+  mr_se3 *liMi;      /* body placement in its parent (nb) */
+  mr_se3 *oMi;       /* body placement in the world (nb) */
+  mr_se3 *oMf;       /* frame placements in the world (nf), after mr_update_frames */
+  mr_motion *vb;     /* body spatial velocity, body frame (nb) */
+  mr_motion *ab;     /* body spatial acceleration, body frame (nb) */
+  mr_force *fb;      /* body spatial force transmitted by its joint, body frame (nb) */
+  mr_force *f_ext;   /* external spatial force on each body, body frame (nb); input, default 0 */
+
+  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA) */
+  double *nle;       /* nonlinear effects b(q, v) = C(q, v) v + g(q) (nv) */
+  double *grav;      /* generalized gravity g(q) (nv) */
+  double *ddq;       /* forward dynamics result of mr_aba (nv) */
+  double *tau_id;    /* inverse dynamics result of mr_rnea (nv) */
+
+  /* tree-sparse LDLᵀ factor of M: M = U D Uᵀ with U unit upper triangular whose sparsity
+   * follows the parent-of-dof array (Featherstone, RBDA §6.3) */
+  double *U;         /* nv x nv row-major */
+  double *D, *Dinv;  /* nv */
+  int *parent_dof;   /* parent of each dof in the tree, -1 at a root (nv) */
+  int *nvSubtree;    /* number of dofs in the subtree of each dof, itself included (nv) */
+
+  void *work;        /* algorithm workspaces (ABA articulated inertias, Jacobian scratch...) */
+} mr_data;
+
+/* Allocate a data block for the model; NULL when out of memory. q is set to neutral. */
+mr_data *mr_data_create(const mr_model *m);
+void mr_data_free(mr_data *d);
+
+/* ---- configuration space ---- */
+
+void mr_neutral(const mr_model *m, double *q);
+/* a configuration drawn uniformly within the limits (±π, or ±1 m, where unlimited; uniform
+ * rotations for quaternions); *seed is advanced (deterministic, splitmix64) */
+void mr_random_configuration(const mr_model *m, uint64_t *seed, double *q);
+/* qout = q ⊕ v dt: exponential map for free-flyer (SE(3)) and spherical (SO(3)) joints */
+void mr_integrate(const mr_model *m, const double *q, const double *v, double dt, double *qout);
+/* v = q1 ⊖ q0, the velocity that integrates q0 into q1 in unit time */
+void mr_difference(const mr_model *m, const double *q0, const double *q1, double *v);
+/* renormalize the quaternions of q */
+void mr_normalize(const mr_model *m, double *q);
+
+/* ---- kinematics ---- */
+
+/* Placements (and body velocities / accelerations when v / a are non-NULL) of every body. */
+void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
+                           const double *a);
+/* d->oMf from d->oMi */
+void mr_update_frames(const mr_model *m, mr_data *d);
+
+/* ---- dynamics ---- */
+
+/* τ = M(q) a + b(q, v) − Σ Jᵢᵀ f_ext,i, into d->tau_id (and returned) */
+const double *mr_rnea(const mr_model *m, mr_data *d, const double *q, const double *v,
+                      const double *a);
+/* b(q, v) into d->nle */
+const double *mr_nonlinear_effects(const mr_model *m, mr_data *d, const double *q,
+                                   const double *v);
+/* g(q) into d->grav */
+const double *mr_generalized_gravity(const mr_model *m, mr_data *d, const double *q);
+/* M(q) (armature on the diagonal) into d->M, both triangles */
+const double *mr_crba(const mr_model *m, mr_data *d, const double *q);
+/* ddq = M⁻¹ (τ − b(q, v) + Σ Jᵢᵀ f_ext,i), into d->ddq (articulated-body algorithm) */
+const double *mr_aba(const mr_model *m, mr_data *d, const double *q, const double *v,
+                     const double *tau);
+
+/* ---- tree-sparse factorisation of M ---- */
+
+/* Factor d->M (after mr_crba) as U D Uᵀ; MR_ERR_NUMERIC if a pivot is not positive. */
+mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err);
+/* x ← M⁻¹ x with the factor */
+void mr_ldlt_solve(const mr_model *m, const mr_data *d, double *x);
+/* y = M x with the tree-sparse factor (y and x may not alias) */
+void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y);
+
+/* ---- Jacobians ---- */
+
+/* 6 x nv Jacobian (rows: linear then angular) of a frame, after mr_forward_kinematics and
+ * mr_update_frames. */
+void mr_frame_jacobian(const mr_model *m, mr_data *d, int frame, mr_reference ref, double *J);
+/* 6 x nv Jacobian of a body's frame */
+void mr_body_jacobian(const mr_model *m, mr_data *d, int body, mr_reference ref, double *J);
+/* 3 x nv Jacobian of the world velocity of a point moving with body, the point given in world
+ * coordinates (after mr_forward_kinematics): v_point = J v */
+void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J);
+
+/* ---- energy and centre of mass ---- */
+
+double mr_kinetic_energy(const mr_model *m, mr_data *d, const double *q, const double *v);
+/* −Σ mᵢ gᵀ cᵢ, i.e. m g z for gravity along −z */
+double mr_potential_energy(const mr_model *m, mr_data *d, const double *q);
+/* the centre of mass in the world frame */
+mr_vec3 mr_center_of_mass(const mr_model *m, mr_data *d, const double *q);
+
+#endif

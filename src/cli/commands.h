@@ -1,0 +1,15 @@
+/* Subcommands of the moreau command. Each takes (argc, argv) with argv[0] the command name and
+ * returns the process exit code: 0 success, 1 a failed run (divergence, no convergence where
+ * required), 2 bad usage or bad input. */
+#ifndef MOREAU_CLI_COMMANDS_H
+#define MOREAU_CLI_COMMANDS_H
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} mr_command;
+
+int mr_cmd_version(int argc, char **argv);
+
+#endif

@@ -1,0 +1,28 @@
+/* The moreau command: a table of subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static const mr_command commands[] = {
+    {"version", "print the version", mr_cmd_version},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: moreau COMMAND [ARGS...]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'moreau COMMAND --help' documents each command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "moreau: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

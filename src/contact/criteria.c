@@ -1,0 +1,79 @@
+/* Cones, projections and the accuracy criteria of the frictional contact problem.
+ *
+ * K_μ = {(t, n) : ‖t‖ ≤ μ n}. Its dual is K_μ* = {(t, n) : μ ‖t‖ ≤ n} = K_{1/μ} and its polar is
+ * −K_μ*. The projection of x = (t, n) on K_μ is x inside K_μ, 0 inside the polar cone, and
+ * otherwise the projection on the boundary ray through t: ((μ‖t‖ + n) / (1 + μ²)) (μ t/‖t‖, 1).
+ * The criteria are those of "Contact Models in Robotics" (§IV): primal feasibility
+ * ε_p = dist_K(λ), dual feasibility ε_d = dist_K*(c + Γ(c)), complementarity
+ * ε_c = |⟨λ, c + Γ(c)⟩|, and ε_abs their maximum over contacts. */
+#include "moreau/contact.h"
+
+#include <math.h>
+
+#include "core/linalg.h"
+
+void mr_cone_project(double mu, const double *x, double *out) {
+  double t = hypot(x[0], x[1]), n = x[2];
+  if (t <= mu * n) {
+    out[0] = x[0], out[1] = x[1], out[2] = x[2];
+  } else if (mu * t <= -n) {
+    out[0] = out[1] = out[2] = 0.0;
+  } else {
+    double a = (mu * t + n) / (1.0 + mu * mu);
+    double s = mu * a / t; /* t > 0 here */
+    out[0] = s * x[0], out[1] = s * x[1], out[2] = a;
+  }
+}
+
+void mr_dual_cone_project(double mu, const double *x, double *out) {
+  if (mu > 0.0) {
+    mr_cone_project(1.0 / mu, x, out);
+  } else { /* K_0 = the normal ray, its dual the half-space n ≥ 0 */
+    out[0] = x[0], out[1] = x[1], out[2] = fmax(x[2], 0.0);
+  }
+}
+
+void mr_desaxce(double mu, const double *c, double *out) {
+  out[0] = c[0];
+  out[1] = c[1];
+  out[2] = c[2] + mu * hypot(c[0], c[1]);
+}
+
+static double dist3(const double *a, const double *b) {
+  return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) +
+              (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
+                         double *eps_p, double *eps_d, double *eps_c) {
+  double proj[3], s[3];
+  mr_cone_project(mu, lambda, proj);
+  *eps_p = dist3(lambda, proj);
+  if (desaxce)
+    mr_desaxce(mu, c, s);
+  else
+    s[0] = c[0], s[1] = c[1], s[2] = c[2];
+  mr_dual_cone_project(mu, s, proj);
+  *eps_d = dist3(s, proj);
+  *eps_c = fabs(lambda[0] * s[0] + lambda[1] * s[1] + lambda[2] * s[2]);
+}
+
+void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c) {
+  int n = 3 * p->nc;
+  mr_matvec(c, p->G, lambda, n, n);
+  for (int i = 0; i < n; ++i) c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
+}
+
+double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
+                           int desaxce, double *eps_p, double *eps_d, double *eps_c) {
+  double mp = 0.0, md = 0.0, mc = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    double ep, ed, ec;
+    mr_contact_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, desaxce, &ep, &ed, &ec);
+    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
+  }
+  if (eps_p) *eps_p = mp;
+  if (eps_d) *eps_d = md;
+  if (eps_c) *eps_c = mc;
+  return fmax(mp, fmax(md, mc));
+}

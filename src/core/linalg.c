@@ -1,0 +1,108 @@
+/* Small dense linear algebra (see linalg.h). */
+#include "core/linalg.h"
+
+#include <math.h>
+#include <string.h>
+
+double mr_dot(const double *a, const double *b, int n) {
+  double s = 0.0;
+  for (int i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+double mr_norm(const double *a, int n) { return sqrt(mr_dot(a, a, n)); }
+
+double mr_norm_inf(const double *a, int n) {
+  double m = 0.0;
+  for (int i = 0; i < n; ++i) m = fmax(m, fabs(a[i]));
+  return m;
+}
+
+void mr_axpy(double *y, double alpha, const double *x, int n) {
+  for (int i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+void mr_scale(double *x, double alpha, int n) {
+  for (int i = 0; i < n; ++i) x[i] *= alpha;
+}
+
+void mr_copy(double *dst, const double *src, int n) {
+  if (n > 0 && dst != src) memmove(dst, src, (size_t)n * sizeof(double));
+}
+
+void mr_zero(double *x, int n) {
+  if (n > 0) memset(x, 0, (size_t)n * sizeof(double));
+}
+
+void mr_matvec(double *restrict y, const double *restrict A, const double *restrict x, int rows,
+               int cols) {
+  for (int i = 0; i < rows; ++i) y[i] = mr_dot(A + (size_t)i * cols, x, cols);
+}
+
+void mr_matvec_t(double *restrict y, const double *restrict A, const double *restrict x, int rows,
+                 int cols) {
+  mr_zero(y, cols);
+  for (int i = 0; i < rows; ++i) mr_axpy(y, x[i], A + (size_t)i * cols, cols);
+}
+
+void mr_matmul(double *restrict C, const double *restrict A, const double *restrict B, int n,
+               int k, int m) {
+  for (int i = 0; i < n; ++i) {
+    double *c = C + (size_t)i * m;
+    mr_zero(c, m);
+    for (int l = 0; l < k; ++l) mr_axpy(c, A[(size_t)i * k + l], B + (size_t)l * m, m);
+  }
+}
+
+void mr_matmul_abt(double *restrict C, const double *restrict A, const double *restrict B, int n,
+                   int k, int m) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) C[(size_t)i * m + j] = mr_dot(A + (size_t)i * k, B + (size_t)j * k, k);
+}
+
+void mr_transpose(double *restrict B, const double *restrict A, int rows, int cols) {
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) B[(size_t)j * rows + i] = A[(size_t)i * cols + j];
+}
+
+int mr_cholesky(double *A, int n) {
+  for (int j = 0; j < n; ++j) {
+    double *rj = A + (size_t)j * n;
+    double d = rj[j] - mr_dot(rj, rj, j);
+    if (!(d > 0.0)) return j + 1;
+    d = sqrt(d);
+    rj[j] = d;
+    for (int i = j + 1; i < n; ++i) {
+      double *ri = A + (size_t)i * n;
+      ri[j] = (ri[j] - mr_dot(ri, rj, j)) / d;
+    }
+    for (int i = j + 1; i < n; ++i) rj[i] = 0.0;
+  }
+  return 0;
+}
+
+void mr_lower_solve(const double *L, int n, double *x) {
+  for (int i = 0; i < n; ++i) {
+    const double *ri = L + (size_t)i * n;
+    x[i] = (x[i] - mr_dot(ri, x, i)) / ri[i];
+  }
+}
+
+void mr_lower_t_solve(const double *L, int n, double *x) {
+  for (int i = n - 1; i >= 0; --i) {
+    x[i] /= L[(size_t)i * n + i];
+    for (int k = 0; k < i; ++k) x[k] -= L[(size_t)i * n + k] * x[i];
+  }
+}
+
+void mr_cholesky_solve(const double *L, int n, double *x) {
+  mr_lower_solve(L, n, x);
+  mr_lower_t_solve(L, n, x);
+}
+
+double mr_asymmetry(const double *A, int n) {
+  double m = 0.0;
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) m = fmax(m, fabs(A[(size_t)i * n + j] - A[(size_t)j * n + i]));
+  return m;
+}

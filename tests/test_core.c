@@ -1,0 +1,200 @@
+/* Core: dense linear algebra, spatial algebra, JSON, arena, cones and criteria. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/json.h"
+#include "core/linalg.h"
+#include "moreau/contact.h"
+#include "moreau/spatial.h"
+
+static mr_se3 random_se3(uint64_t *s) {
+  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
+  return mr_se3_make(mr_quat_to_m3(mr_quat_normalize(q)),
+                     mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)));
+}
+
+static mr_motion random_motion(uint64_t *s) {
+  mr_motion m = {mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)),
+                 mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1))};
+  return m;
+}
+
+/* Cholesky of a random SPD matrix solves A x = b to round-off */
+static void test_cholesky(void **state) {
+  uint64_t s = 1;
+  enum { n = 9 };
+  double B[n * n], A[n * n], L[n * n], x[n], b[n], r[n];
+  for (int i = 0; i < n * n; ++i) B[i] = test_rand(&s, -1, 1);
+  mr_matmul_abt(A, B, B, n, n, n);
+  for (int i = 0; i < n; ++i) A[i * n + i] += 0.1, b[i] = test_rand(&s, -1, 1);
+  memcpy(L, A, sizeof A);
+  assert_int_equal(mr_cholesky(L, n), 0);
+  memcpy(x, b, sizeof b);
+  mr_cholesky_solve(L, n, x);
+  mr_matvec(r, A, x, n, n);
+  assert_vec_near(r, b, n, 1e-12);
+  /* an indefinite matrix is refused at its first bad pivot */
+  double C[4] = {1, 2, 2, 1};
+  assert_int_equal(mr_cholesky(C, 2), 2);
+}
+
+/* placements compose and invert; motions and forces keep their power across frames */
+static void test_se3_actions(void **state) {
+  uint64_t s = 2;
+  for (int k = 0; k < 100; ++k) {
+    mr_se3 a = random_se3(&s), b = random_se3(&s);
+    mr_se3 ab = mr_se3_mul(&a, &b), ai = mr_se3_inverse(&a), id = mr_se3_mul(&ai, &a);
+    mr_se3 bb = mr_se3_inv_mul(&a, &ab);
+    for (int i = 0; i < 3; ++i) {
+      assert_near(id.p.v[i], 0.0, 1e-14);
+      assert_near(bb.p.v[i], b.p.v[i], 1e-14);
+      for (int j = 0; j < 3; ++j) assert_near(id.R.m[i][j], i == j, 1e-14);
+    }
+    mr_motion m = random_motion(&s);
+    mr_force f = {mr_v3(test_rand(&s, -1, 1), 0.3, -0.2), mr_v3(0.1, test_rand(&s, -1, 1), 0.5)};
+    double p0 = mr_force_dot(f, m);
+    double p1 = mr_force_dot(mr_se3_act_force(&a, f), mr_se3_act_motion(&a, m));
+    assert_near(p0, p1, 1e-13);
+    mr_motion back = mr_se3_inv_act_motion(&a, mr_se3_act_motion(&a, m));
+    assert_near(back.v.v[0], m.v.v[0], 1e-14);
+    assert_near(back.w.v[2], m.w.v[2], 1e-14);
+    /* the cross products are dual: ⟨m1 ×* f, m2⟩ = −⟨f, m1 × m2⟩ */
+    mr_motion m2 = random_motion(&s);
+    assert_near(mr_force_dot(mr_motion_cross_force(m, f), m2),
+                -mr_force_dot(f, mr_motion_cross(m, m2)), 1e-13);
+  }
+}
+
+/* quaternion ↔ matrix round trip, rpy convention, inertia 6x6 against the momentum map */
+static void test_rotations_and_inertia(void **state) {
+  uint64_t s = 3;
+  for (int k = 0; k < 100; ++k) {
+    mr_se3 a = random_se3(&s);
+    mr_quat q = mr_m3_to_quat(&a.R);
+    mr_mat3 R = mr_quat_to_m3(q);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) assert_near(R.m[i][j], a.R.m[i][j], 1e-13);
+  }
+  /* rpy (0, 0, π/2) maps x to y */
+  mr_mat3 Rz = mr_m3_rpy(0, 0, M_PI / 2);
+  mr_vec3 y = mr_m3_mulv(&Rz, mr_v3(1, 0, 0));
+  assert_near(y.v[1], 1.0, 1e-15);
+  mr_inertia Y = {2.0, mr_v3(0.1, -0.2, 0.3), mr_m3_diag(0.1, 0.2, 0.3)};
+  Y.I.m[0][1] = Y.I.m[1][0] = 0.01;
+  double M[6][6];
+  mr_inertia_matrix(&Y, M);
+  mr_motion m = random_motion(&s);
+  mr_force f = mr_inertia_mul(&Y, m);
+  double x[6] = {m.v.v[0], m.v.v[1], m.v.v[2], m.w.v[0], m.w.v[1], m.w.v[2]};
+  double h[6] = {f.f.v[0], f.f.v[1], f.f.v[2], f.n.v[0], f.n.v[1], f.n.v[2]};
+  for (int i = 0; i < 6; ++i) {
+    double r = 0;
+    for (int j = 0; j < 6; ++j) r += M[i][j] * x[j];
+    assert_near(r, h[i], 1e-14);
+  }
+  /* adding two point masses: the centre lies between them, inertia from the parallel axes */
+  mr_inertia p1 = {1.0, mr_v3(1, 0, 0), mr_m3_zero()}, p2 = {1.0, mr_v3(-1, 0, 0), mr_m3_zero()};
+  mr_inertia sum = mr_inertia_add(&p1, &p2);
+  assert_near(sum.m, 2.0, 0);
+  assert_near(sum.c.v[0], 0.0, 0);
+  assert_near(sum.I.m[1][1], 2.0, 1e-15);
+  assert_near(sum.I.m[0][0], 0.0, 1e-15);
+}
+
+/* JSON: values, positions, and error messages naming line and column */
+static void test_json(void **state) {
+  mr_json *v = NULL;
+  mr_error err;
+  assert_int_equal(mr_json_parse("{\"a\": [1, 2.5e0, -3],\n \"b\": \"x\\ny\", \"c\": true}", "t",
+                                 &v, &err),
+                   MR_OK);
+  double a[3];
+  assert_int_equal(mr_json_read_vector(mr_json_get(v, "a"), "t", "a", a, 3, &err), MR_OK);
+  assert_near(a[1], 2.5, 0);
+  assert_string_equal(mr_json_get(v, "b")->string, "x\ny");
+  assert_int_equal(mr_json_get(v, "b")->line, 2);
+  assert_int_equal(mr_json_read_vector(mr_json_get(v, "a"), "t", "a", a, 2, &err),
+                   MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "3 entries, expected 2"));
+  mr_json_free(v);
+  assert_int_equal(mr_json_parse("[1,\n  2,,]", "bad.json", &v, &err), MR_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "bad.json:2:5"));
+  assert_int_equal(mr_json_parse("[NaN]", "n", &v, &err), MR_ERR_PARSE);
+  assert_int_equal(mr_json_parse("{\"a\" 1}", "n", &v, &err), MR_ERR_PARSE);
+  assert_int_equal(mr_json_parse("\"open", "n", &v, &err), MR_ERR_PARSE);
+  assert_int_equal(mr_json_parse("", "n", &v, &err), MR_ERR_PARSE);
+  /* deep nesting is refused, not a stack overflow */
+  char deep[300];
+  memset(deep, '[', sizeof deep - 1);
+  deep[sizeof deep - 1] = '\0';
+  assert_int_equal(mr_json_parse(deep, "n", &v, &err), MR_ERR_PARSE);
+  assert_int_equal(mr_json_load("/nonexistent/x.json", &v, &err), MR_ERR_IO);
+  assert_non_null(strstr(err.msg, "/nonexistent/x.json"));
+}
+
+/* the arena aligns, runs out cleanly, and rewinds to a mark */
+static void test_arena(void **state) {
+  mr_arena a;
+  assert_int_equal(mr_arena_init(&a, 1024), 0);
+  size_t mark = mr_arena_mark(&a);
+  double *x = mr_arena_doubles(&a, 10);
+  assert_non_null(x);
+  assert_int_equal((uintptr_t)x % 32, 0);
+  assert_null(mr_arena_alloc(&a, 2000));
+  mr_arena_reset(&a, mark);
+  assert_non_null(mr_arena_alloc(&a, 1000));
+  mr_arena_destroy(&a);
+}
+
+/* cone projection: fixed points, the polar cone, boundary, and the Moreau decomposition
+ * x = P_K(x) + P_{K°}(x) with orthogonal parts, P_{K°}(x) = −P_{K*}(−x) */
+static void test_cone(void **state) {
+  uint64_t s = 4;
+  double out[3];
+  double inside[3] = {0.1, 0.1, 1.0};
+  mr_cone_project(0.5, inside, out);
+  assert_vec_near(out, inside, 3, 0);
+  double polar[3] = {0.1, 0.0, -1.0};
+  mr_cone_project(0.5, polar, out);
+  assert_near(hypot(out[0], out[1]) + fabs(out[2]), 0.0, 0);
+  for (int k = 0; k < 1000; ++k) {
+    double mu = test_rand(&s, 0.0, 2.0);
+    double x[3] = {test_rand(&s, -2, 2), test_rand(&s, -2, 2), test_rand(&s, -2, 2)};
+    double p[3], mx[3] = {-x[0], -x[1], -x[2]}, q[3];
+    mr_cone_project(mu, x, p);
+    mr_dual_cone_project(mu, mx, q);
+    for (int i = 0; i < 3; ++i) assert_near(p[i] - q[i], x[i], 1e-12); /* x = P_K − P_K*(−x) */
+    assert_near(p[0] * q[0] + p[1] * q[1] + p[2] * q[2], 0.0, 1e-12);
+    assert_true(hypot(p[0], p[1]) <= mu * p[2] + 1e-12);
+  }
+}
+
+/* criteria vanish at an exact sliding solution and measure a violation */
+static void test_criteria(void **state) {
+  /* sliding along +x with c_N = 0: λ_T = −μ λ_N x̂, and c + Γ(c) = (c_T, μ‖c_T‖) on ∂K* */
+  double mu = 0.4, lambda[3] = {-0.4, 0.0, 1.0}, c[3] = {2.0, 0.0, 0.0};
+  double ep, ed, ec;
+  mr_contact_criteria(mu, lambda, c, 1, &ep, &ed, &ec);
+  assert_near(ep, 0.0, 1e-15);
+  assert_near(ed, 0.0, 1e-15);
+  assert_near(ec, 0.0, 1e-15);
+  /* without Γ the same pair violates dual feasibility (c_N < μ‖c_T‖) */
+  mr_contact_criteria(mu, lambda, c, 0, &ep, &ed, &ec);
+  assert_true(ed > 0.1);
+  /* λ outside the cone: ε_p is its distance to the cone */
+  double out[3] = {0.0, 0.0, -1.0};
+  mr_contact_criteria(mu, out, (double[3]){0, 0, 0}, 1, &ep, &ed, &ec);
+  assert_near(ep, 1.0, 1e-15);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cholesky),   cmocka_unit_test(test_se3_actions),
+      cmocka_unit_test(test_rotations_and_inertia), cmocka_unit_test(test_json),
+      cmocka_unit_test(test_arena),      cmocka_unit_test(test_cone),
+      cmocka_unit_test(test_criteria),
+  };
+  return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}
