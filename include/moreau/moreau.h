@@ -1,0 +1,12 @@
+/* moreau: rigid-body time-stepping simulation with a choice of frictional contact models. */
+#ifndef MOREAU_MOREAU_H
+#define MOREAU_MOREAU_H
+
+#include "moreau/error.h"
+#include "moreau/spatial.h"
+#include "moreau/model.h"
+#include "moreau/dynamics.h"
+#include "moreau/contact.h"
+#include "moreau/urdf.h"
+
+#endif
