@@ -261,6 +261,10 @@ static const error_case error_cases[] = {
      "t.urdf:4:", "malformed XML"},
     {"missing mass", HEAD "<link name=\"a\">\n<inertial>" INERTIA "</inertial></link></robot>",
      MR_ERR_PARSE, "t.urdf:3:", "<mass>"},
+    {"missing inertia",
+     HEAD "<link name=\"a\">\n<inertial><mass value=\"1\"/></inertial></link>"
+          "</robot>",
+     MR_ERR_PARSE, "t.urdf:3:", "<inertia>"},
     {"non-numeric mass",
      HEAD "<link name=\"a\"><inertial>\n<mass value=\"heavy\"/>" INERTIA "</inertial></link>"
           "</robot>",
