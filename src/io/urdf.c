@@ -365,7 +365,7 @@ static char *concat3(const char *a, const char *b, const char *c) {
 
 /* ROOT/REST for the first root (of n, or of the colon-separated list when n < 0) holding it */
 static char *search_roots(const char *const *roots, int n, const char *list, const char *rest) {
-  for (int i = 0; n >= 0 && i < n; ++i) {
+  for (int i = 0; roots && i < n; ++i) {
     char *p = concat3(roots[i], "/", rest);
     if (!p || file_exists(p)) return p;
     free(p);
