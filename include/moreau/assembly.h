@@ -1,0 +1,68 @@
+/* Assembly of the frictional contact problem of a model at its current state (DESIGN.md §4):
+ * the contact Jacobian J (3nc x nv), the Delassus matrix G = J M⁻¹ Jᵀ computed through the
+ * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
+ *   g = (J v_f + cor) / Δt,  cor_N = Φ_N / Δt (Φ_N ≥ 0),  k_B Φ_N / Δt (Φ_N < 0),
+ *                           cor_N += e J_N v for a contact that is new this step,
+ * in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
+ * problem is c / Δt. The result is viewed as an mr_contact_problem. */
+#ifndef MOREAU_ASSEMBLY_H
+#define MOREAU_ASSEMBLY_H
+
+#include "moreau/contact.h"
+#include "moreau/dynamics.h"
+
+/* One contact as the assembly needs it (filled from the collision module's contacts). */
+typedef struct {
+  int body1, body2; /* the bodies of the first and second geometry (0 = world) */
+  mr_vec3 point;    /* contact point, world frame */
+  mr_mat3 frame;    /* contact frame in the world: columns (t₁, t₂, n), n from body2 to body1 */
+  double phi;       /* signed distance Φ_N (< 0 in penetration) */
+  double mu;        /* friction coefficient */
+  double restitution; /* e in [0, 1] */
+  double compliance;  /* normal compliance R_N (0 = rigid) */
+  int is_new;         /* 1 on the first step the contact exists (restitution applies) */
+} mr_contact_geometry;
+
+typedef struct {
+  double dt;                    /* time step Δt (s) */
+  double baumgarte;             /* k_B in [0, 1] (default 0) */
+  double restitution_threshold; /* apply restitution only when |J_N v| exceeds this (m/s, default
+                                   0.01) */
+} mr_assembly_settings;
+
+/* Buffers of an assembled problem, sized for at most max_contacts contacts. */
+typedef struct {
+  int max_contacts, nv;
+  double *J;    /* 3 nc x nv */
+  double *MiJt; /* M⁻¹ Jᵀ, nv x 3 nc (column-major by contact row: row r of Jᵀ solved) */
+  double *G;    /* 3 nc x 3 nc */
+  double *g;    /* 3 nc */
+  double *mu;   /* nc */
+  double *R;    /* 3 nc */
+  double *phi;  /* nc */
+  mr_contact_problem problem; /* a view of the arrays above */
+} mr_contact_assembly;
+
+mr_assembly_settings mr_assembly_settings_default(void);
+
+/* Allocate buffers for up to max_contacts contacts of a model with nv velocities. */
+mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int nv, mr_error *err);
+void mr_contact_assembly_free(mr_contact_assembly *a);
+
+/* 3 x nv Jacobian of the relative velocity (body1 − body2) at the contact point, in the contact
+ * frame (rows t₁, t₂, n), after mr_forward_kinematics. scratch holds 3 nv doubles. */
+void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
+                         double *scratch);
+
+/* Assemble the problem of nc contacts, given the state velocity v (nv) and the free velocity
+ * v_f (nv), after mr_forward_kinematics at q, mr_crba and mr_ldlt_factor. MR_ERR_NOMEM when nc
+ * exceeds the buffers' bound. */
+mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
+                              int nc, const double *v, const double *vf,
+                              const mr_assembly_settings *s, mr_contact_assembly *a, mr_error *err);
+
+/* The velocity change of a force solution: dv = Δt M⁻¹ Jᵀ λ (nv). */
+void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lambda, double dt,
+                                 double *dv);
+
+#endif

@@ -1,0 +1,159 @@
+/* Contact problem assembly on a free box resting on the ground at its 4 bottom corners. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "core/linalg.h"
+#include "moreau/assembly.h"
+
+enum { NC = 4 };
+static const double MASS = 1.0, SIDE = 0.2, DT = 1e-3;
+
+/* a free cube of side SIDE, uniform density */
+static mr_model *make_cube(void) {
+  mr_model *m = mr_model_create("cube");
+  double I = MASS * SIDE * SIDE / 6.0;
+  mr_inertia Y = {MASS, mr_v3_zero(), mr_m3_diag(I, I, I)};
+  assert_int_equal(mr_model_add_body(m, 0, "root", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(),
+                                     "cube", Y, NULL),
+                   1);
+  return m;
+}
+
+/* the 4 bottom corners of the cube at height SIDE/2 (q translation), gap phi */
+static void corners(const double *q, double phi, mr_contact_geometry *c) {
+  mr_mat3 R = mr_quat_to_m3((mr_quat){q[3], q[4], q[5], q[6]});
+  for (int i = 0; i < NC; ++i) {
+    mr_vec3 local = mr_v3((i & 1 ? 0.5 : -0.5) * SIDE, (i & 2 ? 0.5 : -0.5) * SIDE, -SIDE / 2);
+    memset(&c[i], 0, sizeof c[i]);
+    c[i].body1 = 1;
+    c[i].body2 = 0;
+    c[i].point = mr_v3_add(mr_m3_mulv(&R, local), mr_v3(q[0], q[1], q[2]));
+    c[i].frame = mr_m3_identity();
+    c[i].phi = phi;
+    c[i].mu = 0.4;
+  }
+}
+
+typedef struct {
+  mr_model *m;
+  mr_data *d;
+  mr_contact_assembly a;
+  double q[7], v[6], vf[6];
+  mr_contact_geometry c[NC];
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->m = make_cube();
+  f->d = mr_data_create(f->m);
+  assert_int_equal(mr_contact_assembly_init(&f->a, NC, 6, NULL), MR_OK);
+  double q[7] = {0.3, -0.2, SIDE / 2, 0, 0, 0, 1};
+  memcpy(f->q, q, sizeof q);
+  /* free velocity after one step of gravity from rest: linear velocity −g Δt along z */
+  f->vf[2] = -9.81 * DT;
+  mr_forward_kinematics(f->m, f->d, f->q, NULL, NULL);
+  mr_crba(f->m, f->d, f->q);
+  assert_int_equal(mr_ldlt_factor(f->m, f->d, NULL), MR_OK);
+  corners(f->q, 0.0, f->c);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  mr_contact_assembly_free(&f->a);
+  mr_data_free(f->d);
+  mr_model_free(f->m);
+  free(f);
+  return 0;
+}
+
+/* G is symmetric and equals J M⁻¹ Jᵀ computed with a dense Cholesky of M */
+static void test_delassus_dense(void **state) {
+  fixture *f = *state;
+  mr_assembly_settings s = mr_assembly_settings_default();
+  assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL), MR_OK);
+  enum { n = 3 * NC, nv = 6 };
+  double L[nv * nv], X[n * nv];
+  memcpy(L, f->d->M, sizeof L);
+  assert_int_equal(mr_cholesky(L, nv), 0);
+  memcpy(X, f->a.J, sizeof X);
+  for (int r = 0; r < n; ++r)
+    mr_cholesky_solve(L, nv, X + r * nv);
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < n; ++k) {
+      double gij = mr_dot(f->a.J + r * nv, X + k * nv, nv);
+      assert_near(f->a.G[r * n + k], gij, 1e-12);
+      assert_near(f->a.G[r * n + k], f->a.G[k * n + r], 0);
+    }
+  /* for a point mass part: the normal-normal entry of one corner is 1/m + |r × n|²/I */
+  double I = MASS * SIDE * SIDE / 6.0, r2 = 2 * (SIDE / 2) * (SIDE / 2);
+  assert_near(f->a.G[2 * n + 2], 1.0 / MASS + r2 / I, 1e-12);
+}
+
+/* J v is the corner velocity of a spinning, moving cube, in the contact frame */
+static void test_jacobian_velocity(void **state) {
+  fixture *f = *state;
+  double v[6] = {0.1, -0.2, 0.3, 0.7, -0.4, 0.9}; /* local linear, local angular (R = I) */
+  double J[3 * 6], scratch[3 * 6], c[3];
+  for (int i = 0; i < NC; ++i) {
+    mr_contact_jacobian(f->m, f->d, &f->c[i], J, scratch);
+    mr_matvec(c, J, v, 3, 6);
+    mr_vec3 r = mr_v3_sub(f->c[i].point, mr_v3(f->q[0], f->q[1], f->q[2]));
+    mr_vec3 w = mr_v3(v[3], v[4], v[5]);
+    mr_vec3 expect = mr_v3_add(mr_v3(v[0], v[1], v[2]), mr_v3_cross(w, r));
+    for (int k = 0; k < 3; ++k)
+      assert_near(c[k], expect.v[k], 1e-14);
+  }
+}
+
+/* the free velocity in force units is −g per corner; equal normal forces m g / 4 cancel
+ * gravity: v_f + Δt M⁻¹ Jᵀ λ = 0 */
+static void test_resting_forces_cancel_gravity(void **state) {
+  fixture *f = *state;
+  mr_assembly_settings s = mr_assembly_settings_default();
+  assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL), MR_OK);
+  double lambda[3 * NC] = {0}, dv[6];
+  for (int i = 0; i < NC; ++i) {
+    assert_near(f->a.g[3 * i + 2], -9.81, 1e-12);
+    lambda[3 * i + 2] = MASS * 9.81 / NC;
+  }
+  mr_contact_impulse_velocity(&f->a, lambda, DT, dv);
+  for (int k = 0; k < 6; ++k)
+    assert_near(f->vf[k] + dv[k], 0.0, 1e-15);
+}
+
+/* gap, Baumgarte and restitution corrections of g_N, and the contact bound */
+static void test_corrections(void **state) {
+  fixture *f = *state;
+  mr_assembly_settings s = mr_assembly_settings_default();
+  s.baumgarte = 0.5;
+  corners(f->q, 2e-3, f->c);
+  f->c[1].phi = -4e-3;
+  f->c[2].is_new = 1;
+  f->c[2].restitution = 0.5;
+  double v[6] = {0, 0, -1.0, 0, 0, 0}; /* falling at 1 m/s: J_N v = −1 */
+  assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
+  double gN = -9.81; /* J_N v_f / Δt */
+  assert_near(f->a.g[2], gN + 2e-3 / (DT * DT), 1e-9);
+  assert_near(f->a.g[5], gN + 0.5 * -4e-3 / (DT * DT), 1e-9);
+  assert_near(f->a.g[8], gN + (2e-3 / DT + 0.5 * -1.0) / DT, 1e-9);
+  mr_error err;
+  mr_contact_geometry many[NC + 1];
+  corners(f->q, 0, many);
+  many[NC] = many[0];
+  assert_int_equal(mr_contact_assemble(f->m, f->d, many, NC + 1, v, f->vf, &s, &f->a, &err),
+                   MR_ERR_NOMEM);
+  corners(f->q, 0, f->c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_delassus_dense),
+      cmocka_unit_test(test_jacobian_velocity),
+      cmocka_unit_test(test_resting_forces_cancel_gravity),
+      cmocka_unit_test(test_corrections),
+  };
+  return cmocka_run_group_tests_name("assembly", tests, setup, teardown);
+}
