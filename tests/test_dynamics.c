@@ -1,14 +1,7 @@
 /* Rigid-body dynamics: closed forms (pendulums, a free body) and cross-checks between
  * independent algorithms on random trees (ABA vs CRBA + dense Cholesky vs RNEA, the tree-sparse
  * LDLᵀ vs dense Cholesky, Jacobians vs finite differences, energy balance along ABA). */
-#include "test_util.h"
-
-#include <string.h>
-
-#include "core/linalg.h"
-#include "moreau/dynamics.h"
-
-enum { NMAX = 128 };
+#include "dyn_checks.h"
 
 static mr_inertia point_mass(double m, mr_vec3 c) {
   mr_inertia Y = {m, c, mr_m3_zero()};
@@ -57,26 +50,6 @@ static mr_model *random_tree(uint64_t *s, int nb) {
   int tool = mr_model_add_frame(m, nb, random_se3(s), "tool", &err);
   assert_int_equal(tool, m->nframes - 1);
   return m;
-}
-
-static void random_vec(uint64_t *s, double *x, int n, double r) {
-  for (int i = 0; i < n; ++i)
-    x[i] = test_rand(s, -r, r);
-}
-
-static double max_abs_diff(const double *a, const double *b, int n) {
-  double e = 0.0;
-  for (int i = 0; i < n; ++i)
-    e = fmax(e, fabs(a[i] - b[i]));
-  return e;
-}
-
-/* dense M⁻¹ x by Cholesky of a copy of M */
-static void dense_solve(const double *M, int n, double *x) {
-  static double L[NMAX * NMAX];
-  memcpy(L, M, (size_t)n * n * sizeof(double));
-  assert_int_equal(mr_cholesky(L, n), 0);
-  mr_cholesky_solve(L, n, x);
 }
 
 /* a single rod of mass m, length L hanging from a y revolute joint: M = m L²/3,
@@ -169,68 +142,6 @@ static void test_free_body(void **state) {
   mr_model_free(m);
 }
 
-/* a random state of a model */
-typedef struct {
-  double q[NMAX], v[NMAX], tau[NMAX], a[NMAX];
-} rstate;
-
-static void random_state(const mr_model *m, uint64_t *s, rstate *x) {
-  mr_random_configuration(m, s, x->q);
-  random_vec(s, x->v, m->nv, 1.0);
-  random_vec(s, x->tau, m->nv, 2.0);
-  random_vec(s, x->a, m->nv, 1.0);
-}
-
-/* ABA = M⁻¹ (τ − b) with M by CRBA and a dense Cholesky; RNEA(ABA(τ)) = τ, also with external
- * forces; nle = RNEA(q, v, 0); LDLᵀ solve and product agree with the dense ones */
-static void check_algorithms(const mr_model *m, mr_data *d, const rstate *x, uint64_t *s) {
-  const int nv = m->nv;
-  double rhs[NMAX], ddq[NMAX], y[NMAX], z[NMAX];
-  for (int i = 0; i < m->nbodies; ++i)
-    d->f_ext[i] = mr_force_zero();
-  mr_crba(m, d, x->q);
-  const double *b = mr_nonlinear_effects(m, d, x->q, x->v);
-  for (int k = 0; k < nv; ++k)
-    rhs[k] = x->tau[k] - b[k];
-  dense_solve(d->M, nv, rhs);
-  memcpy(ddq, mr_aba(m, d, x->q, x->v, x->tau), (size_t)nv * sizeof(double));
-  /* two O(n) recursions against an O(n³) dense solve: agreement to 1e-10 of the size of q̈
-   * (the random trees have condition numbers of M below ~1e4) */
-  double scale = 1.0 + mr_norm_inf(ddq, nv);
-  assert_true(max_abs_diff(ddq, rhs, nv) <= 1e-10 * scale);
-  /* RNEA inverts ABA, with and without external forces */
-  const double *tau = mr_rnea(m, d, x->q, x->v, ddq);
-  assert_true(max_abs_diff(tau, x->tau, nv) <= 1e-10 * (1.0 + mr_norm_inf(x->tau, nv)));
-  for (int i = 1; i < m->nbodies; ++i) {
-    d->f_ext[i].f = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
-    d->f_ext[i].n = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
-  }
-  memcpy(ddq, mr_aba(m, d, x->q, x->v, x->tau), (size_t)nv * sizeof(double));
-  tau = mr_rnea(m, d, x->q, x->v, ddq);
-  assert_true(max_abs_diff(tau, x->tau, nv) <= 1e-10 * (1.0 + mr_norm_inf(x->tau, nv)));
-  for (int i = 0; i < m->nbodies; ++i)
-    d->f_ext[i] = mr_force_zero();
-  /* nle is RNEA at zero acceleration (exactly the same operations up to the armature term) */
-  double zero[NMAX] = {0};
-  mr_rnea(m, d, x->q, x->v, zero);
-  assert_true(max_abs_diff(d->tau_id, b, nv) <= 1e-12 * (1.0 + mr_norm_inf(b, nv)));
-  /* LDLᵀ: solve and product against dense */
-  mr_crba(m, d, x->q);
-  assert_int_equal(mr_ldlt_factor(m, d, NULL), MR_OK);
-  memcpy(y, x->tau, (size_t)nv * sizeof(double));
-  memcpy(z, x->tau, (size_t)nv * sizeof(double));
-  mr_ldlt_solve(m, d, y);
-  dense_solve(d->M, nv, z);
-  assert_true(max_abs_diff(y, z, nv) <= 1e-10 * (1.0 + mr_norm_inf(z, nv)));
-  mr_ldlt_mul(m, d, x->a, y);
-  mr_matvec(z, d->M, x->a, nv, nv);
-  assert_true(max_abs_diff(y, z, nv) <= 1e-12 * (1.0 + mr_norm_inf(z, nv)));
-  /* kinetic energy is ½ vᵀ M v */
-  mr_matvec(z, d->M, x->v, nv, nv);
-  double T = 0.5 * mr_dot(x->v, z, nv);
-  assert_near(mr_kinetic_energy(m, d, x->q, x->v), T, 1e-12 * (1 + T));
-}
-
 static void test_random_trees(void **state) {
   uint64_t s = 42;
   static rstate x;
@@ -247,97 +158,17 @@ static void test_random_trees(void **state) {
   }
 }
 
-/* world placement of body i's frame (or of a model frame when frame >= 0) at q */
-static mr_se3 placement_at(const mr_model *m, mr_data *d, const double *q, int body, int frame) {
-  mr_forward_kinematics(m, d, q, NULL, NULL);
-  mr_update_frames(m, d);
-  return frame >= 0 ? d->oMf[frame] : d->oMi[body];
-}
-
-/* (v_p, ω): the world velocity of the frame origin and the world angular velocity, by central
- * differences of the placement along q ⊕ ±h v (truncation O(h²) ≈ 1e-10 for h = 1e-5, round-off
- * ≈ 1e-16 / h ≈ 1e-11) */
-static mr_motion fd_velocity(const mr_model *m, mr_data *d, const double *q, const double *v,
-                             int body, int frame) {
-  const double h = 1e-5;
-  double qp[NMAX], qm[NMAX];
-  mr_integrate(m, q, v, h, qp);
-  mr_integrate(m, q, v, -h, qm);
-  mr_se3 P = placement_at(m, d, qp, body, frame), Q = placement_at(m, d, qm, body, frame);
-  mr_se3 O = placement_at(m, d, q, body, frame);
-  mr_motion r;
-  r.v = mr_v3_scale(mr_v3_sub(P.p, Q.p), 0.5 / h);
-  mr_mat3 Rd, W;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      Rd.m[i][j] = (P.R.m[i][j] - Q.R.m[i][j]) * 0.5 / h;
-  W = mr_m3_mult(&Rd, &O.R); /* Ṙ Rᵀ = [ω]x */
-  r.w = mr_v3(0.5 * (W.m[2][1] - W.m[1][2]), 0.5 * (W.m[0][2] - W.m[2][0]),
-              0.5 * (W.m[1][0] - W.m[0][1]));
-  return r;
-}
-
-static void jac_times(const double *J, int rows, int nv, const double *v, double *out) {
-  mr_matvec(out, J, v, rows, nv);
-}
-
 /* frame, body and point Jacobians times v equal finite-differenced velocities */
 static void test_jacobians(void **state) {
   uint64_t s = 5;
   static rstate x;
-  static double J[6 * NMAX];
   mr_model *m = random_tree(&s, 14);
   mr_data *d = mr_data_create(m);
-  const int nv = m->nv, tool = m->nframes - 1;
   for (int k = 0; k < 4; ++k) {
     random_state(m, &s, &x);
-    for (int body = 1; body < m->nbodies; body += 3) {
-      for (int pass = 0; pass < 2; ++pass) {
-        int frame = pass ? tool : -1, b = pass ? m->frames[tool].body : body;
-        mr_motion fd = fd_velocity(m, d, x.q, x.v, b, frame);
-        mr_se3 O = placement_at(m, d, x.q, b, frame);
-        double jv[6];
-        /* LOCAL_WORLD_ALIGNED: (v_p, ω) */
-        if (pass)
-          mr_frame_jacobian(m, d, frame, MR_LOCAL_WORLD_ALIGNED, J);
-        else
-          mr_body_jacobian(m, d, b, MR_LOCAL_WORLD_ALIGNED, J);
-        jac_times(J, 6, nv, x.v, jv);
-        double want[6] = {fd.v.v[0], fd.v.v[1], fd.v.v[2], fd.w.v[0], fd.w.v[1], fd.w.v[2]};
-        assert_vec_near(jv, want, 6, 1e-6);
-        /* WORLD: the velocity of the point at the world origin, v_p − ω × p */
-        mr_vec3 v0 = mr_v3_sub(fd.v, mr_v3_cross(fd.w, O.p));
-        if (pass)
-          mr_frame_jacobian(m, d, frame, MR_WORLD, J);
-        else
-          mr_body_jacobian(m, d, b, MR_WORLD, J);
-        jac_times(J, 6, nv, x.v, jv);
-        double want0[6] = {v0.v[0], v0.v[1], v0.v[2], fd.w.v[0], fd.w.v[1], fd.w.v[2]};
-        assert_vec_near(jv, want0, 6, 1e-6);
-        /* LOCAL: Rᵀ (v_p, ω) */
-        mr_vec3 vl = mr_m3_tmulv(&O.R, fd.v), wl = mr_m3_tmulv(&O.R, fd.w);
-        if (pass)
-          mr_frame_jacobian(m, d, frame, MR_LOCAL, J);
-        else
-          mr_body_jacobian(m, d, b, MR_LOCAL, J);
-        jac_times(J, 6, nv, x.v, jv);
-        double wantl[6] = {vl.v[0], vl.v[1], vl.v[2], wl.v[0], wl.v[1], wl.v[2]};
-        assert_vec_near(jv, wantl, 6, 1e-6);
-      }
-      /* a point fixed on the body, given in world coordinates */
-      mr_vec3 r = mr_v3(0.3, -0.2, 0.5);
-      double qp[NMAX], qm[NMAX], h = 1e-5;
-      mr_integrate(m, x.q, x.v, h, qp);
-      mr_integrate(m, x.q, x.v, -h, qm);
-      mr_se3 P = placement_at(m, d, qp, body, -1), Q = placement_at(m, d, qm, body, -1);
-      mr_vec3 fd =
-          mr_v3_scale(mr_v3_sub(mr_se3_act_point(&P, r), mr_se3_act_point(&Q, r)), 0.5 / h);
-      mr_se3 O = placement_at(m, d, x.q, body, -1);
-      mr_point_jacobian(m, d, body, mr_se3_act_point(&O, r), J);
-      double jv[3];
-      jac_times(J, 3, nv, x.v, jv);
-      assert_vec_near(jv, fd.v, 3, 1e-6);
-    }
+    for (int body = 1; body < m->nbodies; body += 3)
+      check_jacobians(m, d, &x, body, -1);
+    check_jacobians(m, d, &x, 0, m->nframes - 1);
   }
   mr_data_free(d);
   mr_model_free(m);
@@ -372,27 +203,15 @@ static void test_external_forces(void **state) {
   mr_model_free(m);
 }
 
-/* total energy E = T + V changes at the rate vᵀτ along ABA (gravity, armature, no damping):
- * central differences along (q ⊕ ±h v, v ± h q̈) have error O(h²) ≈ 1e-8 relative for h = 1e-4 */
+/* total energy changes at the rate vᵀτ along ABA (gravity, armature) */
 static void test_power_balance(void **state) {
   uint64_t s = 13;
   static rstate x;
   mr_model *m = random_tree(&s, 12);
   mr_data *d = mr_data_create(m);
-  const int nv = m->nv;
-  const double h = 1e-4;
   for (int k = 0; k < 4; ++k) {
     random_state(m, &s, &x);
-    double ddq[NMAX], qp[NMAX], qm[NMAX], vp[NMAX], vm[NMAX];
-    memcpy(ddq, mr_aba(m, d, x.q, x.v, x.tau), (size_t)nv * sizeof(double));
-    mr_integrate(m, x.q, x.v, h, qp);
-    mr_integrate(m, x.q, x.v, -h, qm);
-    for (int i = 0; i < nv; ++i)
-      vp[i] = x.v[i] + h * ddq[i], vm[i] = x.v[i] - h * ddq[i];
-    double Ep = mr_kinetic_energy(m, d, qp, vp) + mr_potential_energy(m, d, qp);
-    double Em = mr_kinetic_energy(m, d, qm, vm) + mr_potential_energy(m, d, qm);
-    double power = mr_dot(x.v, x.tau, nv);
-    assert_near((Ep - Em) / (2 * h), power, 1e-6 * (1 + fabs(power) + mr_norm_inf(ddq, nv)));
+    check_power(m, d, &x);
   }
   mr_data_free(d);
   mr_model_free(m);
