@@ -3,8 +3,9 @@
  * On the project files alone: the URDF and SRDF are well-formed XML (libxml2), the URDF loads with
  * the expected nq, nv and number of revolute joints, every collision shape is a primitive, the
  * contact primitives the README promises are where it says (Solo's foot spheres, TALOS's foot
- * boxes, Allegro's fingertip spheres), and every SRDF posture names existing joints with values
- * within their limits.
+ * boxes, Allegro's fingertip spheres), every SRDF posture names existing joints with values
+ * within their limits, Solo's "standing" sets its foot spheres on the ground and TALOS's
+ * "half_sitting" its sole frames.
  *
  * Against the example-robot-data reference URDF each model was written from, loaded by the same
  * loader (skipped when the reference folder is absent): the same bodies, joints (names, order,
@@ -351,6 +352,17 @@ static void test_solo12(void **state) {
   for (int k = 0; k < 4; ++k)
     assert_near(geom_at_frame(m, feet[k], MR_GEOM_SPHERE)->size[0], 0.0191, 0.001);
   assert_int_equal(m->ngeoms, 1 + 4 * 3); /* body box, two capsules and a foot per leg */
+  /* standing puts the foot frames one radius above the ground: the spheres touch it (the
+   * posture's 0.235 m and 0.1 / 0.8 / 1.6 rad give 0.0191028 m, hence 3 µm) */
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  mr_forward_kinematics(m, d, q, NULL, NULL);
+  mr_update_frames(m, d);
+  for (int k = 0; k < 4; ++k) {
+    int f = mr_model_frame_index(m, feet[k]);
+    assert_near(d->oMf[f].p.v[2] - geom_at_frame(m, feet[k], MR_GEOM_SPHERE)->size[0], 0.0, 3e-6);
+  }
+  mr_data_free(d);
   compare_with_reference(&solo, m, 11);
   mr_model_free(m);
 }
