@@ -2,6 +2,7 @@
  * independent algorithms on random trees (ABA vs CRBA + dense Cholesky vs RNEA, the tree-sparse
  * LDLᵀ vs dense Cholesky, Jacobians vs finite differences, energy balance along ABA). */
 #include "dyn_checks.h"
+#include "dynamics/internal.h"
 
 static mr_inertia point_mass(double m, mr_vec3 c) {
   mr_inertia Y = {m, c, mr_m3_zero()};
@@ -24,15 +25,18 @@ static mr_inertia random_inertia(uint64_t *s) {
   return Y;
 }
 
-/* a random tree of nb bodies with every joint type, random axes, placements, inertias,
- * armature and some position limits */
-static mr_model *random_tree(uint64_t *s, int nb) {
+/* a random tree of nb bodies (numbered depth-first or in any topological order) with every joint
+ * type, random axes, placements, inertias, armature and some position limits */
+static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
   static const mr_joint_type types[] = {MR_JOINT_FREE, MR_JOINT_REVOLUTE, MR_JOINT_SPHERICAL,
                                         MR_JOINT_PRISMATIC, MR_JOINT_CONTINUOUS};
   mr_model *m = mr_model_create("random");
   mr_error err;
   for (int k = 1; k <= nb; ++k) {
     int parent = k == 1 ? 0 : (int)(test_rand_u64(s) % (uint64_t)k);
+    /* depth-first numbering: the parent is on the path from the previous body to the root */
+    for (parent = depth_first ? k - 1 : parent; depth_first && parent > 0 && test_rand_u64(s) % 2;)
+      parent = m->bodies[parent].parent;
     mr_joint_type t = types[(k - 1) % 5];
     mr_vec3 axis = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
     if (k % 3 == 0) axis = mr_v3(k % 4 == 0, k % 4 == 1, k % 4 >= 2); /* x, y, z kernels */
@@ -146,9 +150,11 @@ static void test_random_trees(void **state) {
   uint64_t s = 42;
   static rstate x;
   for (int t = 0; t < 6; ++t) {
-    mr_model *m = random_tree(&s, 10 + 2 * t);
+    mr_model *m = random_tree(&s, 10 + 2 * t, t % 2);
     mr_data *d = mr_data_create(m);
     assert_non_null(d);
+    /* depth-first trees take the row-oriented LDLᵀ, the others the λ-chain form */
+    if (t % 2) assert_true(((mr_dyn_work *)d->work)->contiguous);
     for (int k = 0; k < 5; ++k) {
       random_state(m, &s, &x);
       check_algorithms(m, d, &x, &s);
@@ -162,7 +168,7 @@ static void test_random_trees(void **state) {
 static void test_jacobians(void **state) {
   uint64_t s = 5;
   static rstate x;
-  mr_model *m = random_tree(&s, 14);
+  mr_model *m = random_tree(&s, 14, 0);
   mr_data *d = mr_data_create(m);
   for (int k = 0; k < 4; ++k) {
     random_state(m, &s, &x);
@@ -179,7 +185,7 @@ static void test_external_forces(void **state) {
   uint64_t s = 9;
   static rstate x;
   static double J[6 * NMAX];
-  mr_model *m = random_tree(&s, 12);
+  mr_model *m = random_tree(&s, 12, 0);
   mr_data *d = mr_data_create(m);
   const int nv = m->nv;
   double tau0[NMAX], jtf[NMAX] = {0};
@@ -207,7 +213,7 @@ static void test_external_forces(void **state) {
 static void test_power_balance(void **state) {
   uint64_t s = 13;
   static rstate x;
-  mr_model *m = random_tree(&s, 12);
+  mr_model *m = random_tree(&s, 12, 0);
   mr_data *d = mr_data_create(m);
   for (int k = 0; k < 4; ++k) {
     random_state(m, &s, &x);
@@ -221,7 +227,7 @@ static void test_power_balance(void **state) {
 static void test_gravity_gradient(void **state) {
   uint64_t s = 17;
   static rstate x;
-  mr_model *m = random_tree(&s, 10);
+  mr_model *m = random_tree(&s, 10, 0);
   mr_data *d = mr_data_create(m);
   const int nv = m->nv;
   const double h = 1e-5;
@@ -240,7 +246,7 @@ static void test_gravity_gradient(void **state) {
 static void test_lie_group(void **state) {
   uint64_t s = 21;
   static rstate x;
-  mr_model *m = random_tree(&s, 15);
+  mr_model *m = random_tree(&s, 15, 0);
   const int nq = m->nq, nv = m->nv;
   for (int k = 0; k < 20; ++k) {
     double q1[NMAX], q2[NMAX], dv[NMAX], back[NMAX];

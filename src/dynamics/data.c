@@ -56,6 +56,7 @@ static void layout(carver *c, mr_data *d, mr_dyn_work *w) {
   w->Ia = carve(c, nb * 36 * sizeof(double));
   w->Dab = carve(c, nb * 36 * sizeof(double));
   w->u = carve(c, nv * sizeof(double));
+  w->tmp = carve(c, nv * sizeof(double));
 }
 
 /* parent of each dof: the previous dof of the same joint, else the last dof of the nearest
@@ -74,6 +75,19 @@ static void dof_tree(const mr_model *m, mr_data *d) {
     d->nvSubtree[k] = 1;
   for (int k = d->nv - 1; k >= 0; --k)
     if (d->parent_dof[k] >= 0) d->nvSubtree[d->parent_dof[k]] += d->nvSubtree[k];
+}
+
+/* whether the dofs are numbered depth-first: dof k is an ancestor of every dof in
+ * k + 1 .. k + nvSubtree[k] − 1 (then the subtree has no other member, by its size) */
+static int contiguous_subtrees(const mr_data *d) {
+  for (int k = 0; k < d->nv; ++k)
+    for (int j = k + 1; j < k + d->nvSubtree[k]; ++j) {
+      int a = j;
+      while (a > k)
+        a = d->parent_dof[a];
+      if (a != k) return 0;
+    }
+  return 1;
 }
 
 /* joint kinds, subspaces and the dof owners */
@@ -104,6 +118,7 @@ mr_data *mr_data_create(const mr_model *m) {
   w->block = c.base;
   dof_tree(m, d);
   fill_joints(m, w);
+  w->contiguous = contiguous_subtrees(d);
   for (int i = 0; i < m->nbodies; ++i)
     d->liMi[i] = d->oMi[i] = mr_se3_identity();
   for (int f = 0; f < m->nframes; ++f)

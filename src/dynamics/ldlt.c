@@ -1,13 +1,50 @@
 /* Tree-sparse factorisation M = U D Uᵀ (U unit upper triangular) of the joint-space inertia
- * matrix (Featherstone, RBDA §6.3, the LTDL algorithm written for U = Lᵀ). Because M[i, k] ≠ 0
- * only when dof i is an ancestor of dof k (or k of i), every loop walks the parent-of-dof chain
- * λ and the factor has no fill-in:
- *   for k = n−1 … 0:  D_k = M_kk;  for i = λ(k), λ(λ(k)), …:
- *       a = M_ik / D_k;  M_ji −= a M_jk for j = i, λ(i), …;  U_ik = a.
- * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward), all along λ. */
+ * matrix (Featherstone, RBDA §6.3). M[i, k] ≠ 0 only when dof i is an ancestor of dof k (or k of
+ * i), so the factor has no fill-in. Two forms of the same algorithm:
+ *
+ * - depth-first numbering (every subtree a contiguous range k+1 … k+nₖ, the URDF order), the
+ *   row-oriented form whose inner loops are contiguous dot products and axpys:
+ *     D_k = M_kk − Σ_{j ∈ sub(k)} U_kj² D_j,
+ *     U_ik = (M_ik − Σ_{j ∈ sub(k)} U_ij D_j U_kj) / D_k   for i = λ(k), λ(λ(k)), …
+ * - any topological numbering, the LTDL algorithm written for U = Lᵀ, walking λ chains:
+ *     for k = n−1 … 0: for i = λ(k), …: a = M_ik / D_k; M_ji −= a M_jk (j = i, λ(i), …); U_ik = a.
+ * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). */
 #include "dynamics/internal.h"
 
-mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err) {
+static inline double dot(const double *restrict a, const double *restrict b, int n) {
+  double s = 0.0;
+  for (int t = 0; t < n; ++t)
+    s += a[t] * b[t];
+  return s;
+}
+
+static mr_status pivot_error(mr_error *err, double Dk, int k) {
+  return mr_error_set(err, MR_ERR_NUMERIC, "ldlt: pivot %g of dof %d is not positive", Dk, k);
+}
+
+/* row-oriented factorisation for contiguous subtrees */
+static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
+  const int nv = m->nv;
+  const int *restrict par = d->parent_dof;
+  double *restrict U = d->U, *restrict tmp = mr_work(d)->tmp;
+  const double *restrict M = d->M;
+  for (int k = nv - 1; k >= 0; --k) {
+    const int nt = d->nvSubtree[k] - 1;
+    const double *Uk = U + k * nv + k + 1;
+    for (int t = 0; t < nt; ++t)
+      tmp[t] = d->D[k + 1 + t] * Uk[t];
+    double Dk = M[k * nv + k] - dot(Uk, tmp, nt);
+    if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
+    double Dinv = 1.0 / Dk;
+    d->D[k] = Dk, d->Dinv[k] = Dinv;
+    for (int i = par[k]; i >= 0; i = par[i])
+      U[i * nv + k] = (M[i * nv + k] - dot(U + i * nv + k + 1, tmp, nt)) * Dinv;
+  }
+  return MR_OK;
+}
+
+/* LTDL along λ chains for any topological numbering */
+static mr_status factor_chains(const mr_model *m, mr_data *d, mr_error *err) {
   const int nv = m->nv;
   const int *restrict par = d->parent_dof;
   double *restrict U = d->U;
@@ -18,13 +55,12 @@ mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err) {
       U[r * nv + k] = M[r * nv + k];
   for (int k = nv - 1; k >= 0; --k) {
     double Dk = U[k * nv + k];
-    if (!(Dk > 0.0))
-      return mr_error_set(err, MR_ERR_NUMERIC, "ldlt: pivot %g of dof %d is not positive", Dk, k);
+    if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
     U[k * nv + k] = 1.0;
     for (int i = par[k]; i >= 0; i = par[i]) {
-      double Uik = U[i * nv + k], a = Uik * Dinv;
+      double a = U[i * nv + k] * Dinv;
       for (int j = i; j >= 0; j = par[j])
         U[j * nv + i] -= a * U[j * nv + k];
       U[i * nv + k] = a;
@@ -33,10 +69,19 @@ mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err) {
   return MR_OK;
 }
 
-/* x ← U⁻¹ x (backward, column by column along λ) */
+mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err) {
+  return mr_work(d)->contiguous ? factor_rows(m, d, err) : factor_chains(m, d, err);
+}
+
+/* x ← U⁻¹ x */
 static void solve_u(const mr_data *d, int nv, double *restrict x) {
   const int *restrict par = d->parent_dof;
   const double *restrict U = d->U;
+  if (mr_work(d)->contiguous) {
+    for (int k = nv - 2; k >= 0; --k)
+      x[k] -= dot(U + k * nv + k + 1, x + k + 1, d->nvSubtree[k] - 1);
+    return;
+  }
   for (int k = nv - 1; k >= 0; --k) {
     double xk = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
@@ -44,10 +89,19 @@ static void solve_u(const mr_data *d, int nv, double *restrict x) {
   }
 }
 
-/* x ← U⁻ᵀ x (forward, row by row along λ) */
+/* x ← U⁻ᵀ x */
 static void solve_ut(const mr_data *d, int nv, double *restrict x) {
   const int *restrict par = d->parent_dof;
   const double *restrict U = d->U;
+  if (mr_work(d)->contiguous) {
+    for (int k = 0; k < nv - 1; ++k) {
+      const double xk = x[k], *Uk = U + k * nv + k + 1;
+      double *xs = x + k + 1;
+      for (int t = 0; t < d->nvSubtree[k] - 1; ++t)
+        xs[t] -= xk * Uk[t];
+    }
+    return;
+  }
   for (int k = 0; k < nv; ++k) {
     double s = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
