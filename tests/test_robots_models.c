@@ -1,0 +1,426 @@
+/* The project's robot models under robots/: Solo-12, TALOS (reduced) and the Allegro right hand.
+ *
+ * On the project files alone: the URDF and SRDF are well-formed XML (libxml2), the URDF loads with
+ * the expected nq, nv and number of revolute joints, every collision shape is a primitive, the
+ * contact primitives the README promises are where it says (Solo's foot spheres, TALOS's foot
+ * boxes, Allegro's fingertip spheres), every SRDF posture names existing joints with values
+ * within their limits, Solo's "standing" sets its foot spheres on the ground and TALOS's
+ * "half_sitting" its sole frames.
+ *
+ * Against the example-robot-data reference URDF each model was written from, loaded by the same
+ * loader (skipped when the reference folder is absent): the same bodies, joints (names, order,
+ * types, axes), limits and damping, the same body placements and inertias, the same total mass,
+ * and at 20 random configurations the same world placement of every body and frame and the same
+ * joint-space inertia matrix M(q). */
+#include "test_util.h"
+
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "moreau/dynamics.h"
+#include "moreau/urdf.h"
+
+enum { NQ_MAX = 64, POSTURE_MAX = 64 };
+
+typedef struct {
+  const char *urdf, *srdf; /* project files, relative to the repository root */
+  const char *reference;   /* the URDF it was written from, under example-robot-data */
+  const char *posture;     /* a posture its SRDF must define */
+  int floating, nq, nv, nrevolute;
+} robot_case;
+
+static const robot_case solo = {"robots/solo12/solo12.urdf",
+                                "robots/solo12/solo12.srdf",
+                                "robots/solo_description/robots/solo12.urdf",
+                                "standing",
+                                1,
+                                19,
+                                18,
+                                12};
+static const robot_case talos = {"robots/talos/talos.urdf",
+                                 "robots/talos/talos.srdf",
+                                 "robots/talos_data/robots/talos_reduced.urdf",
+                                 "half_sitting",
+                                 1,
+                                 39,
+                                 38,
+                                 32};
+static const robot_case talos_box = {"robots/talos/talos.urdf",
+                                     "robots/talos/talos.srdf",
+                                     "robots/talos_data/robots/talos_reduced_box.urdf",
+                                     "half_sitting",
+                                     1,
+                                     39,
+                                     38,
+                                     32};
+static const robot_case allegro = {"robots/allegro/allegro_right_hand.urdf",
+                                   "robots/allegro/allegro_right_hand.srdf",
+                                   "robots/allegro_hand_description/urdf/allegro_right_hand.urdf",
+                                   "open",
+                                   0,
+                                   16,
+                                   16,
+                                   16};
+
+/* ---- loading ---- */
+
+/* parse an XML file; fails the test when it is not well-formed or its root is not <robot> */
+static xmlDoc *read_xml(const char *path) {
+  xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (!doc) fail_msg("%s: not well-formed XML", path);
+  xmlNode *root = xmlDocGetRootElement(doc);
+  assert_non_null(root);
+  assert_string_equal((const char *)root->name, "robot");
+  return doc;
+}
+
+static mr_model *load_urdf(const char *path, int floating, int collision,
+                           const char *package_root) {
+  const char *roots[1] = {package_root};
+  mr_urdf_options o = mr_urdf_options_default();
+  o.floating = floating;
+  o.collision = collision;
+  o.package_roots = package_root ? roots : NULL;
+  o.npackage_roots = package_root ? 1 : 0;
+  mr_model *m = NULL;
+  mr_error e = {MR_OK, ""};
+  if (mr_urdf_load(path, &o, &m, &e)) fail_msg("%s: %s", path, e.msg);
+  return m;
+}
+
+/* the project model, with its collision geometry */
+static mr_model *load_project(const robot_case *c) {
+  mr_model *m = load_urdf(c->urdf, c->floating, 1, NULL);
+  assert_int_equal(m->nq, c->nq);
+  assert_int_equal(m->nv, c->nv);
+  return m;
+}
+
+/* the reference model (no collision meshes needed); NULL when the reference is absent */
+static mr_model *load_reference(const robot_case *c) {
+  const char *root = test_reference_root();
+  if (!root) {
+    printf("reference robots absent: comparison with %s skipped\n", c->reference);
+    return NULL;
+  }
+  char path[4600], pkg[4200];
+  snprintf(path, sizeof path, "%s/%s", root, c->reference);
+  snprintf(pkg, sizeof pkg, "%s/..", root);
+  return load_urdf(path, c->floating, 0, pkg);
+}
+
+/* ---- the project files alone ---- */
+
+static int count_joints(const mr_model *m, mr_joint_type t) {
+  int n = 0;
+  for (int i = 1; i < m->nbodies; ++i)
+    n += m->bodies[i].joint.type == t;
+  return n;
+}
+
+/* well-formed files, joint counts, primitives only */
+static void check_files(const robot_case *c, const mr_model *m) {
+  xmlFreeDoc(read_xml(c->urdf));
+  xmlFreeDoc(read_xml(c->srdf));
+  assert_int_equal(count_joints(m, MR_JOINT_REVOLUTE), c->nrevolute);
+  assert_int_equal(count_joints(m, MR_JOINT_FREE), c->floating);
+  assert_true(m->ngeoms > 0);
+  for (int g = 0; g < m->ngeoms; ++g)
+    assert_true(m->geoms[g].type != MR_GEOM_MESH && m->geoms[g].type != MR_GEOM_HEIGHTFIELD);
+}
+
+/* a geometry of the given type on the frame's body, centred at the frame's origin */
+static const mr_geom *geom_at_frame(const mr_model *m, const char *frame, mr_geom_type type) {
+  int f = mr_model_frame_index(m, frame);
+  if (f < 0) fail_msg("no frame %s", frame);
+  const mr_frame *fr = &m->frames[f];
+  for (int g = 0; g < m->ngeoms; ++g) {
+    const mr_geom *G = &m->geoms[g];
+    double d = 0.0;
+    for (int k = 0; k < 3; ++k)
+      d = fmax(d, fabs(G->placement.p.v[k] - fr->placement.p.v[k]));
+    /* both placements come from the same parsed origins: equal up to rounding */
+    if (G->type == type && G->body == fr->body && d <= 1e-12) return G;
+  }
+  fail_msg("no %s at frame %s", mr_geom_type_name(type), frame);
+  return NULL;
+}
+
+/* ---- postures ---- */
+
+typedef struct {
+  char joint[POSTURE_MAX][MR_NAME_MAX];
+  double value[POSTURE_MAX][7];
+  int nvalue[POSTURE_MAX];
+  int n;
+} posture;
+
+/* the numbers of a value="..." attribute; -1 on anything that is not a number */
+static int parse_values(const char *s, double *x, int max) {
+  int n = 0;
+  char *end = NULL;
+  while (*s) {
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+      ++s;
+    if (!*s) break;
+    if (n == max) return -1;
+    x[n] = strtod(s, &end);
+    if (end == s || !isfinite(x[n])) return -1;
+    ++n;
+    s = end;
+  }
+  return n;
+}
+
+/* one <group_state> into p */
+static void read_group_state(const char *file, xmlNode *gs, posture *p) {
+  p->n = 0;
+  for (xmlNode *j = gs->children; j; j = j->next) {
+    if (j->type != XML_ELEMENT_NODE || strcmp((const char *)j->name, "joint") != 0) continue;
+    assert_true(p->n < POSTURE_MAX);
+    xmlChar *name = xmlGetProp(j, (const xmlChar *)"name");
+    xmlChar *value = xmlGetProp(j, (const xmlChar *)"value");
+    if (!name || !value) fail_msg("%s line %d: <joint> without name or value", file, j->line);
+    snprintf(p->joint[p->n], MR_NAME_MAX, "%s", (const char *)name);
+    p->nvalue[p->n] = parse_values((const char *)value, p->value[p->n], 7);
+    if (p->nvalue[p->n] <= 0) fail_msg("%s line %d: bad value \"%s\"", file, j->line, value);
+    xmlFree(name);
+    xmlFree(value);
+    p->n++;
+  }
+}
+
+/* every joint exists, has as many values as coordinates, within the limits; q gets the posture */
+static void check_posture(const mr_model *m, const char *file, const posture *p, double *q) {
+  mr_neutral(m, q);
+  for (int k = 0; k < p->n; ++k) {
+    int b = mr_model_joint_index(m, p->joint[k]);
+    if (b < 0) fail_msg("%s: posture names an unknown joint %s", file, p->joint[k]);
+    const mr_joint *J = &m->bodies[b].joint;
+    assert_int_equal(p->nvalue[k], J->nq);
+    for (int i = 0; i < J->nq; ++i) {
+      double x = p->value[k][i];
+      if (!(x >= m->lower[J->idx_q + i] && x <= m->upper[J->idx_q + i]))
+        fail_msg("%s: %s = %g outside [%g, %g]", file, p->joint[k], x, m->lower[J->idx_q + i],
+                 m->upper[J->idx_q + i]);
+      q[J->idx_q + i] = x;
+    }
+    /* a free-flyer's quaternion is written with 1 to 6 digits: unit to 1e-12 */
+    if (J->type == MR_JOINT_FREE) {
+      const double *r = &p->value[k][3];
+      assert_near(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3], 1.0, 1e-12);
+    }
+  }
+}
+
+/* check every <group_state> of the SRDF; the one named `want` goes into q. Returns the count. */
+static int check_postures(const mr_model *m, const char *srdf, const char *want, double *q) {
+  xmlDoc *doc = read_xml(srdf);
+  static posture p;
+  static double qk[NQ_MAX];
+  int n = 0, found = 0;
+  assert_true(m->nq <= NQ_MAX);
+  for (xmlNode *g = xmlDocGetRootElement(doc)->children; g; g = g->next) {
+    if (g->type != XML_ELEMENT_NODE || strcmp((const char *)g->name, "group_state") != 0) continue;
+    xmlChar *name = xmlGetProp(g, (const xmlChar *)"name");
+    assert_non_null(name);
+    read_group_state(srdf, g, &p);
+    assert_true(p.n > 0);
+    check_posture(m, srdf, &p, qk);
+    if (strcmp((const char *)name, want) == 0) {
+      memcpy(q, qk, (size_t)m->nq * sizeof(double));
+      found = 1;
+    }
+    xmlFree(name);
+    ++n;
+  }
+  xmlFreeDoc(doc);
+  if (!found) fail_msg("%s: no posture %s", srdf, want);
+  return n;
+}
+
+/* ---- against the reference ---- */
+
+/* |a − b| <= tol (1 + |b|), also true when both are the same infinity */
+static int same(double a, double b, double tol) {
+  return a == b || fabs(a - b) <= tol * (1.0 + fabs(b));
+}
+
+static void assert_se3_near(mr_se3 a, mr_se3 b, double tol, const char *what) {
+  for (int i = 0; i < 3; ++i) {
+    if (!same(a.p.v[i], b.p.v[i], tol))
+      fail_msg("%s: p[%d] %.17g vs %.17g", what, i, a.p.v[i], b.p.v[i]);
+    for (int j = 0; j < 3; ++j)
+      if (!same(a.R.m[i][j], b.R.m[i][j], tol))
+        fail_msg("%s: R[%d][%d] %.17g vs %.17g", what, i, j, a.R.m[i][j], b.R.m[i][j]);
+  }
+}
+
+/* the model parameters: tree, joint names in order, types, axes, placements, inertias, limits.
+ * Every number was carried over as a decimal that reads back as the same double, and both files
+ * go through the same loader, so the parameters agree to rounding; 1e-12 relative would still
+ * catch any miscopied digit of the 4- to 12-significant-digit source values. */
+static void compare_parameters(const mr_model *m, const mr_model *r) {
+  const double tol = 1e-12;
+  assert_int_equal(m->nq, r->nq);
+  assert_int_equal(m->nv, r->nv);
+  assert_int_equal(m->nbodies, r->nbodies);
+  assert_int_equal(m->nframes, r->nframes);
+  for (int i = 1; i < r->nbodies; ++i) {
+    const mr_body *a = &m->bodies[i], *b = &r->bodies[i];
+    assert_string_equal(a->joint.name, b->joint.name);
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->joint.type, b->joint.type);
+    assert_int_equal(a->parent, b->parent);
+    assert_se3_near(a->placement, b->placement, tol, a->joint.name);
+    for (int k = 0; k < 3; ++k) {
+      assert_true(same(a->joint.axis.v[k], b->joint.axis.v[k], tol));
+      assert_true(same(a->inertia.c.v[k], b->inertia.c.v[k], tol));
+      for (int l = 0; l < 3; ++l)
+        assert_true(same(a->inertia.I.m[k][l], b->inertia.I.m[k][l], tol));
+    }
+    assert_true(same(a->inertia.m, b->inertia.m, tol));
+  }
+  for (int i = 0; i < r->nq; ++i)
+    assert_true(same(m->lower[i], r->lower[i], tol) && same(m->upper[i], r->upper[i], tol));
+  for (int i = 0; i < r->nv; ++i) {
+    assert_true(same(m->velocity_limit[i], r->velocity_limit[i], tol));
+    assert_true(same(m->effort_limit[i], r->effort_limit[i], tol));
+    assert_true(same(m->damping[i], r->damping[i], tol));
+  }
+  /* a sum of the same masses in the same order: equal to 1e-9 kg as asked, in fact to rounding */
+  assert_near(mr_model_total_mass(m), mr_model_total_mass(r), 1e-9);
+}
+
+/* at 20 random configurations: world placements of every body and frame, and M(q).
+ * Same parameters (above) and same algorithms: the results agree to rounding of sums of at most
+ * a few dozen terms of size ≤ ~10, far below the 1e-9 asked (absolute for placements in metres
+ * and rotation entries, relative to max |M| for M). */
+static void compare_kinematics_and_mass(const mr_model *m, const mr_model *r, uint64_t seed) {
+  mr_data *dm = mr_data_create(m), *dr = mr_data_create(r);
+  assert_non_null(dm);
+  assert_non_null(dr);
+  static double q[NQ_MAX];
+  int nv = r->nv;
+  uint64_t s = seed;
+  for (int k = 0; k < 20; ++k) {
+    mr_random_configuration(r, &s, q);
+    mr_forward_kinematics(m, dm, q, NULL, NULL);
+    mr_forward_kinematics(r, dr, q, NULL, NULL);
+    mr_update_frames(m, dm);
+    mr_update_frames(r, dr);
+    for (int i = 1; i < r->nbodies; ++i)
+      assert_se3_near(dm->oMi[i], dr->oMi[i], 1e-9, r->bodies[i].joint.name);
+    for (int f = 0; f < r->nframes; ++f) {
+      int g = mr_model_frame_index(m, r->frames[f].name);
+      if (g < 0) fail_msg("frame %s missing", r->frames[f].name);
+      assert_se3_near(dm->oMf[g], dr->oMf[f], 1e-9, r->frames[f].name);
+    }
+    const double *Mm = mr_crba(m, dm, q), *Mr = mr_crba(r, dr, q);
+    double scale = 0.0, err = 0.0;
+    for (int i = 0; i < nv * nv; ++i) {
+      scale = fmax(scale, fabs(Mr[i]));
+      err = fmax(err, fabs(Mm[i] - Mr[i]));
+    }
+    assert_true(scale > 0.0);
+    if (!(err <= 1e-9 * scale)) fail_msg("max |dM| = %g, max |M| = %g", err, scale);
+  }
+  mr_data_free(dm);
+  mr_data_free(dr);
+}
+
+static void compare_with_reference(const robot_case *c, const mr_model *m, uint64_t seed) {
+  mr_model *r = load_reference(c);
+  if (!r) return;
+  assert_int_equal(r->nq, c->nq);
+  compare_parameters(m, r);
+  compare_kinematics_and_mass(m, r, seed);
+  mr_model_free(r);
+}
+
+/* ---- per robot ---- */
+
+static void test_solo12(void **state) {
+  mr_model *m = load_project(&solo);
+  check_files(&solo, m);
+  static double q[NQ_MAX];
+  assert_int_equal(check_postures(m, solo.srdf, solo.posture, q), 2);
+  /* the feet: spheres of radius 0.0191 m (± 1 mm) centred at the foot frames */
+  static const char *const feet[4] = {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"};
+  for (int k = 0; k < 4; ++k)
+    assert_near(geom_at_frame(m, feet[k], MR_GEOM_SPHERE)->size[0], 0.0191, 0.001);
+  assert_int_equal(m->ngeoms, 1 + 4 * 3); /* body box, two capsules and a foot per leg */
+  /* standing puts the foot frames one radius above the ground: the spheres touch it (the
+   * posture's 0.235 m and 0.1 / 0.8 / 1.6 rad give 0.0191028 m, hence 3 µm) */
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  mr_forward_kinematics(m, d, q, NULL, NULL);
+  mr_update_frames(m, d);
+  for (int k = 0; k < 4; ++k) {
+    int f = mr_model_frame_index(m, feet[k]);
+    assert_near(d->oMf[f].p.v[2] - geom_at_frame(m, feet[k], MR_GEOM_SPHERE)->size[0], 0.0, 3e-6);
+  }
+  mr_data_free(d);
+  compare_with_reference(&solo, m, 11);
+  mr_model_free(m);
+}
+
+static void test_talos(void **state) {
+  mr_model *m = load_project(&talos);
+  check_files(&talos, m);
+  static double q[NQ_MAX];
+  assert_int_equal(check_postures(m, talos.srdf, talos.posture, q), 1);
+  /* half_sitting puts the sole frames on the ground: z = 0 to within 3 µm (README) */
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  mr_forward_kinematics(m, d, q, NULL, NULL);
+  mr_update_frames(m, d);
+  static const char *const soles[2] = {"left_sole_link", "right_sole_link"};
+  for (int k = 0; k < 2; ++k)
+    assert_near(d->oMf[mr_model_frame_index(m, soles[k])].p.v[2], 0.0, 3e-6);
+  mr_data_free(d);
+  /* the feet: 0.21 x 0.13 x 0.02 m boxes on the ankle bodies, 0.1 m below the ankle */
+  static const char *const ankles[2] = {"leg_left_6_link", "leg_right_6_link"};
+  static const double half[3] = {0.105, 0.065, 0.01};
+  for (int k = 0; k < 2; ++k) {
+    int b = mr_model_body_index(m, ankles[k]), found = 0;
+    assert_true(b > 0);
+    for (int g = 0; g < m->ngeoms; ++g)
+      if (m->geoms[g].body == b && m->geoms[g].type == MR_GEOM_BOX) {
+        assert_vec_near(m->geoms[g].size, half, 3, 1e-15);
+        assert_near(m->geoms[g].placement.p.v[2], -0.1, 1e-15);
+        found++;
+      }
+    assert_int_equal(found, 1);
+  }
+  compare_with_reference(&talos, m, 22);
+  compare_with_reference(&talos_box, m, 23);
+  mr_model_free(m);
+}
+
+static void test_allegro(void **state) {
+  mr_model *m = load_project(&allegro);
+  check_files(&allegro, m);
+  static double q[NQ_MAX];
+  assert_int_equal(check_postures(m, allegro.srdf, allegro.posture, q), 2);
+  /* fingertip spheres of radius 0.012 m at the tip frames */
+  static const char *const tips[4] = {"link_3.0_tip", "link_7.0_tip", "link_11.0_tip",
+                                      "link_15.0_tip"};
+  for (int k = 0; k < 4; ++k)
+    assert_near(geom_at_frame(m, tips[k], MR_GEOM_SPHERE)->size[0], 0.012, 1e-15);
+  compare_with_reference(&allegro, m, 33);
+  mr_model_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_solo12),
+      cmocka_unit_test(test_talos),
+      cmocka_unit_test(test_allegro),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  xmlCleanupParser();
+  return rc;
+}
