@@ -38,9 +38,12 @@ static double kkt_error(const mr_qp_problem *qp, const double *x, const double *
                         const double *yi) {
   int n = qp->n;
   double g[NMAX], e = 0;
-  if (qp->H) mr_matvec(g, qp->H, x, n, n);
-  else mr_zero(g, n);
-  for (int j = 0; j < n; ++j) g[j] += qp->c[j];
+  if (qp->H)
+    mr_matvec(g, qp->H, x, n, n);
+  else
+    mr_zero(g, n);
+  for (int j = 0; j < n; ++j)
+    g[j] += qp->c[j];
   for (int i = 0; i < qp->m_eq; ++i) {
     mr_axpy(g, -ye[i], qp->A_eq + i * n, n);
     e = fmax(e, fabs(mr_dot(qp->A_eq + i * n, x, n) - qp->b_eq[i]));
@@ -65,7 +68,8 @@ static void test_unconstrained(void **state) {
   assert_int_equal(solve(f, &qp), MR_OK);
   assert_int_equal(f->info.outcome, MR_QP_OPTIMAL);
   // round-off of a 3x3 solve with entries O(1): 1e-12
-  for (int i = 0; i < 3; ++i) assert_near(f->x[i], -z[i], 1e-12);
+  for (int i = 0; i < 3; ++i)
+    assert_near(f->x[i], -z[i], 1e-12);
   assert_near(f->info.fval, -0.5 * mr_dot(c, z, 3), 1e-12);
 }
 
@@ -161,18 +165,22 @@ static void test_random_kkt(void **state) {
   enum { n = 8, mb = 2 * n, mc = 6, m = mb + mc };
   for (int trial = 0; trial < 50; ++trial) {
     double B[n * 4], H[n * n], c[n], A[m * n] = {0}, b[m], Ae[2 * n], be[2], x0[n];
-    for (int i = 0; i < n * 4; ++i) B[i] = test_rand(&s, -1, 1);
+    for (int i = 0; i < n * 4; ++i)
+      B[i] = test_rand(&s, -1, 1);
     mr_matmul_abt(H, B, B, n, 4, n); // rank 4
-    for (int i = 0; i < n; ++i) c[i] = test_rand(&s, -3, 3), x0[i] = test_rand(&s, -0.5, 0.5);
+    for (int i = 0; i < n; ++i)
+      c[i] = test_rand(&s, -3, 3), x0[i] = test_rand(&s, -0.5, 0.5);
     for (int i = 0; i < n; ++i) {
       A[i * n + i] = 1, b[i] = -1;
       A[(n + i) * n + i] = -1, b[n + i] = -1;
     }
     for (int i = mb; i < m; ++i) {
-      for (int j = 0; j < n; ++j) A[i * n + j] = test_rand(&s, -1, 1);
+      for (int j = 0; j < n; ++j)
+        A[i * n + j] = test_rand(&s, -1, 1);
       b[i] = mr_dot(A + i * n, x0, n) - test_rand(&s, 0, 0.3);
     }
-    for (int i = 0; i < 2 * n; ++i) Ae[i] = test_rand(&s, -1, 1);
+    for (int i = 0; i < 2 * n; ++i)
+      Ae[i] = test_rand(&s, -1, 1);
     be[0] = mr_dot(Ae, x0, n), be[1] = mr_dot(Ae + n, x0, n);
     mr_qp_problem qp = {n, 2, m, H, c, Ae, be, A, b};
     assert_int_equal(solve(f, &qp), MR_OK);
@@ -206,24 +214,30 @@ static void test_eigen(void **state) {
   uint64_t s = 3;
   enum { n = 6 };
   double B[n * n], S[n * n], W[n * n], V[n * n], ev[n];
-  for (int i = 0; i < n * n; ++i) B[i] = test_rand(&s, -1, 1);
+  for (int i = 0; i < n * n; ++i)
+    B[i] = test_rand(&s, -1, 1);
   mr_matmul_abt(S, B, B, n, n, n);
   memcpy(W, S, sizeof S);
   mr_sym_eigen(W, n, ev, V);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i) {
       double sv = 0;
-      for (int k = 0; k < n; ++k) sv += S[i * n + k] * V[k * n + j];
+      for (int k = 0; k < n; ++k)
+        sv += S[i * n + k] * V[k * n + j];
       assert_near(sv, ev[j] * V[i * n + j], 1e-12);
     }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_unconstrained), cmocka_unit_test(test_equality),
-      cmocka_unit_test(test_box),           cmocka_unit_test(test_infeasible),
-      cmocka_unit_test(test_unbounded_and_psd), cmocka_unit_test(test_degenerate),
-      cmocka_unit_test(test_random_kkt),    cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_unconstrained),
+      cmocka_unit_test(test_equality),
+      cmocka_unit_test(test_box),
+      cmocka_unit_test(test_infeasible),
+      cmocka_unit_test(test_unbounded_and_psd),
+      cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_random_kkt),
+      cmocka_unit_test(test_limits),
       cmocka_unit_test(test_eigen),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},
 };
 
 static void usage(FILE *f) {

@@ -36,14 +36,14 @@ typedef struct {
 
 /* scratch carved from the workspace arena for one solve */
 typedef struct {
-  int n;       /* leading dimension: n_max + 1 */
-  int k;       /* rows in the QR factor */
-  double *hv;  /* Householder vectors, one per row (k x n) */
+  int n;      /* leading dimension: n_max + 1 */
+  int k;      /* rows in the QR factor */
+  double *hv; /* Householder vectors, one per row (k x n) */
   double *beta;
-  double *R;   /* upper triangular factor (n x n, R[i n + j]) */
-  int *rows;   /* working set: id < me is an equality, id ≥ me is inequality id − me */
-  int nw;      /* entries of rows */
-  int *in_w;   /* inequality flags (mi) */
+  double *R; /* upper triangular factor (n x n, R[i n + j]) */
+  int *rows; /* working set: id < me is an equality, id ≥ me is inequality id − me */
+  int nw;    /* entries of rows */
+  int *in_w; /* inequality flags (mi) */
   double *Z, *HZ, *Hz, *V, *eig, *g, *r, *w, *d, *p, *y, *tmp;
 } qp_scratch;
 
@@ -76,7 +76,9 @@ mr_status mr_qp_workspace_init(mr_qp_workspace *ws, int n_max, int m_eq_max, int
   return MR_OK;
 }
 
-void mr_qp_workspace_destroy(mr_qp_workspace *ws) { mr_arena_destroy(&ws->arena); }
+void mr_qp_workspace_destroy(mr_qp_workspace *ws) {
+  mr_arena_destroy(&ws->arena);
+}
 
 /* ---------------------------------------------------------------- symmetric eigenproblem */
 
@@ -102,20 +104,24 @@ static void jacobi_rotate(double *A, int n, double *V, int p, int q) {
 
 void mr_sym_eigen(double *A, int n, double *eig, double *V) {
   double total = 0;
-  for (int i = 0; i < n * n; ++i) total += A[i] * A[i];
+  for (int i = 0; i < n * n; ++i)
+    total += A[i] * A[i];
   for (int i = 0; V && i < n; ++i)
-    for (int j = 0; j < n; ++j) V[i * n + j] = (i == j);
+    for (int j = 0; j < n; ++j)
+      V[i * n + j] = (i == j);
   // cyclic sweeps until the off-diagonal mass is negligible
   for (int sweep = 0; sweep < 100; ++sweep) {
     double off = 0;
     for (int p = 0; p < n; ++p)
-      for (int q = p + 1; q < n; ++q) off += A[p * n + q] * A[p * n + q];
+      for (int q = p + 1; q < n; ++q)
+        off += A[p * n + q] * A[p * n + q];
     if (off <= 1e-32 * total || off == 0) break;
     for (int p = 0; p < n; ++p)
       for (int q = p + 1; q < n; ++q)
         if (A[p * n + q] != 0) jacobi_rotate(A, n, V, p, q);
   }
-  for (int i = 0; i < n; ++i) eig[i] = A[i * n + i];
+  for (int i = 0; i < n; ++i)
+    eig[i] = A[i * n + i];
 }
 
 /* ---------------------------------------------------------------- Householder QR of A_Wᵀ */
@@ -128,17 +134,21 @@ static const double *qp_row(const qp_view *v, int id) {
 static void reflect(const qp_scratch *s, int n, int j, double *y) {
   const double *v = s->hv + (size_t)j * s->n;
   double t = 0;
-  for (int i = j; i < n; ++i) t += v[i] * y[i];
+  for (int i = j; i < n; ++i)
+    t += v[i] * y[i];
   t *= s->beta[j];
-  for (int i = j; i < n; ++i) y[i] -= t * v[i];
+  for (int i = j; i < n; ++i)
+    y[i] -= t * v[i];
 }
 
 /* y ← Qᵀ y and y ← Q y with Q = H_0 ⋯ H_{k−1} */
 static void apply_qt(const qp_scratch *s, int n, double *y) {
-  for (int j = 0; j < s->k; ++j) reflect(s, n, j, y);
+  for (int j = 0; j < s->k; ++j)
+    reflect(s, n, j, y);
 }
 static void apply_q(const qp_scratch *s, int n, double *y) {
-  for (int j = s->k - 1; j >= 0; --j) reflect(s, n, j, y);
+  for (int j = s->k - 1; j >= 0; --j)
+    reflect(s, n, j, y);
 }
 
 /* append row a as a new column of the factor; 0 when it depends on the previous ones */
@@ -148,18 +158,22 @@ static int qr_add(qp_scratch *s, int n, const double *a, double tol) {
   if (k >= n || anorm == 0) return 0;
   mr_copy(y, a, n);
   apply_qt(s, n, y);
-  for (int i = k; i < n; ++i) res += y[i] * y[i];
+  for (int i = k; i < n; ++i)
+    res += y[i] * y[i];
   res = sqrt(res);
   if (res <= tol * anorm) return 0;
   // reflector mapping y[k:] onto alpha e_k
   double alpha = y[k] > 0 ? -res : res, *v = s->hv + (size_t)k * s->n;
   mr_zero(v, n);
-  for (int i = k; i < n; ++i) v[i] = y[i];
+  for (int i = k; i < n; ++i)
+    v[i] = y[i];
   v[k] -= alpha;
   double vtv = 0;
-  for (int i = k; i < n; ++i) vtv += v[i] * v[i];
+  for (int i = k; i < n; ++i)
+    vtv += v[i] * v[i];
   s->beta[k] = 2 / vtv;
-  for (int i = 0; i < k; ++i) s->R[i * s->n + k] = y[i];
+  for (int i = 0; i < k; ++i)
+    s->R[i * s->n + k] = y[i];
   s->R[k * s->n + k] = alpha;
   s->k = k + 1;
   return 1;
@@ -171,8 +185,10 @@ static void factor_working_set(const qp_view *v, qp_scratch *s, double tol) {
   s->k = 0;
   for (int i = 0; i < s->nw; ++i) {
     int id = s->rows[i];
-    if (qr_add(s, v->n, qp_row(v, id), tol)) s->rows[kept++] = id;
-    else if (id >= v->me) s->in_w[id - v->me] = 0;
+    if (qr_add(s, v->n, qp_row(v, id), tol))
+      s->rows[kept++] = id;
+    else if (id >= v->me)
+      s->in_w[id - v->me] = 0;
   }
   s->nw = kept;
 }
@@ -181,14 +197,17 @@ static void factor_working_set(const qp_view *v, qp_scratch *s, double tol) {
 
 static double hessian_scale(const qp_view *v) {
   double h = 0;
-  for (int i = 0; v->H && i < v->n * v->n; ++i) h = fmax(h, fabs(v->H[i]));
+  for (int i = 0; v->H && i < v->n * v->n; ++i)
+    h = fmax(h, fabs(v->H[i]));
   return h * v->n;
 }
 
 /* g = H x + c */
 static void gradient(const qp_view *v, const double *x, double *g) {
-  if (v->H) mr_matvec(g, v->H, x, v->n, v->n);
-  else mr_zero(g, v->n);
+  if (v->H)
+    mr_matvec(g, v->H, x, v->n, v->n);
+  else
+    mr_zero(g, v->n);
   mr_axpy(g, 1.0, v->c, v->n);
 }
 
@@ -217,7 +236,8 @@ static int direction(const qp_view *v, qp_scratch *s, double etol, double gtol) 
   double null2 = 0;
   for (int i = 0; i < nz; ++i) {
     s->w[i] = 0;
-    for (int j = 0; j < nz; ++j) s->w[i] += s->V[j * nz + i] * s->r[j];
+    for (int j = 0; j < nz; ++j)
+      s->w[i] += s->V[j * nz + i] * s->r[j];
     if (s->eig[i] <= etol) null2 += s->w[i] * s->w[i];
   }
   linear = sqrt(null2) > gtol;
@@ -225,10 +245,12 @@ static int direction(const qp_view *v, qp_scratch *s, double etol, double gtol) 
   mr_zero(s->d, nz);
   for (int i = 0; i < nz; ++i) {
     double coef = s->eig[i] <= etol ? (linear ? -s->w[i] : 0) : (linear ? 0 : -s->w[i] / s->eig[i]);
-    for (int j = 0; coef != 0 && j < nz; ++j) s->d[j] += coef * s->V[j * nz + i];
+    for (int j = 0; coef != 0 && j < nz; ++j)
+      s->d[j] += coef * s->V[j * nz + i];
   }
   mr_zero(s->p, n);
-  for (int i = 0; i < nz; ++i) mr_axpy(s->p, s->d[i], s->Z + (size_t)i * s->n, n);
+  for (int i = 0; i < nz; ++i)
+    mr_axpy(s->p, s->d[i], s->Z + (size_t)i * s->n, n);
   return linear;
 }
 
@@ -239,7 +261,8 @@ static void multipliers(const qp_view *v, qp_scratch *s) {
   apply_qt(s, v->n, s->tmp);
   for (int i = k - 1; i >= 0; --i) {
     double t = s->tmp[i];
-    for (int j = i + 1; j < k; ++j) t -= s->R[i * s->n + j] * s->y[j];
+    for (int j = i + 1; j < k; ++j)
+      t -= s->R[i * s->n + j] * s->y[j];
     s->y[i] = t / s->R[i * s->n + i];
   }
 }
@@ -249,8 +272,10 @@ static int leaving(const qp_view *v, const qp_scratch *s, double gtol, int bland
   int best = -1;
   for (int i = 0; i < s->nw; ++i) {
     if (s->rows[i] < v->me || s->y[i] >= -gtol) continue;
-    if (best < 0) best = i;
-    else if (bland ? s->rows[i] < s->rows[best] : s->y[i] < s->y[best]) best = i;
+    if (best < 0)
+      best = i;
+    else if (bland ? s->rows[i] < s->rows[best] : s->y[i] < s->y[best])
+      best = i;
   }
   return best;
 }
@@ -272,7 +297,8 @@ static double ratio_test(const qp_view *v, const qp_scratch *s, const double *x,
 }
 
 static void remove_entry(qp_scratch *s, int at) {
-  for (int i = at + 1; i < s->nw; ++i) s->rows[i - 1] = s->rows[i];
+  for (int i = at + 1; i < s->nw; ++i)
+    s->rows[i - 1] = s->rows[i];
   s->nw--;
 }
 
@@ -335,8 +361,10 @@ static void carve(mr_arena *a, qp_scratch *s, int n1, int me, int mi1) {
 /* reset the working set to the equality rows */
 static void start_working_set(const qp_view *v, qp_scratch *s) {
   s->nw = 0;
-  for (int i = 0; i < v->me; ++i) s->rows[s->nw++] = i;
-  for (int i = 0; i < v->mi; ++i) s->in_w[i] = 0;
+  for (int i = 0; i < v->me; ++i)
+    s->rows[s->nw++] = i;
+  for (int i = 0; i < v->mi; ++i)
+    s->in_w[i] = 0;
 }
 
 /* minimum-norm solution of A_eq x = b_eq; returns the largest residual over all rows */
@@ -347,12 +375,14 @@ static double min_norm_point(const qp_view *v, qp_scratch *s, double *x) {
   mr_zero(x, v->n);
   for (int i = 0; i < s->k; ++i) {
     double t = v->be[s->rows[i]];
-    for (int j = 0; j < i; ++j) t -= s->R[j * s->n + i] * x[j];
+    for (int j = 0; j < i; ++j)
+      t -= s->R[j * s->n + i] * x[j];
     x[i] = t / s->R[i * s->n + i];
   }
   apply_q(s, v->n, x);
   double res = 0;
-  for (int i = 0; i < v->me; ++i) res = fmax(res, fabs(mr_dot(qp_row(v, i), x, v->n) - v->be[i]));
+  for (int i = 0; i < v->me; ++i)
+    res = fmax(res, fabs(mr_dot(qp_row(v, i), x, v->n) - v->be[i]));
   return res;
 }
 
@@ -367,14 +397,17 @@ static mr_status phase_one(const mr_qp_problem *qp, mr_arena *a, qp_scratch *s, 
     info->outcome = MR_QP_INFEASIBLE, info->infeasibility = eq_res;
     return MR_OK;
   }
-  for (int i = 0; i < mi; ++i) t0 = fmax(t0, qp->b_in[i] - mr_dot(qp->A_in + (size_t)i * n, x, n));
+  for (int i = 0; i < mi; ++i)
+    t0 = fmax(t0, qp->b_in[i] - mr_dot(qp->A_in + (size_t)i * n, x, n));
   info->infeasibility = t0;
   if (t0 <= feas_tol) return MR_OK;
   // the phase-1 linear program in (x, t)
-  double *Ae1 = mr_arena_doubles(a, (size_t)me * n1), *Ai1 = mr_arena_doubles(a, (size_t)(mi + 1) * n1);
+  double *Ae1 = mr_arena_doubles(a, (size_t)me * n1),
+         *Ai1 = mr_arena_doubles(a, (size_t)(mi + 1) * n1);
   double *bi1 = mr_arena_doubles(a, (size_t)mi + 1), *c1 = mr_arena_doubles(a, n1);
   double *x1 = mr_arena_doubles(a, n1);
-  for (int i = 0; i < me; ++i) mr_copy(Ae1 + (size_t)i * n1, qp->A_eq + (size_t)i * n, n);
+  for (int i = 0; i < me; ++i)
+    mr_copy(Ae1 + (size_t)i * n1, qp->A_eq + (size_t)i * n, n);
   for (int i = 0; i < mi; ++i) {
     mr_copy(Ai1 + (size_t)i * n1, qp->A_in + (size_t)i * n, n);
     Ai1[(size_t)i * n1 + n] = 1, bi1[i] = qp->b_in[i];
@@ -427,9 +460,8 @@ static double objective(const mr_qp_problem *qp, const double *x, double *tmp) {
   return f;
 }
 
-mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings,
-                      mr_qp_workspace *ws, double *x, double *y_eq, double *y_in,
-                      mr_qp_info *info, mr_error *err) {
+mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings, mr_qp_workspace *ws,
+                      double *x, double *y_eq, double *y_in, mr_qp_info *info, mr_error *err) {
   mr_qp_settings def = mr_qp_settings_default();
   const mr_qp_settings *st = settings ? settings : &def;
   if (qp->n < 1 || qp->n > ws->n_max || qp->m_eq < 0 || qp->m_eq > ws->m_eq_max || qp->m_in < 0 ||
@@ -441,8 +473,10 @@ mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings,
   memset(info, 0, sizeof *info);
   double tol = st->tol > 0 ? st->tol : def.tol, bmax = 0;
   int max_iter = st->max_iter > 0 ? st->max_iter : 50 * (qp->n + qp->m_in) + 100;
-  for (int i = 0; i < qp->m_eq; ++i) bmax = fmax(bmax, fabs(qp->b_eq[i]));
-  for (int i = 0; i < qp->m_in; ++i) bmax = fmax(bmax, fabs(qp->b_in[i]));
+  for (int i = 0; i < qp->m_eq; ++i)
+    bmax = fmax(bmax, fabs(qp->b_eq[i]));
+  for (int i = 0; i < qp->m_in; ++i)
+    bmax = fmax(bmax, fabs(qp->b_in[i]));
   double feas_tol = 1e3 * tol * (1 + bmax);
   size_t mark = mr_arena_mark(&ws->arena);
   qp_scratch s;
@@ -457,7 +491,8 @@ mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings,
   if (status == MR_OK && info->outcome == MR_QP_OPTIMAL) {
     scatter_multipliers(qp, &s, y_eq, y_in);
     info->active = 0;
-    for (int i = 0; i < s.nw; ++i) info->active += s.rows[i] >= qp->m_eq;
+    for (int i = 0; i < s.nw; ++i)
+      info->active += s.rows[i] >= qp->m_eq;
     info->fval = objective(qp, x, s.tmp);
   }
   mr_arena_reset(&ws->arena, mark);

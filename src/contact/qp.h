@@ -15,11 +15,11 @@
 
 /* The problem; arrays are borrowed, row-major. H may be NULL (H = 0: a linear program). */
 typedef struct {
-  int n;             /* number of variables */
-  int m_eq;          /* number of equality rows */
-  int m_in;          /* number of inequality rows (A_in x ≥ b_in) */
-  const double *H;   /* n x n, symmetric positive semi-definite (not checked here), or NULL */
-  const double *c;   /* n */
+  int n;              /* number of variables */
+  int m_eq;           /* number of equality rows */
+  int m_in;           /* number of inequality rows (A_in x ≥ b_in) */
+  const double *H;    /* n x n, symmetric positive semi-definite (not checked here), or NULL */
+  const double *c;    /* n */
   const double *A_eq; /* m_eq x n */
   const double *b_eq; /* m_eq */
   const double *A_in; /* m_in x n */
@@ -34,17 +34,17 @@ typedef enum {
 } mr_qp_outcome;
 
 typedef struct {
-  int max_iter;   /* active-set iterations per phase (default 0: 50 (n + m_in) + 100) */
-  double tol;     /* relative tolerance on feasibility, stationarity and zero curvature
-                     (default 1e-10) */
+  int max_iter; /* active-set iterations per phase (default 0: 50 (n + m_in) + 100) */
+  double tol;   /* relative tolerance on feasibility, stationarity and zero curvature
+                   (default 1e-10) */
 } mr_qp_settings;
 
 typedef struct {
   mr_qp_outcome outcome;
-  double fval;         /* ½ xᵀHx + cᵀx at x (OPTIMAL only) */
+  double fval;          /* ½ xᵀHx + cᵀx at x (OPTIMAL only) */
   double infeasibility; /* phase-1 minimum: the least uniform violation of the inequalities */
-  int iterations;      /* active-set iterations, both phases */
-  int active;          /* inequality rows in the final working set */
+  int iterations;       /* active-set iterations, both phases */
+  int active;           /* inequality rows in the final working set */
 } mr_qp_info;
 
 /* Workspace for problems up to n_max variables, m_eq_max equalities, m_in_max inequalities. */
@@ -64,9 +64,8 @@ void mr_qp_workspace_destroy(mr_qp_workspace *ws);
  * H x + c = A_eqᵀ y_eq + A_inᵀ y_in (either may be NULL). Returns MR_OK with info->outcome set,
  * MR_ERR_INVALID when the problem exceeds the workspace, MR_ERR_LIMIT when the iteration cap
  * is hit (degenerate cycling), MR_ERR_NUMERIC on NaN input. */
-mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings,
-                      mr_qp_workspace *ws, double *x, double *y_eq, double *y_in,
-                      mr_qp_info *info, mr_error *err);
+mr_status mr_qp_solve(const mr_qp_problem *qp, const mr_qp_settings *settings, mr_qp_workspace *ws,
+                      double *x, double *y_eq, double *y_in, mr_qp_info *info, mr_error *err);
 
 /* Eigenvalues of a symmetric n x n matrix by cyclic Jacobi rotations: A is overwritten, eig (n)
  * receives the eigenvalues (unsorted), V (n x n, may be NULL) the eigenvectors as columns. */
