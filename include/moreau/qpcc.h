@@ -107,6 +107,13 @@ void mr_qpcc_workspace_destroy(mr_qpcc_workspace *ws);
 mr_status mr_qpcc_solve(const mr_qpcc_problem *p, const mr_qpcc_settings *settings,
                         mr_qpcc_workspace *ws, mr_qpcc_result *res, mr_error *err);
 
+/* Solve the QP of one given mode (npairs = 2 nc + Σ nd bytes, ordered as in docs/qpcc.md) into
+ * x and *fval; *outcome is 0 solved, 1 infeasible, 2 unbounded. H is not checked for convexity
+ * here. For enumerating modes by hand and for tests. */
+mr_status mr_qpcc_solve_mode(const mr_qpcc_problem *p, mr_qpcc_workspace *ws,
+                             const unsigned char *mode, double *x, double *fval, int *outcome,
+                             mr_error *err);
+
 const char *mr_qpcc_outcome_name(mr_qpcc_outcome o);
 const char *mr_qpcc_mode_name(mr_qpcc_contact_mode m);
 

@@ -575,3 +575,21 @@ mr_status mr_qpcc_solve(const mr_qpcc_problem *p, const mr_qpcc_settings *settin
   finish(&S, best);
   return MR_OK;
 }
+
+mr_status mr_qpcc_solve_mode(const mr_qpcc_problem *p, mr_qpcc_workspace *w,
+                             const unsigned char *mode, double *x, double *fval, int *outcome,
+                             mr_error *err) {
+  mr_status st = mr_qpcc_validate(p, err);
+  if (st != MR_OK) return st;
+  if (p->nv != w->nv || p->nu != w->nu || p->nc != w->nc || total_tangents(p) != w->ntd ||
+      p->m_task != w->m_task)
+    return mr_error_set(err, MR_ERR_INVALID, "qpcc: problem sizes do not match the workspace");
+  objective_blocks(p, w);
+  mr_qp_problem qp = mode_qp(p, w, mode);
+  mr_qp_info info;
+  st = mr_qp_solve(&qp, NULL, &w->qp, x, NULL, NULL, &info, err);
+  if (st != MR_OK) return st;
+  *outcome = (int)info.outcome;
+  *fval = info.outcome == MR_QP_OPTIMAL ? info.fval + p->c0 : INFINITY;
+  return MR_OK;
+}
