@@ -305,6 +305,22 @@ static void test_infeasible_and_budget(void **state) {
   assert_non_null(strstr(res.message, "budget"));
 }
 
+/* A 1-D particle pressed onto a wall at x = 0 (normal +x) by an unbounded control u, with
+ * G = −u: the static QP has f⊥ = m g + u growing without bound, so the search stops with
+ * MR_QPCC_UNBOUNDED after that one QP. */
+static void test_unbounded(void **state) {
+  double M[1] = {1}, f[1] = {-0.0981}, A[1] = {-1}, lb[1] = {-HUGE_VAL}, ub[1] = {HUGE_VAL};
+  double N[1] = {1}, D[1] = {0}, mu[1] = {0}, c[2] = {0, -1}, x[8];
+  int nd[1] = {1};
+  mr_qpcc_problem p = {1, 1, 1, 0.01, M, f, A, lb, ub, N, nd, D, mu, NULL, c, 0, 0, NULL, NULL};
+  trace t = {0};
+  mr_qpcc_result res;
+  assert_int_equal(run(&p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_UNBOUNDED);
+  assert_int_equal(res.qp_solved, 1);
+  assert_non_null(strstr(res.message, "unbounded"));
+}
+
 /* ---------------------------------------------------------------- the command */
 
 static const char *jump_json =
@@ -370,9 +386,13 @@ static void test_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_jumping_particle),    cmocka_unit_test(test_jumping_objectives),
-      cmocka_unit_test(test_block_sliding),       cmocka_unit_test(test_infeasible_and_budget),
-      cmocka_unit_test(test_against_enumeration), cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_jumping_particle),
+      cmocka_unit_test(test_jumping_objectives),
+      cmocka_unit_test(test_block_sliding),
+      cmocka_unit_test(test_infeasible_and_budget),
+      cmocka_unit_test(test_against_enumeration),
+      cmocka_unit_test(test_unbounded),
+      cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
