@@ -65,6 +65,7 @@ static mr_status parse_dynamics(const mr_json *root, const char *name, problem_f
   const mr_json *v;
   mr_status st = member(root, "dt", name, &v, err);
   if (!st) st = number(v, name, "dt", &pf->p.dt, err);
+  if (!st && !(pf->p.dt > 0)) return where(err, name, v, "expected a positive number for", "dt");
   if (!st) st = member(root, "f", name, &v, err);
   if (st) return st;
   if (v->type != MR_JSON_ARRAY || v->count < 1)
@@ -87,6 +88,10 @@ static mr_status parse_dynamics(const mr_json *root, const char *name, problem_f
     st = mr_json_read_vector(v, name, "u_lower", pf->ulb, nu, err);
   if (!st && (v = mr_json_get(root, "u_upper")))
     st = mr_json_read_vector(v, name, "u_upper", pf->uub, nu, err);
+  for (int j = 0; !st && j < nu; ++j)
+    if (pf->ulb[j] > pf->uub[j])
+      st = mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: control %d has u_lower %g > u_upper %g",
+                        name, a->line, a->col, j, pf->ulb[j], pf->uub[j]);
   return st;
 }
 
@@ -102,6 +107,7 @@ static mr_status parse_contact(const mr_json *c, const char *name, problem_file 
   if (!st) st = mr_json_read_vector(v, name, "normal", pf->N + (size_t)i * nv, nv, err);
   if (!st) st = member(c, "mu", name, &v, err);
   if (!st) st = number(v, name, "mu", &pf->mu[i], err);
+  if (!st && !(pf->mu[i] >= 0)) return where(err, name, v, "expected a number >= 0 for", "mu");
   if (!st) st = member(c, "tangents", name, &v, err);
   if (st) return st;
   if (v->type != MR_JSON_ARRAY || v->count < 1)
