@@ -1,8 +1,10 @@
-/* The dense convex QP solver (src/contact/qp.c) against closed forms and the KKT conditions. */
+/* The dense convex QP solver (src/contact/qp.c) against closed forms and the KKT conditions, and
+ * Lemke's method (src/contact/lemke.c) on small LCPs with known solutions. */
 #include "test_util.h"
 
 #include <string.h>
 
+#include "contact/lemke.h"
 #include "contact/qp.h"
 #include "core/linalg.h"
 
@@ -228,6 +230,32 @@ static void test_eigen(void **state) {
     }
 }
 
+/* Lemke on Q = [[2,1],[1,2]]: q = (−5, −6) has z = (4/3, 7/3), w = 0 (solve Q z = −q);
+ * q = (−1, 3) has z = (1/2, 0), w = (0, 7/2); q ≥ 0 has z = 0 with no pivot */
+static void test_lemke(void **state) {
+  mr_arena a;
+  mr_error err;
+  assert_int_equal(mr_arena_init(&a, mr_lemke_bytes(2)), 0);
+  double Q[4] = {2, 1, 1, 2}, q1[2] = {-5, -6}, q2[2] = {-1, 3}, q3[2] = {1, 0}, z[2], w[2];
+  int piv;
+  assert_int_equal(mr_lemke_solve(Q, q1, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_near(z[0], 4.0 / 3, 1e-14);
+  assert_near(z[1], 7.0 / 3, 1e-14);
+  assert_near(w[0], 0, 1e-14);
+  assert_near(w[1], 0, 1e-14);
+  assert_int_equal(mr_lemke_solve(Q, q2, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_near(z[0], 0.5, 1e-14);
+  assert_near(z[1], 0, 1e-14);
+  assert_near(w[1], 3.5, 1e-14);
+  assert_int_equal(mr_lemke_solve(Q, q3, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_int_equal(piv, 0);
+  assert_near(z[0] + z[1], 0, 0);
+  // Q = −I, q = (−1, −1) has no solution: ray termination
+  double Qn[4] = {-1, 0, 0, -1}, qn[2] = {-1, -1};
+  assert_int_equal(mr_lemke_solve(Qn, qn, 2, 0, &a, z, w, &piv, &err), MR_ERR_NUMERIC);
+  mr_arena_destroy(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unconstrained),
@@ -239,6 +267,7 @@ int main(void) {
       cmocka_unit_test(test_random_kkt),
       cmocka_unit_test(test_limits),
       cmocka_unit_test(test_eigen),
+      cmocka_unit_test(test_lemke),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

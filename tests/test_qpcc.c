@@ -279,8 +279,42 @@ static void test_against_enumeration(void **state) {
   assert_true(global < -5e-4);
 }
 
+/* No control, a block of mass 1 pushed along +x by F = 8 N > μ m g = 4.905 N: static contact is
+ * infeasible, so the start comes from the mixed LCP of eq. 2-3 (Lemke), whose solution is
+ * sliding; that mode's QP is the answer: ṗ_x = Δt (F − μ m g)/m, f⊥ = m g, f∥₋ₓ = μ m g,
+ * λ = ṗ_x; two QP solves (the infeasible static one, then the mixed-LCP mode). Vertex of a small
+ * QP with O(10) entries: 1e-9. */
+static void test_mlcp_start(void **state) {
+  double m = 1, g = 9.81, dt = 0.01, F = 8, mu = 0.5;
+  double M[9] = {m, 0, 0, 0, m, 0, 0, 0, m}, f[3] = {dt * F, -dt * m * g, 0};
+  double N[3] = {0, 1, 0}, D[12] = {1, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, -1}, muv[1] = {mu};
+  double H[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0}, x[16];
+  int nd[1] = {4}, dir[1];
+  mr_qpcc_contact_mode mode[1];
+  mr_qpcc_problem p = {3,  0, 1,   dt, M,    f, NULL, NULL, NULL, N,
+                       nd, D, muv, H,  NULL, 0, 0,    NULL, NULL};
+  trace t = {0};
+  mr_qpcc_result res;
+  assert_int_equal(run(&p, 100, &t, x, mode, dir, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  assert_int_equal(res.mlcp_start, 1);
+  assert_int_equal(res.qp_solved, 2);
+  assert_int_equal(res.qp_infeasible, 1);
+  assert_false(t.feasible[0]);
+  double vx = dt * (F - mu * m * g) / m;
+  assert_int_equal(mode[0], MR_QPCC_SLIDING);
+  assert_int_equal(dir[0], 1);
+  assert_near(x[0], vx, 1e-9);
+  assert_near(x[1], 0.0, 1e-12);
+  assert_near(x[3], m * g, 1e-9);      // f⊥ (nu = 0: x = ṗ, f⊥, f∥, λ)
+  assert_near(x[5], mu * m * g, 1e-9); // f∥ along −x
+  assert_near(x[8], vx, 1e-9);         // λ
+  assert_true(qpcc_violation(&p, x) < 1e-9);
+}
+
 /* Task row ṗ_y ≥ v_min beyond what f_ub can give: the static QP (ṗ_y = 0) and the separating
- * QP (ṗ_y ≤ Δt (f_ub − m g)/m = 0.0519) are both infeasible: MR_QPCC_INFEASIBLE after 2 QPs.
+ * QP (ṗ_y ≤ Δt (f_ub − m g)/m = 0.0519) are both infeasible (the mixed LCP with u = 0 gives
+ * the static mode again, not re-solved): MR_QPCC_INFEASIBLE after 2 QPs.
  * With one QP allowed the jumping particle stops at the static iterate: MR_QPCC_BUDGET. */
 static void test_infeasible_and_budget(void **state) {
   particle q;
@@ -386,13 +420,10 @@ static void test_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_jumping_particle),
-      cmocka_unit_test(test_jumping_objectives),
-      cmocka_unit_test(test_block_sliding),
-      cmocka_unit_test(test_infeasible_and_budget),
-      cmocka_unit_test(test_against_enumeration),
-      cmocka_unit_test(test_unbounded),
-      cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_jumping_particle),    cmocka_unit_test(test_jumping_objectives),
+      cmocka_unit_test(test_block_sliding),       cmocka_unit_test(test_infeasible_and_budget),
+      cmocka_unit_test(test_against_enumeration), cmocka_unit_test(test_unbounded),
+      cmocka_unit_test(test_mlcp_start),          cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

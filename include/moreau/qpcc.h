@@ -43,7 +43,7 @@ typedef struct {
 /* How a search ended. */
 typedef enum {
   MR_QPCC_OPTIMUM = 0, /* queue emptied: x is the best over every mode reachable by pivots */
-  MR_QPCC_INFEASIBLE,  /* no feasible starting mode (static, then all contacts separating) */
+  MR_QPCC_INFEASIBLE,  /* no feasible starting mode (static, mixed-LCP, all separating) */
   MR_QPCC_BUDGET,      /* the QP budget ran out with modes left to explore; x is the best so far */
   MR_QPCC_NONCONVEX,   /* H is not positive semi-definite: no QP is solved */
   MR_QPCC_UNBOUNDED    /* a mode's QP is unbounded below: the objective has no minimum */
@@ -83,6 +83,7 @@ typedef struct {
   int modes_visited; /* modes dequeued (Algorithm 1, line 13) */
   int best_qp;       /* index of the QP solve that produced x */
   double min_eig;    /* smallest eigenvalue of H (the convexity test) */
+  int mlcp_start;    /* 1 when the static start was infeasible and the mixed LCP gave a mode */
   char message[256]; /* one sentence on how the search ended */
 } mr_qpcc_result;
 

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/lemke.h"
 #include "contact/qp.h"
 #include "core/linalg.h"
 
@@ -48,6 +49,7 @@ struct mr_qpcc_workspace {
   unsigned char *child;      /* scratch mode (npairs) */
   int *heap, heap_n;         /* priority queue of solved QP indices */
   int *table, table_cap;     /* open-addressing hash set of solved modes (indices, −1 empty) */
+  mr_arena mlcp;             /* scratch of the mixed-LCP initial guess */
 };
 
 mr_qpcc_settings mr_qpcc_settings_default(void) {
@@ -149,6 +151,13 @@ static size_t pow2_at_least(size_t n) {
   return c;
 }
 
+/* bytes of the mixed-LCP scratch: Cholesky of M, M⁻¹ times the contact rows, the LCP */
+static size_t mlcp_bytes(const mr_qpcc_workspace *w) {
+  size_t nv = (size_t)w->nv, k = (size_t)(w->nc + w->ntd), m = (size_t)w->npairs;
+  size_t doubles = nv * nv + k * nv + 3 * nv + m * m + 3 * m;
+  return doubles * sizeof(double) + 32 * 16 + mr_lemke_bytes(w->npairs);
+}
+
 mr_status mr_qpcc_workspace_create(const mr_qpcc_problem *p, int max_qp, mr_qpcc_workspace **out,
                                    mr_error *err) {
   mr_status st = mr_qpcc_validate(p, err);
@@ -184,6 +193,8 @@ mr_status mr_qpcc_workspace_create(const mr_qpcc_problem *p, int max_qp, mr_qpcc
   for (int i = 0; i < p->nc; ++i)
     w->toff[i + 1] = w->toff[i] + p->nd[i];
   st = mr_qp_workspace_init(&w->qp, w->n, w->m_eq, w->m_in, err);
+  if (st == MR_OK && mr_arena_init(&w->mlcp, mlcp_bytes(w)))
+    st = mr_error_set(err, MR_ERR_NOMEM, "qpcc: out of memory (mixed-LCP scratch)");
   if (st != MR_OK) {
     mr_qpcc_workspace_destroy(w);
     return st;
@@ -195,6 +206,7 @@ mr_status mr_qpcc_workspace_create(const mr_qpcc_problem *p, int max_qp, mr_qpcc
 void mr_qpcc_workspace_destroy(mr_qpcc_workspace *w) {
   if (!w) return;
   mr_qp_workspace_destroy(&w->qp);
+  mr_arena_destroy(&w->mlcp);
   free(w->toff), free(w->H), free(w->Ae), free(w->eigA), free(w->xs), free(w->modes);
   free(w->heap), free(w);
 }
@@ -473,17 +485,92 @@ static mr_status expand(search *S, int idx, mr_error *err) {
   return st;
 }
 
-/* initial modes: static contact, else every contact separating */
+/* the contact rows: normal rows then tangent rows (nc + Σnd rows of nv) */
+static const double *contact_row(const mr_qpcc_problem *p, const mr_qpcc_workspace *w, int a) {
+  return a < w->nc ? p->N + (size_t)a * w->nv : p->D + (size_t)(a - w->nc) * w->nv;
+}
+
+/* the LCP of eq. 2-3 with u fixed at the control closest to 0 and ṗ eliminated:
+ * w = Q z + q, z = (f⊥, f∥, λ), Q = [Δt R M⁻¹ Rᵀ + [0 0 0; 0 0 E]; μ −Eᵀ 0], R = [N; D] */
+static int mlcp_build(const mr_qpcc_problem *p, mr_qpcc_workspace *w, double *Q, double *q) {
+  int nv = w->nv, k = w->nc + w->ntd, m = w->npairs;
+  double *L = mr_arena_doubles(&w->mlcp, (size_t)nv * nv);
+  double *G = mr_arena_doubles(&w->mlcp, (size_t)k * nv), *f0 = mr_arena_doubles(&w->mlcp, nv);
+  mr_copy(L, p->M, nv * nv);
+  if (mr_cholesky(L, nv) != 0) return 0;
+  // f0 = f̃ + Δt A u₀, then M⁻¹ f0 and M⁻¹ Rᵀ
+  mr_copy(f0, p->f, nv);
+  for (int j = 0; j < w->nu; ++j) {
+    double u0 = fmin(fmax(0.0, p->u_lb[j]), p->u_ub[j]);
+    for (int r = 0; r < nv; ++r)
+      f0[r] += p->dt * p->A[r * w->nu + j] * u0;
+  }
+  mr_cholesky_solve(L, nv, f0);
+  for (int a = 0; a < k; ++a) {
+    mr_copy(G + (size_t)a * nv, contact_row(p, w, a), nv);
+    mr_cholesky_solve(L, nv, G + (size_t)a * nv);
+  }
+  mr_zero(Q, m * m), mr_zero(q, m);
+  for (int a = 0; a < k; ++a) {
+    q[a] = mr_dot(contact_row(p, w, a), f0, nv);
+    for (int b = 0; b < k; ++b)
+      Q[a * m + b] = p->dt * mr_dot(contact_row(p, w, a), G + (size_t)b * nv, nv);
+  }
+  // E λ in the tangent rows, μ f⊥ − Eᵀ f∥ in the cone rows
+  for (int t = 0; t < w->ntd; ++t)
+    Q[(w->nc + t) * m + k + contact_of_tangent(w, t)] = 1;
+  for (int i = 0; i < w->nc; ++i) {
+    Q[(k + i) * m + i] = p->mu[i];
+    for (int t = w->toff[i]; t < w->toff[i + 1]; ++t)
+      Q[(k + i) * m + w->nc + t] = -1;
+  }
+  return 1;
+}
+
+/* the paper's fallback start: solve the mixed LCP with u ≈ 0 (Lemke) and read the mode off its
+ * solution (pair at 1 where z < w, at 0 where z > w, as in static contact where both are 0);
+ * 0 when M is not positive definite or Lemke fails */
+static int mlcp_mode(const mr_qpcc_problem *p, mr_qpcc_workspace *w, unsigned char *mode) {
+  int m = w->npairs, ok = 0;
+  size_t mark = mr_arena_mark(&w->mlcp);
+  double *Q = mr_arena_doubles(&w->mlcp, (size_t)m * m), *q = mr_arena_doubles(&w->mlcp, m);
+  double *z = mr_arena_doubles(&w->mlcp, m), *wv = mr_arena_doubles(&w->mlcp, m);
+  mr_error err;
+  if (mlcp_build(p, w, Q, q) && mr_lemke_solve(Q, q, m, 0, &w->mlcp, z, wv, NULL, &err) == MR_OK) {
+    // both sides zero (degenerate pair): the static choice, so that a resting contact maps to
+    // the static mode
+    double tiny = 1e-12 * (1 + mr_norm_inf(q, m));
+    for (int k = 0; k < m; ++k)
+      mode[k] = (z[k] <= tiny && wv[k] <= tiny) ? k >= w->nc + w->ntd : z[k] <= wv[k];
+    ok = 1;
+  }
+  mr_arena_reset(&w->mlcp, mark);
+  return ok;
+}
+
+/* solve mode m as a starting QP unless already solved or over budget */
+static mr_status try_start(search *S, const unsigned char *m, mr_error *err) {
+  if (S->w->table[table_slot(S->w, m)] >= 0) return MR_OK;
+  if (S->res->qp_solved >= S->s->max_qp) return S->budget_hit = 1, MR_OK;
+  return solve_mode(S, m, err);
+}
+
+/* initial modes (GenerateInitialGuess): static contact; if infeasible, the mode of the mixed
+ * LCP's solution; if that fails too, every contact separating */
 static mr_status start(search *S, mr_error *err) {
   mr_qpcc_workspace *w = S->w;
   for (int k = 0; k < w->npairs; ++k)
     w->child[k] = k >= w->nc + w->ntd;
   mr_status st = solve_mode(S, w->child, err);
   if (st != MR_OK || w->heap_n > 0 || S->unbounded || w->nc == 0) return st;
-  if (S->res->qp_solved >= S->s->max_qp) return S->budget_hit = 1, MR_OK;
+  if (mlcp_mode(S->p, w, w->child)) {
+    S->res->mlcp_start = 1;
+    st = try_start(S, w->child, err);
+    if (st != MR_OK || w->heap_n > 0 || S->unbounded) return st;
+  }
   for (int k = 0; k < w->npairs; ++k)
     w->child[k] = k < w->nc + w->ntd;
-  return solve_mode(S, w->child, err);
+  return try_start(S, w->child, err);
 }
 
 /* per-contact modes of the best QP */
@@ -519,8 +606,8 @@ static void finish(search *S, int best) {
     r->outcome = S->budget_hit ? MR_QPCC_BUDGET : MR_QPCC_INFEASIBLE;
     snprintf(r->message, sizeof r->message,
              S->budget_hit ? "QP budget spent before a feasible starting mode was found"
-                           : "no feasible starting mode: the static and the separating QPs are "
-                             "infeasible");
+                           : "no feasible starting mode: the static, mixed-LCP and separating "
+                             "modes are infeasible");
     return;
   }
   r->fval = w->fv[best];
@@ -535,7 +622,7 @@ static void finish(search *S, int best) {
 
 static void result_reset(mr_qpcc_result *r) {
   r->fval = INFINITY, r->qp_solved = r->qp_infeasible = r->pivots = r->modes_visited = 0;
-  r->best_qp = -1, r->min_eig = 0, r->message[0] = 0;
+  r->best_qp = -1, r->min_eig = 0, r->message[0] = 0, r->mlcp_start = 0;
 }
 
 mr_status mr_qpcc_solve(const mr_qpcc_problem *p, const mr_qpcc_settings *settings,
