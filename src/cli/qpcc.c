@@ -234,8 +234,9 @@ static void print_json(const mr_qpcc_problem *p, const mr_qpcc_result *r, const 
   mr_json_write_string(stdout, r->message);
   printf(",\n  \"qp_solved\": %d,\n  \"qp_infeasible\": %d,\n  \"pivots\": %d,\n", r->qp_solved,
          r->qp_infeasible, r->pivots);
-  printf("  \"modes_visited\": %d,\n  \"best_qp\": %d,\n  \"min_eigenvalue\": ", r->modes_visited,
-         r->best_qp);
+  printf("  \"modes_visited\": %d,\n  \"best_qp\": %d,\n  \"mlcp_start\": %s,\n", r->modes_visited,
+         r->best_qp, r->mlcp_start ? "true" : "false");
+  printf("  \"min_eigenvalue\": ");
   mr_json_write_number(stdout, r->min_eig);
   int has_x = r->best_qp >= 0 && r->outcome != MR_QPCC_NONCONVEX;
   printf(",\n  \"objective\": ");

@@ -10,8 +10,9 @@
  * and each mode is a convex QP in x = (ṗ, u, f⊥, f∥, λ) solved by src/contact/qp.c.
  *
  * Search (Algorithm 1): solve the static mode (normal 0, tangents 0, cone 1); if it is infeasible
- * try every contact separating (normal 1, tangents 1, cone 0) instead of the paper's mixed-LCP
- * initial guess. Then repeatedly dequeue the QP with the lowest objective (ties: earliest solved),
+ * solve the mixed LCP of eq. 2-3 with u fixed near 0 (Lemke, src/contact/lemke.c) and start from
+ * its mode, as the paper does; last, every contact separating (normal 1, tangents 1, cone 0).
+ * Then repeatedly dequeue the QP with the lowest objective (ties: earliest solved),
  * keep the best, and solve its children (Algorithm 2, per contact, pivots accumulated within a
  * contact as in the pseudo-code):
  *   separating with Nᵀṗ = 0        → normal pair to 0 (contact re-established)
