@@ -1,0 +1,429 @@
+/* The QPCC solver (src/contact/qpcc.c): the supplementary document's jumping particle, a block
+ * pushed into sliding, infeasible / budget / non-convex outcomes, and the `moreau qpcc` command. */
+#include "test_util.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "moreau/qpcc.h"
+
+enum { NX = 3 + 1 + 2 + 4, TRACE = 8 };
+
+/* iterates seen by the solve callback */
+typedef struct {
+  int count;
+  int feasible[TRACE];
+  double fval[TRACE];
+  double x[TRACE][NX];
+} trace;
+
+static void record(void *user, int index, const unsigned char *mode, int npairs, int feasible,
+                   double fval, const double *x, int n) {
+  trace *t = user;
+  t->count++;
+  if (index >= TRACE || n > NX) return;
+  t->feasible[index] = feasible, t->fval[index] = fval;
+  memcpy(t->x[index], x, sizeof(double) * (size_t)n);
+}
+
+/* A particle of mass m on the ground (y up), 3D, one contact with a 4-direction pyramid
+ * (±x, ±z) and a jumping force f N, 0 ≤ f ≤ f_ub: m ṗ = Δt (m g + N f⊥ + D f∥ + N f). */
+typedef struct {
+  double m, g, dt, fub, mu;
+  double M[9], f[3], A[3], ulb[1], uub[1], N[3], D[12], muv[1], H[16], c[4];
+  int nd[1];
+  mr_qpcc_problem p;
+} particle;
+
+static void particle_init(particle *q, double m, double fub) {
+  memset(q, 0, sizeof *q);
+  q->m = m, q->g = 9.81, q->dt = 0.01, q->fub = fub, q->mu = 0.5;
+  q->M[0] = q->M[4] = q->M[8] = m;
+  q->f[1] = -q->dt * m * q->g; // Δt m g, particle at rest
+  q->A[1] = 1, q->ulb[0] = 0, q->uub[0] = fub;
+  q->N[1] = 1, q->nd[0] = 4, q->muv[0] = q->mu;
+  double D[12] = {1, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, -1};
+  memcpy(q->D, D, sizeof D);
+  mr_qpcc_problem p = {3,     1,    1,      q->dt, q->M, q->f, q->A, q->ulb, q->uub, q->N,
+                       q->nd, q->D, q->muv, NULL,  q->c, 0,    0,    NULL,   NULL};
+  q->p = p;
+}
+
+/* the offsets of x = (ṗ 0..2, f 3, f⊥ 4, f∥ 5..8, λ 9) */
+enum { PX = 0, PY = 1, PZ = 2, FU = 3, FN = 4, FT = 5, LAM = 9 };
+
+static mr_status run(const mr_qpcc_problem *p, int max_qp, trace *t, double *x,
+                     mr_qpcc_contact_mode *mode, int *dir, mr_qpcc_result *res) {
+  mr_error err;
+  mr_qpcc_workspace *ws = NULL;
+  mr_status st = mr_qpcc_workspace_create(p, 100, &ws, &err);
+  if (st != MR_OK) print_message("%s\n", err.msg);
+  if (st != MR_OK) return st;
+  mr_qpcc_settings s = mr_qpcc_settings_default();
+  s.max_qp = max_qp, s.on_qp = record, s.user = t;
+  res->x = x, res->mode = mode, res->slide_dir = dir;
+  st = mr_qpcc_solve(p, &s, ws, res, &err);
+  if (st != MR_OK) print_message("%s\n", err.msg);
+  mr_qpcc_workspace_destroy(ws);
+  return st;
+}
+
+/* The paper's test: the static QP gives f = |m g|, ṗ = 0, f⊥ = 0; one pivot (contact breaks)
+ * gives the optimum f = f_ub, ṗ = Δt/m (m g + N f_ub); exactly two QP solves. The objective is
+ * −f, which has the same minimisers as the paper's −f² on every mode (f ≥ 0 there, and s ↦ −s²
+ * is decreasing on s ≥ 0) but is convex, as each mode's QP must be. The iterates are vertices of
+ * small LPs: exact up to round-off of O(1) numbers, hence 1e-12. */
+static void test_jumping_particle(void **state) {
+  particle q;
+  particle_init(&q, 2.0, 50.0);
+  q.c[3] = -1; // G = −f
+  trace t = {0};
+  double x[NX];
+  mr_qpcc_contact_mode mode[1];
+  int dir[1];
+  mr_qpcc_result res;
+  assert_int_equal(run(&q.p, 100, &t, x, mode, dir, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  assert_int_equal(res.qp_solved, 2);
+  assert_int_equal(t.count, 2);
+  assert_int_equal(res.pivots, 1);
+  // first QP: static contact
+  assert_true(t.feasible[0]);
+  for (int i = 0; i < 3; ++i)
+    assert_near(t.x[0][PX + i], 0.0, 1e-12);
+  assert_near(t.x[0][FU], q.m * q.g, 1e-12);
+  assert_near(t.x[0][FN], 0.0, 1e-12);
+  for (int k = 0; k < 4; ++k)
+    assert_near(t.x[0][FT + k], 0.0, 1e-12);
+  assert_near(t.x[0][LAM], 0.0, 1e-12);
+  // second QP: the contact broken, the optimum
+  double vy = q.dt / q.m * (q.fub - q.m * q.g);
+  assert_true(t.feasible[1]);
+  assert_near(t.x[1][FU], q.fub, 1e-12);
+  assert_near(t.x[1][PY], vy, 1e-12);
+  assert_near(t.x[1][PX], 0.0, 1e-12);
+  assert_near(t.x[1][FN], 0.0, 1e-12);
+  assert_near(res.fval, -q.fub, 1e-12);
+  assert_int_equal(res.best_qp, 1);
+  assert_near(x[FU], q.fub, 1e-12);
+  assert_int_equal(mode[0], MR_QPCC_SEPARATING);
+}
+
+/* The strictly convex variant G = (f − f_ub)² = f² − 2 f_ub f + f_ub² reproduces the same two
+ * iterates (closest f to f_ub in each mode); the literal −f² is refused as non-convex with the
+ * eigenvalue −2 of its Hessian named, and no QP solved. */
+static void test_jumping_objectives(void **state) {
+  particle q;
+  particle_init(&q, 2.0, 50.0);
+  q.H[15] = 2, q.c[3] = -2 * q.fub, q.p.H = q.H, q.p.c0 = q.fub * q.fub;
+  trace t = {0};
+  double x[NX];
+  mr_qpcc_result res;
+  assert_int_equal(run(&q.p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  assert_int_equal(res.qp_solved, 2);
+  assert_near(t.x[0][FU], q.m * q.g, 1e-9);
+  assert_near(t.x[1][FU], q.fub, 1e-9);
+  assert_near(res.fval, 0.0, 1e-9);
+  // −f²
+  q.H[15] = -2, q.c[3] = 0, q.p.c0 = 0;
+  trace t2 = {0};
+  assert_int_equal(run(&q.p, 100, &t2, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_NONCONVEX);
+  assert_int_equal(res.qp_solved, 0);
+  assert_near(res.min_eig, -2.0, 1e-12);
+  assert_non_null(strstr(res.message, "not convex"));
+}
+
+/* A block of mass m on the ground pushed along +x by 0 ≤ u ≤ u_max must reach v* with
+ * G = ½ (ṗ_x − v*)² + ½ ε (u − u_max)². Static: ṗ = 0, the push saturates friction
+ * (u = μ m g, f∥₋ₓ = μ f⊥): the pivot to sliding along −x friction gives the closed form
+ *   u = (a² μ m g + a v* + ε u_max) / (a² + ε),  a = Δt/m,  ṗ_x = a (u − μ m g),
+ * f⊥ = m g, f∥₋ₓ = μ m g (on the pyramid boundary), λ = ṗ_x (sliding speed). */
+static void test_block_sliding(void **state) {
+  particle q;
+  particle_init(&q, 1.0, 20.0);
+  double vstar = 0.05, eps = 1e-5, umax = 20.0;
+  q.A[0] = 1, q.A[1] = 0; // horizontal push
+  q.uub[0] = umax;
+  q.H[0] = 1, q.H[15] = eps, q.c[0] = -vstar, q.c[3] = -eps * umax;
+  q.p.H = q.H, q.p.c0 = 0.5 * vstar * vstar + 0.5 * eps * umax * umax;
+  trace t = {0};
+  double x[NX];
+  mr_qpcc_contact_mode mode[1];
+  int dir[1];
+  mr_qpcc_result res;
+  assert_int_equal(run(&q.p, 100, &t, x, mode, dir, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  double mg = q.m * q.g, a = q.dt / q.m;
+  // static iterate: friction at the boundary
+  assert_near(t.x[0][FU], q.mu * mg, 1e-9);
+  assert_near(t.x[0][FT + 1], q.mu * mg, 1e-9);
+  assert_near(t.x[0][PX], 0.0, 1e-12);
+  // the optimum, sliding with friction along direction 1 (−x)
+  double u = (a * a * q.mu * mg + a * vstar + eps * umax) / (a * a + eps);
+  double vx = a * (u - q.mu * mg);
+  assert_int_equal(mode[0], MR_QPCC_SLIDING);
+  assert_int_equal(dir[0], 1);
+  // a 10-variable LP/QP vertex with O(10) entries: round-off well below 1e-9
+  assert_near(x[FU], u, 1e-9);
+  assert_near(x[PX], vx, 1e-9);
+  assert_near(x[PY], 0.0, 1e-12);
+  assert_near(x[FN], mg, 1e-9);
+  assert_near(x[FT + 1], q.mu * x[FN], 1e-9);
+  assert_near(x[FT + 0] + x[FT + 2] + x[FT + 3], 0.0, 1e-9);
+  assert_near(x[LAM], vx, 1e-9);
+  double G = 0.5 * (vx - vstar) * (vx - vstar) + 0.5 * eps * (u - umax) * (u - umax);
+  assert_near(res.fval, G, 1e-9);
+  assert_true(vx > 0.0);
+  assert_int_equal(res.qp_solved, 2);
+}
+
+/* largest violation of eq. 2-3 at x: dynamics residual, signs and products of every
+ * complementarity pair, control bounds; computed from the problem data directly */
+static double qpcc_violation(const mr_qpcc_problem *p, const double *x) {
+  int nv = p->nv, nu = p->nu, nc = p->nc, t0 = 0, ntd = 0;
+  for (int i = 0; i < nc; ++i)
+    ntd += p->nd[i];
+  const double *pd = x, *u = x + nv, *fn = u + nu, *ft = fn + nc, *lam = ft + ntd;
+  double e = 0;
+  for (int r = 0; r < nv; ++r) {
+    double res = -p->f[r];
+    for (int j = 0; j < nv; ++j)
+      res += p->M[r * nv + j] * pd[j];
+    for (int j = 0; j < nu; ++j)
+      res -= p->dt * p->A[r * nu + j] * u[j];
+    for (int i = 0; i < nc; ++i)
+      res -= p->dt * p->N[i * nv + r] * fn[i];
+    for (int t = 0; t < ntd; ++t)
+      res -= p->dt * p->D[t * nv + r] * ft[t];
+    e = fmax(e, fabs(res));
+  }
+  for (int j = 0; j < nu; ++j)
+    e = fmax(e, fmax(p->u_lb[j] - u[j], u[j] - p->u_ub[j]));
+  for (int i = 0; i < nc; t0 += p->nd[i++]) {
+    double vn = 0, cone = p->mu[i] * fn[i];
+    for (int j = 0; j < nv; ++j)
+      vn += p->N[i * nv + j] * pd[j];
+    e = fmax(e, fmax(fmax(-fn[i], -vn), fabs(fn[i] * vn)));
+    for (int t = t0; t < t0 + p->nd[i]; ++t) {
+      double vt = lam[i];
+      for (int j = 0; j < nv; ++j)
+        vt += p->D[t * nv + j] * pd[j];
+      e = fmax(e, fmax(fmax(-ft[t], -vt), fabs(ft[t] * vt)));
+      cone -= ft[t];
+    }
+    e = fmax(e, fmax(fmax(-lam[i], -cone), fabs(lam[i] * cone)));
+  }
+  return e;
+}
+
+/* the global minimum of the QPCC by enumerating all 2^npairs modes (tiny problems only) */
+static double enumerate_modes(const mr_qpcc_problem *p, int npairs) {
+  mr_error err;
+  mr_qpcc_workspace *ws = NULL;
+  double best = INFINITY, x[64], fval;
+  unsigned char mode[16];
+  int outcome;
+  if (mr_qpcc_workspace_create(p, 1, &ws, &err) != MR_OK) return NAN;
+  for (long code = 0; code < (1L << npairs); ++code) {
+    for (int k = 0; k < npairs; ++k)
+      mode[k] = (code >> k) & 1;
+    if (mr_qpcc_solve_mode(p, ws, mode, x, &fval, &outcome, &err) != MR_OK) continue;
+    if (outcome == 0 && fval < best) best = fval;
+  }
+  mr_qpcc_workspace_destroy(ws);
+  return best;
+}
+
+/* The search's answers satisfy eq. 2-3 (to 1e-9, round-off of the QPs) and, for the jumping
+ * particle and the sliding block, equal the global minimum over all 64 modes found by
+ * enumeration (an independent check that the best-first search did not stop early). For a planar
+ * box on two contacts (256 modes) the search is a local method: its value is ≥ the global one,
+ * and here strictly above it. */
+static void test_against_enumeration(void **state) {
+  particle q;
+  double x[NX];
+  mr_qpcc_result res;
+  trace t = {0};
+  particle_init(&q, 2.0, 50.0);
+  q.c[3] = -1;
+  assert_int_equal(run(&q.p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_true(qpcc_violation(&q.p, x) < 1e-9);
+  assert_near(res.fval, enumerate_modes(&q.p, 6), 1e-9);
+  particle_init(&q, 1.0, 20.0);
+  q.A[0] = 1, q.A[1] = 0, q.H[0] = 1, q.H[15] = 1e-5, q.c[0] = -0.05, q.c[3] = -2e-4;
+  q.p.H = q.H;
+  assert_int_equal(run(&q.p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_true(qpcc_violation(&q.p, x) < 1e-9);
+  assert_near(res.fval, enumerate_modes(&q.p, 6), 1e-9);
+  // planar box (x, y, θ) on two corners, pushed and lifted
+  double M[9] = {1, 0, 0, 0, 1, 0, 0, 0, 0.2}, f[3] = {0, -0.0981, 0};
+  double A[6] = {1, 0, 0, 1, 0, 0}, lb[2] = {-5, 0}, ub[2] = {5, 30};
+  double N[6] = {0, 1, 0.5, 0, 1, -0.5}, D[12] = {1, 0, 0.1, -1, 0, -0.1, 1, 0, 0.1, -1, 0, -0.1};
+  double mu[2] = {0.8, 0.3}, H[25] = {0}, c[5] = {-0.03, -0.02, 0.5, 0, 0}, xb[16];
+  int nd[2] = {2, 2};
+  for (int i = 0; i < 5; ++i)
+    H[i * 6] = i < 3 ? 1 : 1e-6;
+  mr_qpcc_problem p = {3, 2, 2, 0.01, M, f, A, lb, ub, N, nd, D, mu, H, c, 0, 0, NULL, NULL};
+  assert_int_equal(run(&p, 100, &t, xb, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  assert_true(qpcc_violation(&p, xb) < 1e-9);
+  double global = enumerate_modes(&p, 8);
+  assert_true(res.fval >= global - 1e-9);
+  // locality, as documented: the static QP has both normal forces > 0 and friction inside the
+  // cone, so no pivot applies and the search ends at 0 after one QP, while lifting off (found by
+  // enumeration) reaches −5.76e-4
+  assert_int_equal(res.qp_solved, 1);
+  assert_near(res.fval, 0.0, 1e-12);
+  assert_true(global < -5e-4);
+}
+
+/* No control, a block of mass 1 pushed along +x by F = 8 N > μ m g = 4.905 N: static contact is
+ * infeasible, so the start comes from the mixed LCP of eq. 2-3 (Lemke), whose solution is
+ * sliding; that mode's QP is the answer: ṗ_x = Δt (F − μ m g)/m, f⊥ = m g, f∥₋ₓ = μ m g,
+ * λ = ṗ_x; two QP solves (the infeasible static one, then the mixed-LCP mode). Vertex of a small
+ * QP with O(10) entries: 1e-9. */
+static void test_mlcp_start(void **state) {
+  double m = 1, g = 9.81, dt = 0.01, F = 8, mu = 0.5;
+  double M[9] = {m, 0, 0, 0, m, 0, 0, 0, m}, f[3] = {dt * F, -dt * m * g, 0};
+  double N[3] = {0, 1, 0}, D[12] = {1, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, -1}, muv[1] = {mu};
+  double H[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0}, x[16];
+  int nd[1] = {4}, dir[1];
+  mr_qpcc_contact_mode mode[1];
+  mr_qpcc_problem p = {3,  0, 1,   dt, M,    f, NULL, NULL, NULL, N,
+                       nd, D, muv, H,  NULL, 0, 0,    NULL, NULL};
+  trace t = {0};
+  mr_qpcc_result res;
+  assert_int_equal(run(&p, 100, &t, x, mode, dir, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+  assert_int_equal(res.mlcp_start, 1);
+  assert_int_equal(res.qp_solved, 2);
+  assert_int_equal(res.qp_infeasible, 1);
+  assert_false(t.feasible[0]);
+  double vx = dt * (F - mu * m * g) / m;
+  assert_int_equal(mode[0], MR_QPCC_SLIDING);
+  assert_int_equal(dir[0], 1);
+  assert_near(x[0], vx, 1e-9);
+  assert_near(x[1], 0.0, 1e-12);
+  assert_near(x[3], m * g, 1e-9);      // f⊥ (nu = 0: x = ṗ, f⊥, f∥, λ)
+  assert_near(x[5], mu * m * g, 1e-9); // f∥ along −x
+  assert_near(x[8], vx, 1e-9);         // λ
+  assert_true(qpcc_violation(&p, x) < 1e-9);
+}
+
+/* Task row ṗ_y ≥ v_min beyond what f_ub can give: the static QP (ṗ_y = 0) and the separating
+ * QP (ṗ_y ≤ Δt (f_ub − m g)/m = 0.0519) are both infeasible (the mixed LCP with u = 0 gives
+ * the static mode again, not re-solved): MR_QPCC_INFEASIBLE after 2 QPs.
+ * With one QP allowed the jumping particle stops at the static iterate: MR_QPCC_BUDGET. */
+static void test_infeasible_and_budget(void **state) {
+  particle q;
+  particle_init(&q, 2.0, 30.0);
+  q.c[3] = -1;
+  double C[4] = {0, 1, 0, 0}, d[1] = {0.1}, x[NX];
+  q.p.m_task = 1, q.p.C = C, q.p.d = d;
+  trace t = {0};
+  mr_qpcc_result res;
+  assert_int_equal(run(&q.p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_INFEASIBLE);
+  assert_int_equal(res.qp_solved, 2);
+  assert_int_equal(res.qp_infeasible, 2);
+  assert_non_null(strstr(res.message, "infeasible"));
+  // the budget
+  q.p.m_task = 0;
+  trace t2 = {0};
+  assert_int_equal(run(&q.p, 1, &t2, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_BUDGET);
+  assert_int_equal(res.qp_solved, 1);
+  assert_near(x[FU], q.m * q.g, 1e-12);
+  assert_non_null(strstr(res.message, "budget"));
+}
+
+/* A 1-D particle pressed onto a wall at x = 0 (normal +x) by an unbounded control u, with
+ * G = −u: the static QP has f⊥ = m g + u growing without bound, so the search stops with
+ * MR_QPCC_UNBOUNDED after that one QP. */
+static void test_unbounded(void **state) {
+  double M[1] = {1}, f[1] = {-0.0981}, A[1] = {-1}, lb[1] = {-HUGE_VAL}, ub[1] = {HUGE_VAL};
+  double N[1] = {1}, D[1] = {0}, mu[1] = {0}, c[2] = {0, -1}, x[8];
+  int nd[1] = {1};
+  mr_qpcc_problem p = {1, 1, 1, 0.01, M, f, A, lb, ub, N, nd, D, mu, NULL, c, 0, 0, NULL, NULL};
+  trace t = {0};
+  mr_qpcc_result res;
+  assert_int_equal(run(&p, 100, &t, x, NULL, NULL, &res), MR_OK);
+  assert_int_equal(res.outcome, MR_QPCC_UNBOUNDED);
+  assert_int_equal(res.qp_solved, 1);
+  assert_non_null(strstr(res.message, "unbounded"));
+}
+
+/* ---------------------------------------------------------------- the command */
+
+static const char *jump_json =
+    "{\n"
+    "  \"dt\": 0.01,\n"
+    "  \"M\": [[2, 0, 0], [0, 2, 0], [0, 0, 2]],\n"
+    "  \"f\": [0, -0.1962, 0],\n"
+    "  \"A\": [[0], [1], [0]],\n"
+    "  \"u_lower\": [0], \"u_upper\": [50],\n"
+    "  \"contacts\": [{\"normal\": [0, 1, 0], \"mu\": 0.5,\n"
+    "    \"tangents\": [[1, 0, 0], [-1, 0, 0], [0, 0, 1], [0, 0, -1]]}],\n"
+    "  \"objective\": {\"c\": [0, 0, 0, -1]}\n"
+    "}\n";
+
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+/* run the binary, capture stdout into out; returns the exit code */
+static int run_cli(const char *args, char *out, size_t cap) {
+  const char *bin = getenv("MOREAU_BIN");
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "%s qpcc %s 2>&1", bin ? bin : "build/moreau", args);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  size_t n = fread(out, 1, cap - 1, p);
+  out[n] = 0;
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_cli(void **state) {
+  char path[64], bad[64], args[256], out[8192];
+  snprintf(path, sizeof path, "/tmp/moreau_qpcc_%d.json", (int)getpid());
+  snprintf(bad, sizeof bad, "/tmp/moreau_qpcc_bad_%d.json", (int)getpid());
+  assert_int_equal(write_file(path, jump_json), 0);
+  snprintf(args, sizeof args, "%s --json", path);
+  assert_int_equal(run_cli(args, out, sizeof out), 0);
+  assert_non_null(strstr(out, "\"status\": \"optimum\""));
+  assert_non_null(strstr(out, "\"qp_solved\": 2"));
+  const char *u = strstr(out, "\"u\": [");
+  assert_non_null(u);
+  assert_near(strtod(u + 6, NULL), 50.0, 1e-12); // f = f_ub
+  assert_non_null(strstr(out, "\"separating\""));
+  // a budget of one QP: exit 1
+  snprintf(args, sizeof args, "%s --json --max-qp 1", path);
+  assert_int_equal(run_cli(args, out, sizeof out), 1);
+  assert_non_null(strstr(out, "\"status\": \"budget\""));
+  // bad input: a missing key and a syntax error, with file:line:col; a missing file
+  assert_int_equal(write_file(bad, "{\n  \"dt\": 0.01,\n  \"M\": [[1]]\n}\n"), 0);
+  assert_int_equal(run_cli(bad, out, sizeof out), 2);
+  assert_non_null(strstr(out, ":1:1: missing key 'f'"));
+  assert_int_equal(write_file(bad, "{\n  \"dt\": 0.01,\n  \"M\": [[1] [2]]\n}\n"), 0);
+  assert_int_equal(run_cli(bad, out, sizeof out), 2);
+  assert_non_null(strstr(out, ":3:"));
+  assert_int_equal(run_cli("/nonexistent/problem.json", out, sizeof out), 2);
+  assert_int_equal(run_cli("", out, sizeof out), 2);
+  remove(path), remove(bad);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_jumping_particle),    cmocka_unit_test(test_jumping_objectives),
+      cmocka_unit_test(test_block_sliding),       cmocka_unit_test(test_infeasible_and_budget),
+      cmocka_unit_test(test_against_enumeration), cmocka_unit_test(test_unbounded),
+      cmocka_unit_test(test_mlcp_start),          cmocka_unit_test(test_cli),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
