@@ -59,7 +59,7 @@ typedef struct {
   int skip_parent_child; /* skip geometries on parent/child bodies (default 1) */
   mr_broadphase_kind broadphase; /* default MR_BROADPHASE_SAP */
   int force_ccd;        /* use libccd for every convex pair, even analytic ones (default 0) */
-  int ccd_max_iter;     /* libccd iteration limit (default 200) */
+  int ccd_max_iter;     /* libccd iteration limit (default 1000) */
   double ccd_tolerance; /* libccd EPA/MPR tolerance (default 1e-9) */
   const mr_geom_pair *exclude;
   int nexclude; /* pairs never tested */

@@ -34,7 +34,7 @@ mr_collision_settings mr_collision_settings_default(void) {
   s.margin = 1e-3;
   s.skip_parent_child = 1;
   s.broadphase = MR_BROADPHASE_SAP;
-  s.ccd_max_iter = 5000;
+  s.ccd_max_iter = 1000;
   s.ccd_tolerance = 1e-9;
   return s;
 }
