@@ -412,6 +412,63 @@ static void test_hfield_rolling(void **state) {
   mr_hfield_free(h);
 }
 
+static double spike(double x, double y, void *u) {
+  return fabs(x) < 1e-9 && fabs(y) < 1e-9 ? 0.03 : 0.0;
+}
+
+/* a box over a spike of the terrain (one grid vertex 3 cm up, between its corners): the spike
+ * gives a contact under the box's bottom face, Φ = −(0.03 − 0.02) with the normal +z */
+static void test_hfield_box_spike(void **state) {
+  mr_error err;
+  mr_hfield *h = mr_hfield_from_function(spike, NULL, 21, 21, -0.5, -0.5, 0.05, 0.05, 0.1, &err);
+  mr_geom hf = mr_geom_default(MR_GEOM_HEIGHTFIELD, 0), box = geom(MR_GEOM_BOX, 0.2, 0.2, 0.05);
+  hf.hfield = h;
+  mr_se3 I = mr_se3_identity(), X = mr_se3_make(mr_m3_rpy(0, 0, 0.3), mr_v3(0.01, -0.02, 0.07));
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  int n = mr_collide(&box, &X, &hf, &I, 1e-3, 0, c, NULL);
+  assert_true(n >= 1);
+  double mn = INFINITY;
+  int k = 0;
+  for (int i = 0; i < n; ++i)
+    if (c[i].phi < mn) mn = c[i].phi, k = i;
+  /* the spike tip (0, 0, 0.03) is 0.01 above the bottom face z = 0.02 */
+  assert_near(mn, -0.01, 1e-12);
+  assert_near(normal_of(&c[k]).v[2], 1.0, 1e-12);
+  assert_near(c[k].point.v[2], 0.025, 1e-12);
+  mr_hfield_free(h);
+}
+
+/* the bumpy ground of the reference study (EXPERIMENTS.md B10): 501 x 501 samples; spheres of
+ * Solo's foot radius placed r + 1 mm above the surface everywhere find a contact with
+ * Φ ≤ 1 mm (the surface may rise closer elsewhere under the foot) and Φ > −r */
+static double bumpy(double x, double y, void *u) {
+  return sin(30 * x) / 5 + cos(30 * y * y) / 20 + sin(50 * x * y) / 10;
+}
+
+static void test_hfield_bumpy(void **state) {
+  mr_error err;
+  mr_hfield *h = mr_hfield_from_function(bumpy, NULL, 501, 501, -5, -5, 0.02, 0.02, 0.5, &err);
+  assert_non_null(h);
+  /* samples are the function's values, bit for bit */
+  assert_near(h->h[250 * 501 + 300], bumpy(-5 + 300 * 0.02, -5 + 250 * 0.02, NULL), 0);
+  mr_geom hf = mr_geom_default(MR_GEOM_HEIGHTFIELD, 0), foot = geom(MR_GEOM_SPHERE, 0.0191, 0, 0);
+  hf.hfield = h;
+  mr_se3 I = mr_se3_identity();
+  uint64_t s = 20;
+  for (int k = 0; k < 200; ++k) {
+    double x = test_rand(&s, -4.9, 4.9), y = test_rand(&s, -4.9, 4.9);
+    mr_se3 X = mr_se3_make(mr_m3_identity(), mr_v3(x, y, mr_hfield_height(h, x, y) + 0.0201));
+    mr_contact c[MR_PAIR_MAX_CONTACTS];
+    int n = mr_collide(&foot, &X, &hf, &I, 2e-3, 0, c, NULL);
+    assert_true(n >= 1);
+    double mn = INFINITY;
+    for (int i = 0; i < n; ++i)
+      mn = fmin(mn, c[i].phi), check_frame(&c[i]);
+    assert_true(mn <= 1e-3 + 1e-12 && mn > -0.0191);
+  }
+  mr_hfield_free(h);
+}
+
 /* heightfield text file: values, comments, errors naming file, line and value */
 static void test_hfield_file(void **state) {
   const char *path = "build/test_hfield.txt";
@@ -588,7 +645,8 @@ int main(void) {
       cmocka_unit_test(test_capsules),       cmocka_unit_test(test_box_box),
       cmocka_unit_test(test_cylinder_plane), cmocka_unit_test(test_frame),
       cmocka_unit_test(test_hfield_flat),    cmocka_unit_test(test_hfield_rolling),
-      cmocka_unit_test(test_hfield_file),    cmocka_unit_test(test_broadphase),
+      cmocka_unit_test(test_hfield_file),    cmocka_unit_test(test_hfield_box_spike),
+      cmocka_unit_test(test_hfield_bumpy),   cmocka_unit_test(test_broadphase),
       cmocka_unit_test(test_context),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

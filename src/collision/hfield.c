@@ -324,6 +324,36 @@ static int probes(const shape *a, const mr_se3 *Xl, double cell, mr_vec3 *x, dou
 
 #define MAX_PROBES 256
 
+/* grid vertices of the field that poke into box a (field frame Xl) deeper than thresh: the
+ * terrain's peaks under a box face, which the box's vertices cannot see */
+static int box_grid_points(const mr_hfield *h, const mr_geom *g, const mr_se3 *Xl, double thresh,
+                           raw_contact *out, int cap) {
+  double ex = 0, ey = 0;
+  for (int k = 0; k < 3; ++k)
+    ex += fabs(Xl->R.m[0][k]) * g->size[k], ey += fabs(Xl->R.m[1][k]) * g->size[k];
+  int i0 = (int)ceil((Xl->p.v[0] - ex - h->x0) / h->dx),
+      i1 = (int)floor((Xl->p.v[0] + ex - h->x0) / h->dx);
+  int j0 = (int)ceil((Xl->p.v[1] - ey - h->y0) / h->dy),
+      j1 = (int)floor((Xl->p.v[1] + ey - h->y0) / h->dy);
+  i0 = i0 < 0 ? 0 : i0, j0 = j0 < 0 ? 0 : j0;
+  i1 = i1 > h->nx - 1 ? h->nx - 1 : i1, j1 = j1 > h->ny - 1 ? h->ny - 1 : j1;
+  int n = 0;
+  for (int j = j0; j <= j1; ++j)
+    for (int i = i0; i <= i1; ++i) {
+      mr_vec3 v = mr_v3(h->x0 + i * h->dx, h->y0 + j * h->dy, h->h[j * h->nx + i]), q, nl;
+      double d = box_closest(g->size, mr_se3_inv_act_point(Xl, v), &q, &nl);
+      if (!(d < thresh - 1e-9)) continue;
+      raw_contact c;
+      c.n = mr_v3_neg(mr_m3_mulv(&Xl->R, nl));
+      c.phi = d;
+      c.p = mr_v3_scale(mr_v3_add(v, mr_se3_act_point(Xl, q)), 0.5);
+      c.feature = 1000 + j * h->nx + i;
+      if (n == cap) n = reduce_contacts(out, n, 4);
+      out[n++] = c;
+    }
+  return n;
+}
+
 int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
   const mr_hfield *h = b->g->hfield;
   if (!h) return 0;
@@ -338,6 +368,14 @@ int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *ou
     int keep = r[k] > 0 ? 4 : 1;
     n += probe_field(h, x[k], r[k], c->margin, keep, k, buf + n);
     if (n > MR_PAIR_MAX_CONTACTS) n = reduce_contacts(buf, n, 4);
+  }
+  /* terrain peaks inside a box, deeper than its vertices' contacts */
+  if (a->g->type == MR_GEOM_BOX) {
+    double thresh = c->margin;
+    for (int k = 0; k < n; ++k)
+      thresh = fmin(thresh, buf[k].phi);
+    n = reduce_contacts(buf, n, 4);
+    n += box_grid_points(h, a->g, &Xl, thresh, buf + n, MR_PAIR_MAX_CONTACTS - n);
   }
   n = reduce_contacts(buf, n, 4);
   /* back to the world frame */

@@ -56,6 +56,10 @@ int box_box(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 /* heightfield routines (hfield.c): b is the heightfield */
 int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 
+/* signed distance from local point x to the box of half extents h, its closest surface point q
+ * and the outward normal there (inside: the nearest face) */
+double box_closest(const double *h, mr_vec3 x, mr_vec3 *q, mr_vec3 *n);
+
 /* keep at most 4 of n contacts (deepest first, then spread), in place; returns the count */
 int reduce_contacts(raw_contact *rc, int n, int keep);
 

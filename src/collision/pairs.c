@@ -48,7 +48,7 @@ int sphere_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contact 
 }
 
 /* closest point to x in the box of half extents h (local frame); inside: the nearest face */
-static double box_closest(const double *h, mr_vec3 x, mr_vec3 *q, mr_vec3 *n) {
+double box_closest(const double *h, mr_vec3 x, mr_vec3 *q, mr_vec3 *n) {
   int inside = 1;
   for (int k = 0; k < 3; ++k) {
     q->v[k] = fmin(fmax(x.v[k], -h[k]), h[k]);
