@@ -26,8 +26,10 @@ static double urand(uint64_t *s, double lo, double hi) {
   return lo + (hi - lo) * (double)(z >> 11) * 0x1.0p-53;
 }
 
-/* n shapes on bodies hanging from the world, and the ground; resting: placed on the plane */
-static mr_model *scene(int n, int resting, double spacing, mr_se3 *X, uint64_t *s) {
+/* n shapes on bodies hanging from the world, and the ground. layout 1: resting on the plane on a
+ * grid; 0: random in a cube of side spacing n^(1/3); 2: random in a strip along x of length
+ * spacing n (2 m wide and high) */
+static mr_model *scene(int n, int layout, double spacing, mr_se3 *X, uint64_t *s) {
   mr_model *m = mr_model_create("bench");
   mr_error err;
   mr_inertia I = {1.0, mr_v3_zero(), mr_m3_diag(0.01, 0.01, 0.01)};
@@ -46,9 +48,11 @@ static mr_model *scene(int n, int resting, double spacing, mr_se3 *X, uint64_t *
     mr_model_add_geom(m, &g, &err);
     double yaw = urand(s, -3.1, 3.1), z;
     mr_mat3 R = mr_m3_rpy(t == MR_GEOM_CAPSULE ? M_PI / 2 : 0, 0, yaw);
-    if (resting) {
+    if (layout == 1) {
       z = t == MR_GEOM_BOX ? g.size[2] : g.size[0];
       X[i + 1] = mr_se3_make(R, mr_v3(spacing * (i % side2), spacing * (i / side2), z));
+    } else if (layout == 2) {
+      X[i + 1] = mr_se3_make(R, mr_v3(urand(s, 0, spacing * n), urand(s, 0, 2), urand(s, 0, 2)));
     } else {
       X[i + 1] = mr_se3_make(R, mr_v3(spacing * urand(s, 0, side), spacing * urand(s, 0, side),
                                       spacing * urand(s, 0, side)));
@@ -120,8 +124,10 @@ static double timed(mr_model *m, mr_se3 *X, int n, mr_broadphase_kind b, uint64_
   return t;
 }
 
-static void bench_growth(void) {
-  printf("\ncost at constant density (random poses, a cube of 0.5 m per shape, jittered frames)\n");
+static void bench_growth(int layout) {
+  printf("\ncost at constant density, %s, jittered frames\n",
+         layout ? "random poses in a strip along the sweep axis (0.1 m of strip per shape)"
+                : "random poses in a cube (0.125 m^3 per shape)");
   printf("%8s %8s %14s %16s %18s\n", "n", "pairs", "query (us)", "SAP only (us)",
          "brute only (us)");
   int ns[] = {100, 300, 1000, 3000, 10000};
@@ -131,7 +137,7 @@ static void bench_growth(void) {
     int n = ns[k], pairs = 0;
     uint64_t s = 9;
     mr_se3 *X = malloc((size_t)(n + 1) * sizeof *X);
-    mr_model *m = scene(n, 0, 0.5, X, &s);
+    mr_model *m = scene(n, layout, layout ? 0.1 : 0.5, X, &s);
     nn[k] = n;
     tq[k] = timed(m, X, n, MR_BROADPHASE_SAP, &s, &pairs);
     for (int i = 0; i < m->ngeoms; ++i)
@@ -149,6 +155,7 @@ static void bench_growth(void) {
 
 int main(void) {
   bench_resting();
-  bench_growth();
+  bench_growth(0);
+  bench_growth(2);
   return 0;
 }

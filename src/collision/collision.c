@@ -9,6 +9,12 @@
 
 #include "collision/narrow.h"
 
+/* an AABB and its geometry, stored in sweep order */
+typedef struct {
+  double lo[3], hi[3];
+  int id;
+} sweep_box;
+
 struct mr_collision_s {
   const mr_model *m;
   mr_collision_settings s;
@@ -22,7 +28,7 @@ struct mr_collision_s {
   int nbounded, nunbounded;
   int *bounded, *unbounded; /* geometry ids */
   int *order;               /* bounded geometries sorted by lo.x (persistent) */
-  int sorted;               /* order holds a previous sort */
+  sweep_box *sorted;        /* their AABBs copied in sweep order (sequential access) */
   int npairs, cap_pairs;
   mr_geom_pair *pairs;
   mr_collision_stats stats;
@@ -140,6 +146,7 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->bounded = malloc(n * sizeof(int));
   c->unbounded = malloc(n * sizeof(int));
   c->order = malloc(n * sizeof(int));
+  c->sorted = malloc(n * sizeof *c->sorted);
   c->pairs = malloc((size_t)c->cap_pairs * sizeof *c->pairs);
   return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order && c->pairs
              ? 0
@@ -186,7 +193,7 @@ void mr_collision_free(mr_collision *c) {
   if (!c) return;
   free(c->exclude), free(c->include), free(c->materials), free(c->material_keys);
   free(c->contacts), free(c->X), free(c->lo), free(c->hi);
-  free(c->bounded), free(c->unbounded), free(c->order), free(c->pairs);
+  free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->pairs);
   free(c);
 }
 
@@ -293,16 +300,22 @@ static void sort_order(mr_collision *c) {
 
 static void sweep(mr_collision *c) {
   sort_order(c);
-  const int *o = c->order;
+  /* the boxes in sweep order, contiguous */
+  sweep_box *b = c->sorted;
   for (int p = 0; p < c->nbounded; ++p) {
-    int i = o[p];
-    for (int q = p + 1; q < c->nbounded && c->lo[o[q]].v[0] <= c->hi[i].v[0]; ++q) {
-      int j = o[q];
-      if (!overlap(c, i, j) || !pair_allowed(c, i, j)) continue;
-      if (i < j)
-        test_pair(c, i, j);
-      else
-        test_pair(c, j, i);
+    int g = c->order[p];
+    for (int k = 0; k < 3; ++k)
+      b[p].lo[k] = c->lo[g].v[k], b[p].hi[k] = c->hi[g].v[k];
+    b[p].id = g;
+  }
+  for (int p = 0; p < c->nbounded; ++p) {
+    const sweep_box *x = &b[p];
+    for (int q = p + 1; q < c->nbounded && b[q].lo[0] <= x->hi[0]; ++q) {
+      const sweep_box *y = &b[q];
+      if (y->lo[1] > x->hi[1] || x->lo[1] > y->hi[1] || y->lo[2] > x->hi[2] || x->lo[2] > y->hi[2])
+        continue;
+      int i = x->id < y->id ? x->id : y->id, j = x->id < y->id ? y->id : x->id;
+      if (pair_allowed(c, i, j)) test_pair(c, i, j);
     }
   }
 }
