@@ -223,6 +223,35 @@ static void test_sphere_box(void **state) {
   }
 }
 
+/* deep cases: a sphere centred in a box leaves by the nearest face; parallel capsules at
+ * distance d have Φ = d − r₁ − r₂ along their common perpendicular; a box sunk in the plane
+ * reports its 4 deepest corners */
+static void test_deep_and_parallel(void **state) {
+  mr_geom sph = geom(MR_GEOM_SPHERE, 0.1, 0, 0), box = geom(MR_GEOM_BOX, 0.3, 0.2, 0.25);
+  mr_se3 Xb = mr_se3_make(mr_m3_rpy(0.2, -0.4, 1.0), mr_v3(0.5, -0.3, 0.2));
+  mr_se3 Xs = mr_se3_make(mr_m3_identity(), Xb.p);
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  assert_int_equal(mr_collide(&sph, &Xs, &box, &Xb, 1e-3, 0, c, NULL), 1);
+  assert_near(c[0].phi, -0.2 - 0.1, 1e-12);
+  /* the normal is the box's local ±y axis */
+  assert_near(fabs(mr_v3_dot(normal_of(&c[0]), mr_v3(Xb.R.m[0][1], Xb.R.m[1][1], Xb.R.m[2][1]))),
+              1.0, 1e-12);
+  mr_geom a = geom(MR_GEOM_CAPSULE, 0.1, 0.5, 0), b = geom(MR_GEOM_CAPSULE, 0.05, 0.3, 0);
+  mr_mat3 R = mr_m3_rpy(0.3, 0.7, -0.2);
+  mr_vec3 perp = mr_v3(R.m[0][0], R.m[1][0], R.m[2][0]); /* ⟂ to both axes (local z) */
+  mr_se3 Xa = mr_se3_make(R, mr_v3_zero()), Xc = mr_se3_make(R, mr_v3_scale(perp, 0.12));
+  assert_int_equal(mr_collide(&a, &Xa, &b, &Xc, 1e-3, 0, c, NULL), 1);
+  assert_near(c[0].phi, 0.12 - 0.15, 1e-12);
+  for (int i = 0; i < 3; ++i)
+    assert_near(normal_of(&c[0]).v[i], -perp.v[i], 1e-12);
+  mr_geom plane = mr_geom_default(MR_GEOM_HALFSPACE, 0);
+  mr_se3 I = mr_se3_identity(), Xd = mr_se3_make(mr_m3_rpy(0.1, 0, 0), mr_v3(0, 0, -0.1));
+  int n = mr_collide(&box, &Xd, &plane, &I, 1e-3, 0, c, NULL);
+  assert_int_equal(n, 4);
+  for (int i = 0; i < n; ++i)
+    assert_true(c[i].phi < -0.3);
+}
+
 /* capsule-capsule and sphere-capsule: crossing capsules have a closed form; random poses agree
  * with libccd */
 static void test_capsules(void **state) {
@@ -640,13 +669,21 @@ static void test_context(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sphere_sphere),  cmocka_unit_test(test_halfspace_pairs),
-      cmocka_unit_test(test_box_resting),    cmocka_unit_test(test_sphere_box),
-      cmocka_unit_test(test_capsules),       cmocka_unit_test(test_box_box),
-      cmocka_unit_test(test_cylinder_plane), cmocka_unit_test(test_frame),
-      cmocka_unit_test(test_hfield_flat),    cmocka_unit_test(test_hfield_rolling),
-      cmocka_unit_test(test_hfield_file),    cmocka_unit_test(test_hfield_box_spike),
-      cmocka_unit_test(test_hfield_bumpy),   cmocka_unit_test(test_broadphase),
+      cmocka_unit_test(test_sphere_sphere),
+      cmocka_unit_test(test_halfspace_pairs),
+      cmocka_unit_test(test_box_resting),
+      cmocka_unit_test(test_sphere_box),
+      cmocka_unit_test(test_capsules),
+      cmocka_unit_test(test_deep_and_parallel),
+      cmocka_unit_test(test_box_box),
+      cmocka_unit_test(test_cylinder_plane),
+      cmocka_unit_test(test_frame),
+      cmocka_unit_test(test_hfield_flat),
+      cmocka_unit_test(test_hfield_rolling),
+      cmocka_unit_test(test_hfield_file),
+      cmocka_unit_test(test_hfield_box_spike),
+      cmocka_unit_test(test_hfield_bumpy),
+      cmocka_unit_test(test_broadphase),
       cmocka_unit_test(test_context),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

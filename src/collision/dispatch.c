@@ -10,41 +10,90 @@ typedef struct {
   int analytic; /* replaced by libccd when force_ccd is set (convex pairs only) */
 } pair_entry;
 
-#define T MR_GEOM_TYPE_COUNT
+enum {
+  H = MR_GEOM_HALFSPACE,
+  S = MR_GEOM_SPHERE,
+  B = MR_GEOM_BOX,
+  C = MR_GEOM_CAPSULE,
+  Y = MR_GEOM_CYLINDER,
+  E = MR_GEOM_ELLIPSOID,
+  M = MR_GEOM_MESH,
+  F = MR_GEOM_HEIGHTFIELD
+};
 
-/* fill both orders of a pair */
-static void set(pair_entry tab[T][T], mr_geom_type a, mr_geom_type b, pair_fn fn, int analytic) {
-  tab[a][b] = (pair_entry){fn, 0, analytic};
-  if (a != b) tab[b][a] = (pair_entry){fn, 1, analytic};
-}
+/* a routine for (A, B) and its use for (B, A) */
+#define FWD(f, an)                                                                                 \
+  { f, 0, an }
+#define REV(f, an)                                                                                 \
+  { f, 1, an }
 
-/* the table, built on each call from constants (cheap; keeps no global mutable state) */
-static pair_entry lookup(mr_geom_type ta, mr_geom_type tb) {
-  pair_entry tab[T][T] = {{{0}}};
-  const mr_geom_type convex[] = {MR_GEOM_SPHERE,   MR_GEOM_BOX,       MR_GEOM_CAPSULE,
-                                 MR_GEOM_CYLINDER, MR_GEOM_ELLIPSOID, MR_GEOM_MESH};
-  for (int i = 0; i < 6; ++i) {
-    for (int j = i; j < 6; ++j)
-      set(tab, convex[i], convex[j], ccd_collide, 0);
-    set(tab, convex[i], MR_GEOM_HALFSPACE, convex_halfspace, 0);
-    set(tab, convex[i], MR_GEOM_HEIGHTFIELD, convex_hfield, 0);
-  }
-  set(tab, MR_GEOM_SPHERE, MR_GEOM_SPHERE, sphere_sphere, 1);
-  set(tab, MR_GEOM_SPHERE, MR_GEOM_BOX, sphere_box, 1);
-  set(tab, MR_GEOM_SPHERE, MR_GEOM_CAPSULE, sphere_capsule, 1);
-  set(tab, MR_GEOM_CAPSULE, MR_GEOM_CAPSULE, capsule_capsule, 1);
-  set(tab, MR_GEOM_BOX, MR_GEOM_BOX, box_box, 1);
-  set(tab, MR_GEOM_SPHERE, MR_GEOM_HALFSPACE, sphere_halfspace, 0);
-  set(tab, MR_GEOM_CAPSULE, MR_GEOM_HALFSPACE, capsule_halfspace, 0);
-  set(tab, MR_GEOM_BOX, MR_GEOM_HALFSPACE, box_halfspace, 0);
-  set(tab, MR_GEOM_CYLINDER, MR_GEOM_HALFSPACE, cylinder_halfspace, 0);
-  set(tab, MR_GEOM_MESH, MR_GEOM_HALFSPACE, mesh_halfspace, 0);
-  return tab[ta][tb];
-}
+static const pair_entry table[MR_GEOM_TYPE_COUNT][MR_GEOM_TYPE_COUNT] = {
+    [H] = {[S] = REV(sphere_halfspace, 0),
+           [B] = REV(box_halfspace, 0),
+           [C] = REV(capsule_halfspace, 0),
+           [Y] = REV(cylinder_halfspace, 0),
+           [E] = REV(convex_halfspace, 0),
+           [M] = REV(mesh_halfspace, 0)},
+    [S] = {[H] = FWD(sphere_halfspace, 0),
+           [S] = FWD(sphere_sphere, 1),
+           [B] = FWD(sphere_box, 1),
+           [C] = FWD(sphere_capsule, 1),
+           [Y] = FWD(ccd_collide, 0),
+           [E] = FWD(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [B] = {[H] = FWD(box_halfspace, 0),
+           [S] = REV(sphere_box, 1),
+           [B] = FWD(box_box, 1),
+           [C] = FWD(ccd_collide, 0),
+           [Y] = FWD(ccd_collide, 0),
+           [E] = FWD(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [C] = {[H] = FWD(capsule_halfspace, 0),
+           [S] = REV(sphere_capsule, 1),
+           [B] = REV(ccd_collide, 0),
+           [C] = FWD(capsule_capsule, 1),
+           [Y] = FWD(ccd_collide, 0),
+           [E] = FWD(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [Y] = {[H] = FWD(cylinder_halfspace, 0),
+           [S] = REV(ccd_collide, 0),
+           [B] = REV(ccd_collide, 0),
+           [C] = REV(ccd_collide, 0),
+           [Y] = FWD(ccd_collide, 0),
+           [E] = FWD(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [E] = {[H] = FWD(convex_halfspace, 0),
+           [S] = REV(ccd_collide, 0),
+           [B] = REV(ccd_collide, 0),
+           [C] = REV(ccd_collide, 0),
+           [Y] = REV(ccd_collide, 0),
+           [E] = FWD(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [M] = {[H] = FWD(mesh_halfspace, 0),
+           [S] = REV(ccd_collide, 0),
+           [B] = REV(ccd_collide, 0),
+           [C] = REV(ccd_collide, 0),
+           [Y] = REV(ccd_collide, 0),
+           [E] = REV(ccd_collide, 0),
+           [M] = FWD(ccd_collide, 0),
+           [F] = FWD(convex_hfield, 0)},
+    [F] = {[S] = REV(convex_hfield, 0),
+           [B] = REV(convex_hfield, 0),
+           [C] = REV(convex_hfield, 0),
+           [Y] = REV(convex_hfield, 0),
+           [E] = REV(convex_hfield, 0),
+           [M] = REV(convex_hfield, 0)},
+};
 
 int narrow_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
-  if ((unsigned)a->g->type >= T || (unsigned)b->g->type >= T) return 0;
-  pair_entry e = lookup(a->g->type, b->g->type);
+  if ((unsigned)a->g->type >= MR_GEOM_TYPE_COUNT || (unsigned)b->g->type >= MR_GEOM_TYPE_COUNT)
+    return 0;
+  pair_entry e = table[a->g->type][b->g->type];
   if (!e.fn) {
     /* halfspace/heightfield against each other: static ground, nothing to report */
     c->unsupported++;
