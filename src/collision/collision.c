@@ -1,8 +1,9 @@
 /* The collision context: settings, filters (same body, parent/child, group/mask, explicit
- * include/exclude lists), the broadphase (sweep and prune along x over world AABBs, kept sorted
- * by insertion sort between queries to exploit temporal coherence; unbounded halfspaces and
- * heightfields tested against every bounded geometry outside the sweep), and contact generation
- * (frame, material, stable key). Every buffer is allocated in mr_collision_create. */
+ * include/exclude lists), the broadphase (sweep and prune over world AABBs along the axis of
+ * largest spread, kept sorted by insertion sort between queries to exploit temporal coherence,
+ * merge sort on the first query and after an axis change; unbounded halfspaces and heightfields
+ * tested against every bounded geometry outside the sweep), and contact generation (frame,
+ * material, stable key). Every buffer is allocated in mr_collision_create. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,9 @@ struct mr_collision_s {
   int *bounded, *unbounded; /* geometry ids */
   int *order;               /* bounded geometries sorted by lo.x (persistent) */
   sweep_box *sorted;        /* their AABBs copied in sweep order (sequential access) */
+  int *scratch;             /* merge sort buffer */
+  int axis;                 /* sweep axis: the one of largest spread of the AABB centres */
+  int have_order;           /* order holds a sort along axis from a previous query */
   int npairs, cap_pairs;
   mr_geom_pair *pairs;
   mr_collision_stats stats;
@@ -147,6 +151,7 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->unbounded = malloc(n * sizeof(int));
   c->order = malloc(n * sizeof(int));
   c->sorted = malloc(n * sizeof *c->sorted);
+  c->scratch = malloc(n * sizeof(int));
   c->pairs = malloc((size_t)c->cap_pairs * sizeof *c->pairs);
   return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order && c->pairs
              ? 0
@@ -193,7 +198,8 @@ void mr_collision_free(mr_collision *c) {
   if (!c) return;
   free(c->exclude), free(c->include), free(c->materials), free(c->material_keys);
   free(c->contacts), free(c->X), free(c->lo), free(c->hi);
-  free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->pairs);
+  free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
+      free(c->pairs);
   free(c);
 }
 
@@ -284,13 +290,18 @@ static int reaches_unbounded(const mr_collision *c, int g, int u) {
   return d <= 0.5 * c->s.margin;
 }
 
-/* sort order by lo.x: insertion sort (near-linear when the order barely changes) */
-static void sort_order(mr_collision *c) {
+/* does geometry g come before h along the sweep axis (ties by id) */
+static int before(const mr_collision *c, int g, int h) {
+  double a = c->lo[g].v[c->axis], b = c->lo[h].v[c->axis];
+  return a < b || (a == b && g < h);
+}
+
+/* insertion sort of the previous order (near-linear when the order barely changes) */
+static void insertion_sort(mr_collision *c) {
   int *o = c->order;
   for (int i = 1; i < c->nbounded; ++i) {
     int g = o[i], j = i - 1;
-    double x = c->lo[g].v[0];
-    while (j >= 0 && (c->lo[o[j]].v[0] > x || (c->lo[o[j]].v[0] == x && o[j] > g))) {
+    while (j >= 0 && before(c, g, o[j])) {
       o[j + 1] = o[j];
       j--;
     }
@@ -298,14 +309,57 @@ static void sort_order(mr_collision *c) {
   }
 }
 
+/* bottom-up merge sort, O(n log n), for the first query and after an axis change */
+static void merge_sort(mr_collision *c) {
+  int n = c->nbounded, *a = c->order, *t = c->scratch;
+  for (int w = 1; w < n; w *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * w) {
+      int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        t[k++] = before(c, a[j], a[i]) ? a[j++] : a[i++];
+      while (i < mid)
+        t[k++] = a[i++];
+      while (j < hi)
+        t[k++] = a[j++];
+    }
+    memcpy(a, t, (size_t)n * sizeof(int));
+  }
+}
+
+/* the axis of largest variance of the AABB centres; switch only when clearly better */
+static void choose_axis(mr_collision *c) {
+  double sum[3] = {0}, sq[3] = {0}, var[3];
+  for (int p = 0; p < c->nbounded; ++p) {
+    int g = c->bounded[p];
+    for (int k = 0; k < 3; ++k) {
+      double x = 0.5 * (c->lo[g].v[k] + c->hi[g].v[k]);
+      sum[k] += x, sq[k] += x * x;
+    }
+  }
+  int best = 0;
+  for (int k = 0; k < 3; ++k) {
+    var[k] = sq[k] - sum[k] * sum[k] / (c->nbounded > 0 ? c->nbounded : 1);
+    if (var[k] > var[best]) best = k;
+  }
+  if (!c->have_order || var[best] > 2.0 * var[c->axis]) {
+    c->axis = best;
+    merge_sort(c);
+    c->have_order = 1;
+  } else {
+    insertion_sort(c);
+  }
+}
+
 static void sweep(mr_collision *c) {
-  sort_order(c);
-  /* the boxes in sweep order, contiguous */
+  choose_axis(c);
+  /* the boxes in sweep order, contiguous, axes permuted so that the sweep axis comes first */
+  int a0 = c->axis, a1 = (a0 + 1) % 3, a2 = (a0 + 2) % 3;
   sweep_box *b = c->sorted;
   for (int p = 0; p < c->nbounded; ++p) {
     int g = c->order[p];
-    for (int k = 0; k < 3; ++k)
-      b[p].lo[k] = c->lo[g].v[k], b[p].hi[k] = c->hi[g].v[k];
+    b[p].lo[0] = c->lo[g].v[a0], b[p].lo[1] = c->lo[g].v[a1], b[p].lo[2] = c->lo[g].v[a2];
+    b[p].hi[0] = c->hi[g].v[a0], b[p].hi[1] = c->hi[g].v[a1], b[p].hi[2] = c->hi[g].v[a2];
     b[p].id = g;
   }
   for (int p = 0; p < c->nbounded; ++p) {
