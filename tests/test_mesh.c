@@ -195,6 +195,10 @@ static void test_mesh_errors(void **state) {
   mr_model_free(model);
 }
 
+static double zero(double x, double y, void *u) {
+  return 0.0;
+}
+
 /* a cube mesh resting on the plane: 4 corner contacts at Φ = 0 (as the box); against a sphere
  * the general path (GJK) matches the analytic sphere-box pair to 1e-6 */
 static void test_mesh_collisions(void **state) {
@@ -214,6 +218,16 @@ static void test_mesh_collisions(void **state) {
   assert_int_equal(mr_collide(&gm, &X, &plane, &I, 1e-3, 0, c, NULL), 4);
   for (int i = 0; i < 4; ++i)
     assert_near(c[i].phi, 0.0, 1e-15);
+  /* the same on a flat heightfield (hull vertices as probes): 4 contacts at Φ = 0, normal +z */
+  mr_hfield *hf = mr_hfield_from_function(zero, NULL, 41, 41, -1, -1, 0.05, 0.05, 0.1, &err);
+  mr_geom gh = mr_geom_default(MR_GEOM_HEIGHTFIELD, 0);
+  gh.hfield = hf;
+  assert_int_equal(mr_collide(&gm, &X, &gh, &I, 1e-3, 0, c, NULL), 4);
+  for (int i = 0; i < 4; ++i) {
+    assert_near(c[i].phi, 0.0, 1e-15);
+    assert_near(c[i].frame.m[2][2], 1.0, 1e-15);
+  }
+  mr_hfield_free(hf);
   uint64_t s = 21;
   int compared = 0;
   for (int k = 0; k < 200; ++k) {

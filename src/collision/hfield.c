@@ -279,50 +279,53 @@ static int probe_field(const mr_hfield *h, mr_vec3 x, double r, double margin, i
   return n;
 }
 
-/* the probe spheres of shape a in the field frame (Xl: a in the field frame) */
-static int probes(const shape *a, const mr_se3 *Xl, double cell, mr_vec3 *x, double *r, int cap) {
-  const mr_geom *g = a->g;
-  const double *s = g->size;
-  int n = 0;
+/* the number of probe spheres of geometry g (cell: the field's smaller spacing) */
+static int probe_count(const mr_geom *g, double cell) {
   switch (g->type) {
-  case MR_GEOM_SPHERE:
-    x[0] = Xl->p, r[0] = s[0];
-    return 1;
   case MR_GEOM_CAPSULE: {
-    int m = (int)ceil(2 * s[1] / (0.5 * cell)) + 1;
-    m = m > cap ? cap : m < 2 ? 2 : m;
-    for (int k = 0; k < m; ++k)
-      x[k] = mr_se3_act_point(Xl, mr_v3(0, 0, -s[1] + 2 * s[1] * k / (m - 1))), r[k] = s[0];
-    return m;
+    double m = ceil(2 * g->size[1] / (0.5 * cell)) + 1;
+    return m > 64 ? 64 : m < 2 ? 2 : (int)m;
   }
   case MR_GEOM_BOX:
-    for (int v = 0; v < 8; ++v, ++n)
-      x[n] = mr_se3_act_point(
-          Xl, mr_v3(v & 1 ? s[0] : -s[0], v & 2 ? s[1] : -s[1], v & 4 ? s[2] : -s[2])),
-      r[n] = 0;
-    return n;
+    return 8;
   case MR_GEOM_CYLINDER:
-    for (int k = 0; k < 16; ++k, ++n) {
-      double th = 2 * M_PI * (k % 8) / 8.0;
-      x[n] = mr_se3_act_point(Xl, mr_v3(s[0] * cos(th), s[0] * sin(th), k < 8 ? -s[1] : s[1])),
-      r[n] = 0;
-    }
-    return n;
+    return 16;
   case MR_GEOM_MESH:
-    for (int k = 0; g->mesh && k < g->mesh->nhull && n < cap; ++k, ++n)
-      x[n] = mr_se3_act_point(
-          Xl, mr_v3(g->mesh->hull[3 * k], g->mesh->hull[3 * k + 1], g->mesh->hull[3 * k + 2])),
-      r[n] = 0;
-    return n;
-  default: {
-    shape sl = {g, *Xl};
-    x[0] = shape_support(&sl, mr_v3(0, 0, -1)), r[0] = 0;
+    return g->mesh ? g->mesh->nhull : 0;
+  default:
     return 1;
-  }
   }
 }
 
-#define MAX_PROBES 256
+/* probe k of shape a (placement Xl in the field frame): centre and radius */
+static mr_vec3 probe_at(const shape *a, const mr_se3 *Xl, int k, int count, double *r) {
+  const mr_geom *g = a->g;
+  const double *s = g->size;
+  *r = 0;
+  switch (g->type) {
+  case MR_GEOM_SPHERE:
+    *r = s[0];
+    return Xl->p;
+  case MR_GEOM_CAPSULE:
+    *r = s[0];
+    return mr_se3_act_point(Xl, mr_v3(0, 0, -s[1] + 2 * s[1] * k / (count - 1)));
+  case MR_GEOM_BOX:
+    return mr_se3_act_point(
+        Xl, mr_v3(k & 1 ? s[0] : -s[0], k & 2 ? s[1] : -s[1], k & 4 ? s[2] : -s[2]));
+  case MR_GEOM_CYLINDER: {
+    double th = 2 * M_PI * (k % 8) / 8.0;
+    return mr_se3_act_point(Xl, mr_v3(s[0] * cos(th), s[0] * sin(th), k < 8 ? -s[1] : s[1]));
+  }
+  case MR_GEOM_MESH: {
+    const double *v = &g->mesh->hull[3 * k];
+    return mr_se3_act_point(Xl, mr_v3(v[0], v[1], v[2]));
+  }
+  default: {
+    shape sl = {g, *Xl};
+    return shape_support(&sl, mr_v3(0, 0, -1));
+  }
+  }
+}
 
 /* grid vertices of the field that poke into box a (field frame Xl) deeper than thresh: the
  * terrain's peaks under a box face, which the box's vertices cannot see */
@@ -358,15 +361,14 @@ int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *ou
   const mr_hfield *h = b->g->hfield;
   if (!h) return 0;
   mr_se3 Xl = mr_se3_inv_mul(&b->X, &a->X);
-  mr_vec3 x[MAX_PROBES];
-  double r[MAX_PROBES];
-  int np = probes(a, &Xl, fmin(h->dx, h->dy), x, r, MAX_PROBES);
+  int np = probe_count(a->g, fmin(h->dx, h->dy));
   /* per probe up to 4 distinct normals for spheres, the deepest for points */
   raw_contact buf[MR_PAIR_MAX_CONTACTS + 4];
   int n = 0;
   for (int k = 0; k < np; ++k) {
-    int keep = r[k] > 0 ? 4 : 1;
-    n += probe_field(h, x[k], r[k], c->margin, keep, k, buf + n);
+    double r;
+    mr_vec3 x = probe_at(a, &Xl, k, np, &r);
+    n += probe_field(h, x, r, c->margin, r > 0 ? 4 : 1, k, buf + n);
     if (n > MR_PAIR_MAX_CONTACTS) n = reduce_contacts(buf, n, 4);
   }
   /* terrain peaks inside a box, deeper than its vertices' contacts */
