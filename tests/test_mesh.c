@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <string.h>
+#include <strings.h>
 
 #include "moreau/collision.h"
 
