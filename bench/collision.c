@@ -1,0 +1,161 @@
+/* Collision benchmark: contacts per second for n random spheres, boxes and capsules resting on
+ * a plane (n = 1, 10, 100, 1000), and the cost of a query (broadphase + narrowphase) as n grows
+ * at constant density (n = 100..10000, shapes jittered between frames so that the insertion sort
+ * exploits coherence), with the growth exponent from a least-squares fit of log t on log n,
+ * for sweep and prune and for brute force. Run: make bench (or build/bench/bench/collision). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "moreau/collision.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* deterministic uniform numbers in [lo, hi) (splitmix64) */
+static double urand(uint64_t *s, double lo, double hi) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return lo + (hi - lo) * (double)(z >> 11) * 0x1.0p-53;
+}
+
+/* n shapes on bodies hanging from the world, and the ground. layout 1: resting on the plane on a
+ * grid; 0: random in a cube of side spacing n^(1/3); 2: random in a strip along x of length
+ * spacing n (2 m wide and high) */
+static mr_model *scene(int n, int layout, double spacing, mr_se3 *X, uint64_t *s) {
+  mr_model *m = mr_model_create("bench");
+  mr_error err;
+  mr_inertia I = {1.0, mr_v3_zero(), mr_m3_diag(0.01, 0.01, 0.01)};
+  mr_geom ground = mr_geom_default(MR_GEOM_HALFSPACE, 0);
+  mr_model_add_geom(m, &ground, &err);
+  X[0] = mr_se3_identity();
+  int side = (int)ceil(cbrt((double)n));
+  int side2 = (int)ceil(sqrt((double)n));
+  for (int i = 0; i < n; ++i) {
+    int b = mr_model_add_body(m, 0, "j", MR_JOINT_FREE, mr_se3_identity(), mr_v3(0, 0, 1), "b", I,
+                              &err);
+    mr_geom_type t = i % 3 == 0 ? MR_GEOM_SPHERE : i % 3 == 1 ? MR_GEOM_BOX : MR_GEOM_CAPSULE;
+    mr_geom g = mr_geom_default(t, b);
+    for (int k = 0; k < 3; ++k)
+      g.size[k] = urand(s, 0.05, 0.15);
+    mr_model_add_geom(m, &g, &err);
+    double yaw = urand(s, -3.1, 3.1), z;
+    mr_mat3 R = mr_m3_rpy(t == MR_GEOM_CAPSULE ? M_PI / 2 : 0, 0, yaw);
+    if (layout == 1) {
+      z = t == MR_GEOM_BOX ? g.size[2] : g.size[0];
+      X[i + 1] = mr_se3_make(R, mr_v3(spacing * (i % side2), spacing * (i / side2), z));
+    } else if (layout == 2) {
+      X[i + 1] = mr_se3_make(R, mr_v3(urand(s, 0, spacing * n), urand(s, 0, 2), urand(s, 0, 2)));
+    } else {
+      X[i + 1] = mr_se3_make(R, mr_v3(spacing * urand(s, 0, side), spacing * urand(s, 0, side),
+                                      spacing * urand(s, 0, side)));
+    }
+  }
+  return m;
+}
+
+static void bench_resting(void) {
+  printf("resting on a plane (spheres, boxes, capsules; margin 1 mm)\n");
+  printf("%8s %10s %14s %16s\n", "n", "contacts", "query (us)", "contacts/s");
+  int ns[] = {1, 10, 100, 1000};
+  for (int k = 0; k < 4; ++k) {
+    int n = ns[k];
+    uint64_t s = 7;
+    mr_se3 *X = malloc((size_t)(n + 1) * sizeof *X);
+    mr_model *m = scene(n, 1, 0.5, X, &s);
+    mr_error err;
+    mr_collision *c = mr_collision_create(m, NULL, 8 * n + 8, &err);
+    int reps = 0;
+    long contacts = 0;
+    double t0 = now(), t;
+    do {
+      mr_collision_detect_geoms(c, X, &err);
+      contacts += mr_collision_ncontacts(c);
+      reps++;
+    } while ((t = now() - t0) < 0.3);
+    printf("%8d %10d %14.2f %16.3g\n", n, mr_collision_ncontacts(c), 1e6 * t / reps, contacts / t);
+    mr_collision_free(c);
+    mr_model_free(m);
+    free(X);
+  }
+}
+
+/* mean seconds per query over coherent frames */
+static double query_time(mr_collision *c, mr_se3 *X, int n, uint64_t *s) {
+  mr_error err;
+  int reps = 0;
+  double t0 = now(), t;
+  do {
+    for (int i = 1; i <= n; ++i)
+      X[i].p.v[0] += urand(s, -0.002, 0.002);
+    mr_collision_detect_geoms(c, X, &err);
+    reps++;
+  } while ((t = now() - t0) < 0.2);
+  return t / reps;
+}
+
+/* slope of the least-squares line through (log n, log t) */
+static double slope(const double *n, const double *t, int k) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < k; ++i) {
+    double x = log(n[i]), y = log(t[i]);
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  return (k * sxy - sx * sy) / (k * sxx - sx * sx);
+}
+
+/* one query's time with broadphase kind b; masks 0 leave the broadphase alone (no pair passes
+ * the group/mask filter, so no narrowphase runs) */
+static double timed(mr_model *m, mr_se3 *X, int n, mr_broadphase_kind b, uint64_t *s, int *pairs) {
+  mr_error err;
+  mr_collision_settings cs = mr_collision_settings_default();
+  cs.broadphase = b;
+  mr_collision *c = mr_collision_create(m, &cs, 16 * n, &err);
+  double t = query_time(c, X, n, s);
+  if (pairs) *pairs = mr_collision_get_stats(c).npairs;
+  mr_collision_free(c);
+  return t;
+}
+
+static void bench_growth(int layout) {
+  printf("\ncost at constant density, %s, jittered frames\n",
+         layout ? "random poses in a strip along the sweep axis (0.1 m of strip per shape)"
+                : "random poses in a cube (0.125 m^3 per shape)");
+  printf("%8s %8s %14s %16s %18s\n", "n", "pairs", "query (us)", "SAP only (us)",
+         "brute only (us)");
+  int ns[] = {100, 300, 1000, 3000, 10000};
+  double nn[5], tq[5], ts[5], tb[5];
+  int kb = 0;
+  for (int k = 0; k < 5; ++k) {
+    int n = ns[k], pairs = 0;
+    uint64_t s = 9;
+    mr_se3 *X = malloc((size_t)(n + 1) * sizeof *X);
+    mr_model *m = scene(n, layout, layout ? 0.1 : 0.5, X, &s);
+    nn[k] = n;
+    tq[k] = timed(m, X, n, MR_BROADPHASE_SAP, &s, &pairs);
+    for (int i = 0; i < m->ngeoms; ++i)
+      m->geoms[i].mask = 0;
+    ts[k] = timed(m, X, n, MR_BROADPHASE_SAP, &s, NULL);
+    tb[k] = NAN;
+    if (n <= 3000) tb[k] = timed(m, X, n, MR_BROADPHASE_BRUTE, &s, NULL), kb++;
+    printf("%8d %8d %14.1f %16.1f %18.1f\n", n, pairs, 1e6 * tq[k], 1e6 * ts[k], 1e6 * tb[k]);
+    mr_model_free(m);
+    free(X);
+  }
+  printf("growth exponent (log-log fit): query %.2f, SAP broadphase %.2f, brute force %.2f\n",
+         slope(nn, tq, 5), slope(nn, ts, 5), slope(nn, tb, kb));
+}
+
+int main(void) {
+  bench_resting();
+  bench_growth(0);
+  bench_growth(2);
+  return 0;
+}
