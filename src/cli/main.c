@@ -6,6 +6,7 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"check", "load and validate a scene file", mr_cmd_check},
 };
 
 static void usage(FILE *f) {
