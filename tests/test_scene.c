@@ -551,6 +551,32 @@ static void test_cli_check(void **state) {
   rmdir(dir);
 }
 
+/* never crash: every truncation of the minimal scene and single-character corruptions either
+ * load or fail with a positioned message (run under the sanitizers by make check) */
+static void test_corrupted_input(void **state) {
+  size_t len = strlen(minimal);
+  char *buf = malloc(len + 1);
+  const char subs[] = ":[]-{}x\n#&*!'\"0";
+  int failures = 0;
+  for (size_t cut = 0; cut <= len; ++cut)
+    for (size_t k = 0; k <= sizeof subs - 1; ++k) {
+      memcpy(buf, minimal, len + 1);
+      if (k < sizeof subs - 1) buf[cut < len ? cut : 0] = subs[k];
+      else buf[cut] = '\0';
+      mr_scene s;
+      mr_error err;
+      if (parse(buf, &s, &err) != MR_OK) {
+        ++failures;
+        assert_true(strncmp(err.msg, "t.yaml", 6) == 0);
+      } else {
+        assert_non_null(s.model);
+        mr_scene_free(&s);
+      }
+    }
+  free(buf);
+  assert_true(failures > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_minimal),
@@ -567,6 +593,7 @@ int main(void) {
       cmocka_unit_test(test_robot_reference),
       cmocka_unit_test(test_all_scenes),
       cmocka_unit_test(test_cli_check),
+      cmocka_unit_test(test_corrupted_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
