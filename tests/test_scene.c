@@ -449,6 +449,7 @@ static int urdf_available(const char *urdf) {
   mr_model *m = NULL;
   mr_error err;
   mr_urdf_options opt = mr_urdf_options_default();
+  opt.collision = 0; /* meshes are the scene's business (package roots) */
   mr_status st = mr_urdf_load(urdf, &opt, &m, &err);
   mr_model_free(m);
   return st == MR_OK;
@@ -503,6 +504,28 @@ static void test_robot_reference(void **state) {
   strcat(text, "    joints: {FL_HFEE: 0.3}\n");
   expect_error(text, "11:14: 'joints': the robot has no 1-dof joint 'FL_HFEE'",
                "did you mean 'FL_HFE'?");
+}
+
+/* the A9 pendulum: a fixed-base robot placed at its position, its joint set by name */
+static void test_pendulum_scene(void **state) {
+  mr_scene s;
+  mr_error err;
+  if (mr_scene_load("scenes/a9_pendulum.yaml", &s, &err)) {
+    if (err.status == MR_ERR_UNSUPPORTED) {
+      printf("  skipped: %s\n", err.msg);
+      return;
+    }
+    fail_msg("%s", err.msg);
+  }
+  assert_int_equal(s.model->nq, 1);
+  assert_near(s.q0[0], 0.1, 0);
+  assert_int_equal(s.robots[0].floating, 0);
+  int b = mr_model_body_index(s.model, "pendulum/arm");
+  assert_true(b > 0);
+  assert_near(s.model->bodies[b].placement.p.v[2], 2.0, 0);
+  assert_near(s.model->bodies[b].inertia.c.v[2], -1.0, 0);
+  assert_int_equal(strncmp(s.model->geoms[0].name, "pendulum/", 9), 0);
+  mr_scene_free(&s);
 }
 
 /* every scene in scenes/ loads (those needing a robot file that is absent are skipped) */
@@ -561,8 +584,10 @@ static void test_corrupted_input(void **state) {
   for (size_t cut = 0; cut <= len; ++cut)
     for (size_t k = 0; k <= sizeof subs - 1; ++k) {
       memcpy(buf, minimal, len + 1);
-      if (k < sizeof subs - 1) buf[cut < len ? cut : 0] = subs[k];
-      else buf[cut] = '\0';
+      if (k < sizeof subs - 1)
+        buf[cut < len ? cut : 0] = subs[k];
+      else
+        buf[cut] = '\0';
       mr_scene s;
       mr_error err;
       if (parse(buf, &s, &err) != MR_OK) {
@@ -591,6 +616,7 @@ int main(void) {
       cmocka_unit_test(test_heightfields),
       cmocka_unit_test(test_model_append),
       cmocka_unit_test(test_robot_reference),
+      cmocka_unit_test(test_pendulum_scene),
       cmocka_unit_test(test_all_scenes),
       cmocka_unit_test(test_cli_check),
       cmocka_unit_test(test_corrupted_input),

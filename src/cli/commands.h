@@ -12,5 +12,6 @@ typedef struct {
 
 int mr_cmd_version(int argc, char **argv);
 int mr_cmd_check(int argc, char **argv);
+int mr_cmd_rbd(int argc, char **argv);
 
 #endif
