@@ -526,6 +526,21 @@ static void test_pendulum_scene(void **state) {
   assert_near(s.model->bodies[b].inertia.c.v[2], -1.0, 0);
   assert_int_equal(strncmp(s.model->geoms[0].name, "pendulum/", 9), 0);
   mr_scene_free(&s);
+  /* PD targets by joint name, robot-wide friction, a fixed base rotated by its orientation */
+  const char *text = "robots:\n  - name: p\n    urdf: scenes/models/pendulum.urdf\n"
+                     "    orientation: [1, 0, 0, 0]\n    joints: {hinge: 0.2}\n"
+                     "    friction: 0.7\n    pd: {kp: 3, kd: 0.5, targets: {hinge: 0.5}}\n";
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_near(s.q0[0], 0.2, 0);
+  assert_near(s.robots[0].q_target[0], 0.5, 0);
+  assert_near(s.robots[0].kp[0], 3.0, 0);
+  assert_near(s.robots[0].kd[0], 0.5, 0);
+  assert_near(s.model->geoms[0].friction, 0.7, 0);
+  assert_near(s.model->bodies[1].placement.R.m[2][2], -1.0, 1e-15); /* 180° about x */
+  mr_scene_free(&s);
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "
+               "1}}}\n",
+               "'targets': the robot has no 1-dof joint 'hnge'", "did you mean 'hinge'?");
 }
 
 /* every scene in scenes/ loads (those needing a robot file that is absent are skipped) */

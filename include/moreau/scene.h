@@ -127,19 +127,13 @@ void mr_scene_force_at(const mr_scene *s, int k, double t, mr_vec3 *force, mr_ve
 int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
                          double *compliance);
 
-/* The index of a solver-settings field by name in the table of settable fields, for the CLI
- * (-1 if unknown); mr_scene_settings_set parses and sets one field from text. */
+/* Set one field of s by its C name from text (for command-line overrides), with the same
+ * parsing and range rules as the scene's solver block. */
 mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const char *value,
                                 mr_error *err);
 
 /* the solver names a scene accepts (NULL-terminated) */
 const char *const *mr_scene_solver_names(void);
-
-/* Append src's bodies, joints, limits, frames and geometries to dst, the roots of src hanging
- * from parent_body at placement (composed with their own placements), names prefixed
- * "PREFIX/". Returns the index in dst of src's body 1, or -1 with err filled. */
-int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 placement,
-                    const char *prefix, mr_error *err);
 
 /* Levenshtein distance between two strings (for "did you mean" suggestions). */
 int mr_edit_distance(const char *a, const char *b);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "moreau/scene.h"
+#include "moreau/model.h"
 
 static void prefixed(char dst[MR_NAME_MAX], const char *prefix, const char *name) {
   if (prefix && prefix[0]) {
@@ -89,8 +89,8 @@ static int append_bodies(mr_model *dst, const mr_model *src, int parent_body, mr
 }
 
 /* frames other than the one mr_model_add_body made for each body */
-static int append_frames(mr_model *dst, const mr_model *src, const int *body_map, int first,
-                         mr_se3 placement, const char *prefix, mr_error *err) {
+static int append_frames(mr_model *dst, const mr_model *src, const int *body_map, mr_se3 placement,
+                         const char *prefix, mr_error *err) {
   for (int f = 0; f < src->nframes; ++f) {
     const mr_frame *fr = &src->frames[f];
     char name[MR_NAME_MAX];
@@ -103,8 +103,15 @@ static int append_frames(mr_model *dst, const mr_model *src, const int *body_map
     if (fr->body == 0) X = mr_se3_mul(&placement, &fr->placement);
     if (mr_model_add_frame(dst, body, X, name, err) < 0) return -1;
   }
-  (void)first;
   return 0;
+}
+
+/* free what copy_mesh / copy_hfield made for a geometry that was not added */
+static void drop_copies(mr_geom *g) {
+  if (g->mesh) free(g->mesh->vert), free(g->mesh->face), free(g->mesh->hull);
+  free(g->mesh);
+  if (g->hfield) free(g->hfield->h);
+  free(g->hfield);
 }
 
 static int append_geoms(mr_model *dst, const mr_model *src, const int *body_map, mr_se3 placement,
@@ -117,16 +124,9 @@ static int append_geoms(mr_model *dst, const mr_model *src, const int *body_map,
     g.body = body_map[g.body];
     g.mesh = g.mesh ? copy_mesh(g.mesh, &fail) : NULL;
     g.hfield = g.hfield ? copy_hfield(g.hfield, &fail) : NULL;
-    int id = fail ? -1 : mr_model_add_geom(dst, &g, err);
-    if (id < 0) {
-      mr_geom tmp = g;
-      tmp.mesh_file = NULL;
-      /* free what the copy made: wrap it in a throw-away model-free path */
-      if (tmp.mesh) free(tmp.mesh->vert), free(tmp.mesh->face), free(tmp.mesh->hull);
-      free(tmp.mesh);
-      if (tmp.hfield) free(tmp.hfield->h);
-      free(tmp.hfield);
-      if (fail) mr_error_set(err, MR_ERR_NOMEM, "out of memory copying geometry '%s'", g.name);
+    if (fail) mr_error_set(err, MR_ERR_NOMEM, "out of memory copying geometry '%s'", g.name);
+    if (fail || mr_model_add_geom(dst, &g, err) < 0) {
+      drop_copies(&g);
       return -1;
     }
   }
@@ -146,7 +146,7 @@ int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 
   }
   int first = dst->nbodies;
   int rc = append_bodies(dst, src, parent_body, placement, prefix, body_map, err);
-  if (!rc) rc = append_frames(dst, src, body_map, first, placement, prefix, err);
+  if (!rc) rc = append_frames(dst, src, body_map, placement, prefix, err);
   if (!rc) rc = append_geoms(dst, src, body_map, placement, prefix, err);
   free(body_map);
   return rc ? -1 : (src->nbodies > 1 ? first : dst->nbodies);
