@@ -261,6 +261,42 @@ static void test_errors(void **state) {
                "2:32:", "needs 'fixed: true'");
 }
 
+/* contact and record options, and their range checks */
+static void test_contact_record(void **state) {
+  const char *text = "contact: {margin: 0.002, baumgarte: 0.2, restitution_threshold: 0.05, "
+                     "max_contacts: 64}\n"
+                     "record: {every: 10, contact_forces: yes, solver_stats: false, energy: off, "
+                     "trajectory: out/traj.csv, contacts: out/c.csv, summary: out/s.json}\n"
+                     "description: options\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_near(s.contact.margin, 0.002, 0);
+  assert_near(s.contact.baumgarte, 0.2, 0);
+  assert_near(s.contact.restitution_threshold, 0.05, 0);
+  assert_int_equal(s.contact.max_contacts, 64);
+  assert_int_equal(s.record.every, 10);
+  assert_int_equal(s.record.contact_forces, 1);
+  assert_int_equal(s.record.solver_stats, 0);
+  assert_int_equal(s.record.energy, 0);
+  assert_string_equal(s.record.trajectory, "out/traj.csv");
+  assert_string_equal(s.record.summary, "out/s.json");
+  mr_scene_free(&s);
+  /* defaults */
+  assert_int_equal(parse("", &s, &err), MR_OK);
+  assert_near(s.timestep, 1e-3, 0);
+  assert_string_equal(s.solver, "ncp-pgs");
+  assert_near(s.contact.restitution_threshold, 0.01, 0);
+  assert_int_equal(s.record.every, 1);
+  assert_int_equal(s.model->nq, 0);
+  mr_scene_free(&s);
+  expect_error("contact: {baumgarte: 1.5}\n", "1:22:", "'baumgarte': must be in [0, 1]");
+  expect_error("record: {every: 0}\n", "1:17:", "'every': must be >= 1");
+  expect_error("record: {contact_forces: maybe}\n",
+               "1:26:", "'contact_forces': expected true or false, got 'maybe'");
+  expect_error("- a\n- b\n", "1:1:", "expected a mapping");
+}
+
 /* a quaternion within 1e-6 of unit norm is accepted and normalised */
 static void test_quaternion_tolerance(void **state) {
   mr_scene s;
@@ -380,10 +416,13 @@ static void test_heightfields(void **state) {
   char dir[] = "/tmp/moreau_scene_XXXXXX";
   assert_non_null(mkdtemp(dir));
   write_file(dir, "ground.txt", "0 1 2\n3 4 5\n");
+  write_file(dir, "part.stl", "solid empty\nendsolid empty\n");
   write_file(dir, "s.yaml",
              "bodies:\n  - name: g\n    fixed: true\n    geoms:\n"
              "      - {type: heightfield, function: bumpy, extent: [-1, 1, -1, 1], step: 0.02}\n"
-             "      - {type: heightfield, file: ground.txt, extent: [0, 2, 0, 1]}\n");
+             "      - {type: heightfield, file: ground.txt, extent: [0, 2, 0, 1]}\n"
+             "  - name: part\n    mass: 2\n    inertia: [0.1, 0.2, 0.3]\n    com: [0, 0, 0.01]\n"
+             "    geoms: [{type: mesh, file: part.stl, scale: 0.001}]\n");
   char path[1024];
   snprintf(path, sizeof path, "%s/s.yaml", dir);
   mr_scene s;
@@ -401,7 +440,15 @@ static void test_heightfields(void **state) {
   assert_near(hf->h[4], 4.0, 0);
   assert_near(hf->dx, 1.0, 0);
   assert_near(hf->hmax, 5.0, 0);
+  /* a mesh found next to the scene file, its scale kept; explicit inertia and centre of mass */
+  const mr_geom *mesh = &s.model->geoms[2];
+  assert_non_null(strstr(mesh->mesh_file, "/part.stl"));
+  assert_near(mesh->mesh_scale.v[1], 0.001, 0);
+  assert_near(s.model->bodies[1].inertia.I.m[2][2], 0.3, 0);
+  assert_near(s.model->bodies[1].inertia.c.v[2], 0.01, 0);
   mr_scene_free(&s);
+  snprintf(path, sizeof path, "%s/part.stl", dir);
+  unlink(path);
   snprintf(path, sizeof path, "%s/ground.txt", dir);
   unlink(path);
   snprintf(path, sizeof path, "%s/s.yaml", dir);
@@ -538,6 +585,25 @@ static void test_pendulum_scene(void **state) {
   assert_near(s.model->geoms[0].friction, 0.7, 0);
   assert_near(s.model->bodies[1].placement.R.m[2][2], -1.0, 1e-15); /* 180° about x */
   mr_scene_free(&s);
+  /* a floating base: pose in q, world twist converted to the local frame */
+  text = "robots:\n  - name: p\n    urdf: scenes/models/pendulum.urdf\n    floating: true\n"
+         "    position: [1, 2, 3]\n"
+         "    orientation: [0, 0, 0.7071067811865476, 0.7071067811865476]\n"
+         "    linear_velocity: [1, 0, 0]\n    angular_velocity: [0, 0, 2]\n";
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_int_equal(s.model->nq, 8);
+  double q[3] = {1, 2, 3}, v[6] = {0, -1, 0, 0, 0, 2};
+  assert_vec_near(s.q0, q, 3, 0);
+  assert_vec_near(s.v0, v, 6, 1e-15);
+  assert_near(s.v0[6], 0.0, 0);
+  mr_scene_free(&s);
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, linear_velocity: [1, 0, "
+               "0]}\n",
+               "2:67:", "needs 'floating: true'");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, posture: up}\n",
+               "2:59: 'posture': needs an SRDF file;", "pendulum.srdf' not found");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, srdf: none.srdf}\n",
+               "2:56: 'srdf': file 'none.srdf' not found", NULL);
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "
                "1}}}\n",
                "'targets': the robot has no 1-dof joint 'hnge'", "did you mean 'hinge'?");
@@ -626,6 +692,7 @@ int main(void) {
       cmocka_unit_test(test_halfspace),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_quaternion_tolerance),
+      cmocka_unit_test(test_contact_record),
       cmocka_unit_test(test_settings_materials_pairs),
       cmocka_unit_test(test_forces),
       cmocka_unit_test(test_heightfields),

@@ -160,7 +160,8 @@ mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,
 
 /* Append src's bodies, joints, limits, frames and geometries to dst, the roots of src hanging
  * from parent_body at placement (composed with their own placements), names prefixed
- * "PREFIX/". Returns the index in dst of src's body 1, or -1 with err filled. */
+ * "PREFIX/". Returns the index in dst of src's body 1 (dst->nbodies when src has no body but the
+ * world), or -1 with err filled. */
 int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 placement,
                     const char *prefix, mr_error *err);
 

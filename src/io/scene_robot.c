@@ -11,9 +11,21 @@
 #include "io/scene_internal.h"
 #include "moreau/urdf.h"
 
-static const char *const robot_keys[] = {
-    "name",   "urdf", "srdf",          "floating", "position", "orientation", "posture",
-    "joints", "pd",   "package_roots", "friction", "material", NULL};
+static const char *const robot_keys[] = {"name",
+                                         "urdf",
+                                         "srdf",
+                                         "floating",
+                                         "position",
+                                         "orientation",
+                                         "posture",
+                                         "joints",
+                                         "pd",
+                                         "package_roots",
+                                         "friction",
+                                         "material",
+                                         "linear_velocity",
+                                         "angular_velocity",
+                                         NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", NULL};
 
 /* ---- configuration helpers ---- */
@@ -211,12 +223,14 @@ static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r
 /* initial configuration of the robot (its own coordinates) */
 static mr_status robot_posture(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q) {
   mr_ynode *pn = mr_yaml_get(&c->y, n, "posture"), *jn = mr_yaml_get(&c->y, n, "joints");
+  const char *urdf = c->s->robots[c->s->nrobots - 1].urdf;
+  char srdf[MR_SCENE_PATH_MAX];
   neutral(m, q);
+  /* an explicit srdf must exist even without a posture */
+  if (!pn && mr_yaml_get(&c->y, n, "srdf") && srdf_path(c, n, urdf, srdf)) return scene_status(c);
   if (pn) {
-    char srdf[MR_SCENE_PATH_MAX];
     const char *name = NULL;
-    if (mr_yaml_string(&c->y, pn, "posture", &name) ||
-        srdf_path(c, n, c->s->robots[c->s->nrobots - 1].urdf, srdf) ||
+    if (mr_yaml_string(&c->y, pn, "posture", &name) || srdf_path(c, n, urdf, srdf) ||
         srdf_posture(c, pn, srdf, m, q))
       return scene_status(c);
   }
@@ -269,6 +283,28 @@ static mr_status robot_contact(mr_scene_ctx *c, const mr_ynode *n, mr_model *dst
   return MR_OK;
 }
 
+/* a floating base's initial twist, world frame → local frame (v = Rᵀ v_w, ω = Rᵀ ω_w) */
+static mr_status base_twist(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, mr_se3 X,
+                            const mr_scene_robot *r) {
+  mr_ynode *ln = mr_yaml_get(&c->y, n, "linear_velocity");
+  mr_ynode *an = mr_yaml_get(&c->y, n, "angular_velocity");
+  double lv[3] = {0, 0, 0}, av[3] = {0, 0, 0};
+  if (!ln && !an) return MR_OK;
+  int free_base = r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE;
+  if (!free_base)
+    return mr_yaml_error(&c->y, ln ? ln : an, MR_ERR_INVALID,
+                         "robot '%s': an initial base velocity needs 'floating: true'", r->name);
+  if ((ln && mr_yaml_vec(&c->y, ln, "linear_velocity", lv, 3)) ||
+      (an && mr_yaml_vec(&c->y, an, "angular_velocity", av, 3)))
+    return scene_status(c);
+  mr_vec3 vl = mr_m3_tmulv(&X.R, mr_v3(lv[0], lv[1], lv[2]));
+  mr_vec3 wl = mr_m3_tmulv(&X.R, mr_v3(av[0], av[1], av[2]));
+  double *v = c->s->v0 + r->idx_v + m->bodies[1].joint.idx_v;
+  for (int k = 0; k < 3; ++k)
+    v[k] = vl.v[k], v[3 + k] = wl.v[k];
+  return MR_OK;
+}
+
 /* the robot's q into the scene state: posture, then the floating base's pose */
 static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q,
                              mr_se3 X, mr_quat qb, mr_scene_robot *r) {
@@ -283,7 +319,7 @@ static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model 
   memcpy(c->s->q0 + r->idx_q, q, (size_t)r->nq * sizeof *q);
   for (int k = 0; k < r->nv; ++k)
     c->s->v0[r->idx_v + k] = 0.0;
-  return MR_OK;
+  return base_twist(c, n, m, X, r);
 }
 
 static mr_status robot_name(mr_scene_ctx *c, const mr_ynode *n, int index) {
