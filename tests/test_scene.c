@@ -297,6 +297,16 @@ static void test_contact_record(void **state) {
   expect_error("- a\n- b\n", "1:1:", "expected a mapping");
 }
 
+/* unreadable scene files are I/O errors naming the file */
+static void test_io_errors(void **state) {
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(mr_scene_load("scenes/no_such_scene.yaml", &s, &err), MR_ERR_IO);
+  assert_non_null(strstr(err.msg, "scenes/no_such_scene.yaml"));
+  assert_int_equal(mr_scene_load("scenes", &s, &err), MR_ERR_IO);
+  mr_scene_free(&s);
+}
+
 /* a quaternion within 1e-6 of unit norm is accepted and normalised */
 static void test_quaternion_tolerance(void **state) {
   mr_scene s;
@@ -693,6 +703,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_quaternion_tolerance),
       cmocka_unit_test(test_contact_record),
+      cmocka_unit_test(test_io_errors),
       cmocka_unit_test(test_settings_materials_pairs),
       cmocka_unit_test(test_forces),
       cmocka_unit_test(test_heightfields),

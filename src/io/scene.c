@@ -524,7 +524,12 @@ static char *read_file(const char *path, mr_error *err) {
     got = fread(buf + len, 1, 4096, f);
     len += got;
   } while (got == 4096);
+  int failed = ferror(f);
   fclose(f);
+  if (failed) {
+    free(buf);
+    return mr_error_set(err, MR_ERR_IO, "%s: cannot read the scene file", path), NULL;
+  }
   buf[len] = '\0';
   if (strlen(buf) != len) {
     free(buf);
