@@ -296,11 +296,58 @@ static const char *const fixed_body_keys[] = {"name",        "fixed", "position"
 
 /* the body's inertia: explicit (mass + inertia [+ com]), or from the geometries at uniform
  * density (mass, or density) */
+/* mass + inertia [+ com] as written: I = [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] */
+static mr_status explicit_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_ynode *ni,
+                                  const char *name, double mass, mr_inertia *Y) {
+  double I[6] = {0}, com[3] = {0, 0, 0};
+  int len = mr_yaml_seq_size(ni) == 6 ? 6 : 3;
+  if (mr_yaml_vec(&c->y, ni, "inertia", I, len) || mr_yaml_opt_vec(&c->y, n, "com", com, 3))
+    return scene_status(c);
+  for (int k = 0; k < 3; ++k)
+    if (!(I[k] > 0))
+      return mr_yaml_error(&c->y, ni, MR_ERR_INVALID,
+                           "'inertia' of body '%s': diagonal entry %g must be > 0", name, I[k]);
+  Y->m = mass;
+  Y->c = mr_v3(com[0], com[1], com[2]);
+  Y->I = mr_m3_diag(I[0], I[1], I[2]);
+  Y->I.m[0][1] = Y->I.m[1][0] = I[3];
+  Y->I.m[0][2] = Y->I.m[2][0] = I[4];
+  Y->I.m[1][2] = Y->I.m[2][1] = I[5];
+  return MR_OK;
+}
+
+/* uniform density over the geometries: ρ = mass / Σ V, or the given density */
+static mr_status uniform_inertia(mr_scene_ctx *c, const mr_ynode *n, const char *name, double mass,
+                                 double density, const mr_inertia *unit, int has_mesh,
+                                 mr_inertia *Y) {
+  mr_ynode *com = mr_yaml_get(&c->y, n, "com");
+  if (com)
+    return mr_yaml_error(&c->y, com, MR_ERR_INVALID,
+                         "body '%s': 'com' needs 'inertia' (otherwise it comes from the geoms)",
+                         name);
+  if (has_mesh)
+    return mr_yaml_error(&c->y, n, MR_ERR_UNSUPPORTED,
+                         "body '%s': inertia of a mesh geometry is not computed; give 'inertia'",
+                         name);
+  if (!(unit->m > 0))
+    return mr_yaml_error(&c->y, n, MR_ERR_INVALID,
+                         "body '%s': no solid geometry to compute the inertia from; give "
+                         "'inertia'",
+                         name);
+  double rho = mass > 0 ? mass / unit->m : density;
+  Y->m = rho * unit->m;
+  Y->c = unit->c;
+  Y->I = mr_m3_scale(&unit->I, rho);
+  return MR_OK;
+}
+
+/* the body's inertia: explicit (mass + inertia [+ com]), or from the geometries at uniform
+ * density (mass, or density) */
 static mr_status body_inertia(mr_scene_ctx *c, const mr_ynode *n, const char *name,
                               const mr_inertia *unit, int has_mesh, mr_inertia *Y) {
   mr_ynode *nm = mr_yaml_get(&c->y, n, "mass"), *nd = mr_yaml_get(&c->y, n, "density");
   mr_ynode *ni = mr_yaml_get(&c->y, n, "inertia");
-  double mass = -1, density = -1, I[6] = {0}, com[3] = {0, 0, 0};
+  double mass = -1, density = -1;
   if ((nm && mr_yaml_double(&c->y, nm, "mass", &mass)) ||
       (nd && mr_yaml_double(&c->y, nd, "density", &density)))
     return scene_status(c);
@@ -313,44 +360,12 @@ static mr_status body_inertia(mr_scene_ctx *c, const mr_ynode *n, const char *na
   if (nm && nd)
     return mr_yaml_error(&c->y, nd, MR_ERR_INVALID, "body '%s': give 'mass' or 'density', not both",
                          name);
-  if (ni) {
-    if (!nm)
-      return mr_yaml_error(&c->y, ni, MR_ERR_INVALID, "body '%s': 'inertia' needs 'mass'", name);
-    int len = mr_yaml_seq_size(ni) == 6 ? 6 : 3;
-    if (mr_yaml_vec(&c->y, ni, "inertia", I, len) || mr_yaml_opt_vec(&c->y, n, "com", com, 3))
-      return scene_status(c);
-    for (int k = 0; k < 3; ++k)
-      if (!(I[k] > 0))
-        return mr_yaml_error(&c->y, ni, MR_ERR_INVALID,
-                             "'inertia' of body '%s': diagonal entry %g must be > 0", name, I[k]);
-    Y->m = mass;
-    Y->c = mr_v3(com[0], com[1], com[2]);
-    Y->I = mr_m3_diag(I[0], I[1], I[2]);
-    Y->I.m[0][1] = Y->I.m[1][0] = I[3];
-    Y->I.m[0][2] = Y->I.m[2][0] = I[4];
-    Y->I.m[1][2] = Y->I.m[2][1] = I[5];
-    return MR_OK;
-  }
-  if (mr_yaml_get(&c->y, n, "com"))
-    return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "com"), MR_ERR_INVALID,
-                         "body '%s': 'com' needs 'inertia' (otherwise it comes from the geoms)",
-                         name);
+  if (ni && !nm)
+    return mr_yaml_error(&c->y, ni, MR_ERR_INVALID, "body '%s': 'inertia' needs 'mass'", name);
   if (!nm && !nd)
     return mr_yaml_error(&c->y, n, MR_ERR_INVALID, "body '%s': needs 'mass' or 'density'", name);
-  if (has_mesh)
-    return mr_yaml_error(&c->y, n, MR_ERR_UNSUPPORTED,
-                         "body '%s': inertia of a mesh geometry is not computed; give 'inertia'",
-                         name);
-  if (!(unit->m > 0))
-    return mr_yaml_error(&c->y, n, MR_ERR_INVALID,
-                         "body '%s': no solid geometry to compute the inertia from; give "
-                         "'inertia'",
-                         name);
-  double rho = nm ? mass / unit->m : density;
-  Y->m = rho * unit->m;
-  Y->c = unit->c;
-  Y->I = mr_m3_scale(&unit->I, rho);
-  return MR_OK;
+  if (ni) return explicit_inertia(c, n, ni, name, mass, Y);
+  return uniform_inertia(c, n, name, mass, density, unit, has_mesh, Y);
 }
 
 static int has_geom_type(mr_scene_ctx *c, const mr_ynode *geoms, const char *type) {
