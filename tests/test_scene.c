@@ -555,6 +555,16 @@ static void test_robot_reference(void **state) {
   assert_near(r->kd[0], 0.0, 0); /* free-flyer dofs carry no gain */
   assert_int_equal(s.forces[0].body, mr_model_body_index(s.model, "solo/base_link"));
   mr_scene_free(&s);
+  /* without position, a floating base takes the SRDF posture's root_joint (z = 0.235) */
+  char *nopos = strstr(text, "    position:");
+  assert_non_null(nopos);
+  snprintf(text, sizeof text,
+           "robots:\n  - {name: solo, urdf: %s, srdf: %s, floating: true, posture: standing}\n",
+           urdf, srdf);
+  if (parse(text, &s, &err)) fail_msg("%s", err.msg);
+  assert_near(s.q0[2], 0.235, 0);
+  assert_near(s.q0[6], 1.0, 0);
+  mr_scene_free(&s);
   snprintf(text, sizeof text, fmt, urdf, srdf, "crouching", "");
   expect_error(text, "9:14: 'posture': no posture 'crouching'", "standing");
   snprintf(text, sizeof text, fmt, urdf, srdf, "standing", "");

@@ -4,6 +4,7 @@
  * freedom. */
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,17 +75,42 @@ static int attr_is(xmlNode *n, const char *attr, const char *value) {
   return eq;
 }
 
-/* apply the joint values of one group_state; joints the model lacks, multi-valued entries
- * (the free-flyer's root_joint) and the free-flyer itself are skipped */
+/* the numbers of an SRDF value attribute (at most max); -1 when one is not a number */
+static int parse_values(const char *text, double *out, int max) {
+  int n = 0;
+  char *end = NULL;
+  for (const char *p = text; n <= max;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+      ++p;
+    if (!*p) return n;
+    double x = strtod(p, &end);
+    if (end == p || !isfinite(x) || n == max) return -1;
+    out[n++] = x, p = end;
+  }
+  return -1;
+}
+
+/* apply the joint values of one group_state: a joint the model has, with as many values as its
+ * configuration (a quaternion part renormalised); other entries are skipped */
 static void apply_state(const mr_model *m, xmlNode *gs, double *q) {
   for (xmlNode *j = child_named(gs, "joint", NULL); j; j = child_named(gs, "joint", j)) {
     xmlChar *name = xmlGetProp(j, (const xmlChar *)"name");
     xmlChar *value = xmlGetProp(j, (const xmlChar *)"value");
-    const char *near = NULL;
-    double *qi = name ? joint_q(m, q, (const char *)name, &near) : NULL;
-    char *end = NULL;
-    double x = value ? strtod((const char *)value, &end) : 0.0;
-    if (qi && end && end != (char *)value && *end == '\0') *qi = x;
+    double x[7];
+    int b = name ? mr_model_joint_index(m, (const char *)name) : -1;
+    int n = value ? parse_values((const char *)value, x, 7) : -1;
+    const mr_joint *jt = b > 0 ? &m->bodies[b].joint : NULL;
+    if (jt && n == jt->nq) {
+      double *qj = q + jt->idx_q;
+      for (int k = 0; k < n; ++k)
+        qj[k] = x[k];
+      if (n >= 4) {
+        double *qq = qj + n - 4,
+               nrm = sqrt(qq[0] * qq[0] + qq[1] * qq[1] + qq[2] * qq[2] + qq[3] * qq[3]);
+        for (int k = 0; k < 4; ++k)
+          qq[k] = nrm > 0 ? qq[k] / nrm : (k == 3);
+      }
+    }
     xmlFree(name);
     xmlFree(value);
   }
@@ -309,7 +335,10 @@ static mr_status base_twist(mr_scene_ctx *c, const mr_ynode *n, const mr_model *
 static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q,
                              mr_se3 X, mr_quat qb, mr_scene_robot *r) {
   if (robot_posture(c, n, m, q)) return scene_status(c);
-  if (r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE) {
+  int given = mr_yaml_get(&c->y, n, "position") || mr_yaml_get(&c->y, n, "orientation");
+  int srdf_base = mr_yaml_get(&c->y, n, "posture") != NULL;
+  if (r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE &&
+      (given || !srdf_base)) {
     double *qf = q + m->bodies[1].joint.idx_q;
     double base[7] = {X.p.v[0], X.p.v[1], X.p.v[2], qb.x, qb.y, qb.z, qb.w};
     memcpy(qf, base, sizeof base);
