@@ -158,6 +158,13 @@ mr_geom mr_geom_default(mr_geom_type type, int body);
 mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,
                               double velocity, double effort, mr_error *err);
 
+/* Append src's bodies, joints, limits, frames and geometries to dst, the roots of src hanging
+ * from parent_body at placement (composed with their own placements), names prefixed
+ * "PREFIX/". Returns the index in dst of src's body 1 (dst->nbodies when src has no body but the
+ * world), or -1 with err filled. */
+int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 placement,
+                    const char *prefix, mr_error *err);
+
 /* ---- queries ---- */
 
 int mr_model_body_index(const mr_model *m, const char *name);  /* -1 if none */

@@ -6,6 +6,7 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"check", "load and validate a scene file", mr_cmd_check},
     {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
     {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},
 };

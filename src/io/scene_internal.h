@@ -1,0 +1,56 @@
+/* Shared state of the scene loader's files (scene.c, scene_geom.c, scene_robot.c,
+ * scene_force.c). */
+#ifndef MOREAU_IO_SCENE_INTERNAL_H
+#define MOREAU_IO_SCENE_INTERNAL_H
+
+#include "io/yaml_util.h"
+#include "moreau/scene.h"
+
+typedef struct {
+  mr_ydoc y;
+  mr_scene *s;
+  mr_error *err;
+  char dir[MR_SCENE_PATH_MAX]; /* directory of the scene file, "" for the current directory */
+  /* per-body scratch while building: q0 / v0 grow as bodies and robots are added */
+  int cap_q, cap_v;
+} mr_scene_ctx;
+
+/* the error status currently in ctx->err (MR_ERR_INVALID when no error struct was given) */
+mr_status scene_status(const mr_scene_ctx *c);
+
+/* resolve a path: absolute as is; relative against the scene directory, then the current
+ * directory. Returns 0 and fills out when the file exists, -1 otherwise (out holds the
+ * first candidate). */
+int scene_resolve(const mr_scene_ctx *c, const char *rel, char *out, size_t len);
+
+/* out = dir/rel, or rel when dir is empty (truncated to len) */
+void scene_join(char *out, size_t len, const char *dir, const char *rel);
+
+/* grow q0 / v0 to hold nq / nv entries */
+mr_status scene_grow_state(mr_scene_ctx *c, int nq, int nv);
+
+/* a pose from optional position / orientation keys of map (orientation: quaternion x y z w,
+ * normalised when |‖q‖ − 1| < 1e-6, an error otherwise) */
+mr_status scene_pose(mr_scene_ctx *c, const mr_ynode *map, mr_se3 *X, mr_quat *q);
+
+/* geometries of a scene body: add them to the model on model body `body`, placed at X_body
+ * (identity for free bodies, the body's pose for fixed ones); when inertia is wanted, the
+ * uniform-density inertia of the geometries (unit density) is accumulated into *unit */
+mr_status scene_geoms(mr_scene_ctx *c, const mr_ynode *seq, const char *body_name, int body,
+                      mr_se3 X_body, int need_inertia, mr_inertia *unit);
+
+/* closed-form unit-density volume and inertia of one geometry about its own frame */
+int scene_geom_unit_inertia(const mr_geom *g, mr_inertia *Y);
+
+mr_status scene_robots(mr_scene_ctx *c, const mr_ynode *seq);
+mr_status scene_forces(mr_scene_ctx *c, const mr_ynode *seq);
+mr_status scene_pairs(mr_scene_ctx *c, const mr_ynode *seq);
+mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map);
+
+/* the material of that name, or NULL */
+const mr_scene_material *scene_material(const mr_scene *s, const char *name);
+
+/* names of the known solvers, NULL-terminated */
+extern const char *const mr_scene_solvers[];
+
+#endif

@@ -1,0 +1,413 @@
+/* Scene robots: a URDF model appended to the scene's model under the prefix "NAME/", its base
+ * placed (fixed base) or its free-flyer configuration set (floating base), an initial posture
+ * from an SRDF group_state and/or joint values by name, and PD gains and targets per degree of
+ * freedom. */
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/scene_internal.h"
+#include "moreau/urdf.h"
+
+static const char *const robot_keys[] = {"name",
+                                         "urdf",
+                                         "srdf",
+                                         "floating",
+                                         "position",
+                                         "orientation",
+                                         "posture",
+                                         "joints",
+                                         "pd",
+                                         "package_roots",
+                                         "friction",
+                                         "material",
+                                         "linear_velocity",
+                                         "angular_velocity",
+                                         NULL};
+static const char *const pd_keys[] = {"kp", "kd", "targets", NULL};
+
+/* ---- configuration helpers ---- */
+
+/* neutral configuration of src into q (free-flyer and spherical: identity quaternion) */
+static void neutral(const mr_model *m, double *q) {
+  for (int i = 0; i < m->nq; ++i)
+    q[i] = 0.0;
+  for (int b = 1; b < m->nbodies; ++b) {
+    const mr_joint *j = &m->bodies[b].joint;
+    if (j->type == MR_JOINT_FREE || j->type == MR_JOINT_SPHERICAL) q[j->idx_q + j->nq - 1] = 1.0;
+  }
+}
+
+/* the names of src's 1-dof joints, NULL-terminated, into a malloc'ed array */
+static const char **joint_names(const mr_model *m) {
+  const char **names = calloc((size_t)m->nbodies + 1, sizeof *names);
+  int k = 0;
+  for (int b = 1; names && b < m->nbodies; ++b)
+    if (m->bodies[b].joint.nq == 1) names[k++] = m->bodies[b].joint.name;
+  return names;
+}
+
+/* q of the 1-dof joint `name` of m, or NULL (with the nearest name in *near) */
+static double *joint_q(const mr_model *m, double *q, const char *name, const char **near) {
+  int b = mr_model_joint_index(m, name);
+  if (b > 0 && m->bodies[b].joint.nq == 1) return &q[m->bodies[b].joint.idx_q];
+  const char **names = joint_names(m);
+  *near = names ? mr_yaml_nearest(name, names) : NULL;
+  free(names);
+  return NULL;
+}
+
+/* ---- SRDF postures ---- */
+
+static xmlNode *child_named(xmlNode *n, const char *tag, xmlNode *after) {
+  for (xmlNode *c = after ? after->next : n->children; c; c = c->next)
+    if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, tag) == 0) return c;
+  return NULL;
+}
+
+static int attr_is(xmlNode *n, const char *attr, const char *value) {
+  xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
+  int eq = v && strcmp((const char *)v, value) == 0;
+  xmlFree(v);
+  return eq;
+}
+
+/* the numbers of an SRDF value attribute (at most max); -1 when one is not a number */
+static int parse_values(const char *text, double *out, int max) {
+  int n = 0;
+  char *end = NULL;
+  for (const char *p = text; n <= max;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+      ++p;
+    if (!*p) return n;
+    double x = strtod(p, &end);
+    if (end == p || !isfinite(x) || n == max) return -1;
+    out[n++] = x, p = end;
+  }
+  return -1;
+}
+
+/* apply the joint values of one group_state: a joint the model has, with as many values as its
+ * configuration (a quaternion part renormalised); other entries are skipped */
+static void apply_state(const mr_model *m, xmlNode *gs, double *q) {
+  for (xmlNode *j = child_named(gs, "joint", NULL); j; j = child_named(gs, "joint", j)) {
+    xmlChar *name = xmlGetProp(j, (const xmlChar *)"name");
+    xmlChar *value = xmlGetProp(j, (const xmlChar *)"value");
+    double x[7];
+    int b = name ? mr_model_joint_index(m, (const char *)name) : -1;
+    int n = value ? parse_values((const char *)value, x, 7) : -1;
+    const mr_joint *jt = b > 0 ? &m->bodies[b].joint : NULL;
+    if (jt && n == jt->nq) {
+      double *qj = q + jt->idx_q;
+      for (int k = 0; k < n; ++k)
+        qj[k] = x[k];
+      if (n >= 4) {
+        double *qq = qj + n - 4,
+               nrm = sqrt(qq[0] * qq[0] + qq[1] * qq[1] + qq[2] * qq[2] + qq[3] * qq[3]);
+        for (int k = 0; k < 4; ++k)
+          qq[k] = nrm > 0 ? qq[k] / nrm : (k == 3);
+      }
+    }
+    xmlFree(name);
+    xmlFree(value);
+  }
+}
+
+static void posture_list(xmlNode *root, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (xmlNode *g = child_named(root, "group_state", NULL); g;
+       g = child_named(root, "group_state", g)) {
+    xmlChar *n = xmlGetProp(g, (const xmlChar *)"name");
+    size_t used = strlen(buf);
+    if (n && used < len) snprintf(buf + used, len - used, "%s%s", used ? ", " : "", (char *)n);
+    xmlFree(n);
+  }
+}
+
+static mr_status srdf_posture(mr_scene_ctx *c, const mr_ynode *pn, const char *srdf,
+                              const mr_model *m, double *q) {
+  const char *posture = mr_yaml_text(pn);
+  xmlDoc *doc = xmlReadFile(srdf, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (!doc)
+    return mr_yaml_error(&c->y, pn, MR_ERR_PARSE, "'posture': cannot parse the SRDF file '%s'",
+                         srdf);
+  xmlNode *root = xmlDocGetRootElement(doc), *found = NULL;
+  for (xmlNode *g = root ? child_named(root, "group_state", NULL) : NULL; g && !found;
+       g = child_named(root, "group_state", g))
+    if (attr_is(g, "name", posture)) found = g;
+  mr_status st = MR_OK;
+  if (found) {
+    apply_state(m, found, q);
+  } else {
+    char list[256] = "";
+    if (root) posture_list(root, list, sizeof list);
+    st = mr_yaml_error(&c->y, pn, MR_ERR_INVALID,
+                       "'posture': no posture '%s' in '%s' (available: %s)", posture, srdf,
+                       list[0] ? list : "none");
+  }
+  xmlFreeDoc(doc);
+  return st;
+}
+
+/* the SRDF path: the 'srdf' key, or the URDF path with the extension .srdf */
+static mr_status srdf_path(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, char *out) {
+  mr_ynode *sn = mr_yaml_get(&c->y, n, "srdf");
+  if (sn) {
+    const char *rel = NULL;
+    if (mr_yaml_string(&c->y, sn, "srdf", &rel)) return scene_status(c);
+    if (scene_resolve(c, rel, out, MR_SCENE_PATH_MAX))
+      return mr_yaml_error(&c->y, sn, MR_ERR_IO, "'srdf': file '%s' not found", rel);
+    return MR_OK;
+  }
+  snprintf(out, MR_SCENE_PATH_MAX, "%s", urdf);
+  char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+  if (dot && (!slash || dot > slash)) *dot = '\0';
+  if (strlen(out) + 6 < MR_SCENE_PATH_MAX) strcat(out, ".srdf");
+  FILE *f = fopen(out, "r");
+  if (!f)
+    return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "posture"), MR_ERR_IO,
+                         "'posture': needs an SRDF file; '%s' not found (set 'srdf')", out);
+  fclose(f);
+  return MR_OK;
+}
+
+/* joints: {NAME: value, ...} */
+static mr_status joint_values(mr_scene_ctx *c, const mr_ynode *map, const mr_model *m, double *q,
+                              const char *key) {
+  if (mr_yaml_need_map(&c->y, map, key)) return scene_status(c);
+  for (int i = 0; i < mr_yaml_map_size(map); ++i) {
+    mr_ynode *k = mr_yaml_map_key(&c->y, map, i);
+    const char *near = NULL;
+    double *qi = joint_q(m, q, mr_yaml_text(k), &near);
+    if (!qi)
+      return mr_yaml_error(&c->y, k, MR_ERR_INVALID,
+                           "'%s': the robot has no 1-dof joint '%s'%s%s%s", key, mr_yaml_text(k),
+                           near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
+    if (mr_yaml_double(&c->y, mr_yaml_map_value(&c->y, map, i), mr_yaml_text(k), qi))
+      return scene_status(c);
+  }
+  return MR_OK;
+}
+
+/* ---- loading ---- */
+
+/* package roots: the listed ones (resolved like other paths), then every ancestor directory of
+ * the URDF file, so that package://NAME/... finds a package NAME above the file */
+static int package_roots(mr_scene_ctx *c, const mr_ynode *n, const char *urdf,
+                         char roots[][MR_SCENE_PATH_MAX], int cap) {
+  int k = 0;
+  mr_ynode *pr = mr_yaml_get(&c->y, n, "package_roots");
+  for (int i = 0; i < mr_yaml_seq_size(pr) && k < cap; ++i) {
+    const char *r = mr_yaml_text(mr_yaml_seq_at(&c->y, pr, i));
+    scene_join(roots[k++], MR_SCENE_PATH_MAX, r[0] == '/' ? "" : c->dir, r);
+  }
+  char dir[MR_SCENE_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", urdf);
+  char *slash;
+  while (k < cap && (slash = strrchr(dir, '/')) && slash != dir) {
+    *slash = '\0';
+    snprintf(roots[k++], MR_SCENE_PATH_MAX, "%s", dir);
+  }
+  return k;
+}
+
+static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r, mr_model **out) {
+  mr_ynode *un = mr_yaml_get(&c->y, n, "urdf");
+  mr_ynode *pr = mr_yaml_get(&c->y, n, "package_roots");
+  const char *rel = NULL;
+  if (!un) return mr_yaml_error(&c->y, n, MR_ERR_INVALID, "robot '%s': missing 'urdf'", r->name);
+  if (mr_yaml_string(&c->y, un, "urdf", &rel) ||
+      (pr && mr_yaml_need_seq(&c->y, pr, "package_roots")) ||
+      mr_yaml_opt_bool(&c->y, n, "floating", &r->floating))
+    return scene_status(c);
+  if (scene_resolve(c, rel, r->urdf, sizeof r->urdf))
+    return mr_yaml_error(&c->y, un, MR_ERR_IO,
+                         "'urdf': file '%s' not found (looked relative to the scene file, then to "
+                         "the current directory)",
+                         rel);
+  char(*roots)[MR_SCENE_PATH_MAX] = malloc(16 * sizeof *roots);
+  if (!roots) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  const char *rp[16];
+  int nr = package_roots(c, n, r->urdf, roots, 16);
+  for (int i = 0; i < nr; ++i)
+    rp[i] = roots[i];
+  mr_urdf_options opt = mr_urdf_options_default();
+  opt.floating = r->floating;
+  opt.package_roots = rp;
+  opt.npackage_roots = nr;
+  mr_error uerr;
+  mr_error_clear(&uerr);
+  mr_status st = mr_urdf_load(r->urdf, &opt, out, &uerr);
+  free(roots);
+  if (st) return mr_yaml_error(&c->y, un, uerr.status, "'urdf': %s", uerr.msg);
+  return MR_OK;
+}
+
+/* initial configuration of the robot (its own coordinates) */
+static mr_status robot_posture(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q) {
+  mr_ynode *pn = mr_yaml_get(&c->y, n, "posture"), *jn = mr_yaml_get(&c->y, n, "joints");
+  const char *urdf = c->s->robots[c->s->nrobots - 1].urdf;
+  char srdf[MR_SCENE_PATH_MAX];
+  neutral(m, q);
+  /* an explicit srdf must exist even without a posture */
+  if (!pn && mr_yaml_get(&c->y, n, "srdf") && srdf_path(c, n, urdf, srdf)) return scene_status(c);
+  if (pn) {
+    const char *name = NULL;
+    if (mr_yaml_string(&c->y, pn, "posture", &name) || srdf_path(c, n, urdf, srdf) ||
+        srdf_posture(c, pn, srdf, m, q))
+      return scene_status(c);
+  }
+  return jn ? joint_values(c, jn, m, q, "joints") : MR_OK;
+}
+
+/* kp, kd per dof (0 on multi-dof joints such as the free-flyer), targets per coordinate */
+static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, const double *q,
+                          mr_scene_robot *r) {
+  mr_ynode *pd = mr_yaml_get(&c->y, n, "pd");
+  double kp = 0, kd = 0;
+  r->kp = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kp);
+  r->kd = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kd);
+  r->q_target = calloc((size_t)(m->nq ? m->nq : 1), sizeof *r->q_target);
+  if (!r->kp || !r->kd || !r->q_target) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  memcpy(r->q_target, q, (size_t)m->nq * sizeof *q);
+  if (!pd) return MR_OK;
+  r->pd = 1;
+  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") || mr_yaml_opt_double(&c->y, pd, "kp", &kp) ||
+      mr_yaml_opt_double(&c->y, pd, "kd", &kd))
+    return scene_status(c);
+  if (kp < 0 || kd < 0)
+    return mr_yaml_error(&c->y, pd, MR_ERR_INVALID, "'pd': kp %g and kd %g must be >= 0", kp, kd);
+  for (int b = 1; b < m->nbodies; ++b) {
+    const mr_joint *j = &m->bodies[b].joint;
+    if (j->nv == 1) r->kp[j->idx_v] = kp, r->kd[j->idx_v] = kd;
+  }
+  mr_ynode *tn = mr_yaml_get(&c->y, pd, "targets");
+  return tn ? joint_values(c, tn, m, r->q_target, "targets") : MR_OK;
+}
+
+/* friction / material for every geometry of the robot */
+static mr_status robot_contact(mr_scene_ctx *c, const mr_ynode *n, mr_model *dst, int first_geom) {
+  mr_ynode *mn = mr_yaml_get(&c->y, n, "material"), *fn = mr_yaml_get(&c->y, n, "friction");
+  const mr_scene_material *mat = NULL;
+  double mu = -1;
+  if (mn && !(mat = scene_material(c->s, mr_yaml_text(mn))))
+    return mr_yaml_error(&c->y, mn, MR_ERR_INVALID, "'material': no material named '%s'",
+                         mr_yaml_text(mn));
+  if (fn && mr_yaml_double(&c->y, fn, "friction", &mu)) return scene_status(c);
+  if (fn && !(mu >= 0))
+    return mr_yaml_error(&c->y, fn, MR_ERR_INVALID, "'friction': must be >= 0, got %g", mu);
+  for (int k = first_geom; k < dst->ngeoms; ++k) {
+    mr_geom *g = &dst->geoms[k];
+    if (mat)
+      g->friction = mat->friction, g->restitution = mat->restitution,
+      g->compliance = mat->compliance;
+    if (fn) g->friction = mu;
+  }
+  return MR_OK;
+}
+
+/* a floating base's initial twist, world frame → local frame (v = Rᵀ v_w, ω = Rᵀ ω_w) */
+static mr_status base_twist(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, mr_se3 X,
+                            const mr_scene_robot *r) {
+  mr_ynode *ln = mr_yaml_get(&c->y, n, "linear_velocity");
+  mr_ynode *an = mr_yaml_get(&c->y, n, "angular_velocity");
+  double lv[3] = {0, 0, 0}, av[3] = {0, 0, 0};
+  if (!ln && !an) return MR_OK;
+  int free_base = r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE;
+  if (!free_base)
+    return mr_yaml_error(&c->y, ln ? ln : an, MR_ERR_INVALID,
+                         "robot '%s': an initial base velocity needs 'floating: true'", r->name);
+  if ((ln && mr_yaml_vec(&c->y, ln, "linear_velocity", lv, 3)) ||
+      (an && mr_yaml_vec(&c->y, an, "angular_velocity", av, 3)))
+    return scene_status(c);
+  mr_vec3 vl = mr_m3_tmulv(&X.R, mr_v3(lv[0], lv[1], lv[2]));
+  mr_vec3 wl = mr_m3_tmulv(&X.R, mr_v3(av[0], av[1], av[2]));
+  double *v = c->s->v0 + r->idx_v + m->bodies[1].joint.idx_v;
+  for (int k = 0; k < 3; ++k)
+    v[k] = vl.v[k], v[3 + k] = wl.v[k];
+  return MR_OK;
+}
+
+/* the robot's q into the scene state: posture, then the floating base's pose */
+static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q,
+                             mr_se3 X, mr_quat qb, mr_scene_robot *r) {
+  if (robot_posture(c, n, m, q)) return scene_status(c);
+  int given = mr_yaml_get(&c->y, n, "position") || mr_yaml_get(&c->y, n, "orientation");
+  int srdf_base = mr_yaml_get(&c->y, n, "posture") != NULL;
+  if (r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE &&
+      (given || !srdf_base)) {
+    double *qf = q + m->bodies[1].joint.idx_q;
+    double base[7] = {X.p.v[0], X.p.v[1], X.p.v[2], qb.x, qb.y, qb.z, qb.w};
+    memcpy(qf, base, sizeof base);
+  }
+  if (robot_pd(c, n, m, q, r)) return scene_status(c);
+  if (scene_grow_state(c, r->idx_q + r->nq, r->idx_v + r->nv)) return scene_status(c);
+  memcpy(c->s->q0 + r->idx_q, q, (size_t)r->nq * sizeof *q);
+  for (int k = 0; k < r->nv; ++k)
+    c->s->v0[r->idx_v + k] = 0.0;
+  return base_twist(c, n, m, X, r);
+}
+
+static mr_status robot_name(mr_scene_ctx *c, const mr_ynode *n, int index) {
+  mr_scene *s = c->s;
+  mr_ynode *nn = mr_yaml_get(&c->y, n, "name");
+  const char *name = NULL;
+  if (!nn) return mr_yaml_error(&c->y, n, MR_ERR_INVALID, "robot %d: missing 'name'", index);
+  if (mr_yaml_string(&c->y, nn, "name", &name)) return scene_status(c);
+  if (strchr(name, '/'))
+    return mr_yaml_error(&c->y, nn, MR_ERR_INVALID, "'name': '%s' may not contain '/'", name);
+  for (int i = 0; i < s->nbodies; ++i)
+    if (strcmp(s->bodies[i].name, name) == 0)
+      return mr_yaml_error(&c->y, nn, MR_ERR_INVALID, "'name': '%s' is already a body's name",
+                           name);
+  for (int i = 0; i < index; ++i)
+    if (strcmp(s->robots[i].name, name) == 0)
+      return mr_yaml_error(&c->y, nn, MR_ERR_INVALID, "'name': duplicate robot name '%s'", name);
+  snprintf(s->robots[index].name, MR_NAME_MAX, "%s", name);
+  return MR_OK;
+}
+
+static mr_status parse_robot(mr_scene_ctx *c, const mr_ynode *n, int index) {
+  mr_scene *s = c->s;
+  mr_scene_robot *r = &s->robots[index];
+  mr_model *m = NULL;
+  mr_se3 X;
+  mr_quat qb;
+  if (mr_yaml_check_map(&c->y, n, robot_keys, "a robot") || robot_name(c, n, index) ||
+      scene_pose(c, n, &X, &qb) || load_urdf(c, n, r, &m))
+    return scene_status(c);
+  /* a fixed base is placed by the append; a floating base carries its pose in q */
+  int first_geom = s->model->ngeoms;
+  r->idx_q = s->model->nq, r->idx_v = s->model->nv, r->nq = m->nq, r->nv = m->nv;
+  r->first_body = s->model->nbodies;
+  mr_se3 place = r->floating ? mr_se3_identity() : X;
+  mr_status st = MR_OK;
+  if (mr_model_append(s->model, m, 0, place, r->name, c->err) < 0)
+    st = mr_yaml_error(&c->y, n, scene_status(c), "robot '%s': %s", r->name,
+                       c->err ? c->err->msg : "");
+  r->nbodies = s->model->nbodies - r->first_body;
+  double *q = st ? NULL : malloc((size_t)(m->nq ? m->nq : 1) * sizeof *q);
+  if (!st && !q) st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  if (!st) st = robot_state(c, n, m, q, X, qb, r);
+  if (!st) st = robot_contact(c, n, s->model, first_geom);
+  free(q);
+  mr_model_free(m);
+  return st;
+}
+
+mr_status scene_robots(mr_scene_ctx *c, const mr_ynode *seq) {
+  mr_scene *s = c->s;
+  if (mr_yaml_need_seq(&c->y, seq, "robots")) return scene_status(c);
+  int n = mr_yaml_seq_size(seq);
+  s->robots = calloc((size_t)(n ? n : 1), sizeof *s->robots);
+  if (!s->robots) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; ++i) {
+    mr_ynode *rn = mr_yaml_seq_at(&c->y, seq, i);
+    s->nrobots = i + 1;
+    if (mr_yaml_need_map(&c->y, rn, "robots[]") || parse_robot(c, rn, i)) return scene_status(c);
+  }
+  return MR_OK;
+}

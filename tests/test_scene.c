@@ -1,0 +1,728 @@
+/* Scene loader: the minimal scene's values, inertia closed forms, error messages with
+ * file:line:column and key, pair overrides, force functions, heightfields, model append,
+ * robots from the reference URDF/SRDF, and every scene in scenes/ loading. */
+#include "test_util.h"
+
+#include <glob.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "moreau/scene.h"
+#include "moreau/urdf.h"
+
+/* the minimal scene of docs/scene-format.md without its robot */
+static const char *minimal =
+    "timestep: 0.001\n"
+    "duration: 0.5\n"
+    "gravity: [0, 0, -9.81]\n"
+    "solver: {name: ncp-pgs, max_iter: 10000, eps_abs: 1.0e-6, warm_start: true}\n"
+    "contact: {margin: 0.001, baumgarte: 0.0}\n"
+    "bodies:\n"
+    "  - name: ground\n"
+    "    fixed: true\n"
+    "    geoms:\n"
+    "      - {type: halfspace, normal: [0, 0, 1], friction: 0.4}\n"
+    "  - name: cube\n"
+    "    mass: 1.0\n"
+    "    position: [0, 0, 0.1]\n"
+    "    orientation: [0, 0, 0, 1]\n"
+    "    linear_velocity: [1.0, 0, 0]\n"
+    "    angular_velocity: [0, 0, 0]\n"
+    "    geoms:\n"
+    "      - {type: box, size: [0.2, 0.2, 0.2], friction: 0.4}\n"
+    "forces:\n"
+    "  - {body: cube, type: ramp, start: 0.0, duration: 1.0, from: [0, 0, 0], to: [20, 0, 0]}\n";
+
+static mr_status parse(const char *text, mr_scene *s, mr_error *err) {
+  return mr_scene_parse(text, "t.yaml", NULL, s, err);
+}
+
+/* parse text, expect failure with every needle in the message */
+static void expect_error(const char *text, const char *n1, const char *n2) {
+  mr_scene s;
+  mr_error err;
+  mr_status st = parse(text, &s, &err);
+  if (st == MR_OK) {
+    mr_scene_free(&s);
+    fail_msg("expected an error containing '%s' for:\n%s", n1, text);
+  }
+  if (!strstr(err.msg, n1) || (n2 && !strstr(err.msg, n2)))
+    fail_msg("message '%s' lacks '%s' / '%s'", err.msg, n1, n2 ? n2 : "");
+  assert_null(s.model);
+  mr_scene_free(&s);
+}
+
+/* the minimal scene: time, gravity, solver, contact, cube mass and box inertia m a²/6, q/v */
+static void test_minimal(void **state) {
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(minimal, &s, &err), MR_OK);
+  assert_near(s.timestep, 1e-3, 0);
+  assert_near(s.duration, 0.5, 0);
+  assert_near(s.model->gravity.v[2], -9.81, 0);
+  assert_string_equal(s.solver, "ncp-pgs");
+  assert_int_equal(s.settings.max_iter, 10000);
+  assert_near(s.settings.eps_abs, 1e-6, 0);
+  assert_int_equal(s.settings.warm_start, 1);
+  assert_near(s.contact.margin, 1e-3, 0);
+  assert_int_equal(s.nbodies, 2);
+  assert_int_equal(s.model->nbodies, 2);
+  assert_int_equal(s.model->nq, 7);
+  assert_int_equal(s.model->nv, 6);
+  assert_int_equal(s.model->ngeoms, 2);
+  const mr_body *cube = &s.model->bodies[1];
+  assert_string_equal(cube->name, "cube");
+  assert_int_equal(cube->joint.type, MR_JOINT_FREE);
+  /* box of side a: I = m a²/6 on the diagonal (closed form), round-off only */
+  assert_near(cube->inertia.m, 1.0, 1e-15);
+  for (int i = 0; i < 3; ++i)
+    assert_near(cube->inertia.I.m[i][i], 0.04 / 6.0, 1e-15);
+  assert_near(cube->inertia.I.m[0][1], 0.0, 1e-18);
+  /* geometries: the ground on the world, box half extents 0.1, default names */
+  assert_int_equal(s.model->geoms[0].body, 0);
+  assert_string_equal(s.model->geoms[0].name, "ground/0");
+  assert_int_equal(s.model->geoms[1].type, MR_GEOM_BOX);
+  assert_near(s.model->geoms[1].size[0], 0.1, 1e-15);
+  assert_near(s.model->geoms[1].friction, 0.4, 0);
+  double q[7] = {0, 0, 0.1, 0, 0, 0, 1}, v[6] = {1, 0, 0, 0, 0, 0};
+  assert_vec_near(s.q0, q, 7, 0);
+  assert_vec_near(s.v0, v, 6, 0);
+  assert_int_equal(s.nforces, 1);
+  assert_int_equal(s.forces[0].body, 1);
+  mr_scene_free(&s);
+}
+
+/* world-frame twists become local-frame free-flyer velocities: v = Rᵀ v_w, ω = Rᵀ ω_w */
+static void test_velocity_frames(void **state) {
+  const char *text = "bodies:\n"
+                     "  - name: a\n"
+                     "    mass: 1\n"
+                     "    orientation: [0, 0, 0.7071067811865476, 0.7071067811865476]\n"
+                     "    linear_velocity: [1, 0, 0]\n"
+                     "    angular_velocity: [0, 0, 2]\n"
+                     "    geoms: [{type: sphere, radius: 0.1}]\n"
+                     "  - name: b\n"
+                     "    mass: 1\n"
+                     "    orientation: [0.7071067811865476, 0, 0, 0.7071067811865476]\n"
+                     "    angular_velocity: [0, 1, 0]\n"
+                     "    geoms: [{type: sphere, radius: 0.1}]\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  /* a: 90° about z maps local y to world −x... world x is local −y */
+  double va[6] = {0, -1, 0, 0, 0, 2};
+  assert_vec_near(s.v0, va, 6, 1e-15);
+  /* b: 90° about x maps local z to world −y... world y is local −z */
+  double vb[6] = {0, 0, 0, 0, 0, -1};
+  assert_vec_near(s.v0 + 6, vb, 6, 1e-15);
+  assert_int_equal(s.bodies[1].idx_q, 7);
+  assert_int_equal(s.bodies[1].idx_v, 6);
+  mr_scene_free(&s);
+}
+
+/* the inertia of a body of mass m made of one geometry of the given YAML */
+static mr_inertia one_geom_inertia(const char *geom, double m) {
+  char text[512];
+  snprintf(text, sizeof text, "bodies:\n  - name: b\n    mass: %.17g\n    geoms: [%s]\n", m, geom);
+  mr_scene s;
+  mr_error err;
+  if (parse(text, &s, &err)) fail_msg("%s", err.msg);
+  mr_inertia Y = s.model->bodies[1].inertia;
+  mr_scene_free(&s);
+  return Y;
+}
+
+/* capsule inertia by midpoint integration over a grid (independent of the closed form) */
+static void capsule_grid(double r, double L, double *ixx, double *izz, double *vol) {
+  const int n = 120;
+  double hx = 2 * r / n, hz = (L + 2 * r) / n, dv = hx * hx * hz;
+  double V = 0, Ix = 0, Iz = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int k = 0; k < n; ++k) {
+        double x = -r + (i + 0.5) * hx, y = -r + (j + 0.5) * hx, z = -L / 2 - r + (k + 0.5) * hz;
+        double zc = z > L / 2 ? z - L / 2 : (z < -L / 2 ? z + L / 2 : 0);
+        if (x * x + y * y + zc * zc > r * r) continue;
+        V += dv, Ix += (y * y + z * z) * dv, Iz += (x * x + y * y) * dv;
+      }
+  *ixx = Ix, *izz = Iz, *vol = V;
+}
+
+/* closed forms per geometry type (round-off), capsule against grid integration */
+static void test_inertia_closed_forms(void **state) {
+  double m = 2.0;
+  mr_inertia Y = one_geom_inertia("{type: sphere, radius: 0.3}", m);
+  assert_near(Y.I.m[0][0], 0.4 * m * 0.09, 1e-14);
+  Y = one_geom_inertia("{type: box, size: [0.2, 0.4, 0.6]}", m);
+  assert_near(Y.I.m[0][0], m * (0.16 + 0.36) / 12, 1e-14);
+  assert_near(Y.I.m[1][1], m * (0.04 + 0.36) / 12, 1e-14);
+  assert_near(Y.I.m[2][2], m * (0.04 + 0.16) / 12, 1e-14);
+  Y = one_geom_inertia("{type: cylinder, radius: 0.1, length: 0.5}", m);
+  assert_near(Y.I.m[2][2], m * 0.01 / 2, 1e-14);
+  assert_near(Y.I.m[0][0], m * (3 * 0.01 + 0.25) / 12, 1e-14);
+  Y = one_geom_inertia("{type: ellipsoid, radii: [0.1, 0.2, 0.3]}", m);
+  assert_near(Y.I.m[0][0], m * (0.04 + 0.09) / 5, 1e-14);
+  assert_near(Y.I.m[2][2], m * (0.01 + 0.04) / 5, 1e-14);
+  /* capsule: a 120³ midpoint grid has ~1% volume error at the curved boundary */
+  double ix, iz, V;
+  capsule_grid(0.1, 0.3, &ix, &iz, &V);
+  Y = one_geom_inertia("{type: capsule, radius: 0.1, length: 0.3}", 1.0);
+  assert_near(Y.I.m[0][0], ix / V, 0.01 * ix / V);
+  assert_near(Y.I.m[2][2], iz / V, 0.01 * iz / V);
+  /* a vanishing cylinder part leaves a sphere */
+  Y = one_geom_inertia("{type: capsule, radius: 0.1, length: 1.0e-9}", 1.0);
+  assert_near(Y.I.m[0][0], 0.4 * 0.01, 1e-10);
+  /* density: m = ρ V for a box */
+  char text[] = "bodies:\n  - name: b\n    density: 500\n    geoms: [{type: box, size: [0.1, 0.2, "
+                "0.3]}]\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_near(s.model->bodies[1].inertia.m, 500 * 0.006, 1e-12);
+  mr_scene_free(&s);
+}
+
+/* two spheres at ±d along x: centre of mass at 0, Iyy gains 2 m_i d² (parallel axes) */
+static void test_inertia_composite(void **state) {
+  const char *text = "bodies:\n  - name: b\n    mass: 2\n    geoms:\n"
+                     "      - {type: sphere, radius: 0.1, position: [0.5, 0, 0]}\n"
+                     "      - {type: sphere, radius: 0.1, position: [-0.5, 0, 0]}\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  const mr_inertia *Y = &s.model->bodies[1].inertia;
+  assert_near(Y->c.v[0], 0.0, 1e-15);
+  assert_near(Y->I.m[0][0], 2 * 0.4 * 1 * 0.01, 1e-14);
+  assert_near(Y->I.m[1][1], 2 * (0.4 * 0.01 + 0.25), 1e-14);
+  mr_scene_free(&s);
+}
+
+/* halfspace {n·x ≤ d} → a frame whose z axis is n and origin d n; fixed bodies are placed */
+static void test_halfspace(void **state) {
+  const char *text = "bodies:\n  - name: g\n    fixed: true\n    position: [0, 0, 1]\n    geoms:\n"
+                     "      - {type: halfspace, normal: [0.6, 0, 0.8], offset: 0.5}\n"
+                     "      - {type: halfspace, normal: [0, 0, -2]}\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  const mr_geom *g = &s.model->geoms[0];
+  double n[3] = {0.6, 0, 0.8};
+  for (int i = 0; i < 3; ++i)
+    assert_near(g->placement.R.m[i][2], n[i], 1e-15);
+  assert_near(g->placement.p.v[0], 0.3, 1e-15);
+  assert_near(g->placement.p.v[2], 1.0 + 0.4, 1e-15);
+  assert_near(s.model->geoms[1].placement.R.m[2][2], -1.0, 1e-15);
+  assert_near(mr_v3_norm(s.model->geoms[1].placement.p), 1.0, 1e-15);
+  mr_scene_free(&s);
+}
+
+/* every error names line:column and the key */
+static void test_errors(void **state) {
+  expect_error("timestpe: 0.001\n", "t.yaml:1:1: unknown key 'timestpe'",
+               "did you mean 'timestep'?");
+  expect_error("timestep: abc\n", "t.yaml:1:11:", "'timestep': expected a number, got 'abc'");
+  expect_error("gravity: [0, -9.81]\n", "t.yaml:1:10:", "'gravity': expected a list of 3");
+  expect_error("timestep: 0\n", "1:11:", "'timestep': must be > 0");
+  expect_error("duration: -1\n", "1:11:", "'duration': must be >= 0");
+  expect_error("timestep: [0.001\n", "t.yaml:2:1: YAML syntax error", NULL);
+  expect_error("solver: {name: ncp-pg}\n", "1:16:", "did you mean 'ncp-pgs'?");
+  expect_error("solver: {name: magic}\n", "unknown solver 'magic'", "known: lcp-pgs");
+  expect_error("solver: {max_itr: 3}\n", "1:10: unknown key 'max_itr'", "did you mean 'max_iter'");
+  const char *b = "bodies:\n  - name: c\n    mass: %s\n    orientation: %s\n    geoms: [%s]\n";
+  char t[512];
+  snprintf(t, sizeof t, b, "-1", "[0, 0, 0, 1]", "{type: sphere, radius: 0.1}");
+  expect_error(t, "3:11:", "'mass' of body 'c': must be > 0, got -1");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 2]", "{type: sphere, radius: 0.1}");
+  expect_error(t, "4:18:", "has norm 2");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 1]", "{type: box, size: [0.2, -0.1, 0.2]}");
+  expect_error(t, "5:31:", "'size' of the box: must be > 0, got -0.1");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 1]", "{type: boxx, size: [1, 1, 1]}");
+  expect_error(t, "5:20:", "unknown geometry type 'boxx': did you mean 'box'?");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 1]", "{type: sphere, radius: 0.1, radiuss: 2}");
+  expect_error(t, "5:41: unknown key 'radiuss'", "did you mean 'radius'?");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 1]", "{type: mesh, file: nowhere.stl}");
+  expect_error(t, "5:32:", "mesh file 'nowhere.stl' not found");
+  snprintf(t, sizeof t, b, "1", "[0, 0, 0, 1]", "{type: sphere, radius: 0.1}");
+  strcat(t, "  - name: c\n    mass: 1\n");
+  expect_error(t, "6:11:", "duplicate body name 'c'");
+  strcpy(t, "bodies:\n  - {name: c, mass: 1, geoms: [{type: sphere, radius: 1}]}\n"
+            "forces:\n  - {body: cc, type: constant, force: [1, 0, 0]}\n");
+  expect_error(t, "4:12:", "no body named 'cc': did you mean 'c'?");
+  expect_error("bodies:\n  - {name: g, fixed: true, geoms: [{type: heightfield, file: none.txt, "
+               "extent: [0, 1, 0, 1]}]}\n",
+               "2:62:", "heightfield file 'none.txt' not found");
+  expect_error("robots:\n  - {name: r, urdf: missing.urdf}\n",
+               "2:21:", "'urdf': file 'missing.urdf' not found");
+  expect_error("bodies:\n  - {name: c, mass: 1, linear_velocity: [1, 0], geoms: [{type: sphere, "
+               "radius: 1}]}\n",
+               "2:41:", "'linear_velocity': expected a list of 3 numbers, got a list of 2");
+  expect_error("bodies:\n  - {name: c, mass: 1, geoms: [{type: halfspace}]}\n",
+               "2:32:", "needs 'fixed: true'");
+}
+
+/* contact and record options, and their range checks */
+static void test_contact_record(void **state) {
+  const char *text = "contact: {margin: 0.002, baumgarte: 0.2, restitution_threshold: 0.05, "
+                     "max_contacts: 64}\n"
+                     "record: {every: 10, contact_forces: yes, solver_stats: false, energy: off, "
+                     "trajectory: out/traj.csv, contacts: out/c.csv, summary: out/s.json}\n"
+                     "description: options\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_near(s.contact.margin, 0.002, 0);
+  assert_near(s.contact.baumgarte, 0.2, 0);
+  assert_near(s.contact.restitution_threshold, 0.05, 0);
+  assert_int_equal(s.contact.max_contacts, 64);
+  assert_int_equal(s.record.every, 10);
+  assert_int_equal(s.record.contact_forces, 1);
+  assert_int_equal(s.record.solver_stats, 0);
+  assert_int_equal(s.record.energy, 0);
+  assert_string_equal(s.record.trajectory, "out/traj.csv");
+  assert_string_equal(s.record.summary, "out/s.json");
+  mr_scene_free(&s);
+  /* defaults */
+  assert_int_equal(parse("", &s, &err), MR_OK);
+  assert_near(s.timestep, 1e-3, 0);
+  assert_string_equal(s.solver, "ncp-pgs");
+  assert_near(s.contact.restitution_threshold, 0.01, 0);
+  assert_int_equal(s.record.every, 1);
+  assert_int_equal(s.model->nq, 0);
+  mr_scene_free(&s);
+  expect_error("contact: {baumgarte: 1.5}\n", "1:22:", "'baumgarte': must be in [0, 1]");
+  expect_error("record: {every: 0}\n", "1:17:", "'every': must be >= 1");
+  expect_error("record: {contact_forces: maybe}\n",
+               "1:26:", "'contact_forces': expected true or false, got 'maybe'");
+  expect_error("- a\n- b\n", "1:1:", "expected a mapping");
+}
+
+/* unreadable scene files are I/O errors naming the file */
+static void test_io_errors(void **state) {
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(mr_scene_load("scenes/no_such_scene.yaml", &s, &err), MR_ERR_IO);
+  assert_non_null(strstr(err.msg, "scenes/no_such_scene.yaml"));
+  assert_int_equal(mr_scene_load("scenes", &s, &err), MR_ERR_IO);
+  mr_scene_free(&s);
+}
+
+/* a quaternion within 1e-6 of unit norm is accepted and normalised */
+static void test_quaternion_tolerance(void **state) {
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse("bodies:\n  - {name: c, mass: 1, orientation: [0, 0, 0, 1.0000005], "
+                         "geoms: [{type: sphere, radius: 1}]}\n",
+                         &s, &err),
+                   MR_OK);
+  assert_near(s.q0[6], 1.0, 1e-16);
+  mr_scene_free(&s);
+}
+
+/* solver settings by name, materials, pair overrides and the combination rule */
+static void test_settings_materials_pairs(void **state) {
+  const char *text =
+      "solver: {name: ccp-admm, rho: 0.5, inner_iter: 7, warm_start: false, soft_k: 2.0e4}\n"
+      "materials:\n  rubber: {friction: 0.9, restitution: 0.3, compliance: 1.0e-6}\n"
+      "bodies:\n"
+      "  - name: ground\n    fixed: true\n    geoms: [{type: halfspace, name: floor, friction: "
+      "0.4}]\n"
+      "  - name: light\n    mass: 1.0e-3\n    position: [0, 0, 0.1]\n"
+      "    geoms: [{type: box, size: [0.2, 0.2, 0.2], material: rubber, friction: 0.8}]\n"
+      "  - name: heavy\n    mass: 1.0e+3\n    position: [0, 0, 0.3]\n"
+      "    geoms: [{type: box, size: [0.2, 0.2, 0.2]}]\n"
+      "pairs:\n  - {between: [floor, light], friction: 0.9}\n"
+      "  - {between: [light, heavy], friction: 0.95, restitution: 0.1}\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_string_equal(s.solver, "ccp-admm");
+  assert_near(s.settings.rho, 0.5, 0);
+  assert_int_equal(s.settings.inner_iter, 7);
+  assert_int_equal(s.settings.warm_start, 0);
+  assert_near(s.settings.soft_k, 2e4, 0);
+  assert_int_equal(s.settings.max_iter, 10000); /* untouched default */
+  /* material then the explicit friction of the geometry */
+  const mr_geom *light = &s.model->geoms[1];
+  assert_near(light->friction, 0.8, 0);
+  assert_near(light->restitution, 0.3, 0);
+  assert_near(light->compliance, 1e-6, 0);
+  double mu, e, R;
+  assert_int_equal(mr_scene_pair_params(&s, 0, 1, &mu, &e, &R), 1);
+  assert_near(mu, 0.9, 0);
+  assert_int_equal(mr_scene_pair_params(&s, 2, 1, &mu, &e, &R), 1);
+  assert_near(mu, 0.95, 0);
+  assert_near(e, 0.1, 0);
+  assert_near(R, 1e-6, 0); /* unset in the override: the combination rule R1 + R2 */
+  /* floor (0.4) against heavy (default 1): no override, sqrt(0.4 · 1) */
+  assert_int_equal(mr_scene_pair_params(&s, 0, 2, &mu, &e, &R), 0);
+  assert_near(mu, sqrt(0.4), 1e-15);
+  mr_scene_free(&s);
+  mr_solver_settings st = s.settings;
+  assert_int_equal(mr_scene_settings_set(&st, "max_iter", "25", NULL), MR_OK);
+  assert_int_equal(st.max_iter, 25);
+  assert_int_not_equal(mr_scene_settings_set(&st, "max_iter", "x", NULL), MR_OK);
+  assert_int_not_equal(mr_scene_settings_set(&st, "nope", "1", NULL), MR_OK);
+}
+
+/* force functions at sample times against their closed forms */
+static void test_forces(void **state) {
+  const char *text =
+      "timestep: 0.002\n"
+      "bodies:\n  - {name: c, mass: 1, geoms: [{type: sphere, radius: 1}]}\n"
+      "forces:\n"
+      "  - {body: c, type: ramp, start: 0.5, duration: 1.0, from: [0, 0, 0], to: [20, 0, 0]}\n"
+      "  - {body: c, type: sine, start: 0.1, offset: [1, 0, 0], amplitude: [0, 2, 0], "
+      "frequency: 2, phase: 0.3, torque_amplitude: [0, 0, 1]}\n"
+      "  - {body: c, type: impulse, start: 0.2, impulse: [0, 0, 5]}\n"
+      "  - {body: c, type: constant, start: 1.0, duration: 0.5, force: [1, 2, 3], torque: [0, 1, "
+      "0]}\n";
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_int_equal(s.nforces, 4);
+  mr_vec3 f, t;
+  /* ramp: 0 before start, linear inside, saturated at `to` after */
+  mr_scene_force_at(&s, 0, 0.2, &f, &t);
+  assert_near(f.v[0], 0.0, 0);
+  mr_scene_force_at(&s, 0, 1.0, &f, &t);
+  assert_near(f.v[0], 10.0, 1e-12);
+  mr_scene_force_at(&s, 0, 5.0, &f, &t);
+  assert_near(f.v[0], 20.0, 0);
+  /* sine: offset + amplitude sin(2π ν (t − start) + φ) */
+  mr_scene_force_at(&s, 1, 0.35, &f, &t);
+  double sn = sin(2 * M_PI * 2 * 0.25 + 0.3);
+  assert_near(f.v[0], 1.0, 1e-15);
+  assert_near(f.v[1], 2 * sn, 1e-14);
+  assert_near(t.v[2], sn, 1e-14);
+  mr_scene_force_at(&s, 1, 0.05, &f, &t);
+  assert_near(f.v[0], 0.0, 0);
+  /* impulse: J / Δt during one step (default duration), nothing after */
+  mr_scene_force_at(&s, 2, 0.201, &f, &t);
+  assert_near(f.v[2], 5.0 / 0.002, 1e-9);
+  mr_scene_force_at(&s, 2, 0.2025, &f, &t);
+  assert_near(f.v[2], 0.0, 0);
+  /* constant over [1, 1.5) */
+  mr_scene_force_at(&s, 3, 1.2, &f, &t);
+  assert_near(f.v[1], 2.0, 0);
+  assert_near(t.v[1], 1.0, 0);
+  mr_scene_force_at(&s, 3, 1.5, &f, &t);
+  assert_near(f.v[1], 0.0, 0);
+  mr_scene_free(&s);
+}
+
+/* write text to dir/name */
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* heightfields: the bumpy function sampled on the grid, a file relative to the scene */
+static void test_heightfields(void **state) {
+  char dir[] = "/tmp/moreau_scene_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  write_file(dir, "ground.txt", "0 1 2\n3 4 5\n");
+  write_file(dir, "part.stl", "solid empty\nendsolid empty\n");
+  write_file(dir, "s.yaml",
+             "bodies:\n  - name: g\n    fixed: true\n    geoms:\n"
+             "      - {type: heightfield, function: bumpy, extent: [-1, 1, -1, 1], step: 0.02}\n"
+             "      - {type: heightfield, file: ground.txt, extent: [0, 2, 0, 1]}\n"
+             "  - name: part\n    mass: 2\n    inertia: [0.1, 0.2, 0.3]\n    com: [0, 0, 0.01]\n"
+             "    geoms: [{type: mesh, file: part.stl, scale: 0.001}]\n");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/s.yaml", dir);
+  mr_scene s;
+  mr_error err;
+  if (mr_scene_load(path, &s, &err)) fail_msg("%s", err.msg);
+  const mr_hfield *h = s.model->geoms[0].hfield;
+  assert_int_equal(h->nx, 101);
+  assert_int_equal(h->ny, 101);
+  double x = -1 + 10 * 0.02, y = -1 + 20 * 0.02;
+  double hz = sin(30 * x) / 5 + cos(30 * y * y) / 20 + sin(50 * x * y) / 10;
+  assert_near(h->h[20 * 101 + 10], hz, 1e-12);
+  const mr_hfield *hf = s.model->geoms[1].hfield;
+  assert_int_equal(hf->nx, 3);
+  assert_int_equal(hf->ny, 2);
+  assert_near(hf->h[4], 4.0, 0);
+  assert_near(hf->dx, 1.0, 0);
+  assert_near(hf->hmax, 5.0, 0);
+  /* a mesh found next to the scene file, its scale kept; explicit inertia and centre of mass */
+  const mr_geom *mesh = &s.model->geoms[2];
+  assert_non_null(strstr(mesh->mesh_file, "/part.stl"));
+  assert_near(mesh->mesh_scale.v[1], 0.001, 0);
+  assert_near(s.model->bodies[1].inertia.I.m[2][2], 0.3, 0);
+  assert_near(s.model->bodies[1].inertia.c.v[2], 0.01, 0);
+  mr_scene_free(&s);
+  snprintf(path, sizeof path, "%s/part.stl", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/ground.txt", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/s.yaml", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* appending a model: prefixed names, parents, q/v offsets, geometries */
+static void test_model_append(void **state) {
+  mr_error err;
+  mr_model *src = mr_model_create("src"), *dst = mr_model_create("dst");
+  mr_inertia Y = {1.0, {{0, 0, 0}}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};
+  int a = mr_model_add_body(src, 0, "j1", MR_JOINT_REVOLUTE, mr_se3_identity(), mr_v3(0, 0, 1),
+                            "l1", Y, &err);
+  mr_model_add_body(src, a, "j2", MR_JOINT_PRISMATIC, mr_se3_identity(), mr_v3(1, 0, 0), "l2", Y,
+                    &err);
+  mr_model_set_limits(src, a, -1, 2, 3, 4, &err);
+  mr_geom g = mr_geom_default(MR_GEOM_SPHERE, 2);
+  g.size[0] = 0.1;
+  snprintf(g.name, sizeof g.name, "ball");
+  mr_model_add_geom(src, &g, &err);
+  mr_model_add_body(dst, 0, "free", MR_JOINT_FREE, mr_se3_identity(), mr_v3(0, 0, 1), "box", Y,
+                    &err);
+  mr_se3 X = mr_se3_make(mr_m3_identity(), mr_v3(1, 2, 3));
+  assert_int_equal(mr_model_append(dst, src, 0, X, "r", &err), 2);
+  assert_int_equal(dst->nbodies, 4);
+  assert_string_equal(dst->bodies[2].name, "r/l1");
+  assert_string_equal(dst->bodies[3].joint.name, "r/j2");
+  assert_int_equal(dst->bodies[3].parent, 2);
+  assert_int_equal(dst->bodies[2].joint.idx_q, 7);
+  assert_int_equal(dst->nq, 9);
+  assert_near(dst->bodies[2].placement.p.v[1], 2.0, 0);
+  assert_near(dst->upper[7], 2.0, 0);
+  assert_near(dst->effort_limit[6], 4.0, 0);
+  assert_int_equal(dst->ngeoms, 1);
+  assert_string_equal(dst->geoms[0].name, "r/ball");
+  assert_int_equal(dst->geoms[0].body, 3);
+  assert_true(mr_model_frame_index(dst, "r/l2") >= 0);
+  mr_model_free(src);
+  mr_model_free(dst);
+}
+
+/* whether mr_urdf_load works in this build (it is a placeholder until the loader lands) */
+static int urdf_available(const char *urdf) {
+  mr_model *m = NULL;
+  mr_error err;
+  mr_urdf_options opt = mr_urdf_options_default();
+  opt.collision = 0; /* meshes are the scene's business (package roots) */
+  mr_status st = mr_urdf_load(urdf, &opt, &m, &err);
+  mr_model_free(m);
+  return st == MR_OK;
+}
+
+/* robots: the reference Solo-12 with its 'standing' posture, PD gains, naming errors */
+static void test_robot_reference(void **state) {
+  const char *root = test_reference_root();
+  if (!root) {
+    printf("  skipped: reference robots absent\n");
+    return;
+  }
+  char urdf[4200], srdf[4200], text[10000];
+  snprintf(urdf, sizeof urdf, "%s/robots/solo_description/robots/solo12.urdf", root);
+  snprintf(srdf, sizeof srdf, "%s/robots/solo_description/srdf/solo.srdf", root);
+  if (!urdf_available(urdf)) {
+    printf("  skipped: the URDF loader cannot load %s in this build\n", urdf);
+    return;
+  }
+  const char *fmt = "bodies:\n  - {name: cube, mass: 1, geoms: [{type: box, size: [.2, .2, .2]}]}\n"
+                    "robots:\n  - name: solo\n    urdf: %s\n    srdf: %s\n    floating: true\n"
+                    "    position: [1.0, 0, 0.3]\n    posture: %s\n    pd: {kp: 5.0, kd: 0.1}\n"
+                    "%s";
+  snprintf(text, sizeof text, fmt, urdf, srdf, "standing",
+           "forces:\n  - {body: solo/base_link, type: constant, force: [10, 0, 0]}\n");
+  mr_scene s;
+  mr_error err;
+  if (parse(text, &s, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(s.nrobots, 1);
+  const mr_scene_robot *r = &s.robots[0];
+  assert_int_equal(r->idx_q, 7);
+  assert_int_equal(r->idx_v, 6);
+  assert_int_equal(r->nq, 19);
+  assert_int_equal(r->nv, 18);
+  assert_int_equal(s.model->nq, 26);
+  /* base pose from the scene, joint values from the SRDF 'standing' state */
+  assert_near(s.q0[7], 1.0, 0);
+  assert_near(s.q0[9], 0.3, 0);
+  assert_near(s.q0[13], 1.0, 0);
+  int b = mr_model_joint_index(s.model, "solo/FL_HFE");
+  assert_true(b > 0);
+  int iq = s.model->bodies[b].joint.idx_q, iv = s.model->bodies[b].joint.idx_v;
+  assert_near(s.q0[iq], 0.8, 0);
+  assert_near(r->q_target[iq - r->idx_q], 0.8, 0);
+  assert_near(r->kp[iv - r->idx_v], 5.0, 0);
+  assert_near(r->kd[0], 0.0, 0); /* free-flyer dofs carry no gain */
+  assert_int_equal(s.forces[0].body, mr_model_body_index(s.model, "solo/base_link"));
+  mr_scene_free(&s);
+  /* without position, a floating base takes the SRDF posture's root_joint (z = 0.235) */
+  char *nopos = strstr(text, "    position:");
+  assert_non_null(nopos);
+  snprintf(text, sizeof text,
+           "robots:\n  - {name: solo, urdf: %s, srdf: %s, floating: true, posture: standing}\n",
+           urdf, srdf);
+  if (parse(text, &s, &err)) fail_msg("%s", err.msg);
+  assert_near(s.q0[2], 0.235, 0);
+  assert_near(s.q0[6], 1.0, 0);
+  mr_scene_free(&s);
+  snprintf(text, sizeof text, fmt, urdf, srdf, "crouching", "");
+  expect_error(text, "9:14: 'posture': no posture 'crouching'", "standing");
+  snprintf(text, sizeof text, fmt, urdf, srdf, "standing", "");
+  strcat(text, "    joints: {FL_HFEE: 0.3}\n");
+  expect_error(text, "11:14: 'joints': the robot has no 1-dof joint 'FL_HFEE'",
+               "did you mean 'FL_HFE'?");
+}
+
+/* the A9 pendulum: a fixed-base robot placed at its position, its joint set by name */
+static void test_pendulum_scene(void **state) {
+  mr_scene s;
+  mr_error err;
+  if (mr_scene_load("scenes/a9_pendulum.yaml", &s, &err)) {
+    if (err.status == MR_ERR_UNSUPPORTED) {
+      printf("  skipped: %s\n", err.msg);
+      return;
+    }
+    fail_msg("%s", err.msg);
+  }
+  assert_int_equal(s.model->nq, 1);
+  assert_near(s.q0[0], 0.1, 0);
+  assert_int_equal(s.robots[0].floating, 0);
+  int b = mr_model_body_index(s.model, "pendulum/arm");
+  assert_true(b > 0);
+  assert_near(s.model->bodies[b].placement.p.v[2], 2.0, 0);
+  assert_near(s.model->bodies[b].inertia.c.v[2], -1.0, 0);
+  assert_int_equal(strncmp(s.model->geoms[0].name, "pendulum/", 9), 0);
+  mr_scene_free(&s);
+  /* PD targets by joint name, robot-wide friction, a fixed base rotated by its orientation */
+  const char *text = "robots:\n  - name: p\n    urdf: scenes/models/pendulum.urdf\n"
+                     "    orientation: [1, 0, 0, 0]\n    joints: {hinge: 0.2}\n"
+                     "    friction: 0.7\n    pd: {kp: 3, kd: 0.5, targets: {hinge: 0.5}}\n";
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_near(s.q0[0], 0.2, 0);
+  assert_near(s.robots[0].q_target[0], 0.5, 0);
+  assert_near(s.robots[0].kp[0], 3.0, 0);
+  assert_near(s.robots[0].kd[0], 0.5, 0);
+  assert_near(s.model->geoms[0].friction, 0.7, 0);
+  assert_near(s.model->bodies[1].placement.R.m[2][2], -1.0, 1e-15); /* 180° about x */
+  mr_scene_free(&s);
+  /* a floating base: pose in q, world twist converted to the local frame */
+  text = "robots:\n  - name: p\n    urdf: scenes/models/pendulum.urdf\n    floating: true\n"
+         "    position: [1, 2, 3]\n"
+         "    orientation: [0, 0, 0.7071067811865476, 0.7071067811865476]\n"
+         "    linear_velocity: [1, 0, 0]\n    angular_velocity: [0, 0, 2]\n";
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_int_equal(s.model->nq, 8);
+  double q[3] = {1, 2, 3}, v[6] = {0, -1, 0, 0, 0, 2};
+  assert_vec_near(s.q0, q, 3, 0);
+  assert_vec_near(s.v0, v, 6, 1e-15);
+  assert_near(s.v0[6], 0.0, 0);
+  mr_scene_free(&s);
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, linear_velocity: [1, 0, "
+               "0]}\n",
+               "2:67:", "needs 'floating: true'");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, posture: up}\n",
+               "2:59: 'posture': needs an SRDF file;", "pendulum.srdf' not found");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, srdf: none.srdf}\n",
+               "2:56: 'srdf': file 'none.srdf' not found", NULL);
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "
+               "1}}}\n",
+               "'targets': the robot has no 1-dof joint 'hnge'", "did you mean 'hinge'?");
+}
+
+/* every scene in scenes/ loads (those needing a robot file that is absent are skipped) */
+static void test_all_scenes(void **state) {
+  glob_t g;
+  if (glob("scenes/*.yaml", 0, NULL, &g) != 0)
+    fail_msg("no scenes/*.yaml from the current directory");
+  int loaded = 0;
+  for (size_t i = 0; i < g.gl_pathc; ++i) {
+    mr_scene s;
+    mr_error err;
+    mr_status st = mr_scene_load(g.gl_pathv[i], &s, &err);
+    if (st == MR_OK) {
+      ++loaded;
+      assert_true(s.model->nq >= 0);
+      mr_scene_free(&s);
+    } else if (strstr(err.msg, "'urdf':") && (st == MR_ERR_IO || st == MR_ERR_UNSUPPORTED)) {
+      printf("  skipped %s: %s\n", g.gl_pathv[i], err.msg);
+    } else {
+      globfree(&g);
+      fail_msg("%s", err.msg);
+    }
+  }
+  printf("  %d of %zu scenes loaded\n", loaded, g.gl_pathc);
+  assert_true(loaded >= 15);
+  globfree(&g);
+}
+
+/* moreau check: exit 0 on a valid scene, 2 with the error on a broken one */
+static void test_cli_check(void **state) {
+  const char *bin = getenv("MOREAU_BIN");
+  if (!bin) {
+    printf("  skipped: MOREAU_BIN unset\n");
+    return;
+  }
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s check scenes/a3_sliding_block.yaml > /dev/null", bin);
+  assert_int_equal(WEXITSTATUS(system(cmd)), 0);
+  char dir[] = "/tmp/moreau_check_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  write_file(dir, "bad.yaml", "timestep: -1\n");
+  snprintf(cmd, sizeof cmd, "%s check %s/bad.yaml 2> /dev/null", bin, dir);
+  assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+  snprintf(cmd, sizeof cmd, "%s/bad.yaml", dir);
+  unlink(cmd);
+  rmdir(dir);
+}
+
+/* never crash: every truncation of the minimal scene and single-character corruptions either
+ * load or fail with a positioned message (run under the sanitizers by make check) */
+static void test_corrupted_input(void **state) {
+  size_t len = strlen(minimal);
+  char *buf = malloc(len + 1);
+  const char subs[] = ":[]-{}x\n#&*!'\"0";
+  int failures = 0;
+  for (size_t cut = 0; cut <= len; ++cut)
+    for (size_t k = 0; k <= sizeof subs - 1; ++k) {
+      memcpy(buf, minimal, len + 1);
+      if (k < sizeof subs - 1)
+        buf[cut < len ? cut : 0] = subs[k];
+      else
+        buf[cut] = '\0';
+      mr_scene s;
+      mr_error err;
+      if (parse(buf, &s, &err) != MR_OK) {
+        ++failures;
+        assert_true(strncmp(err.msg, "t.yaml", 6) == 0);
+      } else {
+        assert_non_null(s.model);
+        mr_scene_free(&s);
+      }
+    }
+  free(buf);
+  assert_true(failures > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_minimal),
+      cmocka_unit_test(test_velocity_frames),
+      cmocka_unit_test(test_inertia_closed_forms),
+      cmocka_unit_test(test_inertia_composite),
+      cmocka_unit_test(test_halfspace),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_quaternion_tolerance),
+      cmocka_unit_test(test_contact_record),
+      cmocka_unit_test(test_io_errors),
+      cmocka_unit_test(test_settings_materials_pairs),
+      cmocka_unit_test(test_forces),
+      cmocka_unit_test(test_heightfields),
+      cmocka_unit_test(test_model_append),
+      cmocka_unit_test(test_robot_reference),
+      cmocka_unit_test(test_pendulum_scene),
+      cmocka_unit_test(test_all_scenes),
+      cmocka_unit_test(test_cli_check),
+      cmocka_unit_test(test_corrupted_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
