@@ -6,6 +6,7 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"solve", "solve a contact problem (JSON) with a chosen solver", mr_cmd_solve},
 };
 
 static void usage(FILE *f) {

@@ -8,8 +8,9 @@
  *   slide     otherwise:                   λ* = argmin ½ λᵀBλ + ĝᵀλ over the ellipse
  *             ∂K_μ ∩ {B_N λ + g̃_N = 0} (zero normal velocity), with ĝ = g̃ for raisim and
  *             ĝ = g̃ + Γ(c⁻), c⁻ = B λ⁽ⁱ⁾ + g̃ the current contact velocity, for raisim-ds;
- *   λ⁽ⁱ⁾ ← (1 − α) λ⁽ⁱ⁾ + α λ*, and after each sweep α ← γ α + (1 − γ) α_min
- *   (alpha0, alpha_decay = γ, alpha_min).
+ *   λ⁽ⁱ⁾ ← (1 − α) λ⁽ⁱ⁾ + α λ*, and after each sweep α ← max(γ α, α_min)
+ *   (alpha0, alpha_decay = γ, alpha_min; the papers write γ α + (1 − γ) α_min, which has the
+ *   same start, rate and limit).
  * The ellipse is parametrised by the polar angle θ of λ_T: λ(θ) = r(θ) (cos θ, sin θ, 1/μ) with
  * r(θ) = −g̃_N / (B_NN/μ + B_NT·(cos θ, sin θ)) (where the denominator is positive). 32 samples
  * of θ locate the minimum; bisection on the sign of df/dθ in the bracket around the best sample
@@ -122,7 +123,7 @@ static void raisim_target(const mr_contact_problem *p, int i, const double *B, i
   ellipse_min(&e, iters, target);
 }
 
-/* one sweep with relaxation α, then α ← γ α + (1 − γ) α_min */
+/* one sweep with relaxation α, then α ← max(γ α, α_min) */
 static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *s, void *ctx,
                          double *lambda, double *c) {
   raisim_ctx *rc = ctx;
@@ -135,7 +136,7 @@ static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *
       delta[a] = rc->alpha * (target[a] - l[a]);
     mr_gs_apply(p, i, delta, lambda, c);
   }
-  rc->alpha = s->alpha_decay * rc->alpha + (1.0 - s->alpha_decay) * s->alpha_min;
+  rc->alpha = fmax(s->alpha_decay * rc->alpha, s->alpha_min);
 }
 
 mr_status mr_solver_raisim(MR_SOLVER_ARGS) {
