@@ -71,6 +71,9 @@ typedef struct {
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
+  int factorizations; /* dense Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
+                       * value), of the Newton Hessian (ccp-newton, once per iteration), of the
+                       * two subproblem matrices (ncp-stagproj) */
 } mr_solver_stats;
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
@@ -79,6 +82,8 @@ typedef struct {
   double *y;          /* ADMM dual variable */
   double rho;         /* last ρ; 0 = none */
   int valid;          /* y and rho hold a previous solve's values */
+  double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
+                            * of G + R (velocity/force units); 0 = none, re-estimated */
 } mr_solver_state;
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and

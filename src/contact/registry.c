@@ -25,6 +25,17 @@ static const mr_solver_info registry[] = {
      mr_solver_soft},
     /* ---- ADMM, Newton and staggered projections: ccp-admm, ccp-newton, ncp-stagproj,
      * ncp-admm (src/contact/admm.c, newton.c, stagproj.c) go here ---- */
+    {"ccp-admm", "CCP",
+     "ADMM on the dual CCP, Cholesky of G + R + rho I, spectral rho update (Alg. 3, III-E)",
+     mr_solver_ccp_admm},
+    {"ccp-newton", "CCP",
+     "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
+     mr_solver_ccp_newton},
+    {"ncp-stagproj", "NCP",
+     "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
+     mr_solver_ncp_stagproj},
+    {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
+     mr_solver_ncp_admm},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
