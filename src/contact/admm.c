@@ -30,6 +30,8 @@
 #define ADMM_KAPPA_MAX 1e8
 /* the update factor is at least this, so that a well-conditioned G still adapts a poor ρ */
 #define ADMM_FACTOR_MIN 1.5
+/* relative residuals are floored here (round-off) before their ratio is taken */
+#define ADMM_RES_FLOOR 1e-15
 /* ρ stays within [1e-12, 1e6] · λ_max */
 #define ADMM_RHO_MIN_REL 1e-12
 #define ADMM_RHO_MAX_REL 1e6
@@ -157,7 +159,8 @@ int admm_adapt(const admm_qp *q, admm_ws *w, const mr_solver_settings *s, int it
   /* residuals relative to the size of their terms */
   double sp = fmax(mr_norm_inf(w->z, n), mr_norm_inf(w->x, n));
   double sd = fmax(mr_norm_inf(w->Az, n), fmax(mr_norm_inf(q->b, n), mr_norm_inf(w->y, n)));
-  double rp = w->rp / fmax(sp, DBL_MIN), rd = w->rd / fmax(sd, DBL_MIN);
+  double rp = fmax(w->rp / fmax(sp, DBL_MIN), ADMM_RES_FLOOR);
+  double rd = fmax(w->rd / fmax(sd, DBL_MIN), ADMM_RES_FLOOR);
   double f = admm_rho_factor(w, s->rho_power), rho = w->rho;
   if (rp > s->rho_ratio * rd)
     rho *= f;
