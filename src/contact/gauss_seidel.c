@@ -23,6 +23,9 @@ mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, 
   if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "contact solver: nc = %d < 0", p->nc);
   if (p->nc > 0 && (!p->G || !p->g || !p->mu))
     return mr_error_set(err, MR_ERR_INVALID, "contact solver: G, g or mu missing (nc = %d)", p->nc);
+  if (!(s->omega > 0.0 && s->omega < 2.0))
+    return mr_error_set(err, MR_ERR_INVALID, "contact solver: omega = %g is not in (0, 2)",
+                        s->omega);
   if (s->max_iter < 0)
     return mr_error_set(err, MR_ERR_INVALID, "contact solver: max_iter = %d < 0", s->max_iter);
   for (int i = 0; i < p->nc; ++i)

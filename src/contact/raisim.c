@@ -139,12 +139,28 @@ static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *
   rc->alpha = fmax(s->alpha_decay * rc->alpha, s->alpha_min);
 }
 
+/* the relaxation settings: 0 < α_min ≤ α0 ≤ 1, 0 < γ ≤ 1, bisection steps ≥ 0 */
+static mr_status check_alpha(const mr_solver_settings *s, mr_error *err) {
+  if (!s) return mr_error_set(err, MR_ERR_INVALID, "raisim: no settings");
+  if (!(s->alpha_min > 0.0 && s->alpha_min <= s->alpha0 && s->alpha0 <= 1.0) ||
+      !(s->alpha_decay > 0.0 && s->alpha_decay <= 1.0) || s->bisection_iter < 0)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "raisim: need 0 < alpha_min <= alpha0 <= 1, 0 < alpha_decay <= 1, "
+                        "bisection_iter >= 0 (got %g, %g, %g, %d)",
+                        s->alpha_min, s->alpha0, s->alpha_decay, s->bisection_iter);
+  return MR_OK;
+}
+
 mr_status mr_solver_raisim(MR_SOLVER_ARGS) {
-  raisim_ctx ctx = {s ? s->alpha0 : 1.0, 0};
+  mr_status st = check_alpha(s, err);
+  if (st) return st;
+  raisim_ctx ctx = {s->alpha0, 0};
   return mr_gs_run(p, s, work, raisim_sweep, &ctx, mr_gs_criterion_raisim, lambda, c, stats, err);
 }
 
 mr_status mr_solver_raisim_ds(MR_SOLVER_ARGS) {
-  raisim_ctx ctx = {s ? s->alpha0 : 1.0, 1};
+  mr_status st = check_alpha(s, err);
+  if (st) return st;
+  raisim_ctx ctx = {s->alpha0, 1};
   return mr_gs_run(p, s, work, raisim_sweep, &ctx, mr_gs_criterion_ncp, lambda, c, stats, err);
 }
