@@ -84,6 +84,8 @@ typedef struct {
   int valid;          /* y and rho hold a previous solve's values */
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
+  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
 } mr_solver_state;
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and

@@ -265,6 +265,7 @@ static void admm_finish(const mr_contact_problem *p, const admm_ws *w, mr_solver
   stats->factorizations = w->factorizations;
   if (!st) return;
   st->rho = w->rho;
+  st->nu = 0;
   st->eig_max = w->eig_max;
   st->eig_min = w->eig_min;
   if (st->y && st->cap >= n) {

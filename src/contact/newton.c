@@ -20,7 +20,10 @@
  * G = 0 with no R. Without J and M (a standalone problem) the solver works on a pivoted
  * Cholesky factor G = P L Lᵀ Pᵀ truncated at rank r (pivots ≤ 1e-13 · max diag(G) dropped):
  * J = P L (3nc x r), M = I, so that semi-definite G (hyperstatic contacts) is handled exactly up to
- * that truncation. Failure modes: the solution is the compliant one, so the rigid NCP criteria
+ * that truncation. Warm start: u from the state (state->y, state->nu = nv) when it holds a
+ * previous ccp-newton velocity of the same size, else u = M⁻¹Jᵀλ from the given λ (λ → u → λ(u)
+ * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
+ * Failure modes: the solution is the compliant one, so the rigid NCP criteria
  * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
  * (the CCP relaxation). */
 #include <float.h>
@@ -348,6 +351,23 @@ static int newton_jacobian(newton_ctx *x, mr_arena *a, int n) {
   return 0;
 }
 
+/* does the state hold a velocity u of this size (a previous ccp-newton solve)? */
+static int state_velocity(const mr_solver_state *st, int nv) {
+  if (!st || !st->valid || !st->y || st->nu != nv || st->cap < nv || nv == 0) return 0;
+  for (int a = 0; a < nv; ++a)
+    if (!isfinite(st->y[a])) return 0;
+  return 1;
+}
+
+/* keep u in the state for the next warm start (when it fits) */
+static void save_velocity(mr_solver_state *st, const double *u, int nv) {
+  if (!st) return;
+  st->valid = st->y && st->cap >= nv && nv > 0;
+  st->nu = st->valid ? nv : 0;
+  st->rho = 0.0; /* not an ADMM state */
+  if (st->valid) mr_copy(st->y, u, nv);
+}
+
 static mr_status newton_check(const mr_contact_problem *p, mr_error *err) {
   if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: no problem");
   if (p->nc > 0 && (!p->G || !p->g || !p->mu))
@@ -377,8 +397,11 @@ mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_sett
   }
   x.R = R;
   status = compliance(p, s, R, err);
-  if (status == MR_OK && warm_velocity(&x, s->warm_start ? lambda : x.c) != 0)
+  if (status == MR_OK && s->warm_start && state_velocity(state, x.jv.nv)) {
+    mr_copy(x.u, state->y, x.jv.nv);
+  } else if (status == MR_OK && warm_velocity(&x, s->warm_start ? lambda : x.c) != 0) {
     status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
+  }
   if (status == MR_OK) status = newton_loop(&x, s, stats, err);
   if (status == MR_OK) {
     mr_copy(lambda, x.lambda, n);
@@ -387,6 +410,7 @@ mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_sett
         mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
   }
   stats->factorizations = x.factorizations;
+  if (status == MR_OK) save_velocity(state, x.u, x.jv.nv);
   mr_arena_reset(work, mark);
   return status;
 }
