@@ -247,6 +247,53 @@ static void test_stick(void **state) {
   }
 }
 
+/* compliance: with R = diag(0.5, 0.5, 0.2) the sticking force is λ = −(G + R)⁻¹ g for every
+ * model (still inside the cone), so every solver must account for R */
+static void test_compliance(void **state) {
+  tproblem t;
+  double g[3] = {0.1, -0.05, -1.0}, ref[3] = {-0.1, 0.05, 1.0}, L[9];
+  tp_single(&t, GC, g, 0.5);
+  t.R[0] = t.R[1] = 0.5, t.R[2] = 0.2, t.p.R = t.R;
+  memcpy(L, GC, sizeof L);
+  for (int a = 0; a < 3; ++a)
+    L[4 * a] += t.R[a];
+  assert_int_equal(mr_cholesky(L, 3), 0);
+  mr_cholesky_solve(L, 3, ref);
+  assert_true(hypot(ref[0], ref[1]) < 0.5 * ref[2]);
+  for (int i = 0; i < mr_solver_count(); ++i) {
+    const mr_solver_info *info = solver_of(i, "");
+    if (!info) continue;
+    result r;
+    solve(info->name, &t, &r);
+    print_result("compliance", info->name, &r);
+    assert_int_equal(r.status, MR_OK);
+    assert_true(r.st.converged);
+    assert_vec_near(r.lambda, ref, 3, expect_for(info->name)->tol);
+  }
+}
+
+/* relaxation: the Gauss-Seidel solvers reach the same resting-box load with ω = 0.8 and 1.3
+ * (tolerance as in test_box) */
+static void test_relaxation(void **state) {
+  const char *names[] = {"lcp-pgs", "ccp-pgs", "ncp-pgs"};
+  double omegas[] = {0.8, 1.3};
+  tproblem t;
+  tp_box(&t, 1.0, 0.7);
+  for (int k = 0; k < 3; ++k)
+    for (int w = 0; w < 2; ++w) {
+      mr_solver_settings s = mr_solver_settings_default();
+      s.omega = omegas[w];
+      result r;
+      solve_with(names[k], &t, &s, NULL, &r);
+      print_result(w ? "omega-1.3" : "omega-0.8", names[k], &r);
+      assert_true(r.st.converged);
+      double sum = 0.0;
+      for (int c = 0; c < 4; ++c)
+        sum += r.lambda[3 * c + 2];
+      assert_near(sum, GRAV, 2e-3);
+    }
+}
+
 /* taking off: g_N > 0 and a small tangential velocity: λ = 0, c = g */
 static void test_takeoff(void **state) {
   tproblem t;
@@ -589,20 +636,14 @@ static void test_io_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_registry),
-      cmocka_unit_test(test_stick),
-      cmocka_unit_test(test_takeoff),
-      cmocka_unit_test(test_slide),
-      cmocka_unit_test(test_slide_pyramid_bias),
-      cmocka_unit_test(test_ccp_distance),
-      cmocka_unit_test(test_raisim_mdp),
-      cmocka_unit_test(test_box),
-      cmocka_unit_test(test_warm_start),
-      cmocka_unit_test(test_stack),
-      cmocka_unit_test(test_soft),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_io_roundtrip),
-      cmocka_unit_test(test_io_errors),
+      cmocka_unit_test(test_registry),     cmocka_unit_test(test_stick),
+      cmocka_unit_test(test_compliance),   cmocka_unit_test(test_takeoff),
+      cmocka_unit_test(test_slide),        cmocka_unit_test(test_slide_pyramid_bias),
+      cmocka_unit_test(test_ccp_distance), cmocka_unit_test(test_raisim_mdp),
+      cmocka_unit_test(test_box),          cmocka_unit_test(test_relaxation),
+      cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_stack),
+      cmocka_unit_test(test_soft),         cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_io_roundtrip), cmocka_unit_test(test_io_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
