@@ -147,8 +147,8 @@ static mr_status read_required(const mr_json *root, const char *name, mr_problem
   int n = 3 * f->nc;
   mr_status st = MR_OK;
   const mr_json *G = member(root, name, "G", 1, &st, err);
-  const mr_json *g = member(root, name, "g", 1, &st, err);
-  const mr_json *mu = member(root, name, "mu", 1, &st, err);
+  const mr_json *g = st ? NULL : member(root, name, "g", 1, &st, err);
+  const mr_json *mu = st ? NULL : member(root, name, "mu", 1, &st, err);
   if (st) return st;
   if ((st = mr_json_read_matrix(G, name, "G", f->G, n, n, err))) return st;
   if ((st = check_G(G, name, f->G, n, err))) return st;
