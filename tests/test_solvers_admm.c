@@ -302,6 +302,66 @@ static void test_degenerate(void **unused) {
   }
 }
 
+/* random problems G = J Jᵀ (J 18 x 10: G of rank 10 < 18) with R = 1e-3·I: the compliant CCP is
+ * strongly convex (σ ≥ 1e-3), so ccp-admm, ccp-newton on J with M = I, and ccp-newton on the
+ * pivoted factor of G (no J given) must find the same λ: within 2ε/σ = 2e-5 */
+static void test_random_ccp_agree(void **unused) {
+  enum { NC = 6, N = 18, NV = 10 };
+  static double J[N * NV], M[NV * NV], G[N * N], g[N], mu[NC], R[N];
+  uint64_t seed = 42;
+  for (int trial = 0; trial < 5; ++trial) {
+    for (int i = 0; i < N * NV; ++i)
+      J[i] = test_rand(&seed, -1.0, 1.0);
+    for (int i = 0; i < NV * NV; ++i)
+      M[i] = i % (NV + 1) == 0 ? 1.0 : 0.0;
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j) {
+        double acc = 0.0;
+        for (int v = 0; v < NV; ++v)
+          acc += J[i * NV + v] * J[j * NV + v];
+        G[i * N + j] = acc;
+      }
+      g[i] = test_rand(&seed, -1.0, 1.0), R[i] = 1e-3;
+    }
+    for (int i = 0; i < NC; ++i)
+      mu[i] = test_rand(&seed, 0.2, 1.0);
+    mr_contact_problem p = {.nc = NC, .G = G, .g = g, .mu = mu, .R = R, .nv = NV, .J = J, .M = M};
+    mr_solver_settings s = settings();
+    result ra, rj, rl;
+    solve_ok("ccp-admm", &p, &s, &ra);
+    solve_ok("ccp-newton", &p, &s, &rj);
+    p.J = NULL, p.M = NULL, p.nv = 0;
+    solve_ok("ccp-newton", &p, &s, &rl);
+    assert_vec_near(rj.lambda, ra.lambda, N, 2e-5);
+    assert_vec_near(rl.lambda, ra.lambda, N, 2e-5);
+  }
+}
+
+/* the next step: the sliding box pushed 1 % harder, warm started from the previous step's λ and
+ * state, needs fewer iterations than from λ = 0 (ADMM solvers) */
+static void test_warm_next_step(void **unused) {
+  static cp_problem cp;
+  double m[1] = {1.0};
+  for (int k = 0; k < 2; ++k) {
+    const char *name = solvers[k];
+    mr_solver_settings s = settings();
+    static result prev, cold, warm;
+    cp_stack(&cp, 1, m, MU);
+    cp_stack_push(&cp, 0, 0.1);
+    solve_ok(name, &cp.p, &s, &prev);
+    cp_stack_push(&cp, 0, 0.101);
+    solve_ok(name, &cp.p, &s, &cold);
+    warm = prev;
+    warm.state.y = warm.y;
+    s.warm_start = 1;
+    solve(name, &cp.p, &s, &warm);
+    assert_true(warm.stats.converged);
+    print_message("  %-13s next step: cold %d, warm %d iterations\n", name, cold.stats.iterations,
+                  warm.stats.iterations);
+    assert_true(warm.stats.iterations < cold.stats.iterations);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_sticking),   cmocka_unit_test(test_single_sliding),
@@ -309,6 +369,7 @@ int main(void) {
       cmocka_unit_test(test_sliding_box),       cmocka_unit_test(test_heavy_on_light),
       cmocka_unit_test(test_rho_adaptation),    cmocka_unit_test(test_warm_start),
       cmocka_unit_test(test_newton_compliance), cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_random_ccp_agree),  cmocka_unit_test(test_warm_next_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

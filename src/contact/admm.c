@@ -144,13 +144,10 @@ void admm_step(const admm_qp *q, admm_ws *w, double omega) {
   q->project(q->ctx, w->z, w->z);
   for (int i = 0; i < n; ++i)
     w->y[i] += rho * (w->w[i] - w->z[i]);
-  /* residuals */
+  /* residuals: primal x − z, dual ρ (z − z_old) (= A x + b + y when ω = 1) */
   w->rp = dist_inf(w->x, w->z, n);
+  w->rd = rho * dist_inf(w->z, w->zold, n);
   admm_matvec(q, w->z, w->Az);
-  double rd = 0.0;
-  for (int i = 0; i < n; ++i)
-    rd = fmax(rd, fabs(w->Az[i] + q->b[i] + w->y[i]));
-  w->rd = rd;
 }
 
 int admm_adapt(const admm_qp *q, admm_ws *w, const mr_solver_settings *s, int iters_eig) {

@@ -35,7 +35,7 @@ typedef struct {
   double rho;              /* current penalty */
   double eig_max, eig_min; /* power-iteration estimates of A's extreme eigenvalues (0: none) */
   int factorizations;      /* Cholesky factorisations so far */
-  double rp, rd;           /* primal ‖x − z‖∞ and dual ‖A z + b + y‖∞ residuals */
+  double rp, rd;           /* primal ‖x − z‖∞ and dual ρ‖z − z_old‖∞ residuals */
 } admm_ws;
 
 /* bytes of arena an admm_ws of size n takes (with alignment) */

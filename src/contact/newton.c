@@ -37,6 +37,9 @@
 #define NEWTON_RANK_TOL 1e-13
 /* floor of the default compliance, relative to compliance_eps · max diag(G) */
 #define NEWTON_R_FLOOR 1e-9
+/* Armijo's test tolerates this relative round-off in ℓ: near the minimum the decrease of ℓ
+ * (quadratic in the step) falls below the rounding of ℓ itself while λ still improves */
+#define NEWTON_ROUNDOFF 1e-14
 /* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
 #define NEWTON_MAX_BACKTRACK 40
 
@@ -281,7 +284,7 @@ static double line_search(newton_ctx *x, const mr_solver_settings *s, double f0)
     double *ut = x->dir + nv; /* scratch after dir */
     for (int a = 0; a < nv; ++a)
       ut[a] = x->u[a] + alpha * x->dir[a];
-    if (evaluate(x, ut) <= f0 + s->armijo_c * alpha * slope) {
+    if (evaluate(x, ut) <= f0 + s->armijo_c * alpha * slope + NEWTON_ROUNDOFF * fabs(f0)) {
       mr_copy(x->u, ut, nv);
       return alpha;
     }
