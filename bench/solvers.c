@@ -2,9 +2,10 @@
  * (tests/contact_problems.h): one sliding contact, a resting box (4 contacts), stacks of 2, 3
  * and 4 unit boxes (8, 12, 16 contacts) and a 1e3 kg box on a 1e-3 kg box (8 contacts).
  * Per solver and problem: iterations and median wall time to ε = 1e-6 on the solver's own
- * criterion, cold (λ = 0) and warm (solved again from its own result and state), and the NCP
- * ε_abs reached; then the median time of one dense Cholesky of a 3nc x 3nc matrix.
- * Output: Markdown tables. Run: make bench (or build/bench/bench/solvers [repeats]). */
+ * criterion, cold (λ = 0), warm (solved again from its own result and state) and "next step"
+ * (g scaled by 1.01, warm started from the first result and state), and the NCP ε_abs reached; then
+ * the median time of one dense Cholesky of a 3nc x 3nc matrix. Output: Markdown tables. Run: make
+ * bench (or build/bench/bench/solvers [repeats]). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,28 +99,33 @@ static run bench_one(const char *name, const mr_contact_problem *p, mr_arena *a,
 
 /* the solver table for one problem */
 static void bench_problem(int k, int repeats) {
-  static cp_problem cp;
+  static cp_problem cp, next;
   static double lam_cold[CP_MAX_N], lam_warm[CP_MAX_N], y_cold[CP_MAX_N], y_warm[CP_MAX_N];
   const char *title = build_problem(&cp, k);
+  /* the "next step": g scaled by 1.01, whose solution is 1.01 λ (the problem is homogeneous) */
+  build_problem(&next, k);
+  for (int i = 0; i < 3 * next.p.nc; ++i)
+    next.g[i] *= 1.01;
   mr_arena a;
   if (mr_arena_init(&a, mr_solver_work_size(cp.p.nc, cp.p.nv)) != 0) return;
   printf("\n%s (nc = %d)\n\n", title, cp.p.nc);
-  printf(
-      "| solver | conv | cold iters | cold µs | ε_model | ε_abs (NCP) | warm iters | warm µs |\n");
-  printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
+  printf("| solver | conv | cold iters | cold µs | ε_model | ε_abs (NCP) | warm iters | warm µs "
+         "| next iters | next µs |\n");
+  printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < mr_solver_count(); ++i) {
     const char *name = mr_solver_at(i)->name;
     mr_solver_state cold_state = {.cap = CP_MAX_N, .y = y_cold};
     mr_solver_state warm_state = {.cap = CP_MAX_N, .y = y_warm};
     run cold = bench_one(name, &cp.p, &a, repeats, NULL, NULL, lam_cold, &cold_state);
     run warm = bench_one(name, &cp.p, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
+    run step = bench_one(name, &next.p, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
     if (cold.status != MR_OK) {
-      printf("| %s | error %s | | | | | | |\n", name, mr_status_name(cold.status));
+      printf("| %s | error %s | | | | | | | | |\n", name, mr_status_name(cold.status));
       continue;
     }
-    printf("| %s | %s | %d | %.1f | %.1e | %.1e | %d | %.1f |\n", name,
+    printf("| %s | %s | %d | %.1f | %.1e | %.1e | %d | %.1f | %d | %.1f |\n", name,
            cold.converged ? "yes" : "no", cold.iterations, cold.time_us, cold.eps_model,
-           cold.eps_abs, warm.iterations, warm.time_us);
+           cold.eps_abs, warm.iterations, warm.time_us, step.iterations, step.time_us);
   }
   mr_arena_destroy(&a);
 }
@@ -153,7 +159,8 @@ int main(int argc, char **argv) {
   if (repeats < 1) repeats = 1;
   if (repeats > MAX_REPEATS) repeats = MAX_REPEATS;
   printf("Contact solvers: eps_abs = 1e-6 on each solver's own criterion, max 10000 iterations, "
-         "median of %d runs; warm = solved again from its own result and state\n",
+         "median of %d runs; warm = solved again from its own result and state; next = g scaled by "
+         "1.01, warm started from the first result and state\n",
          repeats);
   for (int k = 0; k < N_PROBLEMS; ++k)
     bench_problem(k, repeats);

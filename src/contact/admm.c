@@ -205,15 +205,10 @@ static mr_status check_problem(const mr_contact_problem *p, const char *name, mr
   return MR_OK;
 }
 
-/* initial z, y, ρ and eigenvalue estimates from the warm start and the state */
-static int admm_start(const mr_contact_problem *p, const mr_solver_settings *s,
-                      const mr_solver_state *st, const admm_qp *q, admm_ws *w,
-                      const double *lambda) {
+/* initial y, ρ and eigenvalue estimates (z is set) from the state or the settings */
+static int admm_start(const mr_solver_settings *s, const mr_solver_state *st, const admm_qp *q,
+                      admm_ws *w) {
   int n = q->n;
-  int warm = s->warm_start && all_finite(lambda, n);
-  for (int i = 0; i < n; ++i)
-    w->z[i] = warm ? lambda[i] : 0.0;
-  project_cones(p, w->z, w->z);
   int use_state = st && st->valid && st->y && st->cap >= n && st->rho > 0.0;
   if (st && st->eig_max > 0.0 && st->eig_min > 0.0) {
     w->eig_max = st->eig_max;
@@ -328,12 +323,13 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   }
   admm_qp q = {n, p->G, p->R, b, project_cones, p};
   /* initial linear term from the warm start's velocity */
+  int warm = s->warm_start && all_finite(lambda, n);
   for (int i = 0; i < n; ++i)
-    w.z[i] = s->warm_start && isfinite(lambda[i]) ? lambda[i] : 0.0;
+    w.z[i] = warm ? lambda[i] : 0.0;
   project_cones(p, w.z, w.z);
   mr_problem_velocity(p, w.z, cz);
   linear_term(p, cz, desaxce, b);
-  if (admm_start(p, s, st, &q, &w, lambda) == 0) {
+  if (admm_start(s, st, &q, &w) == 0) {
     admm_matvec(&q, w.z, w.Az);
     status = admm_loop(p, s, &q, &w, b, cz, desaxce, stats);
   } else {
@@ -343,8 +339,10 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   if (status != MR_OK) {
     clear_output(n, lambda, c, stats);
     mr_arena_reset(work, mark);
-    return mr_error_set(err, status, "%s: G + R + rho I not positive definite (rho = %g)", name,
-                        w.rho);
+    return mr_error_set(err, status,
+                        "%s: G + R + rho I not positive definite or a non-finite iterate "
+                        "(rho = %g)",
+                        name, w.rho);
   }
   admm_finish(p, &w, st, lambda, c, stats);
   mr_arena_reset(work, mark);
