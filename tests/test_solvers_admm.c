@@ -303,8 +303,9 @@ static void test_degenerate(void **unused) {
 }
 
 /* random problems G = J Jᵀ (J 18 x 10: G of rank 10 < 18) with R = 1e-3·I: the compliant CCP is
- * strongly convex (σ ≥ 1e-3), so ccp-admm, ccp-newton on J with M = I, and ccp-newton on the
- * pivoted factor of G (no J given) must find the same λ: within 2ε/σ = 2e-5 */
+ * strongly convex (σ ≥ 1e-3), so ccp-admm, ccp-newton on J with M = I, ccp-newton on the
+ * pivoted factor of G (no J given) and ccp-newton with plain Armijo backtracking must find the
+ * same λ: within 2ε/σ = 2e-5 */
 static void test_random_ccp_agree(void **unused) {
   enum { NC = 6, N = 18, NV = 10 };
   static double J[N * NV], M[NV * NV], G[N * N], g[N], mu[NC], R[N];
@@ -333,6 +334,10 @@ static void test_random_ccp_agree(void **unused) {
     p.J = NULL, p.M = NULL, p.nv = 0;
     solve_ok("ccp-newton", &p, &s, &rl);
     assert_vec_near(rj.lambda, ra.lambda, N, 2e-5);
+    assert_vec_near(rl.lambda, ra.lambda, N, 2e-5);
+    /* the paper's plain Armijo backtracking reaches the same point */
+    s.newton_armijo_only = 1;
+    solve_ok("ccp-newton", &p, &s, &rl);
     assert_vec_near(rl.lambda, ra.lambda, N, 2e-5);
   }
 }

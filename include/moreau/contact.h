@@ -55,6 +55,9 @@ typedef struct {
   double compliance_eps; /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
   double armijo_c;    /* sufficient decrease (default 1e-4) */
   double backtrack;   /* step reduction (default 0.5) */
+  int newton_armijo_only; /* 1: plain Armijo backtracking from the full step (the paper's
+                           * implementation); 0 (default): first the exact minimiser along the
+                           * Newton direction (as MuJoCo and Drake), kept when it passes Armijo */
   /* staggered projections (ncp-stagproj) */
   int inner_iter;     /* iterations of each inner subproblem (default 100) */
   /* soft */

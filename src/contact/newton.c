@@ -8,8 +8,11 @@
  * written in the coordinates R^{1/2}λ where it is the Euclidean projection on the cone K_μ̃).
  * ℓ is convex and C¹ with ∇ℓ = M u − Jᵀλ(u) and generalised Hessian
  *   H = M + Σᵢ Jᵢᵀ Rᵢ^{-1/2} DΠ(xᵢ) Rᵢ^{-1/2} Jᵢ  ⪰ M ≻ 0  (DΠ: Jacobian of the cone projection),
- * so each Newton step Δ = −H⁻¹∇ℓ is a descent direction; the step length is the first of
- * 1, β, β², ... (β = settings backtrack) meeting Armijo's condition with constant armijo_c.
+ * so each Newton step Δ = −H⁻¹∇ℓ is a descent direction. Step length: the exact minimiser of
+ * the convex φ(α) = ℓ(u + αΔ) (bracketing, then safeguarded Newton on φ', O(nc) per trial: the
+ * exact line search of MuJoCo and Drake), kept when it meets Armijo's condition with constant
+ * armijo_c; otherwise, or with settings newton_armijo_only (the paper's implementation), the
+ * first of 1, β, β², ... (β = backtrack) meeting it.
  * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
  *
  * Compliance: the problem's R when given (R_T1 = R_T2 is required per contact, the cone being
@@ -25,7 +28,10 @@
  * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
  * Failure modes: the solution is the compliant one, so the rigid NCP criteria
  * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
- * (the CCP relaxation). */
+ * (the CCP relaxation); the default R makes ℓ very stiff (R⁻¹ ≈ 1e6/G), so from u = 0 on a
+ * problem with many sliding contacts Newton may need tens of iterations to find the active
+ * set, and ε_c = |⟨λ, c⟩| stalls near 1e-7 when forces reach 1e4 N (c would be needed to
+ * 1e-12 m/s). */
 #include <float.h>
 #include <math.h>
 
@@ -40,6 +46,8 @@
 /* Armijo's test tolerates this relative round-off in ℓ: near the minimum the decrease of ℓ
  * (quadratic in the step) falls below the rounding of ℓ itself while λ still improves */
 #define NEWTON_ROUNDOFF 1e-14
+/* the exact line search stops when |φ'(α)| falls below this fraction of |φ'(0)| */
+#define NEWTON_LS_TOL 1e-10
 /* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
 #define NEWTON_MAX_BACKTRACK 40
 
@@ -97,6 +105,7 @@ typedef struct {
   const double *R;             /* compliance used, 3nc */
   double *u, *grad, *dir, *ut; /* nv */
   double *c, *lambda, *row;    /* 3nc, 3nc, 3 nv */
+  double *c0, *d;              /* line search: c(u) and J Δ, 3nc each */
   double *H;                   /* nv x nv */
   int factorizations;
 } newton_ctx;
@@ -274,21 +283,88 @@ static double ccp_criterion(newton_ctx *x) {
   return mr_problem_criteria(p, x->lambda, x->c, 0, NULL, NULL, NULL);
 }
 
-/* Armijo backtracking along dir from u (cost f0); returns the accepted step or 0 */
+/* φ(α) = ℓ(u + αΔ): φ'(α) = a0 + α a1 − dᵀλ(c0 + α d) and φ''(α) = a1 + Σᵢ dᵢᵀ Wᵢ dᵢ, with
+ * a0 = ΔᵀM u, a1 = ΔᵀMΔ, c0 = c(u), d = JΔ: O(nc) per evaluation */
+static void phi_derivatives(const newton_ctx *x, double a0, double a1, double alpha, double *d1,
+                            double *d2) {
+  const mr_contact_problem *p = x->p;
+  *d1 = a0 + alpha * a1, *d2 = a1;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *R = x->R + 3 * i, *di = x->d + 3 * i;
+    double mut = p->mu[i] * sqrt(R[0] / R[2]), z[3], pz[3], D[9];
+    for (int k = 0; k < 3; ++k)
+      z[k] = -(x->c0[3 * i + k] + alpha * di[k]) / sqrt(R[k]);
+    mr_cone_project(mut, z, pz);
+    cone_projection_jacobian(mut, z, D);
+    for (int k = 0; k < 3; ++k) {
+      *d1 -= di[k] * pz[k] / sqrt(R[k]);
+      for (int l = 0; l < 3; ++l)
+        *d2 += di[k] * D[3 * k + l] * di[l] / sqrt(R[k] * R[l]);
+    }
+  }
+}
+
+/* the minimiser of φ along Δ (φ convex, φ'(0) = slope < 0): bracket, then safeguarded Newton on
+ * φ'; returns 0 when no bracket is found */
+static double exact_step(newton_ctx *x, double slope) {
+  const mr_contact_problem *p = x->p;
+  int n = 3 * p->nc, nv = x->jv.nv;
+  double *Md = x->dir + nv, a0 = mr_dot(x->dir, x->ut, nv), a1, d1, d2;
+  mass_mul(&x->jv, x->dir, Md);
+  a1 = mr_dot(x->dir, Md, nv);
+  mr_copy(x->c0, x->c, n);
+  for (int q = 0; q < n; ++q) {
+    jac_row(&x->jv, q, x->row);
+    x->d[q] = mr_dot(x->row, x->dir, nv);
+  }
+  double lo = 0.0, hi = 0.0, alpha = 1.0;
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK && hi == 0.0; ++k) {
+    phi_derivatives(x, a0, a1, alpha, &d1, &d2);
+    if (d1 >= 0.0)
+      hi = alpha;
+    else
+      lo = alpha, alpha *= 2.0;
+  }
+  if (hi == 0.0) return 0.0;
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK; ++k) {
+    phi_derivatives(x, a0, a1, alpha, &d1, &d2);
+    if (fabs(d1) <= NEWTON_LS_TOL * fabs(slope)) break;
+    if (d1 > 0.0)
+      hi = alpha;
+    else
+      lo = alpha;
+    double next = d2 > 0.0 ? alpha - d1 / d2 : 0.5 * (lo + hi);
+    alpha = next > lo && next < hi ? next : 0.5 * (lo + hi);
+    if (hi - lo <= 1e-15 * hi) break;
+  }
+  return alpha;
+}
+
+/* is u + α Δ accepted by Armijo's test (ut is scratch)? then u ← u + αΔ */
+static int armijo_accept(newton_ctx *x, const mr_solver_settings *s, double f0, double slope,
+                         double alpha) {
+  int nv = x->jv.nv;
+  double *ut = x->dir + nv; /* scratch after dir */
+  for (int a = 0; a < nv; ++a)
+    ut[a] = x->u[a] + alpha * x->dir[a];
+  if (!(evaluate(x, ut) <= f0 + s->armijo_c * alpha * slope + NEWTON_ROUNDOFF * fabs(f0))) return 0;
+  mr_copy(x->u, ut, nv);
+  return 1;
+}
+
+/* the step along dir from u (cost f0): the exact minimiser along Δ when it passes Armijo's test,
+ * else Armijo backtracking from the full step; returns the accepted step or 0 */
 static double line_search(newton_ctx *x, const mr_solver_settings *s, double f0) {
   int nv = x->jv.nv;
   double slope = mr_dot(x->grad, x->dir, nv), alpha = 1.0;
   double beta = s->backtrack > 0.0 && s->backtrack < 1.0 ? s->backtrack : 0.5;
   if (!(slope < 0.0)) return 0.0;
-  for (int k = 0; k < NEWTON_MAX_BACKTRACK; ++k, alpha *= beta) {
-    double *ut = x->dir + nv; /* scratch after dir */
-    for (int a = 0; a < nv; ++a)
-      ut[a] = x->u[a] + alpha * x->dir[a];
-    if (evaluate(x, ut) <= f0 + s->armijo_c * alpha * slope + NEWTON_ROUNDOFF * fabs(f0)) {
-      mr_copy(x->u, ut, nv);
-      return alpha;
-    }
+  if (!s->newton_armijo_only) {
+    double a = exact_step(x, slope);
+    if (a > 0.0 && armijo_accept(x, s, f0, slope, a)) return a;
   }
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK; ++k, alpha *= beta)
+    if (armijo_accept(x, s, f0, slope, alpha)) return alpha;
   return 0.0;
 }
 
@@ -333,8 +409,10 @@ static int newton_alloc(newton_ctx *x, mr_arena *a, int n, int nv) {
   x->row = mr_arena_doubles(a, 3 * (size_t)nv + 1);
   x->c = mr_arena_doubles(a, (size_t)n);
   x->lambda = mr_arena_doubles(a, (size_t)n);
+  x->c0 = mr_arena_doubles(a, (size_t)n);
+  x->d = mr_arena_doubles(a, (size_t)n);
   x->H = mr_arena_doubles(a, (size_t)nv * (size_t)nv + 1);
-  return x->dir && x->row && x->c && x->lambda && x->H ? 0 : -1;
+  return x->dir && x->row && x->c && x->lambda && x->c0 && x->d && x->H ? 0 : -1;
 }
 
 /* the Jacobian view: the problem's J and M, or the pivoted factor of G */
@@ -420,6 +498,6 @@ mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_sett
 
 size_t mr_newton_work_size(int nc, int nv) {
   size_t n = 3 * (size_t)(nc > 0 ? nc : 0), m = nv > 0 ? (size_t)nv : n;
-  size_t doubles = m * m + 10 * m + 3 * n + 16 * 4 + (nv > 0 ? 0 : n * n + n);
+  size_t doubles = m * m + 10 * m + 5 * n + 16 * 4 + (nv > 0 ? 0 : n * n + n);
   return doubles * sizeof(double) + 16 * 32;
 }
