@@ -55,6 +55,9 @@ typedef struct {
   double compliance_eps; /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
   double armijo_c;    /* sufficient decrease (default 1e-4) */
   double backtrack;   /* step reduction (default 0.5) */
+  int newton_armijo_only; /* 1: plain Armijo backtracking from the full step (the paper's
+                           * implementation); 0 (default): first the exact minimiser along the
+                           * Newton direction (as MuJoCo and Drake), kept when it passes Armijo */
   /* staggered projections (ncp-stagproj) */
   int inner_iter;     /* iterations of each inner subproblem (default 100) */
   /* soft */
@@ -71,6 +74,9 @@ typedef struct {
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
+  int factorizations; /* dense Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
+                       * value), of the Newton Hessian (ccp-newton, once per iteration), of the
+                       * two subproblem matrices (ncp-stagproj) */
 } mr_solver_stats;
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
@@ -79,6 +85,10 @@ typedef struct {
   double *y;          /* ADMM dual variable */
   double rho;         /* last ρ; 0 = none */
   int valid;          /* y and rho hold a previous solve's values */
+  double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
+                            * of G + R (velocity/force units); 0 = none, re-estimated */
+  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
 } mr_solver_state;
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and

@@ -14,5 +14,6 @@ int mr_cmd_version(int argc, char **argv);
 int mr_cmd_check(int argc, char **argv);
 int mr_cmd_rbd(int argc, char **argv);
 int mr_cmd_qpcc(int argc, char **argv);
+int mr_cmd_solve(int argc, char **argv);
 
 #endif

@@ -9,6 +9,7 @@ static const mr_command commands[] = {
     {"check", "load and validate a scene file", mr_cmd_check},
     {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
     {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},
+    {"solve", "solve a contact problem (JSON) with a chosen solver", mr_cmd_solve},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,164 @@
+/* The loop shared by the per-contact (Gauss-Seidel) solvers lcp-pgs, ccp-pgs, ncp-pgs, raisim and
+ * raisim-ds ("Contact Models in Robotics", §III, Algorithms 1, 2, 5, 6).
+ *
+ * The contact velocity c = (G + R) λ + g is kept up to date incrementally: when contact i moves
+ * by δ, c += (G + R)[:, i] δ, O(n) per contact like reading row block i. So every sweep costs
+ * O(n²) and the stopping criterion, evaluated on the exact c, costs only O(nc) per sweep. c is
+ * recomputed from scratch every 64 sweeps and at the end, so round-off cannot drift.
+ *
+ * Stopping: the model's own criterion (the LCP, CCP, NCP or RaiSim residual below) ≤ eps_abs,
+ * checked before the first sweep (a warm start that already solves the problem costs 0
+ * iterations) and after each sweep; or the iterate stalls, ‖λ_k − λ_{k−1}‖∞ ≤ eps_rel ‖λ_k‖∞;
+ * or max_iter sweeps. */
+#include <math.h>
+
+#include "contact/solvers.h"
+#include "core/arena.h"
+#include "core/linalg.h"
+
+#define RESYNC_EVERY 64
+
+mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err) {
+  if (!p || !s) return mr_error_set(err, MR_ERR_INVALID, "contact solver: no problem or settings");
+  if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "contact solver: nc = %d < 0", p->nc);
+  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+    return mr_error_set(err, MR_ERR_INVALID, "contact solver: G, g or mu missing (nc = %d)", p->nc);
+  if (!(s->omega > 0.0 && s->omega < 2.0))
+    return mr_error_set(err, MR_ERR_INVALID, "contact solver: omega = %g is not in (0, 2)",
+                        s->omega);
+  if (s->max_iter < 0)
+    return mr_error_set(err, MR_ERR_INVALID, "contact solver: max_iter = %d < 0", s->max_iter);
+  for (int i = 0; i < p->nc; ++i)
+    if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "contact solver: mu[%d] = %g is not a finite value >= 0", i, p->mu[i]);
+  return MR_OK;
+}
+
+void mr_gs_start(const mr_contact_problem *p, const mr_solver_settings *s, double *lambda,
+                 double *c) {
+  int n = 3 * p->nc;
+  for (int k = 0; k < n; ++k)
+    if (!s->warm_start || !isfinite(lambda[k])) lambda[k] = 0.0;
+  mr_problem_velocity(p, lambda, c);
+}
+
+void mr_gs_block(const mr_contact_problem *p, int i, double *B) {
+  int n = 3 * p->nc;
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      B[3 * a + b] = p->G[(size_t)(3 * i + a) * n + 3 * i + b];
+  if (p->R)
+    for (int a = 0; a < 3; ++a)
+      B[4 * a] += p->R[3 * i + a];
+}
+
+void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double *lambda,
+                 double *c) {
+  int n = 3 * p->nc;
+  for (int a = 0; a < 3; ++a) {
+    double d = delta[a];
+    if (d == 0.0) continue;
+    const double *row = p->G + (size_t)(3 * i + a) * n; /* = column 3i+a, G symmetric */
+    for (int k = 0; k < n; ++k)
+      c[k] += row[k] * d;
+    if (p->R) c[3 * i + a] += p->R[3 * i + a] * d;
+    lambda[3 * i + a] += d;
+  }
+}
+
+int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel) {
+  double dmax = 0.0, lmax = 0.0;
+  for (int k = 0; k < n; ++k) {
+    dmax = fmax(dmax, fabs(lambda[k] - prev[k]));
+    lmax = fmax(lmax, fabs(lambda[k]));
+  }
+  return dmax <= eps_rel * fmax(lmax, 1e-300);
+}
+
+/* per contact: pyramid feasibility, Signorini, and maximum dissipation on the box
+ * (−λ_tj c_tj = μ λ_N |c_tj| for each tangent direction j) */
+static double lcp_contact(double mu, const double *l, const double *c) {
+  double ep = fmax(fmax(-l[2], 0.0), fmax(fabs(l[0]) - mu * l[2], fabs(l[1]) - mu * l[2]));
+  double ed = fmax(-c[2], 0.0);
+  double ec = fabs(l[2] * c[2]);
+  for (int j = 0; j < 2; ++j)
+    ec = fmax(ec, fabs(mu * fmax(l[2], 0.0) * fabs(c[j]) + l[j] * c[j]));
+  return fmax(ep, fmax(ed, ec));
+}
+
+double mr_gs_criterion_lcp(const mr_contact_problem *p, const double *lambda, const double *c) {
+  double e = 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    e = fmax(e, lcp_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+  return e;
+}
+
+double mr_gs_criterion_ccp(const mr_contact_problem *p, const double *lambda, const double *c) {
+  return mr_problem_criteria(p, lambda, c, 0, NULL, NULL, NULL);
+}
+
+double mr_gs_criterion_ncp(const mr_contact_problem *p, const double *lambda, const double *c) {
+  return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
+}
+
+/* per contact: Coulomb cone, Signorini, and stick (c_T = 0 unless λ is on the cone's boundary);
+ * the direction of friction is not checked: RaiSim does not enforce maximum dissipation */
+static double raisim_contact(double mu, const double *l, const double *c) {
+  double proj[3];
+  mr_cone_project(mu, l, proj);
+  double ep = sqrt((l[0] - proj[0]) * (l[0] - proj[0]) + (l[1] - proj[1]) * (l[1] - proj[1]) +
+                   (l[2] - proj[2]) * (l[2] - proj[2]));
+  double ed = fmax(-c[2], 0.0);
+  double slack = fmax(mu * l[2] - hypot(l[0], l[1]), 0.0);
+  double ec = fmax(fabs(l[2] * c[2]), slack * hypot(c[0], c[1]));
+  return fmax(ep, fmax(ed, ec));
+}
+
+double mr_gs_criterion_raisim(const mr_contact_problem *p, const double *lambda, const double *c) {
+  double e = 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    e = fmax(e, raisim_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+  return e;
+}
+
+/* true when every entry is finite */
+static int all_finite(const double *x, int n) {
+  for (int k = 0; k < n; ++k)
+    if (!isfinite(x[k])) return 0;
+  return 1;
+}
+
+mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
+                    struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
+                    mr_gs_criterion_fn criterion, double *lambda, double *c, mr_solver_stats *stats,
+                    mr_error *err) {
+  mr_status st = mr_gs_check(p, s, err);
+  if (st) return st;
+  int n = 3 * p->nc;
+  size_t mark = mr_arena_mark(work);
+  double *prev = mr_arena_doubles(work, (size_t)n > 0 ? (size_t)n : 1);
+  if (!prev) return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
+  mr_gs_start(p, s, lambda, c);
+  /* sweep until the criterion, a stall or the iteration limit */
+  double e = criterion(p, lambda, c);
+  int k = 0;
+  while (e > s->eps_abs && k < s->max_iter) {
+    mr_copy(prev, lambda, n);
+    sweep(p, s, ctx, lambda, c);
+    ++k;
+    if (k % RESYNC_EVERY == 0) mr_problem_velocity(p, lambda, c);
+    e = criterion(p, lambda, c);
+    if (!(e == e) || mr_gs_stalled(lambda, prev, n, s->eps_rel)) break;
+  }
+  /* the exact velocity at the returned λ */
+  mr_problem_velocity(p, lambda, c);
+  e = criterion(p, lambda, c);
+  mr_arena_reset(work, mark);
+  stats->iterations = k;
+  stats->eps_model = e;
+  stats->converged = e <= s->eps_abs;
+  if (!all_finite(lambda, n) || !all_finite(c, n))
+    return mr_error_set(err, MR_ERR_NUMERIC, "contact solver: non-finite force after %d sweeps", k);
+  return MR_OK;
+}

@@ -1,0 +1,503 @@
+/* ccp-newton: the primal formulation of the compliant CCP ("Contact Models in Robotics", §III-B,
+ * eq. 21-22, Alg. 4; the approach of MuJoCo and Drake), Newton steps with Armijo backtracking.
+ *
+ * With u = v − v_f (so that v_f is never needed) and the contact velocity c(u) = J u + g, the
+ * dual CCP  min_{λ ∈ K_μ} ½ λᵀ(G + R)λ + gᵀλ,  G = J M⁻¹ Jᵀ, R > 0 diagonal, is the dual of
+ *   min_u ℓ(u) = ½ uᵀ M u + Σᵢ ½ ‖pᵢ‖²,   pᵢ = Π_{K_μ̃ᵢ}(−Rᵢ^{-1/2} cᵢ(u)),  μ̃ᵢ = μᵢ √(R_T/R_N),
+ * where λᵢ(u) = Rᵢ^{-1/2} pᵢ = argmin_{λ ∈ K_μ} ½ λᵀRᵢλ + cᵢᵀλ (the projection P^R of eq. 22,
+ * written in the coordinates R^{1/2}λ where it is the Euclidean projection on the cone K_μ̃).
+ * ℓ is convex and C¹ with ∇ℓ = M u − Jᵀλ(u) and generalised Hessian
+ *   H = M + Σᵢ Jᵢᵀ Rᵢ^{-1/2} DΠ(xᵢ) Rᵢ^{-1/2} Jᵢ  ⪰ M ≻ 0  (DΠ: Jacobian of the cone projection),
+ * so each Newton step Δ = −H⁻¹∇ℓ is a descent direction. Step length: the exact minimiser of
+ * the convex φ(α) = ℓ(u + αΔ) (bracketing, then safeguarded Newton on φ', O(nc) per trial: the
+ * exact line search of MuJoCo and Drake), kept when it meets Armijo's condition with constant
+ * armijo_c; otherwise, or with settings newton_armijo_only (the paper's implementation), the
+ * first of 1, β, β², ... (β = backtrack) meeting it.
+ * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
+ *
+ * Compliance: the problem's R when given (R_T1 = R_T2 is required per contact, the cone being
+ * isotropic); when R is NULL or all zero, R = compliance_eps · diag(G) with the two tangential
+ * entries averaged and every entry floored at compliance_eps · 1e-9 · max diag(G). Refused with
+ * MR_ERR_INVALID: compliance_eps ≤ 0 with no R (rigid contact is impossible in this
+ * formulation), an R with some entries ≤ 0 or non-finite, anisotropic tangential entries,
+ * G = 0 with no R. Without J and M (a standalone problem) the solver works on a pivoted
+ * Cholesky factor G = P L Lᵀ Pᵀ truncated at rank r (pivots ≤ 1e-13 · max diag(G) dropped):
+ * J = P L (3nc x r), M = I, so that semi-definite G (hyperstatic contacts) is handled exactly up to
+ * that truncation. Warm start: u from the state (state->y, state->nu = nv) when it holds a
+ * previous ccp-newton velocity of the same size, else u = M⁻¹Jᵀλ from the given λ (λ → u → λ(u)
+ * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
+ * Failure modes: the solution is the compliant one, so the rigid NCP criteria
+ * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
+ * (the CCP relaxation); the default R makes ℓ very stiff (R⁻¹ ≈ 1e6/G), so from u = 0 on a
+ * problem with many sliding contacts Newton may need tens of iterations to find the active
+ * set, and ε_c = |⟨λ, c⟩| stalls near 1e-7 when forces reach 1e4 N (c would be needed to
+ * 1e-12 m/s). */
+#include <float.h>
+#include <math.h>
+
+#include "contact/solvers.h"
+#include "core/arena.h"
+#include "core/linalg.h"
+
+/* pivots of the standalone factor below this fraction of max diag(G) are dropped */
+#define NEWTON_RANK_TOL 1e-13
+/* floor of the default compliance, relative to compliance_eps · max diag(G) */
+#define NEWTON_R_FLOOR 1e-9
+/* Armijo's test tolerates this relative round-off in ℓ: near the minimum the decrease of ℓ
+ * (quadratic in the step) falls below the rounding of ℓ itself while λ still improves */
+#define NEWTON_ROUNDOFF 1e-14
+/* the exact line search stops when |φ'(α)| falls below this fraction of |φ'(0)| */
+#define NEWTON_LS_TOL 1e-10
+/* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
+#define NEWTON_MAX_BACKTRACK 40
+
+/* the Jacobian: dense (3nc x nv) or the pivoted factor L (rows permuted by pinv, rank r) */
+typedef struct {
+  int n, nv;
+  const double *J; /* dense rows, or NULL */
+  const double *L; /* n x n lower factor of the pivoted Cholesky */
+  const int *pinv; /* original row q is row pinv[q] of L */
+  const double *M; /* nv x nv, or NULL for the identity */
+} jac_view;
+
+/* row q of J into out (nv) */
+static void jac_row(const jac_view *jv, int q, double *out) {
+  if (jv->J) {
+    mr_copy(out, jv->J + (size_t)q * jv->nv, jv->nv);
+    return;
+  }
+  int i = jv->pinv[q];
+  for (int k = 0; k < jv->nv; ++k)
+    out[k] = k <= i ? jv->L[i * jv->n + k] : 0.0;
+}
+
+/* y = M x */
+static void mass_mul(const jac_view *jv, const double *x, double *y) {
+  if (jv->M)
+    mr_matvec(y, jv->M, x, jv->nv, jv->nv);
+  else
+    mr_copy(y, x, jv->nv);
+}
+
+/* Jacobian of the projection on K_μ at x (3x3, row-major) */
+static void cone_projection_jacobian(double mu, const double *x, double *D) {
+  double t = hypot(x[0], x[1]), n = x[2];
+  for (int k = 0; k < 9; ++k)
+    D[k] = 0.0;
+  if (t <= mu * n) {
+    D[0] = D[4] = D[8] = 1.0;
+  } else if (mu * t > -n) {
+    double h[2] = {x[0] / t, x[1] / t}, q = 1.0 / (1.0 + mu * mu);
+    double a = (mu * t + n) * q, s = mu * a / t;
+    for (int r = 0; r < 2; ++r) {
+      for (int c = 0; c < 2; ++c)
+        D[3 * r + c] = (mu * mu * q - s) * h[r] * h[c] + (r == c ? s : 0);
+      D[3 * r + 2] = D[6 + r] = mu * q * h[r];
+    }
+    D[8] = q;
+  }
+}
+
+/* per-solve data */
+typedef struct {
+  const mr_contact_problem *p;
+  jac_view jv;
+  const double *R;             /* compliance used, 3nc */
+  double *u, *grad, *dir, *ut; /* nv */
+  double *c, *lambda, *row;    /* 3nc, 3nc, 3 nv */
+  double *c0, *d;              /* line search: c(u) and J Δ, 3nc each */
+  double *H;                   /* nv x nv */
+  int factorizations;
+} newton_ctx;
+
+/* λ(u) into lambda, and ℓ(u); uses ctx->c */
+static double evaluate(newton_ctx *x, const double *u) {
+  const mr_contact_problem *p = x->p;
+  int n = 3 * p->nc, nv = x->jv.nv;
+  double cost = 0.0;
+  for (int q = 0; q < n; ++q) {
+    jac_row(&x->jv, q, x->row);
+    x->c[q] = mr_dot(x->row, u, nv) + p->g[q];
+  }
+  for (int i = 0; i < p->nc; ++i) {
+    const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
+    double mut = p->mu[i] * sqrt(R[0] / R[2]), z[3];
+    for (int k = 0; k < 3; ++k)
+      z[k] = -ci[k] / sqrt(R[k]);
+    mr_cone_project(mut, z, z);
+    for (int k = 0; k < 3; ++k)
+      x->lambda[3 * i + k] = z[k] / sqrt(R[k]);
+    cost += 0.5 * (z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+  }
+  mass_mul(&x->jv, u, x->ut);
+  return cost + 0.5 * mr_dot(u, x->ut, nv);
+}
+
+/* ∇ℓ = M u − Jᵀλ at the u last evaluated (ctx->ut holds M u) */
+static void gradient(newton_ctx *x) {
+  int n = 3 * x->p->nc, nv = x->jv.nv;
+  mr_copy(x->grad, x->ut, nv);
+  for (int q = 0; q < n; ++q) {
+    jac_row(&x->jv, q, x->row);
+    mr_axpy(x->grad, -x->lambda[q], x->row, nv);
+  }
+}
+
+/* H = M + Σᵢ Jᵢᵀ Wᵢ Jᵢ, Wᵢ = R^{-1/2} DΠ R^{-1/2}, at the c last evaluated */
+static void hessian(newton_ctx *x) {
+  const mr_contact_problem *p = x->p;
+  int nv = x->jv.nv;
+  if (x->jv.M)
+    mr_copy(x->H, x->jv.M, nv * nv);
+  else
+    for (int a = 0; a < nv * nv; ++a)
+      x->H[a] = a % (nv + 1) == 0 ? 1.0 : 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
+    double z[3], D[9];
+    for (int k = 0; k < 3; ++k)
+      z[k] = -ci[k] / sqrt(R[k]);
+    cone_projection_jacobian(p->mu[i] * sqrt(R[0] / R[2]), z, D);
+    if (D[0] == 0.0 && D[4] == 0.0 && D[8] == 0.0) continue; /* separating contact */
+    for (int k = 0; k < 3; ++k)
+      jac_row(&x->jv, 3 * i + k, x->row + k * nv);
+    for (int k = 0; k < 3; ++k)
+      for (int l = 0; l < 3; ++l) {
+        double w = D[3 * k + l] / sqrt(R[k] * R[l]);
+        if (w == 0.0) continue;
+        const double *rk = x->row + k * nv, *rl = x->row + l * nv;
+        for (int a = 0; a < nv; ++a)
+          if (rk[a] != 0.0) mr_axpy(x->H + a * nv, w * rk[a], rl, nv);
+      }
+  }
+}
+
+/* the compliance: the problem's, or the documented default; MR_ERR_INVALID when refused */
+static mr_status compliance(const mr_contact_problem *p, const mr_solver_settings *s, double *R,
+                            mr_error *err) {
+  int n = 3 * p->nc, given = 0;
+  for (int k = 0; p->R && k < n; ++k)
+    given |= p->R[k] != 0.0;
+  if (given) {
+    for (int k = 0; k < n; ++k)
+      if (!(p->R[k] > 0.0) || !isfinite(p->R[k]))
+        return mr_error_set(err, MR_ERR_INVALID,
+                            "ccp-newton: compliance R[%d] = %g, needs R > 0 (rigid contact has "
+                            "no primal formulation)",
+                            k, p->R[k]);
+    for (int i = 0; i < p->nc; ++i)
+      if (fabs(p->R[3 * i] - p->R[3 * i + 1]) > 1e-12 * fmax(p->R[3 * i], p->R[3 * i + 1]))
+        return mr_error_set(err, MR_ERR_INVALID,
+                            "ccp-newton: contact %d has tangential compliances %g != %g", i,
+                            p->R[3 * i], p->R[3 * i + 1]);
+    mr_copy(R, p->R, n);
+    return MR_OK;
+  }
+  if (!(s->compliance_eps > 0.0) || !isfinite(s->compliance_eps))
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "ccp-newton: compliance_eps = %g with no R in the problem: the primal "
+                        "formulation needs R > 0",
+                        s->compliance_eps);
+  double dmax = 0.0;
+  for (int k = 0; k < n; ++k)
+    dmax = fmax(dmax, p->G[k * n + k]);
+  if (!(dmax > 0.0) || !isfinite(dmax))
+    return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: G has max diagonal %g and no R is given",
+                        dmax);
+  double e = s->compliance_eps, floor = e * NEWTON_R_FLOOR * dmax;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *G = p->G + (size_t)(3 * i) * n + 3 * i;
+    double rt = e * 0.5 * (G[0] + G[n + 1]), rn = e * G[2 * n + 2];
+    R[3 * i] = R[3 * i + 1] = fmax(rt, floor);
+    R[3 * i + 2] = fmax(rn, floor);
+  }
+  return MR_OK;
+}
+
+/* pivoted Cholesky of G into L (n x n) and pinv; returns the rank */
+static int pivoted_cholesky(const double *G, int n, double *L, int *perm, int *pinv) {
+  double dmax = 0.0;
+  mr_copy(L, G, n * n);
+  for (int i = 0; i < n; ++i)
+    perm[i] = i, dmax = fmax(dmax, G[i * n + i]);
+  double tol = NEWTON_RANK_TOL * dmax;
+  int r = 0;
+  for (; r < n; ++r) {
+    /* the largest remaining diagonal entry of the Schur complement */
+    int j = r;
+    for (int i = r + 1; i < n; ++i)
+      if (L[i * n + i] > L[j * n + j]) j = i;
+    if (!(L[j * n + j] > tol)) break;
+    /* symmetric swap of rows and columns r and j (the full matrix is kept) */
+    for (int k = 0; k < n; ++k) {
+      double t = L[r * n + k];
+      L[r * n + k] = L[j * n + k], L[j * n + k] = t;
+    }
+    for (int k = 0; k < n; ++k) {
+      double t = L[k * n + r];
+      L[k * n + r] = L[k * n + j], L[k * n + j] = t;
+    }
+    int t = perm[r];
+    perm[r] = perm[j], perm[j] = t;
+    /* column r of L and the rank-one update of the trailing block */
+    double d = sqrt(L[r * n + r]);
+    L[r * n + r] = d;
+    for (int i = r + 1; i < n; ++i)
+      L[i * n + r] /= d;
+    for (int i = r + 1; i < n; ++i)
+      for (int k = r + 1; k < n; ++k)
+        L[i * n + k] -= L[i * n + r] * L[k * n + r];
+  }
+  /* clear the truncated columns and the upper triangle */
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      if (k > i || k >= r) L[i * n + k] = 0.0;
+  for (int i = 0; i < n; ++i)
+    pinv[perm[i]] = i;
+  return r;
+}
+
+/* u from the warm start: u = M⁻¹ Jᵀ λ₀ (H is scratch here) */
+static int warm_velocity(newton_ctx *x, const double *lambda0) {
+  int n = 3 * x->p->nc, nv = x->jv.nv;
+  mr_zero(x->u, nv);
+  for (int q = 0; q < n; ++q) {
+    if (lambda0[q] == 0.0 || !isfinite(lambda0[q])) continue;
+    jac_row(&x->jv, q, x->row);
+    mr_axpy(x->u, lambda0[q], x->row, nv);
+  }
+  if (!x->jv.M || nv == 0) return 0;
+  mr_copy(x->H, x->jv.M, nv * nv);
+  if (mr_cholesky(x->H, nv) != 0) return -1;
+  mr_cholesky_solve(x->H, nv, x->u);
+  return 0;
+}
+
+/* the CCP criterion with G + R at the current λ; fills ctx->c with (G + R)λ + g */
+static double ccp_criterion(newton_ctx *x) {
+  const mr_contact_problem *p = x->p;
+  int n = 3 * p->nc;
+  mr_matvec(x->c, p->G, x->lambda, n, n);
+  for (int q = 0; q < n; ++q)
+    x->c[q] += x->R[q] * x->lambda[q] + p->g[q];
+  return mr_problem_criteria(p, x->lambda, x->c, 0, NULL, NULL, NULL);
+}
+
+/* φ(α) = ℓ(u + αΔ): φ'(α) = a0 + α a1 − dᵀλ(c0 + α d) and φ''(α) = a1 + Σᵢ dᵢᵀ Wᵢ dᵢ, with
+ * a0 = ΔᵀM u, a1 = ΔᵀMΔ, c0 = c(u), d = JΔ: O(nc) per evaluation */
+static void phi_derivatives(const newton_ctx *x, double a0, double a1, double alpha, double *d1,
+                            double *d2) {
+  const mr_contact_problem *p = x->p;
+  *d1 = a0 + alpha * a1, *d2 = a1;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *R = x->R + 3 * i, *di = x->d + 3 * i;
+    double mut = p->mu[i] * sqrt(R[0] / R[2]), z[3], pz[3], D[9];
+    for (int k = 0; k < 3; ++k)
+      z[k] = -(x->c0[3 * i + k] + alpha * di[k]) / sqrt(R[k]);
+    mr_cone_project(mut, z, pz);
+    cone_projection_jacobian(mut, z, D);
+    for (int k = 0; k < 3; ++k) {
+      *d1 -= di[k] * pz[k] / sqrt(R[k]);
+      for (int l = 0; l < 3; ++l)
+        *d2 += di[k] * D[3 * k + l] * di[l] / sqrt(R[k] * R[l]);
+    }
+  }
+}
+
+/* the minimiser of φ along Δ (φ convex, φ'(0) = slope < 0): bracket, then safeguarded Newton on
+ * φ'; returns 0 when no bracket is found */
+static double exact_step(newton_ctx *x, double slope) {
+  const mr_contact_problem *p = x->p;
+  int n = 3 * p->nc, nv = x->jv.nv;
+  double *Md = x->dir + nv, a0 = mr_dot(x->dir, x->ut, nv), a1, d1, d2;
+  mass_mul(&x->jv, x->dir, Md);
+  a1 = mr_dot(x->dir, Md, nv);
+  mr_copy(x->c0, x->c, n);
+  for (int q = 0; q < n; ++q) {
+    jac_row(&x->jv, q, x->row);
+    x->d[q] = mr_dot(x->row, x->dir, nv);
+  }
+  double lo = 0.0, hi = 0.0, alpha = 1.0;
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK && hi == 0.0; ++k) {
+    phi_derivatives(x, a0, a1, alpha, &d1, &d2);
+    if (d1 >= 0.0)
+      hi = alpha;
+    else
+      lo = alpha, alpha *= 2.0;
+  }
+  if (hi == 0.0) return 0.0;
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK; ++k) {
+    phi_derivatives(x, a0, a1, alpha, &d1, &d2);
+    if (fabs(d1) <= NEWTON_LS_TOL * fabs(slope)) break;
+    if (d1 > 0.0)
+      hi = alpha;
+    else
+      lo = alpha;
+    double next = d2 > 0.0 ? alpha - d1 / d2 : 0.5 * (lo + hi);
+    alpha = next > lo && next < hi ? next : 0.5 * (lo + hi);
+    if (hi - lo <= 1e-15 * hi) break;
+  }
+  return alpha;
+}
+
+/* is u + α Δ accepted by Armijo's test (ut is scratch)? then u ← u + αΔ */
+static int armijo_accept(newton_ctx *x, const mr_solver_settings *s, double f0, double slope,
+                         double alpha) {
+  int nv = x->jv.nv;
+  double *ut = x->dir + nv; /* scratch after dir */
+  for (int a = 0; a < nv; ++a)
+    ut[a] = x->u[a] + alpha * x->dir[a];
+  if (!(evaluate(x, ut) <= f0 + s->armijo_c * alpha * slope + NEWTON_ROUNDOFF * fabs(f0))) return 0;
+  mr_copy(x->u, ut, nv);
+  return 1;
+}
+
+/* the step along dir from u (cost f0): the exact minimiser along Δ when it passes Armijo's test,
+ * else Armijo backtracking from the full step; returns the accepted step or 0 */
+static double line_search(newton_ctx *x, const mr_solver_settings *s, double f0) {
+  int nv = x->jv.nv;
+  double slope = mr_dot(x->grad, x->dir, nv), alpha = 1.0;
+  double beta = s->backtrack > 0.0 && s->backtrack < 1.0 ? s->backtrack : 0.5;
+  if (!(slope < 0.0)) return 0.0;
+  if (!s->newton_armijo_only) {
+    double a = exact_step(x, slope);
+    if (a > 0.0 && armijo_accept(x, s, f0, slope, a)) return a;
+  }
+  for (int k = 0; k < NEWTON_MAX_BACKTRACK; ++k, alpha *= beta)
+    if (armijo_accept(x, s, f0, slope, alpha)) return alpha;
+  return 0.0;
+}
+
+/* the Newton iterations */
+static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solver_stats *st,
+                             mr_error *err) {
+  int nv = x->jv.nv;
+  double f = evaluate(x, x->u);
+  st->eps_model = ccp_criterion(x);
+  st->converged = st->eps_model <= s->eps_abs;
+  for (int k = 1; k <= s->max_iter && !st->converged; ++k) {
+    /* Newton direction */
+    f = evaluate(x, x->u);
+    gradient(x);
+    hessian(x);
+    x->factorizations++;
+    if (mr_cholesky(x->H, nv) != 0)
+      return mr_error_set(err, MR_ERR_NUMERIC,
+                          "ccp-newton: Hessian not positive definite "
+                          "(is M positive definite?)");
+    for (int a = 0; a < nv; ++a)
+      x->dir[a] = -x->grad[a];
+    mr_cholesky_solve(x->H, nv, x->dir);
+    /* step, then the criterion at the new λ */
+    double alpha = line_search(x, s, f);
+    st->iterations = k;
+    evaluate(x, x->u);
+    st->eps_model = ccp_criterion(x);
+    st->converged = st->eps_model <= s->eps_abs;
+    double step = alpha * mr_norm_inf(x->dir, nv);
+    if (alpha == 0.0 || step <= s->eps_rel * mr_norm_inf(x->u, nv)) break;
+  }
+  return MR_OK;
+}
+
+/* carve the per-solve arrays; 0 on success */
+static int newton_alloc(newton_ctx *x, mr_arena *a, int n, int nv) {
+  double **vec[] = {&x->u, &x->grad, &x->ut};
+  for (size_t i = 0; i < sizeof vec / sizeof vec[0]; ++i)
+    if (!(*vec[i] = mr_arena_doubles(a, (size_t)nv + 1))) return -1;
+  x->dir = mr_arena_doubles(a, 2 * (size_t)nv + 1);
+  x->row = mr_arena_doubles(a, 3 * (size_t)nv + 1);
+  x->c = mr_arena_doubles(a, (size_t)n);
+  x->lambda = mr_arena_doubles(a, (size_t)n);
+  x->c0 = mr_arena_doubles(a, (size_t)n);
+  x->d = mr_arena_doubles(a, (size_t)n);
+  x->H = mr_arena_doubles(a, (size_t)nv * (size_t)nv + 1);
+  return x->dir && x->row && x->c && x->lambda && x->c0 && x->d && x->H ? 0 : -1;
+}
+
+/* the Jacobian view: the problem's J and M, or the pivoted factor of G */
+static int newton_jacobian(newton_ctx *x, mr_arena *a, int n) {
+  const mr_contact_problem *p = x->p;
+  x->jv.n = n;
+  if (p->J && p->M && p->nv > 0) {
+    x->jv.J = p->J, x->jv.M = p->M, x->jv.nv = p->nv;
+    return 0;
+  }
+  double *L = mr_arena_doubles(a, (size_t)n * (size_t)n);
+  int *perm = mr_arena_alloc(a, 2 * (size_t)n * sizeof(int));
+  if (!L || !perm) return -1;
+  x->jv.J = NULL, x->jv.M = NULL;
+  x->jv.L = L, x->jv.pinv = perm + n;
+  x->jv.nv = pivoted_cholesky(p->G, n, L, perm, perm + n);
+  return 0;
+}
+
+/* does the state hold a velocity u of this size (a previous ccp-newton solve)? */
+static int state_velocity(const mr_solver_state *st, int nv) {
+  if (!st || !st->valid || !st->y || st->nu != nv || st->cap < nv || nv == 0) return 0;
+  for (int a = 0; a < nv; ++a)
+    if (!isfinite(st->y[a])) return 0;
+  return 1;
+}
+
+/* keep u in the state for the next warm start (when it fits) */
+static void save_velocity(mr_solver_state *st, const double *u, int nv) {
+  if (!st) return;
+  st->valid = st->y && st->cap >= nv && nv > 0;
+  st->nu = st->valid ? nv : 0;
+  st->rho = 0.0; /* not an ADMM state */
+  if (st->valid) mr_copy(st->y, u, nv);
+}
+
+static mr_status newton_check(const mr_contact_problem *p, mr_error *err) {
+  if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: no problem");
+  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+    return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: problem lacks G, g or mu");
+  for (int i = 0; i < p->nc; ++i)
+    if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))
+      return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: contact %d has mu = %g", i, p->mu[i]);
+  return MR_OK;
+}
+
+mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_settings *s,
+                               mr_solver_state *state, mr_arena *work, double *lambda, double *c,
+                               mr_solver_stats *stats, mr_error *err) {
+  mr_status status = newton_check(p, err);
+  if (status != MR_OK) return status;
+  int n = 3 * p->nc;
+  stats->iterations = stats->factorizations = 0;
+  stats->converged = n == 0;
+  if (n == 0) return MR_OK;
+  size_t mark = mr_arena_mark(work);
+  newton_ctx x = {.p = p};
+  double *R = mr_arena_doubles(work, (size_t)n);
+  if (!R || newton_jacobian(&x, work, n) != 0 || newton_alloc(&x, work, n, x.jv.nv) != 0) {
+    mr_arena_reset(work, mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "ccp-newton: scratch arena too small for nc = %d",
+                        p->nc);
+  }
+  x.R = R;
+  status = compliance(p, s, R, err);
+  if (status == MR_OK && s->warm_start && state_velocity(state, x.jv.nv)) {
+    mr_copy(x.u, state->y, x.jv.nv);
+  } else if (status == MR_OK && warm_velocity(&x, s->warm_start ? lambda : x.c) != 0) {
+    status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
+  }
+  if (status == MR_OK) status = newton_loop(&x, s, stats, err);
+  if (status == MR_OK) {
+    mr_copy(lambda, x.lambda, n);
+    mr_copy(c, x.c, n);
+    stats->eps_abs =
+        mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  }
+  stats->factorizations = x.factorizations;
+  if (status == MR_OK) save_velocity(state, x.u, x.jv.nv);
+  mr_arena_reset(work, mark);
+  return status;
+}
+
+size_t mr_newton_work_size(int nc, int nv) {
+  size_t n = 3 * (size_t)(nc > 0 ? nc : 0), m = nv > 0 ? (size_t)nv : n;
+  size_t doubles = m * m + 10 * m + 5 * n + 16 * 4 + (nv > 0 ? 0 : n * n + n);
+  return doubles * sizeof(double) + 16 * 32;
+}

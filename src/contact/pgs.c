@@ -1,0 +1,96 @@
+/* Projected Gauss-Seidel on the CCP and on the NCP ("Contact Models in Robotics", §III-B
+ * Algorithm 2 and §III-D Algorithm 6; called Algorithm 3 in DESIGN.md's solver table).
+ *
+ * ccp-pgs solves the cone complementarity problem K_μ ∋ λ ⟂ c ∈ K_μ* (the KKT conditions of
+ * min ½ λᵀ(G + R)λ + gᵀλ over K_μ) by a projected gradient step per contact:
+ *   λ⁽ⁱ⁾ ← proj_K(λ⁽ⁱ⁾ − ω h_i c⁽ⁱ⁾),  h_i = 3 / tr B_i,  B_i = (G + R)⁽ⁱⁱ⁾,
+ * the step of the paper, shortened to 1.9 / ‖B_i‖ (Gershgorin bound of the largest eigenvalue)
+ * when 3 / tr B_i would exceed the 2 / λ_max(B_i) stability limit of a gradient step. Its fixed
+ * points are the CCP's solutions; it stops on the CCP criterion (no de Saxcé term).
+ * Known failure modes: sliding contacts push at a distance (c_N = μ‖c_T‖ > 0, the CCP model);
+ * first-order convergence, slow on ill-conditioned G (large mass ratios).
+ *
+ * ncp-pgs solves the NCP directly: per contact a normal step, then a tangential step projected
+ * on the disk of radius μ λ_N (the "horizontal" projection of the cone):
+ *   λ_N ← max(0, λ_N − ω c_N / B_NN);   λ_T ← proj_{‖·‖≤μλ_N}(λ_T − ω c_T / λ_max(B_TT)).
+ * The paper divides by min(B_TxTx, B_TyTy); λ_max of the 2x2 block is used instead so that the
+ * step stays stable when B_TT is anisotropic. Fixed points satisfy Signorini, Coulomb and
+ * maximum dissipation (λ_T on the circle is antiparallel to c_T). It stops on the NCP criterion.
+ * Known failure modes: no convergence guarantee (the NCP is not a convex problem), slow or
+ * stalled on ill-conditioned G, internal forces in hyperstatic contact sets. */
+#include <math.h>
+
+#include "contact/solvers.h"
+
+/* largest eigenvalue of the symmetric 2x2 block [[a, b], [b, d]] */
+static double lambda_max_2x2(double a, double b, double d) {
+  return 0.5 * (a + d) + sqrt(0.25 * (a - d) * (a - d) + b * b);
+}
+
+/* the ccp-pgs step 3 / tr B, capped at 1.9 / (Gershgorin bound of λ_max(B)) */
+static double ccp_step(const double *B) {
+  double tr = B[0] + B[4] + B[8], gersh = 0.0;
+  for (int a = 0; a < 3; ++a)
+    gersh = fmax(gersh, fabs(B[3 * a]) + fabs(B[3 * a + 1]) + fabs(B[3 * a + 2]));
+  if (!(tr > 0.0)) return 0.0;
+  return fmin(3.0 / tr, 1.9 / gersh);
+}
+
+/* one ccp-pgs sweep */
+static void ccp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, void *ctx,
+                      double *lambda, double *c) {
+  for (int i = 0; i < p->nc; ++i) {
+    double B[9], x[3], delta[3];
+    double *l = lambda + 3 * i, *ci = c + 3 * i;
+    mr_gs_block(p, i, B);
+    double h = s->omega * ccp_step(B);
+    /* gradient step, then the orthogonal projection on K_μ */
+    for (int a = 0; a < 3; ++a)
+      x[a] = l[a] - h * ci[a];
+    mr_cone_project(p->mu[i], x, x);
+    for (int a = 0; a < 3; ++a)
+      delta[a] = x[a] - l[a];
+    mr_gs_apply(p, i, delta, lambda, c);
+  }
+}
+
+/* ncp-pgs: the normal update of contact i, returning δ_N */
+static double ncp_normal(const double *B, const double *l, const double *ci, double omega) {
+  if (!(B[8] > 0.0)) return 0.0;
+  double ln = fmax(0.0, l[2] - omega * ci[2] / B[8]);
+  return ln - l[2];
+}
+
+/* ncp-pgs: the tangential update, with c_T already corrected for the normal change */
+static void ncp_tangent(double mu, const double *B, const double *l, const double *cT, double ln,
+                        double omega, double *dT) {
+  double L = lambda_max_2x2(B[0], B[1], B[4]);
+  double h = L > 0.0 ? omega / L : 0.0;
+  double t0 = l[0] - h * cT[0], t1 = l[1] - h * cT[1];
+  double r = hypot(t0, t1), rmax = mu * ln;
+  if (r > rmax) t0 *= rmax / r, t1 *= rmax / r;
+  dT[0] = t0 - l[0], dT[1] = t1 - l[1];
+}
+
+/* one ncp-pgs sweep */
+static void ncp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, void *ctx,
+                      double *lambda, double *c) {
+  for (int i = 0; i < p->nc; ++i) {
+    double B[9], delta[3], cT[2];
+    double *l = lambda + 3 * i, *ci = c + 3 * i;
+    mr_gs_block(p, i, B);
+    delta[2] = ncp_normal(B, l, ci, s->omega);
+    /* the tangential velocity after the normal change: c_T + B_TN δ_N */
+    cT[0] = ci[0] + B[2] * delta[2], cT[1] = ci[1] + B[5] * delta[2];
+    ncp_tangent(p->mu[i], B, l, cT, l[2] + delta[2], s->omega, delta);
+    mr_gs_apply(p, i, delta, lambda, c);
+  }
+}
+
+mr_status mr_solver_ccp_pgs(MR_SOLVER_ARGS) {
+  return mr_gs_run(p, s, work, ccp_sweep, NULL, mr_gs_criterion_ccp, lambda, c, stats, err);
+}
+
+mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS) {
+  return mr_gs_run(p, s, work, ncp_sweep, NULL, mr_gs_criterion_ncp, lambda, c, stats, err);
+}

@@ -1,0 +1,130 @@
+/* The solver registry (DESIGN.md §4, the solver table): one row per solver, chosen by name;
+ * the default settings; mr_solve, which runs a solver, times it and fills the NCP criteria
+ * whatever model the solver solves; and the size of the scratch memory solvers may take. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "contact/solvers.h"
+#include "core/arena.h"
+#include "core/linalg.h"
+
+static const mr_solver_info registry[] = {
+    {"lcp-pgs", "LCP", "projected Gauss-Seidel on the 4-facet friction pyramid (Alg. 1)",
+     mr_solver_lcp_pgs},
+    {"ccp-pgs", "CCP",
+     "per-contact projected gradient step, orthogonal projection on K_mu (Alg. 2)",
+     mr_solver_ccp_pgs},
+    {"raisim", "RaiSim", "per-contact take-off/stick/slide, bisection on the ellipse (Alg. 5)",
+     mr_solver_raisim},
+    {"raisim-ds", "RaiSim", "raisim with the de Saxce term in the sliding branch (RaiSim note)",
+     mr_solver_raisim_ds},
+    {"ncp-pgs", "NCP", "projected Gauss-Seidel with horizontal projection on the cone (Alg. 6)",
+     mr_solver_ncp_pgs},
+    {"soft", "soft", "spring-damper normal force, regularised Coulomb friction (baseline)",
+     mr_solver_soft},
+    /* ---- ADMM, Newton and staggered projections: ccp-admm, ccp-newton, ncp-stagproj,
+     * ncp-admm (src/contact/admm.c, newton.c, stagproj.c) go here ---- */
+    {"ccp-admm", "CCP",
+     "ADMM on the dual CCP, Cholesky of G + R + rho I, spectral rho update (Alg. 3, III-E)",
+     mr_solver_ccp_admm},
+    {"ccp-newton", "CCP",
+     "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
+     mr_solver_ccp_newton},
+    {"ncp-stagproj", "NCP",
+     "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
+     mr_solver_ncp_stagproj},
+    {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
+     mr_solver_ncp_admm},
+};
+
+#define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
+
+mr_solver_settings mr_solver_settings_default(void) {
+  mr_solver_settings s = {
+      .max_iter = 10000,
+      .eps_abs = 1e-6,
+      .eps_rel = 1e-12,
+      .omega = 1.0,
+      .warm_start = 1,
+      .rho = 0.0,
+      .rho_ratio = 10.0,
+      .rho_power = 0.05,
+      .rho_update_every = 1,
+      .power_iter = 20,
+      .alpha0 = 1.0,
+      .alpha_decay = 0.99,
+      .alpha_min = 0.01,
+      .bisection_iter = 50,
+      .compliance_eps = 1e-6,
+      .armijo_c = 1e-4,
+      .backtrack = 0.5,
+      .inner_iter = 100,
+      .soft_k = 1e5,
+      .soft_d = 1e3,
+      .soft_vreg = 1e-3,
+  };
+  return s;
+}
+
+int mr_solver_count(void) {
+  return N_SOLVERS;
+}
+
+const mr_solver_info *mr_solver_at(int i) {
+  return i >= 0 && i < N_SOLVERS ? &registry[i] : NULL;
+}
+
+const mr_solver_info *mr_solver_find(const char *name) {
+  for (int i = 0; name && i < N_SOLVERS; ++i)
+    if (strcmp(registry[i].name, name) == 0) return &registry[i];
+  return NULL;
+}
+
+/* wall time in microseconds */
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+/* 1 when the n entries are finite */
+static int finite_vec(const double *x, int n) {
+  for (int k = 0; k < n; ++k)
+    if (!isfinite(x[k])) return 0;
+  return 1;
+}
+
+mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
+                   mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
+                   mr_solver_stats *stats, mr_error *err) {
+  const mr_solver_info *info = mr_solver_find(name);
+  if (!info)
+    return mr_error_set(err, MR_ERR_INVALID, "unknown contact solver '%s'", name ? name : "(null)");
+  if (!p || !s || !work || !stats || (p->nc > 0 && (!lambda || !c)))
+    return mr_error_set(err, MR_ERR_INVALID, "%s: missing problem, settings, work or output", name);
+  if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "%s: nc = %d < 0", name, p->nc);
+  memset(stats, 0, sizeof *stats);
+  int n = 3 * p->nc;
+  if (!s->warm_start) mr_zero(lambda, n);
+  /* run and time the solver */
+  double t0 = now_us();
+  mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
+  stats->time_us = now_us() - t0;
+  if (st) return st;
+  /* the NCP criteria at the returned λ, on an exact c */
+  mr_problem_velocity(p, lambda, c);
+  stats->eps_abs =
+      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
+    return mr_error_set(err, MR_ERR_NUMERIC, "%s: non-finite contact force or velocity", name);
+  return MR_OK;
+}
+
+size_t mr_solver_work_size(int nc, int nv) {
+  /* n = 3nc; room for two n x n matrices (a factor and a copy), 16 n-vectors, and with J, M
+   * two nv x nv and one 3nc x nv matrices and 16 nv-vectors; 64 blocks of alignment slack */
+  size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
+  size_t doubles = 2 * n * n + 16 * n + 2 * m * m + n * m + 16 * m;
+  return doubles * sizeof(double) + 64 * 32 + 256;
+}

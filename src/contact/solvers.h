@@ -1,0 +1,69 @@
+/* The solver functions of the registry (src/contact/registry.c) and the helpers shared by the
+ * per-contact Gauss-Seidel solvers (src/contact/gauss_seidel.c). Internal to src/contact. */
+#ifndef MOREAU_CONTACT_SOLVERS_H
+#define MOREAU_CONTACT_SOLVERS_H
+
+#include "moreau/contact.h"
+
+struct mr_arena_s;
+
+#define MR_SOLVER_ARGS                                                                             \
+  const mr_contact_problem *p, const mr_solver_settings *s, mr_solver_state *state,                \
+      struct mr_arena_s *work, double *lambda, double *c, mr_solver_stats *stats, mr_error *err
+
+/* per-contact solvers: lcp.c, pgs.c, raisim.c; the spring-damper baseline: soft.c */
+mr_status mr_solver_lcp_pgs(MR_SOLVER_ARGS);
+mr_status mr_solver_ccp_pgs(MR_SOLVER_ARGS);
+mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS);
+mr_status mr_solver_raisim(MR_SOLVER_ARGS);
+mr_status mr_solver_raisim_ds(MR_SOLVER_ARGS);
+mr_status mr_solver_soft(MR_SOLVER_ARGS);
+
+/* ---- ADMM, Newton and staggered projections (admm.c, newton.c, stagproj.c) ---- */
+mr_status mr_solver_ccp_admm(MR_SOLVER_ARGS);
+mr_status mr_solver_ncp_admm(MR_SOLVER_ARGS);
+mr_status mr_solver_ccp_newton(MR_SOLVER_ARGS);
+mr_status mr_solver_ncp_stagproj(MR_SOLVER_ARGS);
+/* bytes of scratch arena each needs (nv: velocity dimension when p->J, p->M are given, else 0) */
+size_t mr_admm_work_size(int nc);
+size_t mr_newton_work_size(int nc, int nv);
+size_t mr_stagproj_work_size(int nc);
+
+/* ---- helpers of the Gauss-Seidel solvers (gauss_seidel.c) ---- */
+
+/* the model criterion a Gauss-Seidel loop stops on */
+typedef double (*mr_gs_criterion_fn)(const mr_contact_problem *p, const double *lambda,
+                                     const double *c);
+
+/* Check the problem's arrays and sizes; MR_ERR_INVALID naming what is wrong. */
+mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err);
+/* λ ← 0 unless warm starting (non-finite warm starts are zeroed too); c ← (G + R) λ + g */
+void mr_gs_start(const mr_contact_problem *p, const mr_solver_settings *s, double *lambda,
+                 double *c);
+/* the 3x3 block (G + R)⁽ⁱⁱ⁾, row-major, into B */
+void mr_gs_block(const mr_contact_problem *p, int i, double *B);
+/* λ⁽ⁱ⁾ += δ and c += (G + R)[:, i] δ (G symmetric: its rows of block i) */
+void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double *lambda,
+                 double *c);
+/* ‖λ − λ_prev‖∞ ≤ eps_rel · max(‖λ‖∞, 1e-300): the iterate stalls */
+int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel);
+/* the LCP (4-facet pyramid) criterion, the CCP, NCP criteria, and the RaiSim one */
+double mr_gs_criterion_lcp(const mr_contact_problem *p, const double *lambda, const double *c);
+double mr_gs_criterion_ccp(const mr_contact_problem *p, const double *lambda, const double *c);
+double mr_gs_criterion_ncp(const mr_contact_problem *p, const double *lambda, const double *c);
+double mr_gs_criterion_raisim(const mr_contact_problem *p, const double *lambda, const double *c);
+
+/* One Gauss-Seidel sweep over the contacts (updates λ and c through mr_gs_apply). ctx carries
+ * the solver's per-solve data (e.g. RaiSim's α). */
+typedef void (*mr_gs_sweep_fn)(const mr_contact_problem *p, const mr_solver_settings *s, void *ctx,
+                               double *lambda, double *c);
+
+/* The common loop: start, check the criterion before the first sweep and after each, stop on
+ * eps_abs, on stall (eps_rel) or at max_iter; resynchronise c every 64 sweeps against drift;
+ * fill iterations, converged and eps_model. Needs 3nc doubles from work. */
+mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
+                    struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
+                    mr_gs_criterion_fn criterion, double *lambda, double *c, mr_solver_stats *stats,
+                    mr_error *err);
+
+#endif

@@ -1,0 +1,215 @@
+/* ncp-stagproj: staggered projections for the NCP ("Contact Models in Robotics", §III-D, Alg. 7;
+ * Kaufman et al. 2008).
+ *
+ * With the components split into normal (N, nc of them) and tangential (T, 2nc), and A = G + R,
+ * each outer iteration solves two convex QPs, each with the other block fixed:
+ *   λ_N ← argmin_{λ_N ≥ 0}            ½ λ_Nᵀ A_NN λ_N + (g_N + A_NT λ_T)ᵀ λ_N   (Signorini)
+ *   λ_T ← argmin_{‖λ_T⁽ⁱ⁾‖ ≤ μᵢ λ_N⁽ⁱ⁾} ½ λ_Tᵀ A_TT λ_T + (g_T + A_TN λ_N)ᵀ λ_T   (maximum
+ * dissipation) A fixed point satisfies λ_N ⟂ c_N ≥ 0 and λ_T maximally dissipative on the disc of
+ * radius μ λ_N, which is the NCP K_μ ∋ λ ⟂ c + Γ(c) ∈ K_μ*. Each QP is solved by the ADMM kernel of
+ * admm.h (Cholesky of A_NN + ρI, A_TT + ρI, factored once per ρ value; ρ from the power-iteration
+ * spectrum and adapted by the spectral rule), at most inner_iter iterations, warm started from the
+ * previous outer iteration's primal and dual variables; an inner solve stops when both its
+ * residuals are below eps_abs/10. The outer loop stops on the NCP criterion ≤ eps_abs, on stall
+ * (λ moves less than eps_rel relative), or at max_iter outer iterations.
+ * Failure modes: no convergence guarantee (a fixed-point iteration); each outer iteration costs
+ * up to 2·inner_iter inner iterations, so it is the most expensive NCP solver per iteration. */
+#include <math.h>
+
+#include "contact/admm.h"
+#include "contact/solvers.h"
+#include "core/linalg.h"
+
+/* inner residual target relative to eps_abs */
+#define STAGPROJ_INNER_TOL 0.1
+
+/* one subproblem: its matrix, diagonal, linear term, ADMM state */
+typedef struct {
+  int m;     /* size: nc (normal) or 2nc (tangential) */
+  double *A; /* m x m block of G */
+  double *d; /* block of R, or NULL */
+  double *b; /* linear term */
+  admm_qp qp;
+  admm_ws ws;
+} subproblem;
+
+/* the disc constraint's data: μ and the current λ_N */
+typedef struct {
+  const double *mu;
+  double *lambda_n;
+  int nc;
+} disc_ctx;
+
+/* Π on λ_N ≥ 0 */
+static void project_nonneg(const void *ctx, const double *x, double *out) {
+  const int *m = ctx;
+  for (int i = 0; i < *m; ++i)
+    out[i] = fmax(x[i], 0.0);
+}
+
+/* Π on the discs ‖λ_T⁽ⁱ⁾‖ ≤ μᵢ λ_N⁽ⁱ⁾ */
+static void project_discs(const void *ctx, const double *x, double *out) {
+  const disc_ctx *dc = ctx;
+  for (int i = 0; i < dc->nc; ++i) {
+    double r = fmax(dc->mu[i] * dc->lambda_n[i], 0.0), t = hypot(x[2 * i], x[2 * i + 1]);
+    double s = t > r ? r / t : 1.0;
+    out[2 * i] = s * x[2 * i], out[2 * i + 1] = s * x[2 * i + 1];
+  }
+}
+
+/* the index in 0..3nc of entry k of a block: normal k → 3k+2, tangential k → 3(k/2) + k%2 */
+static int full_index(int normal, int k) {
+  return normal ? 3 * k + 2 : 3 * (k / 2) + k % 2;
+}
+
+/* extract the block of G (and R) and carve its workspace */
+static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr_arena *a) {
+  int n = 3 * p->nc, m = normal ? p->nc : 2 * p->nc;
+  sp->m = m;
+  sp->A = mr_arena_doubles(a, (size_t)m * (size_t)m);
+  sp->b = mr_arena_doubles(a, (size_t)m);
+  sp->d = p->R ? mr_arena_doubles(a, (size_t)m) : NULL;
+  if (!sp->A || !sp->b || (p->R && !sp->d) || admm_ws_alloc(&sp->ws, m, a) != 0) return -1;
+  for (int r = 0; r < m; ++r) {
+    for (int s = 0; s < m; ++s)
+      sp->A[r * m + s] = p->G[full_index(normal, r) * n + full_index(normal, s)];
+    if (sp->d) sp->d[r] = p->R[full_index(normal, r)];
+  }
+  admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL};
+  sp->qp = q;
+  return 0;
+}
+
+/* b = g_B + A_{B,other} λ_other: the rows of (G + R)λ' + g with λ' = λ off the block */
+static void sub_linear_term(subproblem *sp, const mr_contact_problem *p, int normal,
+                            const double *lambda, double *tmp, double *tmp2) {
+  int n = 3 * p->nc;
+  mr_copy(tmp, lambda, n);
+  for (int k = 0; k < sp->m; ++k)
+    tmp[full_index(normal, k)] = 0.0;
+  mr_matvec(tmp2, p->G, tmp, n, n);
+  for (int k = 0; k < sp->m; ++k) {
+    int q = full_index(normal, k);
+    sp->b[k] = p->g[q] + tmp2[q];
+  }
+}
+
+/* solve the subproblem from λ's block (primal) and the previous dual; write back into λ */
+static int sub_solve(subproblem *sp, const mr_contact_problem *p, const mr_solver_settings *s,
+                     int normal, int first, double *lambda) {
+  admm_ws *w = &sp->ws;
+  for (int k = 0; k < sp->m; ++k)
+    w->z[k] = lambda[full_index(normal, k)];
+  sp->qp.project(sp->qp.ctx, w->z, w->z);
+  if (first) {
+    /* dual from the velocity of the start point; ρ from the spectrum */
+    admm_matvec(&sp->qp, w->z, w->y);
+    for (int k = 0; k < sp->m; ++k)
+      w->y[k] = -(w->y[k] + sp->b[k]);
+    admm_eigs(&sp->qp, w, s->power_iter);
+    w->rho = s->rho > 0.0 ? s->rho : admm_rho_default(w);
+    if (admm_factor(&sp->qp, w) != 0) return -1;
+  }
+  double tol = STAGPROJ_INNER_TOL * s->eps_abs;
+  int every = s->rho_update_every > 0 ? s->rho_update_every : 1;
+  for (int k = 1; k <= s->inner_iter; ++k) {
+    admm_step(&sp->qp, w, s->omega);
+    if (w->rp <= tol && w->rd <= tol) break;
+    if (k % every == 0 && admm_adapt(&sp->qp, w, s, s->power_iter) < 0) return -1;
+  }
+  for (int k = 0; k < sp->m; ++k)
+    lambda[full_index(normal, k)] = w->z[k];
+  return 0;
+}
+
+/* the NCP criterion at λ, c = (G + R)λ + g */
+static double ncp_criterion(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_problem_velocity(p, lambda, c);
+  return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
+}
+
+static mr_status stagproj_check(const mr_contact_problem *p, mr_error *err) {
+  if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "ncp-stagproj: no problem");
+  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+    return mr_error_set(err, MR_ERR_INVALID, "ncp-stagproj: problem lacks G, g or mu");
+  for (int i = 0; i < p->nc; ++i)
+    if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))
+      return mr_error_set(err, MR_ERR_INVALID, "ncp-stagproj: contact %d has mu = %g", i, p->mu[i]);
+  return MR_OK;
+}
+
+/* the outer loop; returns 0, or -1 on a failed factorisation */
+static int stagproj_loop(const mr_contact_problem *p, const mr_solver_settings *s, subproblem *sn,
+                         subproblem *st, disc_ctx *dc, double *lambda, double *c, double *tmp,
+                         double *prev, mr_solver_stats *stats) {
+  int n = 3 * p->nc;
+  stats->eps_model = ncp_criterion(p, lambda, c);
+  stats->converged = stats->eps_model <= s->eps_abs;
+  for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
+    mr_copy(prev, lambda, n);
+    /* normal subproblem with λ_T fixed, then the tangential one with λ_N fixed */
+    sub_linear_term(sn, p, 1, lambda, tmp, c);
+    if (sub_solve(sn, p, s, 1, k == 1, lambda) != 0) return -1;
+    for (int i = 0; i < p->nc; ++i)
+      dc->lambda_n[i] = lambda[3 * i + 2];
+    sub_linear_term(st, p, 0, lambda, tmp, c);
+    if (sub_solve(st, p, s, 0, k == 1, lambda) != 0) return -1;
+    stats->iterations = k;
+    stats->eps_model = ncp_criterion(p, lambda, c);
+    stats->converged = stats->eps_model <= s->eps_abs;
+    double moved = 0.0;
+    for (int q = 0; q < n; ++q)
+      moved = fmax(moved, fabs(lambda[q] - prev[q]));
+    if (moved <= s->eps_rel * mr_norm_inf(lambda, n)) break;
+  }
+  return 0;
+}
+
+mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_settings *s,
+                                 mr_solver_state *state, mr_arena *work, double *lambda, double *c,
+                                 mr_solver_stats *stats, mr_error *err) {
+  mr_status status = stagproj_check(p, err);
+  if (status != MR_OK) return status;
+  int n = 3 * p->nc;
+  stats->iterations = stats->factorizations = 0;
+  stats->converged = n == 0;
+  if (n == 0) return MR_OK;
+  size_t mark = mr_arena_mark(work);
+  subproblem sn, st;
+  double *tmp = mr_arena_doubles(work, (size_t)n), *prev = mr_arena_doubles(work, (size_t)n);
+  double *lambda_n = mr_arena_doubles(work, (size_t)p->nc);
+  if (!tmp || !prev || !lambda_n || sub_alloc(&sn, p, 1, work) != 0 ||
+      sub_alloc(&st, p, 0, work) != 0) {
+    mr_arena_reset(work, mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "ncp-stagproj: scratch arena too small for nc = %d",
+                        p->nc);
+  }
+  /* the projections and their data */
+  disc_ctx dc = {p->mu, lambda_n, p->nc};
+  sn.qp.project = project_nonneg, sn.qp.ctx = &sn.m;
+  st.qp.project = project_discs, st.qp.ctx = &dc;
+  /* start: the warm start projected on K_μ, or zero */
+  for (int q = 0; q < n; ++q)
+    lambda[q] = s->warm_start && isfinite(lambda[q]) ? lambda[q] : 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    mr_cone_project(p->mu[i], lambda + 3 * i, lambda + 3 * i);
+  int rc = stagproj_loop(p, s, &sn, &st, &dc, lambda, c, tmp, prev, stats);
+  stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
+  mr_arena_reset(work, mark);
+  if (rc != 0) {
+    mr_zero(lambda, n);
+    mr_problem_velocity(p, lambda, c);
+    return mr_error_set(err, MR_ERR_NUMERIC,
+                        "ncp-stagproj: a subproblem matrix plus rho I is "
+                        "not positive definite");
+  }
+  stats->eps_abs =
+      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  return MR_OK;
+}
+
+size_t mr_stagproj_work_size(int nc) {
+  size_t m = nc > 0 ? (size_t)nc : 0;
+  return 5 * m * m * sizeof(double) + admm_ws_bytes((int)m) + admm_ws_bytes(2 * (int)m) +
+         (11 * m + 64) * sizeof(double) + 16 * 32;
+}
