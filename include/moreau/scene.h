@@ -29,6 +29,8 @@ typedef struct {
   char name[MR_NAME_MAX];
   char urdf[MR_SCENE_PATH_MAX]; /* resolved path */
   int floating;                 /* 1: free-flyer base */
+  int self_collision;           /* 1: the robot's own geometries collide with each other
+                                   (default 0: only with other bodies and robots) */
   int first_body, nbodies;      /* model bodies [first_body, first_body + nbodies) */
   int idx_q, idx_v, nq, nv;     /* slice of the scene's q and v */
   int pd;                       /* 1 when a pd block was given */

@@ -11,6 +11,8 @@ typedef struct {
 } mr_command;
 
 int mr_cmd_version(int argc, char **argv);
+int mr_cmd_run(int argc, char **argv);
+int mr_cmd_compare(int argc, char **argv);
 int mr_cmd_check(int argc, char **argv);
 int mr_cmd_rbd(int argc, char **argv);
 int mr_cmd_qpcc(int argc, char **argv);

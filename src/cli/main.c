@@ -6,6 +6,8 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"run", "step a scene and summarise the run", mr_cmd_run},
+    {"compare", "run a scene once per solver, side by side", mr_cmd_compare},
     {"check", "load and validate a scene file", mr_cmd_check},
     {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
     {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},

@@ -16,6 +16,7 @@ static const char *const robot_keys[] = {"name",
                                          "urdf",
                                          "srdf",
                                          "floating",
+                                         "self_collision",
                                          "position",
                                          "orientation",
                                          "posture",
@@ -221,7 +222,8 @@ static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r
   if (!un) return mr_yaml_error(&c->y, n, MR_ERR_INVALID, "robot '%s': missing 'urdf'", r->name);
   if (mr_yaml_string(&c->y, un, "urdf", &rel) ||
       (pr && mr_yaml_need_seq(&c->y, pr, "package_roots")) ||
-      mr_yaml_opt_bool(&c->y, n, "floating", &r->floating))
+      mr_yaml_opt_bool(&c->y, n, "floating", &r->floating) ||
+      mr_yaml_opt_bool(&c->y, n, "self_collision", &r->self_collision))
     return scene_status(c);
   if (scene_resolve(c, rel, r->urdf, sizeof r->urdf))
     return mr_yaml_error(&c->y, un, MR_ERR_IO,

@@ -1,0 +1,71 @@
+/* The simulator: one time step of a scene (DESIGN.md §1 and §4).
+ *
+ *   kinematics → collision → M̃, b, LDLᵀ of M̃ → v_f → contact problem → solver →
+ *   v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ → q⁺ = q ⊕ Δt v⁺
+ *
+ * with semi-implicit Euler on the configuration manifold. Joint damping and the PD posture
+ * controllers are integrated implicitly: with τ_pd = k_p (q_t − q⁺) − k_d v⁺ and
+ * q⁺ ≈ q + Δt v⁺, the velocity update reads
+ *   M̃ v⁺ = M v + Δt (τ + k_p (q_t − q) − b(q, v) + Σ Jₑᵀ fₑ) + Δt Jᵀ λ,
+ *   M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p),
+ * so stiff gains stay stable; M̃ keeps the tree-sparse structure of M (diagonal terms only) and
+ * the contact problem is assembled with M̃. All memory is allocated by mr_sim_create: the step
+ * allocates nothing. */
+#ifndef MOREAU_SIM_H
+#define MOREAU_SIM_H
+
+#include <stdint.h>
+
+#include "moreau/assembly.h"
+#include "moreau/collision.h"
+#include "moreau/contact.h"
+#include "moreau/dynamics.h"
+#include "moreau/scene.h"
+
+/* Figures of one step. */
+typedef struct {
+  int ncontacts;             /* contacts in the problem */
+  int iterations;            /* solver iterations */
+  int converged;             /* solver reached its tolerance (1 when there was no contact) */
+  double eps_abs;            /* NCP criterion at the solution (force units), 0 without contact */
+  double penetration;        /* max(0, −Φ_N) over contacts (m) */
+  double solve_us;           /* solver time (µs) */
+  double kinetic, potential; /* energies after the step (J) */
+} mr_step_stats;
+
+/* Counted warnings of a run. */
+typedef struct {
+  long not_converged;      /* steps whose solver stopped before its tolerance */
+  long collision_failures; /* narrowphase failures (libccd), from the collision module */
+} mr_sim_warnings;
+
+typedef struct mr_sim mr_sim;
+
+/* A simulator for a loaded scene (borrowed: it must outlive the simulator). The state starts
+ * at the scene's q0, v0. solver may be NULL (the scene's) or a registry name. */
+mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err);
+void mr_sim_free(mr_sim *s);
+
+/* One step of Δt. MR_ERR_NUMERIC when the state diverges (NaN, Inf, or a velocity above
+ * 1e4): err names the step and the first offending coordinate, and the state is left as it was
+ * before the step. */
+mr_status mr_sim_step(mr_sim *s, mr_error *err);
+
+/* Reset to the scene's initial state (time 0, no warm start). */
+void mr_sim_reset(mr_sim *s);
+
+const double *mr_sim_q(const mr_sim *s);
+const double *mr_sim_v(const mr_sim *s);
+double mr_sim_time(const mr_sim *s);
+long mr_sim_steps(const mr_sim *s);
+const mr_step_stats *mr_sim_last(const mr_sim *s);
+const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s);
+const mr_model *mr_sim_model(const mr_sim *s);
+/* The last step's contacts and their forces (3 per contact, contact frame (t₁, t₂, n), N). */
+int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda);
+/* The last step's contact problem (valid until the next step). */
+const mr_contact_problem *mr_sim_problem(const mr_sim *s);
+/* Total mechanical energy of the current state (kinetic + potential, J). */
+double mr_sim_energy(mr_sim *s);
+
+#endif

@@ -1,0 +1,148 @@
+/* The run loop of `moreau run` and `moreau compare`: step, record, accumulate the summary. */
+#include "cli/runner.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "contact/problem_io.h"
+#include "core/json.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CSV header: t, q0…, v0…, energy, ncontacts, iterations, eps_abs, penetration, solve_us */
+static void csv_header(FILE *f, const mr_model *m) {
+  fputs("t", f);
+  for (int k = 0; k < m->nq; ++k)
+    fprintf(f, ",q%d", k);
+  for (int k = 0; k < m->nv; ++k)
+    fprintf(f, ",v%d", k);
+  fputs(",energy,ncontacts,iterations,eps_abs,penetration,solve_us\n", f);
+}
+
+static void csv_row(FILE *f, mr_sim *s) {
+  const mr_model *m = mr_sim_model(s);
+  const mr_step_stats *st = mr_sim_last(s);
+  fprintf(f, "%.9g", mr_sim_time(s));
+  for (int k = 0; k < m->nq; ++k)
+    fprintf(f, ",%.17g", mr_sim_q(s)[k]);
+  for (int k = 0; k < m->nv; ++k)
+    fprintf(f, ",%.17g", mr_sim_v(s)[k]);
+  fprintf(f, ",%.17g,%d,%d,%.6g,%.6g,%.3f\n", st->kinetic + st->potential, st->ncontacts,
+          st->iterations, st->eps_abs, st->penetration, st->solve_us);
+}
+
+static void progress(long k, long n) {
+  if (n <= 0 || (k % 50 && k != n)) return;
+  int w = 40, done = (int)(w * k / n);
+  fprintf(stderr, "\r[%.*s%*s] %3d%%", done, "########################################", w - done,
+          "", (int)(100 * k / n));
+  if (k == n) fputc('\n', stderr);
+}
+
+static mr_status dump_problem(mr_sim *s, const char *dir, mr_error *err) {
+  const mr_step_stats *st = mr_sim_last(s);
+  if (st->ncontacts == 0) return MR_OK;
+  char path[2048];
+  snprintf(path, sizeof path, "%s/step_%06ld.json", dir, mr_sim_steps(s));
+  return mr_problem_file_save(path, mr_sim_problem(s), NULL, err);
+}
+
+/* fold one step's figures into the running summary */
+static void accumulate(mr_run_summary *r, const mr_step_stats *st) {
+  r->mean_contacts += st->ncontacts;
+  r->mean_iterations += st->iterations;
+  r->mean_solve_us += st->solve_us;
+  if (st->ncontacts > r->max_contacts) r->max_contacts = st->ncontacts;
+  if (st->iterations > r->max_iterations) r->max_iterations = st->iterations;
+  r->max_eps_abs = fmax(r->max_eps_abs, st->eps_abs);
+  r->max_penetration = fmax(r->max_penetration, st->penetration);
+}
+
+static void finish(mr_run_summary *r, mr_sim *s, double wall) {
+  double n = r->steps > 0 ? (double)r->steps : 1.0;
+  r->mean_contacts /= n;
+  r->mean_iterations /= n;
+  r->mean_solve_us /= n;
+  r->sim_time = mr_sim_time(s);
+  r->wall_time = wall;
+  r->realtime_factor = wall > 0.0 ? r->sim_time / wall : INFINITY;
+  r->energy_end = mr_sim_energy(s);
+  r->not_converged = mr_sim_get_warnings(s)->not_converged;
+  r->collision_failures = mr_sim_get_warnings(s)->collision_failures;
+}
+
+mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
+                       mr_error *err) {
+  memset(summary, 0, sizeof *summary);
+  mr_sim *s = mr_sim_create(scene, opt->solver, err);
+  if (!s) return err ? err->status : MR_ERR_NOMEM;
+  long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
+  int every = opt->every > 0 ? opt->every : 1;
+  summary->energy_start = mr_sim_energy(s);
+  if (opt->csv) csv_header(opt->csv, scene->model);
+  mr_status st = MR_OK;
+  double t0 = now_s();
+  for (long k = 0; k < nsteps && st == MR_OK; ++k) {
+    if ((st = mr_sim_step(s, err))) break;
+    summary->steps++;
+    accumulate(summary, mr_sim_last(s));
+    if (opt->csv && (k + 1) % every == 0) csv_row(opt->csv, s);
+    if (opt->dump_dir) st = dump_problem(s, opt->dump_dir, err);
+    if (opt->progress) progress(k + 1, nsteps);
+  }
+  finish(summary, s, now_s() - t0);
+  if (opt->progress && st) fputc('\n', stderr);
+  mr_sim_free(s);
+  return st;
+}
+
+void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) {
+  fprintf(f, "solver          %s\n", solver);
+  fprintf(f, "steps           %ld (%.6g s simulated, %.3g s wall, real-time factor %.3g)\n",
+          s->steps, s->sim_time, s->wall_time, s->realtime_factor);
+  fprintf(f, "contacts        mean %.2f, max %d\n", s->mean_contacts, s->max_contacts);
+  fprintf(f, "iterations      mean %.1f, max %d (solve %.1f us per step)\n", s->mean_iterations,
+          s->max_iterations, s->mean_solve_us);
+  fprintf(f, "max eps_abs     %.3g\n", s->max_eps_abs);
+  fprintf(f, "max penetration %.3g m\n", s->max_penetration);
+  fprintf(f, "energy          %.6g J -> %.6g J (drift %+.3g J)\n", s->energy_start, s->energy_end,
+          s->energy_end - s->energy_start);
+  fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
+          s->collision_failures);
+}
+
+static void json_field(FILE *f, const char *key, double x, int last) {
+  fprintf(f, "  \"%s\": ", key);
+  mr_json_write_number(f, x);
+  fputs(last ? "\n" : ",\n", f);
+}
+
+void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const mr_run_summary *s) {
+  fputs("{\n  \"scene\": ", f);
+  mr_json_write_string(f, scene);
+  fputs(",\n  \"solver\": ", f);
+  mr_json_write_string(f, solver);
+  fputs(",\n", f);
+  json_field(f, "steps", (double)s->steps, 0);
+  json_field(f, "sim_time", s->sim_time, 0);
+  json_field(f, "wall_time", s->wall_time, 0);
+  json_field(f, "realtime_factor", s->realtime_factor, 0);
+  json_field(f, "mean_contacts", s->mean_contacts, 0);
+  json_field(f, "max_contacts", s->max_contacts, 0);
+  json_field(f, "max_eps_abs", s->max_eps_abs, 0);
+  json_field(f, "max_penetration", s->max_penetration, 0);
+  json_field(f, "mean_iterations", s->mean_iterations, 0);
+  json_field(f, "max_iterations", s->max_iterations, 0);
+  json_field(f, "mean_solve_us", s->mean_solve_us, 0);
+  json_field(f, "energy_start", s->energy_start, 0);
+  json_field(f, "energy_end", s->energy_end, 0);
+  json_field(f, "warnings", (double)(s->not_converged + s->collision_failures), 0);
+  json_field(f, "not_converged", (double)s->not_converged, 0);
+  json_field(f, "collision_failures", (double)s->collision_failures, 1);
+  fputs("}\n", f);
+}

@@ -1,0 +1,41 @@
+/* Running a scene to its end and summarising it: shared by `moreau run` and `moreau compare`. */
+#ifndef MOREAU_CLI_RUNNER_H
+#define MOREAU_CLI_RUNNER_H
+
+#include <stdio.h>
+
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+/* Figures of a whole run. */
+typedef struct {
+  long steps;
+  double sim_time, wall_time, realtime_factor;
+  double mean_contacts;
+  int max_contacts;
+  double mean_iterations;
+  int max_iterations;
+  double max_eps_abs, max_penetration;
+  double energy_start, energy_end;
+  long not_converged, collision_failures;
+  double mean_solve_us;
+} mr_run_summary;
+
+typedef struct {
+  const char *solver;   /* NULL: the scene's */
+  FILE *csv;            /* trajectory rows, or NULL */
+  int every;            /* record every N steps */
+  const char *dump_dir; /* write each step's contact problem here, or NULL */
+  int progress;         /* draw a progress bar on stderr */
+} mr_run_options;
+
+/* Run the scene from its initial state to its duration. On divergence or another failure,
+ * returns the status with err naming the step; summary then covers the steps done. */
+mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
+                       mr_error *err);
+
+/* Print the summary as text, or as a JSON object. */
+void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s);
+void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const mr_run_summary *s);
+
+#endif

@@ -1,0 +1,411 @@
+/* The time step (see sim.h): the stages of DESIGN.md §1 in order, each in its own function,
+ * over memory allocated once in mr_sim_create. */
+#include "moreau/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/arena.h"
+#include "core/linalg.h"
+
+/* a velocity above this (m/s or rad/s) is taken as divergence */
+#define DIVERGENCE_VELOCITY 1e4
+
+struct mr_sim {
+  const mr_scene *scene;
+  const mr_model *m;
+  mr_data *d;
+  mr_collision *col;
+  mr_contact_assembly as;
+  mr_assembly_settings as_settings;
+  const mr_solver_info *solver;
+  mr_solver_settings settings;
+  mr_solver_state state;
+  mr_arena work;
+  int max_contacts;
+
+  double *q, *v;              /* state (nq, nv) */
+  double *q_next, *v_next;    /* candidate state of the step (nq, nv) */
+  double *tau, *rhs, *dv;     /* nv */
+  double *kp, *kd;            /* PD gains over the whole model (nv) */
+  double *q_err;              /* q_t ⊖ q per dof (nv), from each robot's slice */
+  mr_contact_geometry *cg;    /* contacts as the assembly reads them (max_contacts) */
+  double *lambda, *c;         /* 3 max_contacts */
+  uint64_t *keys, *prev_keys; /* contact identities this and last step (max_contacts) */
+  double *prev_lambda;        /* last step's forces (3 max_contacts) */
+  int nc, prev_nc;
+
+  double t;
+  long steps;
+  mr_step_stats last;
+  mr_sim_warnings warnings;
+};
+
+/* ---- creation ---- */
+
+static mr_status alloc_doubles(double **p, size_t n, mr_error *err) {
+  *p = calloc(n ? n : 1, sizeof(double));
+  return *p ? MR_OK : mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+}
+
+/* the bound on simultaneous contacts: the scene's, or 8 per geometry (at least 64) */
+static int contact_bound(const mr_scene *sc) {
+  if (sc->contact.max_contacts > 0) return sc->contact.max_contacts;
+  int n = 8 * sc->model->ngeoms;
+  return n < 64 ? 64 : n;
+}
+
+/* per-dof PD gains over the model from the robots' slices */
+static void gather_gains(mr_sim *s) {
+  for (int r = 0; r < s->scene->nrobots; ++r) {
+    const mr_scene_robot *rb = &s->scene->robots[r];
+    if (!rb->pd) continue;
+    for (int k = 0; k < rb->nv; ++k) {
+      s->kp[rb->idx_v + k] = rb->kp[k];
+      s->kd[rb->idx_v + k] = rb->kd[k];
+    }
+  }
+}
+
+/* the robot a geometry belongs to (its name is "ROBOT/..."), or -1 */
+static int geom_robot(const mr_scene *sc, const mr_geom *g) {
+  for (int r = 0; r < sc->nrobots; ++r) {
+    size_t n = strlen(sc->robots[r].name);
+    if (!strncmp(g->name, sc->robots[r].name, n) && g->name[n] == '/') return r;
+  }
+  return -1;
+}
+
+/* pairs of geometries of one robot whose self-collision is off; *out is malloc'ed */
+static int self_pairs(const mr_scene *sc, mr_geom_pair **out) {
+  const mr_model *m = sc->model;
+  int n = 0, cap = 0;
+  *out = NULL;
+  for (int a = 0; a < m->ngeoms; ++a) {
+    int ra = geom_robot(sc, &m->geoms[a]);
+    if (ra < 0 || sc->robots[ra].self_collision) continue;
+    for (int b = a + 1; b < m->ngeoms; ++b) {
+      if (geom_robot(sc, &m->geoms[b]) != ra) continue;
+      if (n == cap) {
+        mr_geom_pair *p = realloc(*out, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *p);
+        if (!p) return free(*out), *out = NULL, -1;
+        *out = p;
+      }
+      (*out)[n++] = (mr_geom_pair){a, b};
+    }
+  }
+  return n;
+}
+
+static mr_status create_collision(mr_sim *s, mr_error *err) {
+  mr_collision_settings cs = mr_collision_settings_default();
+  cs.margin = s->scene->contact.margin;
+  mr_geom_pair *exclude = NULL;
+  int nexclude = self_pairs(s->scene, &exclude);
+  if (nexclude < 0) return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+  cs.exclude = exclude;
+  cs.nexclude = nexclude;
+  s->col = mr_collision_create(s->m, &cs, s->max_contacts, err); /* copies the list */
+  free(exclude);
+  return s->col ? MR_OK : (err ? err->status : MR_ERR_NOMEM);
+}
+
+static mr_status create_buffers(mr_sim *s, mr_error *err) {
+  int nq = s->m->nq, nv = s->m->nv, n3 = 3 * s->max_contacts;
+  double **vecs[] = {&s->q,   &s->q_next, &s->v,  &s->v_next, &s->tau,
+                     &s->rhs, &s->dv,     &s->kp, &s->kd,     &s->q_err};
+  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
+    if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
+  if (alloc_doubles(&s->lambda, n3, err) || alloc_doubles(&s->c, n3, err) ||
+      alloc_doubles(&s->prev_lambda, n3, err) || alloc_doubles(&s->state.y, n3 + nv, err))
+    return MR_ERR_NOMEM;
+  s->state.cap = n3 + nv;
+  s->cg = calloc((size_t)s->max_contacts, sizeof *s->cg);
+  s->keys = calloc((size_t)s->max_contacts, sizeof *s->keys);
+  s->prev_keys = calloc((size_t)s->max_contacts, sizeof *s->prev_keys);
+  if (!s->cg || !s->keys || !s->prev_keys)
+    return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+  if (mr_arena_init(&s->work, mr_solver_work_size(s->max_contacts, 0)))
+    return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for the solver workspace");
+  return mr_contact_assembly_init(&s->as, s->max_contacts, nv, err);
+}
+
+mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) {
+  const char *name = solver ? solver : scene->solver;
+  const mr_solver_info *info = mr_solver_find(name);
+  if (!info) {
+    mr_error_set(err, MR_ERR_INVALID, "unknown solver '%s' ('moreau solve --list' names them)",
+                 name);
+    return NULL;
+  }
+  mr_sim *s = calloc(1, sizeof *s);
+  if (!s) {
+    mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+    return NULL;
+  }
+  s->scene = scene;
+  s->m = scene->model;
+  s->solver = info;
+  s->settings = scene->settings;
+  s->max_contacts = contact_bound(scene);
+  s->as_settings = mr_assembly_settings_default();
+  s->as_settings.dt = scene->timestep;
+  s->as_settings.baumgarte = scene->contact.baumgarte;
+  s->as_settings.restitution_threshold = scene->contact.restitution_threshold;
+  s->d = mr_data_create(s->m);
+  if (!s->d) mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+  if (!s->d || create_buffers(s, err) || create_collision(s, err)) {
+    mr_sim_free(s);
+    return NULL;
+  }
+  gather_gains(s);
+  mr_sim_reset(s);
+  return s;
+}
+
+void mr_sim_free(mr_sim *s) {
+  if (!s) return;
+  mr_collision_free(s->col);
+  mr_contact_assembly_free(&s->as);
+  mr_arena_destroy(&s->work);
+  mr_data_free(s->d);
+  double *vecs[] = {s->q,  s->q_next, s->v,     s->v_next, s->tau, s->rhs,         s->dv,
+                    s->kp, s->kd,     s->q_err, s->lambda, s->c,   s->prev_lambda, s->state.y};
+  for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
+    free(vecs[k]);
+  free(s->cg);
+  free(s->keys);
+  free(s->prev_keys);
+  free(s);
+}
+
+void mr_sim_reset(mr_sim *s) {
+  mr_copy(s->q, s->scene->q0, s->m->nq);
+  mr_copy(s->v, s->scene->v0, s->m->nv);
+  s->t = 0.0;
+  s->steps = 0;
+  s->nc = s->prev_nc = 0;
+  s->state.valid = 0;
+  s->state.rho = 0.0;
+  memset(&s->last, 0, sizeof s->last);
+  memset(&s->warnings, 0, sizeof s->warnings);
+}
+
+/* ---- the stages of a step ---- */
+
+/* external forces of the scene at time t, as body-frame spatial forces in d->f_ext */
+static void apply_forces(mr_sim *s) {
+  const mr_scene *sc = s->scene;
+  for (int i = 0; i < s->m->nbodies; ++i)
+    s->d->f_ext[i] = mr_force_zero();
+  for (int k = 0; k < sc->nforces; ++k) {
+    int b = sc->forces[k].body;
+    mr_vec3 f, tq;
+    mr_scene_force_at(sc, k, s->t, &f, &tq);
+    /* world force and torque at the body origin, expressed in the body frame */
+    const mr_mat3 *R = &s->d->oMi[b].R;
+    mr_force fb = {mr_m3_tmulv(R, f), mr_m3_tmulv(R, tq)};
+    s->d->f_ext[b] = mr_force_add(s->d->f_ext[b], fb);
+  }
+}
+
+/* q_t ⊖ q on the robots' 1-dof joints (the only ones with PD gains) */
+static void posture_error(mr_sim *s) {
+  mr_zero(s->q_err, s->m->nv);
+  for (int r = 0; r < s->scene->nrobots; ++r) {
+    const mr_scene_robot *rb = &s->scene->robots[r];
+    if (!rb->pd) continue;
+    for (int b = rb->first_body; b < rb->first_body + rb->nbodies; ++b) {
+      const mr_joint *j = &s->m->bodies[b].joint;
+      if (j->nq != 1) continue;
+      s->q_err[j->idx_v] = rb->q_target[j->idx_q - rb->idx_q] - s->q[j->idx_q];
+    }
+  }
+}
+
+/* M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p), factored; rhs = τ + k_p e − b + Σ Jᵀ f_ext */
+static mr_status dynamics(mr_sim *s, mr_error *err) {
+  const mr_model *m = s->m;
+  mr_data *d = s->d;
+  double dt = s->scene->timestep;
+  int nv = m->nv;
+  mr_crba(m, d, s->q);
+  for (int k = 0; k < nv; ++k)
+    d->M[(size_t)k * nv + k] += dt * (s->kd[k] + m->damping[k]) + dt * dt * s->kp[k];
+  mr_status st = mr_ldlt_factor(m, d, err);
+  if (st) return st;
+  mr_zero(s->dv, nv);
+  const double *b = mr_rnea(m, d, s->q, s->v, s->dv); /* b(q, v) − Σ Jᵀ f_ext */
+  posture_error(s);
+  for (int k = 0; k < nv; ++k)
+    s->rhs[k] = s->tau[k] + s->kp[k] * s->q_err[k] - b[k];
+  return MR_OK;
+}
+
+/* the free velocity: M̃ v_f = M v + Δt rhs with M = M̃ − Δt (k_d + damping + Δt k_p), i.e.
+ * v_f = v + Δt M̃⁻¹ (rhs − (k_d + damping + Δt k_p) v) */
+static void free_velocity(mr_sim *s) {
+  const mr_model *m = s->m;
+  double dt = s->scene->timestep;
+  for (int k = 0; k < m->nv; ++k)
+    s->dv[k] = s->rhs[k] - (s->kd[k] + m->damping[k] + dt * s->kp[k]) * s->v[k];
+  mr_ldlt_solve(m, s->d, s->dv);
+  for (int k = 0; k < m->nv; ++k)
+    s->v_next[k] = s->v[k] + dt * s->dv[k];
+}
+
+/* index of key in the previous step's contacts, or -1 */
+static int find_previous(const mr_sim *s, uint64_t key) {
+  for (int i = 0; i < s->prev_nc; ++i)
+    if (s->prev_keys[i] == key) return i;
+  return -1;
+}
+
+/* the collision contacts as assembly input; warm start and restitution by identity */
+static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
+  double pen = 0.0;
+  for (int i = 0; i < nc; ++i) {
+    const mr_contact *c = &cs[i];
+    mr_contact_geometry *g = &s->cg[i];
+    g->body1 = c->body[0];
+    g->body2 = c->body[1];
+    g->point = c->point;
+    g->frame = c->frame;
+    g->phi = c->phi;
+    g->mu = c->mu;
+    g->restitution = c->restitution;
+    g->compliance = c->compliance;
+    if (s->scene->npairs > 0)
+      mr_scene_pair_params(s->scene, c->geom[0], c->geom[1], &g->mu, &g->restitution,
+                           &g->compliance);
+    int prev = find_previous(s, c->key);
+    g->is_new = prev < 0;
+    for (int k = 0; k < 3; ++k)
+      s->lambda[3 * i + k] = prev < 0 ? 0.0 : s->prev_lambda[3 * prev + k];
+    s->keys[i] = c->key;
+    pen = fmax(pen, -c->phi);
+  }
+  s->last.penetration = pen;
+}
+
+/* 1 when this step's contacts are last step's, in the same order */
+static int same_contacts(const mr_sim *s) {
+  if (s->nc != s->prev_nc) return 0;
+  for (int i = 0; i < s->nc; ++i)
+    if (s->keys[i] != s->prev_keys[i]) return 0;
+  return 1;
+}
+
+static mr_status solve_contacts(mr_sim *s, mr_error *err) {
+  s->last.iterations = 0;
+  s->last.converged = 1;
+  s->last.eps_abs = 0.0;
+  s->last.solve_us = 0.0;
+  if (s->nc == 0) return MR_OK;
+  mr_status st =
+      mr_contact_assemble(s->m, s->d, s->cg, s->nc, s->v, s->v_next, &s->as_settings, &s->as, err);
+  if (st) return st;
+  if (!same_contacts(s)) s->state.valid = 0;
+  mr_solver_stats stats;
+  mr_arena_reset(&s->work, 0);
+  st = s->solver->solve ? mr_solve(s->solver->name, &s->as.problem, &s->settings, &s->state,
+                                   &s->work, s->lambda, s->c, &stats, err)
+                        : MR_ERR_UNSUPPORTED;
+  if (st) return st;
+  s->last.iterations = stats.iterations;
+  s->last.converged = stats.converged;
+  s->last.eps_abs = stats.eps_abs;
+  s->last.solve_us = stats.time_us;
+  if (!stats.converged) s->warnings.not_converged++;
+  mr_contact_impulse_velocity(&s->as, s->lambda, s->scene->timestep, s->dv);
+  mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
+  return MR_OK;
+}
+
+/* the first non-finite or runaway coordinate of the candidate state, as an error */
+static mr_status check_state(const mr_sim *s, mr_error *err) {
+  for (int k = 0; k < s->m->nv; ++k)
+    if (!isfinite(s->v_next[k]) || fabs(s->v_next[k]) > DIVERGENCE_VELOCITY)
+      return mr_error_set(err, MR_ERR_NUMERIC,
+                          "diverged at step %ld (t = %.6g s): v[%d] = %g (dof of body '%s')",
+                          s->steps + 1, s->t + s->scene->timestep, k, s->v_next[k],
+                          s->m->bodies[s->m->dof_body[k]].name);
+  for (int k = 0; k < s->m->nq; ++k)
+    if (!isfinite(s->q_next[k]))
+      return mr_error_set(err, MR_ERR_NUMERIC, "diverged at step %ld (t = %.6g s): q[%d] = %g",
+                          s->steps + 1, s->t + s->scene->timestep, k, s->q_next[k]);
+  return MR_OK;
+}
+
+/* keep this step's contacts and forces for the next warm start */
+static void remember_contacts(mr_sim *s) {
+  memcpy(s->prev_keys, s->keys, (size_t)s->nc * sizeof *s->keys);
+  mr_copy(s->prev_lambda, s->lambda, 3 * s->nc);
+  s->prev_nc = s->nc;
+}
+
+mr_status mr_sim_step(mr_sim *s, mr_error *err) {
+  const mr_model *m = s->m;
+  mr_data *d = s->d;
+  mr_forward_kinematics(m, d, s->q, s->v, NULL);
+  apply_forces(s);
+  mr_status st = mr_collision_detect(s->col, d->oMi, err);
+  if (st) return st; /* more contacts than the bound is an error, never a truncation */
+  s->nc = mr_collision_ncontacts(s->col);
+  s->warnings.collision_failures = mr_collision_get_stats(s->col).ccd_failures;
+  if ((st = dynamics(s, err))) return st;
+  free_velocity(s);
+  gather_contacts(s, mr_collision_contacts(s->col), s->nc);
+  s->last.ncontacts = s->nc;
+  if ((st = solve_contacts(s, err))) return st;
+  mr_integrate(m, s->q, s->v_next, s->scene->timestep, s->q_next);
+  if ((st = check_state(s, err))) return st;
+  mr_copy(s->q, s->q_next, m->nq);
+  mr_copy(s->v, s->v_next, m->nv);
+  remember_contacts(s);
+  s->t += s->scene->timestep;
+  s->steps++;
+  s->last.kinetic = mr_kinetic_energy(m, d, s->q, s->v);
+  s->last.potential = mr_potential_energy(m, d, s->q);
+  return MR_OK;
+}
+
+/* ---- accessors ---- */
+
+const double *mr_sim_q(const mr_sim *s) {
+  return s->q;
+}
+const double *mr_sim_v(const mr_sim *s) {
+  return s->v;
+}
+double mr_sim_time(const mr_sim *s) {
+  return s->t;
+}
+long mr_sim_steps(const mr_sim *s) {
+  return s->steps;
+}
+const mr_step_stats *mr_sim_last(const mr_sim *s) {
+  return &s->last;
+}
+const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s) {
+  return &s->warnings;
+}
+const mr_model *mr_sim_model(const mr_sim *s) {
+  return s->m;
+}
+const mr_contact_problem *mr_sim_problem(const mr_sim *s) {
+  return &s->as.problem;
+}
+
+int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda) {
+  if (contacts) *contacts = mr_collision_contacts(s->col);
+  if (lambda) *lambda = s->prev_lambda;
+  return s->prev_nc;
+}
+
+double mr_sim_energy(mr_sim *s) {
+  return mr_kinetic_energy(s->m, s->d, s->q, s->v) + mr_potential_energy(s->m, s->d, s->q);
+}
