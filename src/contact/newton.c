@@ -10,9 +10,10 @@
  *   H = M + Σᵢ Jᵢᵀ Rᵢ^{-1/2} DΠ(xᵢ) Rᵢ^{-1/2} Jᵢ  ⪰ M ≻ 0  (DΠ: Jacobian of the cone projection),
  * so each Newton step Δ = −H⁻¹∇ℓ is a descent direction. Step length: the exact minimiser of
  * the convex φ(α) = ℓ(u + αΔ) (bracketing, then safeguarded Newton on φ', O(nc) per trial: the
- * exact line search of MuJoCo and Drake), kept when it meets Armijo's condition with constant
- * armijo_c; otherwise, or with settings newton_armijo_only (the paper's implementation), the
- * first of 1, β, β², ... (β = backtrack) meeting it.
+ * exact line search of MuJoCo and Drake; the full step when |φ'(1)| ≤ 1e-3 |φ'(0)|), kept when
+ * it meets Armijo's condition with constant armijo_c; otherwise, or with settings
+ * newton_armijo_only (the paper's implementation), the first of 1, β, β², ... (β = backtrack)
+ * meeting it.
  * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
  *
  * Compliance: the problem's R when given (R_T1 = R_T2 is required per contact, the cone being
@@ -46,6 +47,9 @@
 /* Armijo's test tolerates this relative round-off in ℓ: near the minimum the decrease of ℓ
  * (quadratic in the step) falls below the rounding of ℓ itself while λ still improves */
 #define NEWTON_ROUNDOFF 1e-14
+/* the full step is taken when |φ'(1)| is below this fraction of |φ'(0)|: exact to round-off
+ * where ℓ is quadratic along Δ, and the step that gives Newton its quadratic convergence */
+#define NEWTON_FULL_STEP_TOL 1e-3
 /* the exact line search stops when |φ'(α)| falls below this fraction of |φ'(0)| */
 #define NEWTON_LS_TOL 1e-10
 /* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
@@ -318,6 +322,9 @@ static double exact_step(newton_ctx *x, double slope) {
     x->d[q] = mr_dot(x->row, x->dir, nv);
   }
   double lo = 0.0, hi = 0.0, alpha = 1.0;
+  /* the full Newton step when it is already nearly exact (the quadratic phase) */
+  phi_derivatives(x, a0, a1, 1.0, &d1, &d2);
+  if (fabs(d1) <= NEWTON_FULL_STEP_TOL * fabs(slope)) return 1.0;
   for (int k = 0; k < NEWTON_MAX_BACKTRACK && hi == 0.0; ++k) {
     phi_derivatives(x, a0, a1, alpha, &d1, &d2);
     if (d1 >= 0.0)
