@@ -505,14 +505,25 @@ static void test_soft(void **state) {
   tp_single(&t, I3, g, 0.5);
   t.phi[0] = -2e-3, t.p.phi = t.phi;
   result r;
-  solve("soft", &t, &r);
   mr_solver_settings s = mr_solver_settings_default();
-  double ln = -s.soft_k * -2e-3 - s.soft_d * -0.01; /* 200 + 10 N */
+  /* with the contact velocity given (an assembled problem): the law on that velocity */
+  double vel[3] = {0.3, -0.4, -0.01};
+  t.p.vel = vel;
+  solve("soft", &t, &r);
+  double ln = -s.soft_k * -2e-3 - s.soft_d * -0.01; /* 200 N spring + 1 N damping */
   assert_near(r.lambda[2], ln, 1e-9);
   assert_near(r.lambda[0], -0.5 * ln * 0.3 / 0.5, 1e-9);
   assert_near(r.lambda[1], -0.5 * ln * -0.4 / 0.5, 1e-9);
+  /* without it, g is in force units: the velocity is Δt g (no gap correction in penetration) */
+  t.p.vel = NULL;
+  t.p.dt = 1e-3;
+  solve("soft", &t, &r);
+  ln = -s.soft_k * -2e-3 - s.soft_d * (1e-3 * -0.01);
+  assert_near(r.lambda[2], ln, 1e-9);
+  /* ‖v_T‖ = 5e-4 m/s is below v_reg: the viscous branch, λ_T = −μ λ_N v_T / v_reg */
+  assert_near(r.lambda[0], -0.5 * ln * (1e-3 * 0.3) / s.soft_vreg, 1e-9);
   /* separating fast: no force */
-  t.g[2] = 10.0;
+  t.g[2] = 1e4;
   solve("soft", &t, &r);
   assert_near(r.lambda[2], 0.0, 0.0);
 }

@@ -40,6 +40,7 @@ typedef struct {
   double *mu;   /* nc */
   double *R;    /* 3 nc */
   double *phi;  /* nc */
+  double *vel;  /* contact velocity J v at the start of the step, 3 nc (m/s) */
   mr_contact_problem problem; /* a view of the arrays above */
 } mr_contact_assembly;
 

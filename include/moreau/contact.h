@@ -28,8 +28,10 @@ typedef struct {
   int nv;           /* velocity dimension (0 when J and M are absent) */
   const double *J;  /* contact Jacobian, 3nc x nv */
   const double *M;  /* mass matrix, nv x nv (times 1/Δt to match force units) */
-  /* optional, used by the soft model: gap Φ_N (nc) and the time step */
+  /* optional, used by the soft model: gap Φ_N (nc), the contact velocity J v at the start of
+   * the step (3nc, m/s) and the time step */
   const double *phi;
+  const double *vel;
   double dt;
 } mr_contact_problem;
 
@@ -62,7 +64,7 @@ typedef struct {
   int inner_iter;     /* iterations of each inner subproblem (default 100) */
   /* soft */
   double soft_k;      /* normal stiffness N/m (default 1e5) */
-  double soft_d;      /* normal damping N s/m (default 1e3) */
+  double soft_d;      /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
   double soft_vreg;   /* friction regularisation velocity m/s (default 1e-3) */
 } mr_solver_settings;
 

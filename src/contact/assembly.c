@@ -30,7 +30,8 @@ mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int
   a->mu = calloc(cap, sizeof(double));
   a->R = calloc(cap, sizeof(double));
   a->phi = calloc(cap, sizeof(double));
-  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi) {
+  a->vel = calloc(cap, sizeof(double));
+  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel) {
     mr_contact_assembly_free(a);
     return mr_error_set(err, MR_ERR_NOMEM, "assembly: out of memory for %d contacts", max_contacts);
   }
@@ -45,6 +46,7 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   free(a->mu);
   free(a->R);
   free(a->phi);
+  free(a->vel);
   memset(a, 0, sizeof *a);
 }
 
@@ -104,10 +106,11 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[i];
     const double *Ji = a->J + (size_t)3 * i * nv;
-    double vn = mr_dot(Ji + 2 * nv, v, nv);
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < 3; ++k) {
+      a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
       a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
-    a->g[3 * i + 2] += normal_correction(c, vn, s) / s->dt;
+    }
+    a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;
     a->R[3 * i] = a->R[3 * i + 1] = 0.0;
@@ -121,6 +124,7 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   p->mu = a->mu;
   p->R = a->R;
   p->phi = a->phi;
+  p->vel = a->vel;
   p->dt = s->dt;
   return MR_OK;
 }

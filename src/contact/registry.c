@@ -61,7 +61,7 @@ mr_solver_settings mr_solver_settings_default(void) {
       .backtrack = 0.5,
       .inner_iter = 100,
       .soft_k = 1e5,
-      .soft_d = 1e3,
+      .soft_d = 1e2,
       .soft_vreg = 1e-3,
   };
   return s;

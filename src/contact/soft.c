@@ -3,11 +3,13 @@
  *
  * Normal force, per contact:  λ_N = max(−k Φ_N − d Φ̇_N, 0)
  *   Φ_N  the signed gap from p->phi (negative in penetration); Φ_N = 0 when phi is NULL;
- *   Φ̇_N  estimated by the free normal velocity g_N (the velocity the contact would have without
- *        contact forces this step; with the gap correction of g included, as assembled);
+ *   Φ̇_N  the contact velocity at the start of the step, p->vel (an assembled problem has it);
+ *        without it, the free velocity behind g: an assembled problem stores g in force units
+ *        with the gap correction, g_N = (v_N + Φ_N/Δt [Φ_N ≥ 0]) / Δt, so v_N = Δt g_N −
+ *        Φ_N/Δt [Φ_N ≥ 0]; a standalone problem without dt has g taken as the velocity;
  *   k = soft_k (N/m), d = soft_d (N s/m).
- * Friction, regularised Coulomb:  λ_T = −μ λ_N c_T / max(‖c_T‖, v_reg), v_reg = soft_vreg (m/s),
- *   with c_T estimated by the free tangential velocity g_T (explicit: forces do not feed back).
+ * Friction, regularised Coulomb:  λ_T = −μ λ_N v_T / max(‖v_T‖, v_reg), v_reg = soft_vreg (m/s),
+ *   with v_T from the same velocity (explicit: forces do not feed back).
  * Then c = (G + R) λ + g. iterations = 1; converged = 1 (nothing to converge); eps_model = 0.
  * Known failure modes: penetration depends on k and the load; stiff k needs small Δt; friction
  * creeps at rest (|c_T| < v_reg gives a viscous, not a sticking, force). */
@@ -15,13 +17,28 @@
 
 #include "contact/solvers.h"
 
-/* the spring-damper and regularised-friction force of one contact */
-static void soft_contact(const mr_solver_settings *s, double mu, double phi, const double *g,
+/* the spring-damper and regularised-friction force of one contact; v is its velocity */
+static void soft_contact(const mr_solver_settings *s, double mu, double phi, const double *v,
                          double *l) {
-  double ln = fmax(-s->soft_k * phi - s->soft_d * g[2], 0.0);
-  double vt = hypot(g[0], g[1]);
+  double ln = fmax(-s->soft_k * phi - s->soft_d * v[2], 0.0);
+  double vt = hypot(v[0], v[1]);
   double scale = -mu * ln / fmax(vt, s->soft_vreg);
-  l[0] = scale * g[0], l[1] = scale * g[1], l[2] = ln;
+  l[0] = scale * v[0], l[1] = scale * v[1], l[2] = ln;
+}
+
+/* the contact velocity the forces respond to (see the header) */
+static void contact_velocity(const mr_contact_problem *p, int i, double phi, double *v) {
+  const double *g = p->g + 3 * i;
+  if (p->vel) {
+    v[0] = p->vel[3 * i], v[1] = p->vel[3 * i + 1], v[2] = p->vel[3 * i + 2];
+    return;
+  }
+  if (!(p->dt > 0.0)) {
+    v[0] = g[0], v[1] = g[1], v[2] = g[2];
+    return;
+  }
+  v[0] = p->dt * g[0], v[1] = p->dt * g[1];
+  v[2] = p->dt * g[2] - (phi >= 0.0 ? phi / p->dt : 0.0);
 }
 
 mr_status mr_solver_soft(MR_SOLVER_ARGS) {
@@ -31,8 +48,11 @@ mr_status mr_solver_soft(MR_SOLVER_ARGS) {
     return mr_error_set(err, MR_ERR_INVALID,
                         "soft: need k >= 0, d >= 0, v_reg > 0 (got %g, %g, %g)", s->soft_k,
                         s->soft_d, s->soft_vreg);
-  for (int i = 0; i < p->nc; ++i)
-    soft_contact(s, p->mu[i], p->phi ? p->phi[i] : 0.0, p->g + 3 * i, lambda + 3 * i);
+  for (int i = 0; i < p->nc; ++i) {
+    double phi = p->phi ? p->phi[i] : 0.0, v[3];
+    contact_velocity(p, i, phi, v);
+    soft_contact(s, p->mu[i], phi, v, lambda + 3 * i);
+  }
   mr_problem_velocity(p, lambda, c);
   stats->iterations = 1;
   stats->converged = 1;
