@@ -134,9 +134,6 @@ int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, do
 mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const char *value,
                                 mr_error *err);
 
-/* the solver names a scene accepts (NULL-terminated) */
-const char *const *mr_scene_solver_names(void);
-
 /* Levenshtein distance between two strings (for "did you mean" suggestions). */
 int mr_edit_distance(const char *a, const char *b);
 

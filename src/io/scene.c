@@ -11,40 +11,13 @@
 
 #include "io/scene_internal.h"
 
-const char *const mr_scene_solvers[] = {"lcp-pgs",  "ccp-pgs",   "ccp-admm", "ccp-newton",
-                                        "raisim",   "raisim-ds", "ncp-pgs",  "ncp-stagproj",
-                                        "ncp-admm", "soft",      NULL};
-
-const char *const *mr_scene_solver_names(void) {
-  return mr_scene_solvers;
-}
-
-/* the solver settings' defaults (the values of mr_solver_settings_default in contact.h) */
-static mr_solver_settings settings_default(void) {
-  mr_solver_settings s = {
-      .max_iter = 10000,
-      .eps_abs = 1e-6,
-      .eps_rel = 1e-12,
-      .omega = 1.0,
-      .warm_start = 1,
-      .rho = 0.0,
-      .rho_ratio = 10.0,
-      .rho_power = 0.05,
-      .rho_update_every = 1,
-      .power_iter = 20,
-      .alpha0 = 1.0,
-      .alpha_decay = 0.99,
-      .alpha_min = 0.01,
-      .bisection_iter = 50,
-      .compliance_eps = 1e-6,
-      .armijo_c = 1e-4,
-      .backtrack = 0.5,
-      .inner_iter = 100,
-      .soft_k = 1e5,
-      .soft_d = 1e3,
-      .soft_vreg = 1e-3,
-  };
-  return s;
+/* the registered solver names, NULL-terminated, into names (capacity cap) */
+static const char *const *solver_names(const char **names, int cap) {
+  int n = 0;
+  for (int i = 0; i < mr_solver_count() && n < cap - 1; ++i)
+    names[n++] = mr_solver_at(i)->name;
+  names[n] = NULL;
+  return names;
 }
 
 /* the settable fields of mr_solver_settings, by name */
@@ -166,16 +139,14 @@ static mr_status set_field(mr_ydoc *y, const mr_ynode *n, int f, mr_solver_setti
 }
 
 static mr_status solver_name(mr_scene_ctx *c, const mr_ynode *n) {
-  const char *name = NULL;
+  const char *name = NULL, *buf[64];
   if (mr_yaml_string(&c->y, n, "solver.name", &name)) return scene_status(c);
-  for (int i = 0; mr_scene_solvers[i]; ++i)
-    if (strcmp(name, mr_scene_solvers[i]) == 0)
-      return snprintf(c->s->solver, sizeof c->s->solver, "%s", name), MR_OK;
-  const char *near = mr_yaml_nearest(name, mr_scene_solvers);
-  char list[256] = "";
-  for (int i = 0; mr_scene_solvers[i]; ++i)
-    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-             mr_scene_solvers[i]);
+  if (mr_solver_find(name)) return snprintf(c->s->solver, sizeof c->s->solver, "%s", name), MR_OK;
+  const char *const *known = solver_names(buf, 64);
+  const char *near = mr_yaml_nearest(name, known);
+  char list[512] = "";
+  for (int i = 0; known[i]; ++i)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", known[i]);
   if (near)
     return mr_yaml_error(&c->y, n, MR_ERR_INVALID,
                          "'solver.name': unknown solver '%s': did you mean '%s'? (known: %s)", name,
@@ -475,7 +446,7 @@ static void scene_defaults(mr_scene *s) {
   s->timestep = 1e-3;
   s->duration = 1.0;
   snprintf(s->solver, sizeof s->solver, "ncp-pgs");
-  s->settings = settings_default();
+  s->settings = mr_solver_settings_default();
   s->contact.restitution_threshold = 0.01;
   s->record.every = 1;
   s->record.solver_stats = 1;

@@ -51,6 +51,5 @@ mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map);
 const mr_scene_material *scene_material(const mr_scene *s, const char *name);
 
 /* names of the known solvers, NULL-terminated */
-extern const char *const mr_scene_solvers[];
 
 #endif
