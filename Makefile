@@ -103,7 +103,7 @@ bench: deps
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(PROGRAM) demo
+	$(PROGRAM) run scenes/demo.yaml
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \
