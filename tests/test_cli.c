@@ -2,6 +2,8 @@
  * against closed forms, on Solo-12, and its usage errors. */
 #include "test_util.h"
 
+#include "cli_util.h"
+
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,17 +17,9 @@ static const char *moreau_bin(void) {
   return getenv("MOREAU_BIN");
 }
 
-/* run "moreau ARGS" through the shell; out gets stdout (and stderr when merge); the exit code */
+/* run "moreau ARGS" (stderr merged into out when merge); the exit code */
 static int run(const char *args, int merge, char *out) {
-  char cmd[9500];
-  snprintf(cmd, sizeof cmd, "'%s' %s %s", moreau_bin(), args, merge ? "2>&1" : "2>/dev/null");
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, OUT_MAX - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  assert_true(WIFEXITED(status));
-  return WEXITSTATUS(status);
+  return cli_run(args, merge, out, OUT_MAX);
 }
 
 /* write text to a new temporary file; its path goes to path */

@@ -3,6 +3,8 @@
  * exit codes of bad input (2). */
 #include "test_util.h"
 
+#include "cli_util.h"
+
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,11 +18,6 @@ static const char *problem_text =
     "{\"nc\": 1, \"G\": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], \"g\": [1, 0, -1], \"mu\": [0.5]}\n";
 
 static char problem_path[64], bad_path[64];
-
-static const char *bin(void) {
-  const char *b = getenv("MOREAU_BIN");
-  return b ? b : "build/moreau";
-}
 
 /* write text to a fresh temporary file named into path */
 static void write_temp(char *path, size_t size, const char *text) {
@@ -45,16 +42,8 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* run "moreau ARGS 2>&1" (or with stderr dropped), collect the output; returns the exit code */
 static int run(const char *args, int with_stderr, char *out, size_t size) {
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "%s %s %s", bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, size - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return cli_run(args, with_stderr, out, size);
 }
 
 /* --json prints one object with the documented keys; λ and c are the known solution */

@@ -2,6 +2,8 @@
  * pushed into sliding, infeasible / budget / non-convex outcomes, and the `moreau qpcc` command. */
 #include "test_util.h"
 
+#include "cli_util.h"
+
 #include <string.h>
 #include <unistd.h>
 
@@ -376,17 +378,11 @@ static int write_file(const char *path, const char *text) {
   return fclose(f);
 }
 
-/* run the binary, capture stdout into out; returns the exit code */
+/* run "moreau qpcc ARGS" with stderr merged into out; the exit code */
 static int run_cli(const char *args, char *out, size_t cap) {
-  const char *bin = getenv("MOREAU_BIN");
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "%s qpcc %s 2>&1", bin ? bin : "build/moreau", args);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, cap - 1, p);
-  out[n] = 0;
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  snprintf(cmd, sizeof cmd, "qpcc %s", args);
+  return cli_run(cmd, 1, out, cap);
 }
 
 static void test_cli(void **state) {

@@ -1,0 +1,43 @@
+/* Running the moreau command from a test: its path comes from MOREAU_BIN (set by make test). */
+#ifndef MOREAU_TEST_CLI_UTIL_H
+#define MOREAU_TEST_CLI_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* the moreau binary; fails the test when MOREAU_BIN is not set */
+static inline const char *cli_bin(void) {
+  const char *b = getenv("MOREAU_BIN");
+  if (!b) fail_msg("MOREAU_BIN is not set (run the tests with make test)");
+  return b;
+}
+
+/* run "moreau ARGS" through the shell; out (size bytes) gets stdout, and stderr too when
+ * with_stderr; returns the exit code (-1 when the process did not exit normally) */
+static inline int cli_run(const char *args, int with_stderr, char *out, size_t size) {
+  char cmd[9500];
+  snprintf(cmd, sizeof cmd, "'%s' %s %s", cli_bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* write text to a new temporary file whose name ends with suffix (e.g. ".yaml"); its path goes
+ * to path (64 bytes) */
+static inline void cli_write_temp(const char *text, const char *suffix, char path[64]) {
+  snprintf(path, 64, "/tmp/moreau_test_XXXXXX%s", suffix);
+  int fd = mkstemps(path, (int)strlen(suffix));
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+#endif

@@ -1,0 +1,129 @@
+/* moreau run and moreau compare, run as programs: outputs, failures and their exit codes. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "cli_util.h"
+#include "core/json.h"
+#include "moreau/contact.h"
+
+#define OUT 65536
+
+static const char sliding_cube[] =
+    "timestep: 0.001\n"
+    "duration: 0.2\n"
+    "contact: {margin: 0.001}\n"
+    "bodies:\n"
+    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.4}]}\n"
+    "  - name: cube\n"
+    "    mass: 1.0\n"
+    "    position: [0, 0, 0.1]\n"
+    "    linear_velocity: [1.0, 0, 0]\n"
+    "    geoms: [{type: box, size: [0.2, 0.2, 0.2], friction: 0.4}]\n";
+
+/* the CSV has the documented columns and one row per step; the summary has the documented keys
+ * and its energy matches the CSV's last row */
+static void test_run_outputs(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp(sliding_cube, ".yaml", scene);
+  const char *csv = "/tmp/moreau_test_run.csv", *sum = "/tmp/moreau_test_run.json";
+  snprintf(args, sizeof args, "run %s --out %s --summary %s --quiet", scene, csv, sum);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+  FILE *f = fopen(csv, "r");
+  assert_non_null(f);
+  static char line[1 << 16];
+  assert_non_null(fgets(line, sizeof line, f));
+  const char *cols[] = {"t,",       "q0,",          "q6,",        "v0,",
+                        "v5,",      "energy,",      "ncontacts,", "iterations,",
+                        "eps_abs,", "penetration,", "solve_us"};
+  for (size_t k = 0; k < sizeof cols / sizeof cols[0]; ++k)
+    if (!strstr(line, cols[k])) fail_msg("CSV header lacks %s: %s", cols[k], line);
+  int rows = 0;
+  double energy_last = 0.0;
+  while (fgets(line, sizeof line, f)) {
+    ++rows;
+    /* energy is the 15th column (t, 7 q, 6 v, energy) */
+    char *p = line;
+    for (int c = 0; c < 14; ++c)
+      p = strchr(p, ',') + 1;
+    energy_last = strtod(p, NULL);
+  }
+  fclose(f);
+  assert_int_equal(rows, 200);
+  mr_json *js = NULL;
+  mr_error err;
+  assert_int_equal(mr_json_load(sum, &js, &err), MR_OK);
+  const char *keys[] = {"steps",        "sim_time",        "wall_time",       "realtime_factor",
+                        "max_eps_abs",  "max_penetration", "mean_iterations", "max_iterations",
+                        "energy_start", "energy_end",      "warnings"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; ++k)
+    if (!mr_json_get(js, keys[k])) fail_msg("summary lacks '%s'", keys[k]);
+  assert_near(mr_json_get(js, "steps")->number, 200, 0);
+  assert_near(mr_json_get(js, "energy_end")->number, energy_last, 1e-12 * fabs(energy_last));
+  mr_json_free(js);
+  remove(csv), remove(sum), remove(scene);
+}
+
+/* a diverging run exits 1, names the step, and leaves no trajectory behind */
+static void test_run_divergence(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp("timestep: 0.001\nduration: 1.0\nbodies:\n"
+                 "  - {name: ball, mass: 1.0, geoms: [{type: sphere, radius: 0.1}]}\n"
+                 "forces:\n  - {body: ball, type: constant, force: [1.0e9, 0, 0]}\n",
+                 ".yaml", scene);
+  const char *csv = "/tmp/moreau_test_div.csv";
+  snprintf(args, sizeof args, "run %s --out %s --quiet", scene, csv);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 1);
+  assert_non_null(strstr(out, "diverged at step 1"));
+  assert_int_equal(access(csv, F_OK), -1);
+  remove(scene);
+}
+
+/* bad usage and bad input exit 2 with a message */
+static void test_run_errors(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp(sliding_cube, ".yaml", scene);
+  struct {
+    const char *args, *expect;
+  } cases[] = {
+      {"run", "missing SCENE.yaml"},
+      {"run /nonexistent/scene.yaml", "/nonexistent/scene.yaml"},
+      {"run %s --solver ncp-pgz", "ncp-pgz"},
+      {"run %s --dt -1", "--dt needs a positive number"},
+      {"run %s --set solver.max_itr=5", "max_itr"},
+      {"run %s --set contact.margin=abc", "abc"},
+      {"run %s --bogus", "unknown option '--bogus'"},
+      {"compare %s --solvers ncp-pgs,nope", "unknown solver 'nope'"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    snprintf(args, sizeof args, cases[k].args, scene);
+    int code = cli_run(args, 1, out, sizeof out);
+    if (code != 2 || !strstr(out, cases[k].expect))
+      fail_msg("'moreau %s': exit %d, output: %s", args, code, out);
+  }
+  remove(scene);
+}
+
+/* compare runs the scene once per solver: one table row for each, all finished */
+static void test_compare_every_solver(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp(sliding_cube, ".yaml", scene);
+  snprintf(args, sizeof args, "compare %s --duration 0.05", scene);
+  assert_int_equal(cli_run(args, 0, out, sizeof out), 0);
+  for (int i = 0; i < mr_solver_count(); ++i) {
+    char row[64];
+    snprintf(row, sizeof row, "\n%s ", mr_solver_at(i)->name);
+    if (!strstr(out, row)) fail_msg("no row for %s in:\n%s", mr_solver_at(i)->name, out);
+  }
+  remove(scene);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_run_outputs),
+      cmocka_unit_test(test_run_divergence),
+      cmocka_unit_test(test_run_errors),
+      cmocka_unit_test(test_compare_every_solver),
+  };
+  return cmocka_run_group_tests_name("cli_run", tests, NULL, NULL);
+}
