@@ -9,5 +9,9 @@
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/urdf.h"
+#include "moreau/assembly.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+#include "moreau/qpcc.h"
 
 #endif
