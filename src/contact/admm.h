@@ -36,6 +36,7 @@ typedef struct {
   double eig_max, eig_min; /* power-iteration estimates of A's extreme eigenvalues (0: none) */
   int factorizations;      /* Cholesky factorisations so far */
   double rp, rd;           /* primal ‖x − z‖∞ and dual ρ‖z − z_old‖∞ residuals */
+  int diverged;            /* the iteration ran away (the dual y is not worth keeping) */
 } admm_ws;
 
 /* bytes of arena an admm_ws of size n takes (with alignment) */
