@@ -37,6 +37,9 @@
 #define ADMM_RHO_MAX_REL 1e6
 /* an iterate this many times larger than the best one and the problem's force scale diverged */
 #define ADMM_BLOWUP 1e6
+/* restarts after a runaway, each with the floor of ρ raised to this times the runaway ρ */
+#define ADMM_RESTARTS 8
+#define ADMM_RESTART_RHO 10.0
 
 static size_t align32(size_t b) {
   return (b + 31) & ~(size_t)31;
@@ -59,6 +62,7 @@ int admm_ws_alloc(admm_ws *w, int n, mr_arena *a) {
   w->factorizations = 0;
   w->rp = w->rd = INFINITY;
   w->diverged = 0;
+  w->rho_min = 0.0;
   return 0;
 }
 
@@ -175,6 +179,7 @@ int admm_adapt(const admm_qp *q, admm_ws *w, const mr_solver_settings *s, int it
     rho *= f;
   else if (rd > s->rho_ratio * rp)
     rho /= f;
+  rho = fmax(rho, w->rho_min);
   rho = fmin(fmax(rho, ADMM_RHO_MIN_REL * w->eig_max), ADMM_RHO_MAX_REL * w->eig_max);
   if (rho == w->rho) return 0;
   w->rho = rho;
@@ -287,6 +292,18 @@ static void clear_output(int n, double *lambda, double *c, mr_solver_stats *stat
   stats->eps_abs = stats->eps_p = stats->eps_d = stats->eps_c = stats->eps_model = 0.0;
 }
 
+/* z = best, y = −(A z + b), ρ and its floor rho_min raised to floor; refactor */
+static int admm_restart(const admm_qp *q, admm_ws *w, const double *best, double floor) {
+  int n = q->n;
+  mr_copy(w->z, best, n);
+  admm_matvec(q, w->z, w->Az);
+  for (int i = 0; i < n; ++i)
+    w->y[i] = -(w->Az[i] + q->b[i]);
+  w->rho_min = fmax(w->rho_min, floor);
+  w->rho = fmax(w->rho, w->rho_min);
+  return admm_factor(q, w);
+}
+
 /* has the iterate run away: non-finite, or ADMM_BLOWUP times larger than both the best iterate
  * and the force scale ‖g‖∞/λ_max of the problem? */
 static int diverged(const mr_contact_problem *p, const admm_ws *w, const double *best) {
@@ -309,13 +326,18 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
   stats->converged = stats->eps_model <= s->eps_abs;
   double best_eps = stats->eps_model;
   mr_copy(best, w->z, n);
+  int restarts = 0;
   int every = s->rho_update_every > 0 ? s->rho_update_every : 1;
   for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
     /* de Saxcé shift from the current iterate */
     if (desaxce) linear_term(p, cz, 1, b);
     admm_step(q, w, s->omega);
     stats->iterations = k;
-    if (diverged(p, w, best)) break;
+    if (diverged(p, w, best)) {
+      if (++restarts > ADMM_RESTARTS) break;
+      /* restart from the best iterate with ρ floored above the value that ran away */
+      if (admm_restart(q, w, best, ADMM_RESTART_RHO * w->rho) != 0) return MR_ERR_NUMERIC;
+    }
     for (int i = 0; i < n; ++i)
       cz[i] = w->Az[i] + p->g[i];
     stats->eps_model = model_criterion(p, w->z, cz, desaxce);
