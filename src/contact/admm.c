@@ -11,13 +11,19 @@
  * Implementation: one Cholesky factor of G + R + ρI per value of ρ; over-relaxation ω (eq. 25);
  * the spectral ρ update of §III-E: when the primal residual dominates the dual one by more than
  * rho_ratio, ρ ← ρ·κ^rho_power, and ρ ← ρ/κ^rho_power conversely, with κ = λ_max/λ_min of G + R
- * estimated by power iteration (on A, then on λ_max I − A), cached in the solver state.
+ * estimated by power iteration (on A, then on λ_max I − A started in the range of A, so that a
+ * singular G gives its smallest nonzero eigenvalue: a departure from the paper), cached in the
+ * solver state.
  * Residuals are compared relative to the magnitudes of their terms (as OSQP does), so the rule
  * is independent of force and velocity units. Warm start: λ, the dual y (= −c at convergence),
  * ρ and the eigenvalue estimates. Stops on the model's criterion (CCP criteria without Γ for
  * ccp-admm, NCP criteria with Γ for ncp-admm) ≤ eps_abs, or on stall (z and y both move less
- * than eps_rel relative), or at max_iter. Failure modes: infeasible problems (e.g. g_N < 0 on a
- * zero row of G) never meet the criterion and return at max_iter with finite values. */
+ * than eps_rel relative), or at max_iter. Safeguards (not in the paper): the iterate of smallest
+ * criterion is kept and returned when unconverged; a runaway iterate (non-finite or ADMM_BLOWUP
+ * times too large, seen when ρ falls to ~1e-7 on a singular G whose g leaves its range) restarts
+ * from the best iterate with a floor on ρ above the value that ran away. Failure modes: infeasible
+ * problems (e.g. g_N < 0 on a zero row of G) never meet the criterion and return at max_iter with
+ * finite values. */
 #include <float.h>
 #include <math.h>
 
