@@ -11,13 +11,19 @@
  * Implementation: one Cholesky factor of G + R + ρI per value of ρ; over-relaxation ω (eq. 25);
  * the spectral ρ update of §III-E: when the primal residual dominates the dual one by more than
  * rho_ratio, ρ ← ρ·κ^rho_power, and ρ ← ρ/κ^rho_power conversely, with κ = λ_max/λ_min of G + R
- * estimated by power iteration (on A, then on λ_max I − A), cached in the solver state.
+ * estimated by power iteration (on A, then on λ_max I − A started in the range of A, so that a
+ * singular G gives its smallest nonzero eigenvalue: a departure from the paper), cached in the
+ * solver state.
  * Residuals are compared relative to the magnitudes of their terms (as OSQP does), so the rule
  * is independent of force and velocity units. Warm start: λ, the dual y (= −c at convergence),
  * ρ and the eigenvalue estimates. Stops on the model's criterion (CCP criteria without Γ for
  * ccp-admm, NCP criteria with Γ for ncp-admm) ≤ eps_abs, or on stall (z and y both move less
- * than eps_rel relative), or at max_iter. Failure modes: infeasible problems (e.g. g_N < 0 on a
- * zero row of G) never meet the criterion and return at max_iter with finite values. */
+ * than eps_rel relative), or at max_iter. Safeguards (not in the paper): the iterate of smallest
+ * criterion is kept and returned when unconverged; a runaway iterate (non-finite or ADMM_BLOWUP
+ * times too large, seen when ρ falls to ~1e-7 on a singular G whose g leaves its range) restarts
+ * from the best iterate with a floor on ρ above the value that ran away. Failure modes: infeasible
+ * problems (e.g. g_N < 0 on a zero row of G) never meet the criterion and return at max_iter with
+ * finite values. */
 #include <float.h>
 #include <math.h>
 
@@ -35,6 +41,11 @@
 /* ρ stays within [1e-12, 1e6] · λ_max */
 #define ADMM_RHO_MIN_REL 1e-12
 #define ADMM_RHO_MAX_REL 1e6
+/* an iterate this many times larger than the best one and the problem's force scale diverged */
+#define ADMM_BLOWUP 1e6
+/* restarts after a runaway, each with the floor of ρ raised to this times the runaway ρ */
+#define ADMM_RESTARTS 8
+#define ADMM_RESTART_RHO 10.0
 
 static size_t align32(size_t b) {
   return (b + 31) & ~(size_t)31;
@@ -56,6 +67,8 @@ int admm_ws_alloc(admm_ws *w, int n, mr_arena *a) {
   w->eig_max = w->eig_min = 0.0;
   w->factorizations = 0;
   w->rp = w->rd = INFINITY;
+  w->diverged = 0;
+  w->rho_min = 0.0;
   return 0;
 }
 
@@ -73,11 +86,20 @@ static void power_start(double *v, int n) {
   mr_scale(v, 1.0 / mr_norm(v, n), n);
 }
 
-/* Rayleigh quotient iterations of v ← B v / ‖B v‖ with B = A (shift 0) or shift·I − A */
+/* Rayleigh quotient iterations of v ← B v / ‖B v‖ with B = A (shift 0) or shift·I − A; the
+ * shifted iteration starts from A v₀, in the range of A, which shift·I − A leaves invariant, so
+ * that it estimates the smallest eigenvalue of A on its range (the nonzero spectrum) */
 static double power_iterate(const admm_qp *q, double shift, int iters, double *v, double *t) {
   double est = 0.0;
   int n = q->n;
   power_start(v, n);
+  if (shift != 0.0) {
+    admm_matvec(q, v, t);
+    double nt = mr_norm(t, n);
+    if (nt > 0.0 && isfinite(nt))
+      for (int i = 0; i < n; ++i)
+        v[i] = t[i] / nt;
+  }
   for (int k = 0; k < iters; ++k) {
     admm_matvec(q, v, t);
     if (shift != 0.0)
@@ -163,6 +185,7 @@ int admm_adapt(const admm_qp *q, admm_ws *w, const mr_solver_settings *s, int it
     rho *= f;
   else if (rd > s->rho_ratio * rp)
     rho /= f;
+  rho = fmax(rho, w->rho_min);
   rho = fmin(fmax(rho, ADMM_RHO_MIN_REL * w->eig_max), ADMM_RHO_MAX_REL * w->eig_max);
   if (rho == w->rho) return 0;
   w->rho = rho;
@@ -260,7 +283,7 @@ static void admm_finish(const mr_contact_problem *p, const admm_ws *w, mr_solver
   st->nu = 0;
   st->eig_max = w->eig_max;
   st->eig_min = w->eig_min;
-  if (st->y && st->cap >= n) {
+  if (st->y && st->cap >= n && !w->diverged) {
     mr_copy(st->y, w->y, n);
     st->valid = 1;
   } else {
@@ -275,26 +298,68 @@ static void clear_output(int n, double *lambda, double *c, mr_solver_stats *stat
   stats->eps_abs = stats->eps_p = stats->eps_d = stats->eps_c = stats->eps_model = 0.0;
 }
 
-/* the iteration loop; returns MR_OK, or MR_ERR_NUMERIC on a failed factorisation */
+/* z = best, y = −(A z + b), ρ and its floor rho_min raised to floor; refactor */
+static int admm_restart(const admm_qp *q, admm_ws *w, const double *best, double floor) {
+  int n = q->n;
+  mr_copy(w->z, best, n);
+  admm_matvec(q, w->z, w->Az);
+  for (int i = 0; i < n; ++i)
+    w->y[i] = -(w->Az[i] + q->b[i]);
+  w->rho_min = fmax(w->rho_min, floor);
+  w->rho = fmax(w->rho, w->rho_min);
+  return admm_factor(q, w);
+}
+
+/* has the iterate run away: non-finite, or ADMM_BLOWUP times larger than both the best iterate
+ * and the force scale ‖g‖∞/λ_max of the problem? */
+static int diverged(const mr_contact_problem *p, const admm_ws *w, const double *best) {
+  int n = w->n;
+  double zn = mr_norm_inf(w->z, n);
+  if (!isfinite(zn) || !all_finite(w->y, n)) return 1;
+  double scale = fmax(mr_norm_inf(best, n), mr_norm_inf(p->g, n) / w->eig_max);
+  return zn > ADMM_BLOWUP * scale;
+}
+
+/* the iteration loop, keeping the iterate of smallest criterion in best (the result when the
+ * loop stops unconverged); returns MR_OK, or MR_ERR_NUMERIC on a failed factorisation */
 static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings *s, admm_qp *q,
-                           admm_ws *w, double *b, double *cz, int desaxce, mr_solver_stats *stats) {
+                           admm_ws *w, double *b, double *cz, double *best, int desaxce,
+                           mr_solver_stats *stats) {
   int n = q->n;
   for (int i = 0; i < n; ++i)
     cz[i] = w->Az[i] + p->g[i];
   stats->eps_model = model_criterion(p, w->z, cz, desaxce);
   stats->converged = stats->eps_model <= s->eps_abs;
+  double best_eps = stats->eps_model;
+  mr_copy(best, w->z, n);
+  int restarts = 0;
   int every = s->rho_update_every > 0 ? s->rho_update_every : 1;
   for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
     /* de Saxcé shift from the current iterate */
     if (desaxce) linear_term(p, cz, 1, b);
     admm_step(q, w, s->omega);
+    stats->iterations = k;
+    if (diverged(p, w, best)) {
+      if (++restarts > ADMM_RESTARTS) break;
+      /* restart from the best iterate with ρ floored above the value that ran away */
+      if (admm_restart(q, w, best, ADMM_RESTART_RHO * w->rho) != 0) return MR_ERR_NUMERIC;
+    }
     for (int i = 0; i < n; ++i)
       cz[i] = w->Az[i] + p->g[i];
-    stats->iterations = k;
     stats->eps_model = model_criterion(p, w->z, cz, desaxce);
     stats->converged = stats->eps_model <= s->eps_abs;
+    if (stats->eps_model < best_eps) {
+      best_eps = stats->eps_model;
+      mr_copy(best, w->z, n);
+    }
     if (stats->converged || stalled(w, s->eps_rel)) break;
     if (k % every == 0 && admm_adapt(q, w, s, s->power_iter) < 0) return MR_ERR_NUMERIC;
+  }
+  /* unconverged: the best iterate */
+  if (!stats->converged) {
+    w->diverged = diverged(p, w, best);
+    mr_copy(w->z, best, n);
+    stats->eps_model = best_eps;
   }
   return MR_OK;
 }
@@ -317,7 +382,8 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   size_t mark = mr_arena_mark(work);
   admm_ws w;
   double *b = mr_arena_doubles(work, (size_t)n), *cz = mr_arena_doubles(work, (size_t)n);
-  if (!b || !cz || admm_ws_alloc(&w, n, work) != 0) {
+  double *best = mr_arena_doubles(work, (size_t)n);
+  if (!b || !cz || !best || admm_ws_alloc(&w, n, work) != 0) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "%s: scratch arena too small for nc = %d", name, p->nc);
   }
@@ -331,7 +397,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   linear_term(p, cz, desaxce, b);
   if (admm_start(s, st, &q, &w) == 0) {
     admm_matvec(&q, w.z, w.Az);
-    status = admm_loop(p, s, &q, &w, b, cz, desaxce, stats);
+    status = admm_loop(p, s, &q, &w, b, cz, best, desaxce, stats);
   } else {
     status = MR_ERR_NUMERIC;
   }
@@ -363,5 +429,5 @@ mr_status mr_solver_ncp_admm(const mr_contact_problem *p, const mr_solver_settin
 
 size_t mr_admm_work_size(int nc) {
   size_t n = 3 * (size_t)(nc > 0 ? nc : 0);
-  return admm_ws_bytes((int)n) + 2 * align32(n * sizeof(double)) + 64;
+  return admm_ws_bytes((int)n) + 3 * align32(n * sizeof(double)) + 64;
 }

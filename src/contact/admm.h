@@ -33,9 +33,11 @@ typedef struct {
   double *zold, *yold, *w; /* previous z and y, scratch */
   double *Az;              /* A z after the last step */
   double rho;              /* current penalty */
+  double rho_min;          /* floor of ρ raised after a runaway iteration (0: none) */
   double eig_max, eig_min; /* power-iteration estimates of A's extreme eigenvalues (0: none) */
   int factorizations;      /* Cholesky factorisations so far */
   double rp, rd;           /* primal ‖x − z‖∞ and dual ρ‖z − z_old‖∞ residuals */
+  int diverged;            /* the iteration ran away (the dual y is not worth keeping) */
 } admm_ws;
 
 /* bytes of arena an admm_ws of size n takes (with alignment) */
