@@ -426,7 +426,18 @@ static void test_heightfields(void **state) {
   char dir[] = "/tmp/moreau_scene_XXXXXX";
   assert_non_null(mkdtemp(dir));
   write_file(dir, "ground.txt", "0 1 2\n3 4 5\n");
-  write_file(dir, "part.stl", "solid empty\nendsolid empty\n");
+  /* a tetrahedron with unit edges along the axes (ASCII STL) */
+  write_file(dir, "part.stl",
+             "solid tet\n"
+             "facet normal 0 0 -1\nouter loop\nvertex 0 0 0\nvertex 0 1 0\nvertex 1 0 0\n"
+             "endloop\nendfacet\n"
+             "facet normal 0 -1 0\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 0 1\n"
+             "endloop\nendfacet\n"
+             "facet normal -1 0 0\nouter loop\nvertex 0 0 0\nvertex 0 0 1\nvertex 0 1 0\n"
+             "endloop\nendfacet\n"
+             "facet normal 1 1 1\nouter loop\nvertex 1 0 0\nvertex 0 1 0\nvertex 0 0 1\n"
+             "endloop\nendfacet\n"
+             "endsolid tet\n");
   write_file(dir, "s.yaml",
              "bodies:\n  - name: g\n    fixed: true\n    geoms:\n"
              "      - {type: heightfield, function: bumpy, extent: [-1, 1, -1, 1], step: 0.02}\n"
@@ -454,6 +465,11 @@ static void test_heightfields(void **state) {
   const mr_geom *mesh = &s.model->geoms[2];
   assert_non_null(strstr(mesh->mesh_file, "/part.stl"));
   assert_near(mesh->mesh_scale.v[1], 0.001, 0);
+  /* loaded with the scene: 4 hull vertices, volume (1/6) · 0.001³ */
+  assert_non_null(mesh->mesh);
+  assert_int_equal(mesh->mesh->nhull, 4);
+  assert_near(mesh->mesh->hull_volume, 1e-9 / 6.0, 1e-21);
+  assert_int_equal(s.nwarnings, 0);
   assert_near(s.model->bodies[1].inertia.I.m[2][2], 0.3, 0);
   assert_near(s.model->bodies[1].inertia.c.v[2], 0.01, 0);
   mr_scene_free(&s);

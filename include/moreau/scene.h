@@ -109,6 +109,9 @@ typedef struct {
   int nforces;
   mr_scene_force *forces;
   mr_scene_record record;
+  int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
+                                     uses its hull) */
+  char warning[MR_ERROR_MSG_MAX]; /* the last one */
 } mr_scene;
 
 /* Load a scene. On failure the scene is left empty (safe to mr_scene_free) and err names

@@ -38,6 +38,8 @@ int mr_cmd_check(int argc, char **argv) {
     return 2;
   }
   summary(&s);
+  if (s.nwarnings)
+    fprintf(stderr, "moreau check: %d warning(s), the last: %s\n", s.nwarnings, s.warning);
   mr_scene_free(&s);
   return 0;
 }

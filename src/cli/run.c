@@ -134,6 +134,8 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
     fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
     return 2;
   }
+  if (sc->nwarnings)
+    fprintf(stderr, "moreau %s: %d warning(s), the last: %s\n", cmd, sc->nwarnings, sc->warning);
   if (a->dt > 0.0) sc->timestep = a->dt;
   if (a->duration > 0.0) sc->duration = a->duration;
   for (int k = 0; k < a->nsets; ++k)

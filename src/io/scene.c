@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "io/scene_internal.h"
+#include "moreau/collision.h"
 
 /* the registered solver names, NULL-terminated, into names (capacity cap) */
 static const char *const *solver_names(const char **names, int cap) {
@@ -488,6 +489,8 @@ mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr
   mr_status st = mr_yaml_parse(&c.y, text, strlen(text), scene->path, c.err);
   if (!st) st = parse_root(&c, mr_yaml_root(&c.y));
   mr_yaml_free(&c.y);
+  /* meshes: vertices and convex hulls, non-convex ones counted as warnings */
+  if (!st) st = mr_model_load_meshes(scene->model, &scene->nwarnings, scene->warning, c.err);
   if (st) mr_scene_free(scene);
   return st;
 }
