@@ -49,8 +49,9 @@ typedef struct {
 } mr_pair_material;
 
 typedef enum {
-  MR_BROADPHASE_SAP = 0, /* sweep and prune along x with insertion sort (default) */
-  MR_BROADPHASE_BRUTE    /* every pair (reference, for tests) */
+  MR_BROADPHASE_SAP = 0, /* sweep and prune along the axis of largest spread, insertion sort */
+  MR_BROADPHASE_BRUTE,   /* every pair (reference, for tests) */
+  MR_BROADPHASE_TREE     /* dynamic AABB tree of fat boxes, incremental (src/collision/bvh.c) */
 } mr_broadphase_kind;
 
 /* Settings, with defaults from mr_collision_settings_default. Arrays are copied at creation. */

@@ -1,0 +1,318 @@
+/* Dynamic AABB tree (bounding-volume hierarchy) for the broadphase.
+ *
+ * Leaves hold one item (a geometry id) and its FAT box: the tight world AABB enlarged on every
+ * side by f = 0.1 × the box's largest edge. A leaf is left alone while its tight box stays inside
+ * the fat box, so small motions cost one containment test; it is removed and reinserted when the
+ * tight box leaves the fat box (motion, teleport, growth) or shrinks so that the fat box exceeds
+ * it by more than 4 f on some side (a stale, oversized box would only add false candidates).
+ * Internal nodes hold the union of their two children's boxes.
+ *
+ * Insertion (surface-area heuristic, greedy descent as in Goldsmith & Salmon 1987 and Box2D's
+ * dynamic tree): at an internal node N with box B, making the new leaf L a sibling of N costs
+ * SA(B ∪ L); descending into a child C costs SA(C ∪ L) (− SA(C) when C is internal, whose own
+ * area is already paid) plus the area every ancestor gains, SA(B ∪ L) − SA(B). The descent stops
+ * at the cheapest choice, ties going to the first child, so that the tree is a deterministic
+ * function of the sequence of updates.
+ *
+ * Balance: after an insertion or removal every node on the path to the root is refitted and
+ * AVL-rotated (Adelson-Velsky & Landis 1962): when its children's heights differ by more than
+ * one, the taller child takes its place, keeping its taller grandchild and giving the shorter
+ * one to the demoted node. Heights then stay within 1.44 log₂ n, so a query for a box overlapping
+ * k leaves visits O(log n + k) nodes and n queries cost O(n log n) in a scene of bounded density.
+ * No periodic rebuild: rotations keep the height logarithmic and the SAH descent keeps the
+ * surface area near that of the initial incremental build (bvh_get_stats reports the ratio).
+ *
+ * Memory: 2 n − 1 nodes (free list threaded through the parent field), the leaf of each id and a
+ * traversal stack, all allocated in bvh_create. */
+#include "collision/bvh.h"
+
+#include <stdlib.h>
+
+/* relative fattening of a leaf box, and the slack beyond which a shrunk box is refitted */
+#define FAT_REL 0.1
+#define SHRINK_SLACK 4.0
+
+typedef struct {
+  double lo[3], hi[3]; /* fat box (leaf) or union of the children (internal) */
+  int parent;          /* parent node, -1 at the root; next free node when free */
+  int child[2];        /* children, -1 for a leaf */
+  int height;          /* 0 for a leaf */
+  int item;            /* id of a leaf's item */
+} node;
+
+struct bvh_tree {
+  node *nodes;
+  int cap, root, free_head, nleaves, max_leaves, nids;
+  int *leaf; /* node of each id, -1 when absent */
+  int *stack;
+  long reinserts;
+};
+
+bvh_tree *bvh_create(int max_leaves, int nids) {
+  bvh_tree *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->max_leaves = max_leaves > 0 ? max_leaves : 1;
+  t->cap = 2 * t->max_leaves;
+  t->nids = nids > 0 ? nids : 1;
+  t->nodes = malloc((size_t)t->cap * sizeof *t->nodes);
+  t->leaf = malloc((size_t)t->nids * sizeof *t->leaf);
+  t->stack = malloc((size_t)t->cap * sizeof *t->stack);
+  if (!t->nodes || !t->leaf || !t->stack) {
+    bvh_free(t);
+    return NULL;
+  }
+  /* every node on the free list, every id absent */
+  for (int i = 0; i < t->cap; ++i)
+    t->nodes[i].parent = i + 1 < t->cap ? i + 1 : -1;
+  for (int i = 0; i < t->nids; ++i)
+    t->leaf[i] = -1;
+  t->free_head = 0;
+  t->root = -1;
+  return t;
+}
+
+void bvh_free(bvh_tree *t) {
+  if (!t) return;
+  free(t->nodes), free(t->leaf), free(t->stack);
+  free(t);
+}
+
+static int alloc_node(bvh_tree *t) {
+  int i = t->free_head;
+  t->free_head = t->nodes[i].parent;
+  t->nodes[i].parent = -1;
+  t->nodes[i].child[0] = t->nodes[i].child[1] = -1;
+  t->nodes[i].height = 0;
+  t->nodes[i].item = -1;
+  return i;
+}
+
+static void release_node(bvh_tree *t, int i) {
+  t->nodes[i].parent = t->free_head;
+  t->nodes[i].height = -1;
+  t->free_head = i;
+}
+
+/* half the surface area of a box (the SAH only compares areas) */
+static double area(const double lo[3], const double hi[3]) {
+  double x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
+  return x * y + y * z + z * x;
+}
+
+/* half the surface area of the union of two boxes */
+static double union_area(const node *a, const node *b) {
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = a->lo[k] < b->lo[k] ? a->lo[k] : b->lo[k];
+    hi[k] = a->hi[k] > b->hi[k] ? a->hi[k] : b->hi[k];
+  }
+  return area(lo, hi);
+}
+
+/* box and height of an internal node from its children */
+static void refit(bvh_tree *t, int i) {
+  node *n = &t->nodes[i];
+  const node *a = &t->nodes[n->child[0]], *b = &t->nodes[n->child[1]];
+  for (int k = 0; k < 3; ++k) {
+    n->lo[k] = a->lo[k] < b->lo[k] ? a->lo[k] : b->lo[k];
+    n->hi[k] = a->hi[k] > b->hi[k] ? a->hi[k] : b->hi[k];
+  }
+  n->height = 1 + (a->height > b->height ? a->height : b->height);
+}
+
+/* put node c where node old was under parent p (or at the root) */
+static void replace_child(bvh_tree *t, int p, int old, int c) {
+  t->nodes[c].parent = p;
+  if (p < 0)
+    t->root = c;
+  else
+    t->nodes[p].child[t->nodes[p].child[0] == old ? 0 : 1] = c;
+}
+
+/* rotate child `side` of node a (taller by 2) into a's place; returns the node now there */
+static int rotate_up(bvh_tree *t, int a, int side) {
+  int c = t->nodes[a].child[side];
+  int f = t->nodes[c].child[0], g = t->nodes[c].child[1];
+  /* c keeps its taller grandchild, a gets the shorter one */
+  int keep = t->nodes[f].height > t->nodes[g].height ? f : g, give = keep == f ? g : f;
+  replace_child(t, t->nodes[a].parent, a, c);
+  t->nodes[c].child[0] = a, t->nodes[c].child[1] = keep;
+  t->nodes[a].parent = c, t->nodes[keep].parent = c;
+  t->nodes[a].child[side] = give, t->nodes[give].parent = a;
+  refit(t, a);
+  refit(t, c);
+  return c;
+}
+
+/* AVL balance of internal node a; returns the node now at its place */
+static int balance(bvh_tree *t, int a) {
+  int h0 = t->nodes[t->nodes[a].child[0]].height, h1 = t->nodes[t->nodes[a].child[1]].height;
+  if (h1 > h0 + 1) return rotate_up(t, a, 1);
+  if (h0 > h1 + 1) return rotate_up(t, a, 0);
+  return a;
+}
+
+/* refit and balance every node from i up to the root */
+static void fix_upwards(bvh_tree *t, int i) {
+  while (i >= 0) {
+    refit(t, i);
+    i = balance(t, i);
+    i = t->nodes[i].parent;
+  }
+}
+
+/* cost of descending into child c for leaf l, given the ancestors' area increase */
+static double descend_cost(const bvh_tree *t, int c, const node *l, double inherited) {
+  const node *n = &t->nodes[c];
+  double u = union_area(n, l);
+  return (n->child[0] < 0 ? u : u - area(n->lo, n->hi)) + inherited;
+}
+
+/* the sibling chosen for leaf l by greedy SAH descent from the root */
+static int best_sibling(const bvh_tree *t, int l) {
+  const node *L = &t->nodes[l];
+  int i = t->root;
+  while (t->nodes[i].child[0] >= 0) {
+    const node *n = &t->nodes[i];
+    double u = union_area(n, L);
+    double here = u, inherited = u - area(n->lo, n->hi);
+    double c0 = descend_cost(t, n->child[0], L, inherited);
+    double c1 = descend_cost(t, n->child[1], L, inherited);
+    if (here <= c0 && here <= c1) break;
+    i = c0 <= c1 ? n->child[0] : n->child[1];
+  }
+  return i;
+}
+
+static void insert_leaf(bvh_tree *t, int l) {
+  if (t->root < 0) {
+    t->root = l;
+    t->nodes[l].parent = -1;
+    return;
+  }
+  /* a new parent joins the chosen sibling and the leaf */
+  int s = best_sibling(t, l), old_parent = t->nodes[s].parent, p = alloc_node(t);
+  replace_child(t, old_parent, s, p);
+  t->nodes[p].child[0] = s, t->nodes[p].child[1] = l;
+  t->nodes[s].parent = p, t->nodes[l].parent = p;
+  fix_upwards(t, p);
+}
+
+static void remove_leaf(bvh_tree *t, int l) {
+  if (t->root == l) {
+    t->root = -1;
+    return;
+  }
+  /* the sibling takes the parent's place */
+  int p = t->nodes[l].parent, g = t->nodes[p].parent;
+  int s = t->nodes[p].child[t->nodes[p].child[0] == l ? 1 : 0];
+  replace_child(t, g, p, s);
+  release_node(t, p);
+  fix_upwards(t, g);
+}
+
+/* does the leaf's fat box still fit the tight box (contains it, not grossly larger) */
+static int fat_fits(const node *n, const double lo[3], const double hi[3]) {
+  for (int k = 0; k < 3; ++k) {
+    if (!(lo[k] >= n->lo[k] && hi[k] <= n->hi[k])) return 0;
+  }
+  double e = 0;
+  for (int k = 0; k < 3; ++k)
+    e = hi[k] - lo[k] > e ? hi[k] - lo[k] : e;
+  double slack = SHRINK_SLACK * FAT_REL * e;
+  for (int k = 0; k < 3; ++k)
+    if (lo[k] - n->lo[k] > slack || n->hi[k] - hi[k] > slack) return 0;
+  return 1;
+}
+
+/* the fat box of a leaf around a tight box */
+static void set_fat(node *n, const double lo[3], const double hi[3]) {
+  double e = 0;
+  for (int k = 0; k < 3; ++k)
+    e = hi[k] - lo[k] > e ? hi[k] - lo[k] : e;
+  double f = FAT_REL * e;
+  for (int k = 0; k < 3; ++k)
+    n->lo[k] = lo[k] - f, n->hi[k] = hi[k] + f;
+}
+
+void bvh_update(bvh_tree *t, int id, const double lo[3], const double hi[3]) {
+  if (id < 0 || id >= t->nids) return;
+  int l = t->leaf[id];
+  if (l >= 0 && fat_fits(&t->nodes[l], lo, hi)) return;
+  if (l >= 0) {
+    remove_leaf(t, l);
+    t->reinserts++;
+  } else {
+    if (t->nleaves == t->max_leaves) return; /* more items than max_leaves: refused */
+    l = alloc_node(t);
+    t->nodes[l].item = id;
+    t->leaf[id] = l;
+    t->nleaves++;
+  }
+  set_fat(&t->nodes[l], lo, hi);
+  insert_leaf(t, l);
+}
+
+static int overlaps(const node *n, const double lo[3], const double hi[3]) {
+  return !(n->lo[0] > hi[0] || lo[0] > n->hi[0] || n->lo[1] > hi[1] || lo[1] > n->hi[1] ||
+           n->lo[2] > hi[2] || lo[2] > n->hi[2]);
+}
+
+int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *out) {
+  int nout = 0, top = 0;
+  if (t->root < 0) return 0;
+  int *stack = t->stack;
+  stack[top++] = t->root;
+  /* depth first; a node's children are pushed only when its box overlaps */
+  while (top > 0) {
+    const node *n = &t->nodes[stack[--top]];
+    if (!overlaps(n, lo, hi)) continue;
+    if (n->child[0] < 0) {
+      out[nout++] = n->item;
+    } else {
+      stack[top++] = n->child[1];
+      stack[top++] = n->child[0];
+    }
+  }
+  return nout;
+}
+
+bvh_stats bvh_get_stats(const bvh_tree *t) {
+  bvh_stats s = {t->nleaves, t->root >= 0 ? t->nodes[t->root].height : -1, t->reinserts, 0};
+  if (t->root < 0) return s;
+  /* internal nodes: the reachable ones from the root */
+  double sum = 0;
+  int top = 0;
+  t->stack[top++] = t->root;
+  while (top > 0) {
+    const node *n = &t->nodes[t->stack[--top]];
+    if (n->child[0] < 0) continue;
+    sum += area(n->lo, n->hi);
+    t->stack[top++] = n->child[0];
+    t->stack[top++] = n->child[1];
+  }
+  double a = area(t->nodes[t->root].lo, t->nodes[t->root].hi);
+  s.area_ratio = a > 0 ? sum / a : 0;
+  return s;
+}
+
+/* invariants of node i's subtree; returns its number of leaves, -1 when broken */
+static int validate_node(const bvh_tree *t, int i, int parent, int depth) {
+  const node *n = &t->nodes[i];
+  if (n->parent != parent || depth > t->cap) return -1;
+  if (n->child[0] < 0) return n->height == 0 && t->leaf[n->item] == i ? 1 : -1;
+  const node *a = &t->nodes[n->child[0]], *b = &t->nodes[n->child[1]];
+  int ha = a->height, hb = b->height;
+  if (n->height != 1 + (ha > hb ? ha : hb) || ha - hb > 1 || hb - ha > 1) return -1;
+  for (int k = 0; k < 3; ++k)
+    if (a->lo[k] < n->lo[k] || b->lo[k] < n->lo[k] || a->hi[k] > n->hi[k] || b->hi[k] > n->hi[k])
+      return -1;
+  int la = validate_node(t, n->child[0], i, depth + 1);
+  int lb = validate_node(t, n->child[1], i, depth + 1);
+  return la < 0 || lb < 0 ? -1 : la + lb;
+}
+
+int bvh_validate(const bvh_tree *t) {
+  if (t->root < 0) return t->nleaves == 0 ? 0 : -1;
+  return validate_node(t, t->root, -1, 0) == t->nleaves ? 0 : -1;
+}
