@@ -31,6 +31,8 @@
 /* relative fattening of a leaf box, and the slack beyond which a shrunk box is refitted */
 #define FAT_REL 0.1
 #define SHRINK_SLACK 4.0
+/* largest height difference between the two children of a node */
+#define MAX_SKEW 2
 
 typedef struct {
   double lo[3], hi[3]; /* fat box (leaf) or union of the children (internal) */
@@ -45,7 +47,9 @@ struct bvh_tree {
   int cap, root, free_head, nleaves, max_leaves, nids;
   int *leaf; /* node of each id, -1 when absent */
   int *stack;
-  long reinserts;
+  int *scratch;             /* leaf nodes during a rebuild */
+  long reinserts, built_at; /* reinsertions since creation, and at the last rebuild */
+  int built;                /* the tree has been rebuilt top-down once */
 };
 
 bvh_tree *bvh_create(int max_leaves, int nids) {
@@ -57,13 +61,16 @@ bvh_tree *bvh_create(int max_leaves, int nids) {
   t->nodes = malloc((size_t)t->cap * sizeof *t->nodes);
   t->leaf = malloc((size_t)t->nids * sizeof *t->leaf);
   t->stack = malloc((size_t)t->cap * sizeof *t->stack);
-  if (!t->nodes || !t->leaf || !t->stack) {
+  t->scratch = malloc((size_t)t->cap * sizeof *t->scratch);
+  if (!t->nodes || !t->leaf || !t->stack || !t->scratch) {
     bvh_free(t);
     return NULL;
   }
   /* every node on the free list, every id absent */
-  for (int i = 0; i < t->cap; ++i)
+  for (int i = 0; i < t->cap; ++i) {
     t->nodes[i].parent = i + 1 < t->cap ? i + 1 : -1;
+    t->nodes[i].item = -1, t->nodes[i].child[0] = t->nodes[i].child[1] = -1;
+  }
   for (int i = 0; i < t->nids; ++i)
     t->leaf[i] = -1;
   t->free_head = 0;
@@ -73,7 +80,7 @@ bvh_tree *bvh_create(int max_leaves, int nids) {
 
 void bvh_free(bvh_tree *t) {
   if (!t) return;
-  free(t->nodes), free(t->leaf), free(t->stack);
+  free(t->nodes), free(t->leaf), free(t->stack), free(t->scratch);
   free(t);
 }
 
@@ -90,6 +97,7 @@ static int alloc_node(bvh_tree *t) {
 static void release_node(bvh_tree *t, int i) {
   t->nodes[i].parent = t->free_head;
   t->nodes[i].height = -1;
+  t->nodes[i].item = -1, t->nodes[i].child[0] = -1;
   t->free_head = i;
 }
 
@@ -144,17 +152,50 @@ static int rotate_up(bvh_tree *t, int a, int side) {
   return c;
 }
 
-/* AVL balance of internal node a; returns the node now at its place */
+/* height balance of internal node a (children's heights within MAX_SKEW); returns the node now
+ * at its place */
 static int balance(bvh_tree *t, int a) {
   int h0 = t->nodes[t->nodes[a].child[0]].height, h1 = t->nodes[t->nodes[a].child[1]].height;
-  if (h1 > h0 + 1) return rotate_up(t, a, 1);
-  if (h0 > h1 + 1) return rotate_up(t, a, 0);
+  if (h1 > h0 + MAX_SKEW) return rotate_up(t, a, 1);
+  if (h0 > h1 + MAX_SKEW) return rotate_up(t, a, 0);
   return a;
 }
 
-/* refit and balance every node from i up to the root */
+static int skew_ok(const bvh_tree *t, int x, int y) {
+  int d = t->nodes[x].height - t->nodes[y].height;
+  return d <= MAX_SKEW && -d <= MAX_SKEW;
+}
+
+/* surface-area rotation at internal node a (Kopta et al. 2012): exchange one child with a
+ * grandchild under the other child when that shrinks the other child's box, the largest
+ * shrink first, provided the node that receives the child stays balanced */
+static void rotate_sah(bvh_tree *t, int a) {
+  double best = 0;
+  int best_side = -1, best_k = -1;
+  for (int side = 0; side < 2; ++side) {
+    int b = t->nodes[a].child[side], c = t->nodes[a].child[1 - side];
+    if (t->nodes[c].child[0] < 0) continue;
+    double ac = area(t->nodes[c].lo, t->nodes[c].hi);
+    for (int k = 0; k < 2; ++k) {
+      /* b swaps with c's child k; c keeps its child 1 − k */
+      int g = t->nodes[c].child[1 - k];
+      double gain = ac - union_area(&t->nodes[b], &t->nodes[g]);
+      if (gain > best && skew_ok(t, b, g)) best = gain, best_side = side, best_k = k;
+    }
+  }
+  if (best_side < 0) return;
+  int b = t->nodes[a].child[best_side], c = t->nodes[a].child[1 - best_side];
+  int f = t->nodes[c].child[best_k];
+  t->nodes[a].child[best_side] = f, t->nodes[f].parent = a;
+  t->nodes[c].child[best_k] = b, t->nodes[b].parent = c;
+  refit(t, c);
+}
+
+/* refit, rotate and balance every node from i up to the root */
 static void fix_upwards(bvh_tree *t, int i) {
   while (i >= 0) {
+    refit(t, i);
+    rotate_sah(t, i);
     refit(t, i);
     i = balance(t, i);
     i = t->nodes[i].parent;
@@ -253,6 +294,88 @@ void bvh_update(bvh_tree *t, int id, const double lo[3], const double hi[3]) {
   insert_leaf(t, l);
 }
 
+/* does leaf x come before leaf y along axis (box centres, ties by item id) */
+static int before(const bvh_tree *t, int x, int y, int axis) {
+  const node *a = &t->nodes[x], *b = &t->nodes[y];
+  double ca = a->lo[axis] + a->hi[axis], cb = b->lo[axis] + b->hi[axis];
+  return ca < cb || (ca == cb && a->item < b->item);
+}
+
+static void swap_int(int *a, int i, int j) {
+  int x = a[i];
+  a[i] = a[j], a[j] = x;
+}
+
+/* quickselect: leaves a[0..n) partitioned so that a[m] is in its sorted place along axis
+ * (Hoare partition around the median of three; keys are distinct thanks to the id ties) */
+static void select_nth(const bvh_tree *t, int *a, int n, int m, int axis) {
+  int lo = 0, hi = n - 1;
+  while (hi > lo) {
+    int mid = lo + (hi - lo) / 2;
+    if (before(t, a[mid], a[lo], axis)) swap_int(a, mid, lo);
+    if (before(t, a[hi], a[lo], axis)) swap_int(a, hi, lo);
+    if (before(t, a[hi], a[mid], axis)) swap_int(a, hi, mid);
+    int pivot = a[mid], i = lo, j = hi;
+    while (i <= j) {
+      while (before(t, a[i], pivot, axis))
+        i++;
+      while (before(t, pivot, a[j], axis))
+        j--;
+      if (i <= j) swap_int(a, i++, j--);
+    }
+    if (m <= j)
+      hi = j;
+    else if (m >= i)
+      lo = i;
+    else
+      return;
+  }
+}
+
+/* top-down build over leaves a[0..n): split at the median along the longest axis of the box
+ * centres; returns the subtree's root (heights differ by at most one) */
+static int build(bvh_tree *t, int *a, int n) {
+  if (n == 1) return a[0];
+  double lo[3], hi[3];
+  for (int k = 0; k < 3; ++k)
+    lo[k] = hi[k] = t->nodes[a[0]].lo[k] + t->nodes[a[0]].hi[k];
+  for (int i = 1; i < n; ++i)
+    for (int k = 0; k < 3; ++k) {
+      double c = t->nodes[a[i]].lo[k] + t->nodes[a[i]].hi[k];
+      lo[k] = c < lo[k] ? c : lo[k], hi[k] = c > hi[k] ? c : hi[k];
+    }
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+  int m = n / 2;
+  select_nth(t, a, n, m, axis);
+  int p = alloc_node(t), l = build(t, a, m), r = build(t, a + m, n - m);
+  t->nodes[p].child[0] = l, t->nodes[p].child[1] = r;
+  t->nodes[l].parent = p, t->nodes[r].parent = p;
+  refit(t, p);
+  return p;
+}
+
+/* every internal node freed, the leaves (in id order) rebuilt top-down */
+static void rebuild(bvh_tree *t) {
+  int n = 0;
+  for (int id = 0; id < t->nids; ++id)
+    if (t->leaf[id] >= 0) t->scratch[n++] = t->leaf[id];
+  t->free_head = -1;
+  for (int i = t->cap - 1; i >= 0; --i) {
+    const node *x = &t->nodes[i];
+    if (!(x->child[0] < 0 && x->item >= 0 && t->leaf[x->item] == i)) release_node(t, i);
+  }
+  t->root = n > 0 ? build(t, t->scratch, n) : -1;
+  if (t->root >= 0) t->nodes[t->root].parent = -1;
+  t->built_at = t->reinserts;
+  t->built = 1;
+}
+
+void bvh_refresh(bvh_tree *t) {
+  if (!t->built || t->reinserts - t->built_at >= t->nleaves) rebuild(t);
+}
+
 static int overlaps(const node *n, const double lo[3], const double hi[3]) {
   return !(n->lo[0] > hi[0] || lo[0] > n->hi[0] || n->lo[1] > hi[1] || lo[1] > n->hi[1] ||
            n->lo[2] > hi[2] || lo[2] > n->hi[2]);
@@ -303,7 +426,7 @@ static int validate_node(const bvh_tree *t, int i, int parent, int depth) {
   if (n->child[0] < 0) return n->height == 0 && t->leaf[n->item] == i ? 1 : -1;
   const node *a = &t->nodes[n->child[0]], *b = &t->nodes[n->child[1]];
   int ha = a->height, hb = b->height;
-  if (n->height != 1 + (ha > hb ? ha : hb) || ha - hb > 1 || hb - ha > 1) return -1;
+  if (n->height != 1 + (ha > hb ? ha : hb) || ha - hb > MAX_SKEW || hb - ha > MAX_SKEW) return -1;
   for (int k = 0; k < 3; ++k)
     if (a->lo[k] < n->lo[k] || b->lo[k] < n->lo[k] || a->hi[k] > n->hi[k] || b->hi[k] > n->hi[k])
       return -1;

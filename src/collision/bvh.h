@@ -14,6 +14,10 @@ void bvh_free(bvh_tree *t);
  * with a new fat box only when the tight box leaves its fat box or has shrunk well inside it */
 void bvh_update(bvh_tree *t, int id, const double lo[3], const double hi[3]);
 
+/* rebuild the tree top-down (median splits) if it never was, or once the reinsertions since the
+ * last rebuild reach the number of leaves; call after a round of updates */
+void bvh_refresh(bvh_tree *t);
+
 /* items whose fat boxes overlap [lo, hi], written to out (room for max_leaves ids) in the
  * tree's traversal order; returns their number */
 int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *out);

@@ -488,6 +488,7 @@ static void tree(mr_collision *c) {
     int g = c->bounded[p];
     bvh_update(c->tree, g, c->lo[g].v, c->hi[g].v);
   }
+  bvh_refresh(c->tree);
   for (int p = 0; p < c->nbounded; ++p) {
     int g = c->bounded[p], nh = bvh_query(c->tree, c->lo[g].v, c->hi[g].v, c->hits), k = 0;
     for (int h = 0; h < nh; ++h) {
