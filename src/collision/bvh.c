@@ -22,8 +22,8 @@
  * No periodic rebuild: rotations keep the height logarithmic and the SAH descent keeps the
  * surface area near that of the initial incremental build (bvh_get_stats reports the ratio).
  *
- * Memory: 2 n − 1 nodes (free list threaded through the parent field), the leaf of each id and a
- * traversal stack, all allocated in bvh_create. */
+ * Memory: 2 n − 1 nodes (free list threaded through the parent field), the leaf of each id,
+ * traversal stacks and a copy of the leaves for rebuilds, all allocated in bvh_create. */
 #include "collision/bvh.h"
 
 #include <stdlib.h>
@@ -47,6 +47,8 @@ struct bvh_tree {
   int cap, root, free_head, nleaves, max_leaves, nids;
   int *leaf; /* node of each id, -1 when absent */
   int *stack;
+  int *pair_stack;          /* node pairs of the self-traversal (2 ints each) */
+  node *old;                /* copies of the leaves during a rebuild */
   int *scratch;             /* leaf nodes during a rebuild */
   long reinserts, built_at; /* reinsertions since creation, and at the last rebuild */
   int built;                /* the tree has been rebuilt top-down once */
@@ -62,7 +64,9 @@ bvh_tree *bvh_create(int max_leaves, int nids) {
   t->leaf = malloc((size_t)t->nids * sizeof *t->leaf);
   t->stack = malloc((size_t)t->cap * sizeof *t->stack);
   t->scratch = malloc((size_t)t->cap * sizeof *t->scratch);
-  if (!t->nodes || !t->leaf || !t->stack || !t->scratch) {
+  t->old = malloc((size_t)t->max_leaves * sizeof *t->old);
+  t->pair_stack = malloc((size_t)(4 * t->cap + 16) * sizeof *t->pair_stack);
+  if (!t->nodes || !t->leaf || !t->stack || !t->scratch || !t->pair_stack || !t->old) {
     bvh_free(t);
     return NULL;
   }
@@ -80,7 +84,8 @@ bvh_tree *bvh_create(int max_leaves, int nids) {
 
 void bvh_free(bvh_tree *t) {
   if (!t) return;
-  free(t->nodes), free(t->leaf), free(t->stack), free(t->scratch);
+  free(t->nodes), free(t->leaf), free(t->stack), free(t->scratch), free(t->pair_stack),
+      free(t->old);
   free(t);
 }
 
@@ -295,8 +300,8 @@ void bvh_update(bvh_tree *t, int id, const double lo[3], const double hi[3]) {
 }
 
 /* does leaf x come before leaf y along axis (box centres, ties by item id) */
-static int before(const bvh_tree *t, int x, int y, int axis) {
-  const node *a = &t->nodes[x], *b = &t->nodes[y];
+static int before(const node *nodes, int x, int y, int axis) {
+  const node *a = &nodes[x], *b = &nodes[y];
   double ca = a->lo[axis] + a->hi[axis], cb = b->lo[axis] + b->hi[axis];
   return ca < cb || (ca == cb && a->item < b->item);
 }
@@ -308,18 +313,18 @@ static void swap_int(int *a, int i, int j) {
 
 /* quickselect: leaves a[0..n) partitioned so that a[m] is in its sorted place along axis
  * (Hoare partition around the median of three; keys are distinct thanks to the id ties) */
-static void select_nth(const bvh_tree *t, int *a, int n, int m, int axis) {
+static void select_nth(const node *nodes, int *a, int n, int m, int axis) {
   int lo = 0, hi = n - 1;
   while (hi > lo) {
     int mid = lo + (hi - lo) / 2;
-    if (before(t, a[mid], a[lo], axis)) swap_int(a, mid, lo);
-    if (before(t, a[hi], a[lo], axis)) swap_int(a, hi, lo);
-    if (before(t, a[hi], a[mid], axis)) swap_int(a, hi, mid);
+    if (before(nodes, a[mid], a[lo], axis)) swap_int(a, mid, lo);
+    if (before(nodes, a[hi], a[lo], axis)) swap_int(a, hi, lo);
+    if (before(nodes, a[hi], a[mid], axis)) swap_int(a, hi, mid);
     int pivot = a[mid], i = lo, j = hi;
     while (i <= j) {
-      while (before(t, a[i], pivot, axis))
+      while (before(nodes, a[i], pivot, axis))
         i++;
-      while (before(t, pivot, a[j], axis))
+      while (before(nodes, pivot, a[j], axis))
         j--;
       if (i <= j) swap_int(a, i++, j--);
     }
@@ -332,42 +337,57 @@ static void select_nth(const bvh_tree *t, int *a, int n, int m, int axis) {
   }
 }
 
-/* top-down build over leaves a[0..n): split at the median along the longest axis of the box
- * centres; returns the subtree's root (heights differ by at most one) */
-static int build(bvh_tree *t, int *a, int n) {
-  if (n == 1) return a[0];
+/* the longest axis of the box centres of leaves a[0..n) */
+static int split_axis(const node *nodes, const int *a, int n) {
   double lo[3], hi[3];
   for (int k = 0; k < 3; ++k)
-    lo[k] = hi[k] = t->nodes[a[0]].lo[k] + t->nodes[a[0]].hi[k];
+    lo[k] = hi[k] = nodes[a[0]].lo[k] + nodes[a[0]].hi[k];
   for (int i = 1; i < n; ++i)
     for (int k = 0; k < 3; ++k) {
-      double c = t->nodes[a[i]].lo[k] + t->nodes[a[i]].hi[k];
+      double c = nodes[a[i]].lo[k] + nodes[a[i]].hi[k];
       lo[k] = c < lo[k] ? c : lo[k], hi[k] = c > hi[k] ? c : hi[k];
     }
   int axis = 0;
   for (int k = 1; k < 3; ++k)
     if (hi[k] - lo[k] > hi[axis] - lo[axis]) axis = k;
+  return axis;
+}
+
+/* top-down build over the leaves a[0..n) of the copy old: split at the median along the longest
+ * axis of the box centres (heights differ by at most one); nodes are written in pre-order from
+ * *next, so that a subtree is contiguous in memory; returns the subtree's root */
+static int build(bvh_tree *t, const node *old, int *a, int n, int *next) {
+  int p = (*next)++;
+  if (n == 1) {
+    t->nodes[p] = old[a[0]];
+    t->leaf[t->nodes[p].item] = p;
+    return p;
+  }
   int m = n / 2;
-  select_nth(t, a, n, m, axis);
-  int p = alloc_node(t), l = build(t, a, m), r = build(t, a + m, n - m);
-  t->nodes[p].child[0] = l, t->nodes[p].child[1] = r;
+  select_nth(old, a, n, m, split_axis(old, a, n));
+  int l = build(t, old, a, m, next), r = build(t, old, a + m, n - m, next);
+  t->nodes[p].child[0] = l, t->nodes[p].child[1] = r, t->nodes[p].item = -1;
   t->nodes[l].parent = p, t->nodes[r].parent = p;
   refit(t, p);
   return p;
 }
 
-/* every internal node freed, the leaves (in id order) rebuilt top-down */
+/* the leaves (in id order) copied aside and rebuilt top-down in pre-order at the start of the
+ * node array; the rest becomes the free list */
 static void rebuild(bvh_tree *t) {
   int n = 0;
   for (int id = 0; id < t->nids; ++id)
-    if (t->leaf[id] >= 0) t->scratch[n++] = t->leaf[id];
-  t->free_head = -1;
-  for (int i = t->cap - 1; i >= 0; --i) {
-    const node *x = &t->nodes[i];
-    if (!(x->child[0] < 0 && x->item >= 0 && t->leaf[x->item] == i)) release_node(t, i);
-  }
-  t->root = n > 0 ? build(t, t->scratch, n) : -1;
+    if (t->leaf[id] >= 0) {
+      t->old[n] = t->nodes[t->leaf[id]];
+      t->scratch[n] = n;
+      n++;
+    }
+  int next = 0;
+  t->root = n > 0 ? build(t, t->old, t->scratch, n, &next) : -1;
   if (t->root >= 0) t->nodes[t->root].parent = -1;
+  t->free_head = -1;
+  for (int i = t->cap - 1; i >= next; --i)
+    release_node(t, i);
   t->built_at = t->reinserts;
   t->built = 1;
 }
@@ -398,6 +418,39 @@ int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *ou
     }
   }
   return nout;
+}
+
+/* The self-traversal: an entry (x, -1) stands for the pairs inside subtree x, (x, y) for the
+ * pairs between subtrees x and y, descending the larger box (or the internal node) first. The
+ * cross entries of one subtree pair are exhausted before the next self entry is popped, so at
+ * most 2 self entries per level and 2 cross entries per level are pending: 4 h + 4 < 2 cap. */
+void bvh_pairs(const bvh_tree *t, void (*visit)(void *user, int a, int b), void *user) {
+  if (t->root < 0) return;
+  int *st = t->pair_stack, top = 0;
+  st[top++] = t->root, st[top++] = -1;
+  while (top > 0) {
+    int y = st[--top], x = st[--top];
+    const node *a = &t->nodes[x];
+    if (y < 0) {
+      /* inside x: inside each child, then across them */
+      if (a->child[0] < 0) continue;
+      st[top++] = a->child[1], st[top++] = -1;
+      st[top++] = a->child[0], st[top++] = -1;
+      st[top++] = a->child[0], st[top++] = a->child[1];
+      continue;
+    }
+    const node *b = &t->nodes[y];
+    if (!overlaps(a, b->lo, b->hi)) continue;
+    if (a->child[0] < 0 && b->child[0] < 0) {
+      visit(user, a->item, b->item);
+    } else if (b->child[0] < 0 || (a->child[0] >= 0 && area(a->lo, a->hi) >= area(b->lo, b->hi))) {
+      st[top++] = a->child[1], st[top++] = y;
+      st[top++] = a->child[0], st[top++] = y;
+    } else {
+      st[top++] = x, st[top++] = b->child[1];
+      st[top++] = x, st[top++] = b->child[0];
+    }
+  }
 }
 
 bvh_stats bvh_get_stats(const bvh_tree *t) {

@@ -22,6 +22,10 @@ void bvh_refresh(bvh_tree *t);
  * tree's traversal order; returns their number */
 int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *out);
 
+/* call visit(user, a, b) once for every pair of distinct items whose fat boxes overlap (a and b
+ * in the tree's order, not sorted) */
+void bvh_pairs(const bvh_tree *t, void (*visit)(void *user, int a, int b), void *user);
+
 /* counters for tests and benchmarks: leaves, tree height (0 for a single leaf, -1 empty),
  * reinsertions since creation, and the sum of internal node surface areas / root area */
 typedef struct {

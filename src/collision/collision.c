@@ -4,15 +4,17 @@
  *
  * Broadphases over the world AABBs of bounded geometries (unbounded halfspaces and heightfields
  * are tested against every bounded geometry outside them):
- * - dynamic AABB tree (src/collision/bvh.c): each geometry's box queried against a tree of fat
- *   boxes refitted incrementally;
+ * - dynamic AABB tree (src/collision/bvh.c): fat boxes refitted incrementally, the pairs of
+ *   overlapping fat boxes found by one traversal of the tree against itself, then the tight
+ *   boxes tested;
  * - sweep and prune along the axis of largest spread, kept sorted by insertion sort between
  *   queries to exploit temporal coherence, merge sort on the first query and after an axis change;
  * - brute force over every pair (reference).
  * Every broadphase hands the candidate pairs to the narrowphase in the same order, sorted by
  * (first id, second id), so that switching broadphase never changes the contacts or their order:
- * the tree sorts each geometry's hits, the sweep counting-sorts its pairs by first id (in chunks
- * of first ids, one sweep each, in the rare case that they exceed the pair buffer). */
+ * the sweep and the tree's self-traversal collect their pairs, then counting-sort them by first
+ * id (in chunks of first ids, collecting once per chunk, in the rare case that they exceed the
+ * pair buffer). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +47,11 @@ struct mr_collision_s {
   int have_order;           /* order holds a sort along axis from a previous query */
   int npairs, cap_pairs;
   mr_geom_pair *pairs; /* candidate pairs listed for mr_collision_pairs (cap_pairs) */
-  mr_geom_pair *cand;  /* sweep pairs before sorting (cap_pairs) */
+  mr_geom_pair *cand;  /* broadphase pairs before sorting (cap_pairs) */
   int *cand_j;         /* their second ids bucketed by first id (cap_pairs) */
   int *count;          /* pairs per first id, then bucket offsets (ngeoms) */
   bvh_tree *tree;      /* dynamic AABB tree (MR_BROADPHASE_TREE only) */
-  int *hits;           /* one tree query's hits (ngeoms) */
+  int from, to, ncand; /* first-id range being collected, pairs found in it */
   mr_collision_stats stats;
 };
 
@@ -176,10 +178,9 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->cand = malloc((size_t)c->cap_pairs * sizeof *c->cand);
   c->cand_j = malloc((size_t)c->cap_pairs * sizeof(int));
   c->count = calloc(n, sizeof(int));
-  c->hits = malloc(n * sizeof(int));
   if (c->s.broadphase == MR_BROADPHASE_TREE && !(c->tree = bvh_create(ng, ng))) return -1;
   return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order &&
-                 c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count && c->hits
+                 c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
              ? 0
              : -1;
 }
@@ -226,7 +227,7 @@ void mr_collision_free(mr_collision *c) {
   free(c->contacts), free(c->X), free(c->lo), free(c->hi);
   free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
       free(c->pairs);
-  free(c->cand), free(c->cand_j), free(c->count), free(c->hits);
+  free(c->cand), free(c->cand_j), free(c->count);
   bvh_free(c->tree);
   free(c);
 }
@@ -421,25 +422,38 @@ static void sweep_prepare(mr_collision *c) {
   }
 }
 
-/* the sweep's overlapping, allowed pairs whose first id lies in [from, to): counted per first
- * id in count, stored in cand while there is room; returns their number */
-static int sweep_collect(mr_collision *c, int from, int to) {
+/* an overlapping pair of the broadphase: kept when its first id lies in [from, to) and the
+ * filters allow it; counted per first id in count, stored in cand while there is room */
+static void collect(mr_collision *c, int x, int y) {
+  int i = x < y ? x : y, j = x < y ? y : x;
+  if (i < c->from || i >= c->to || !pair_allowed(c, i, j)) return;
+  c->count[i]++;
+  if (c->ncand < c->cap_pairs) c->cand[c->ncand] = (mr_geom_pair){i, j};
+  c->ncand++;
+}
+
+/* the sweep's overlapping pairs */
+static void sweep_collect(mr_collision *c) {
   const sweep_box *b = c->sorted;
-  int np = 0;
   for (int p = 0; p < c->nbounded; ++p) {
     const sweep_box *x = &b[p];
     for (int q = p + 1; q < c->nbounded && b[q].lo[0] <= x->hi[0]; ++q) {
       const sweep_box *y = &b[q];
       if (y->lo[1] > x->hi[1] || x->lo[1] > y->hi[1] || y->lo[2] > x->hi[2] || x->lo[2] > y->hi[2])
         continue;
-      int i = x->id < y->id ? x->id : y->id, j = x->id < y->id ? y->id : x->id;
-      if (i < from || i >= to || !pair_allowed(c, i, j)) continue;
-      c->count[i]++;
-      if (np < c->cap_pairs) c->cand[np] = (mr_geom_pair){i, j};
-      np++;
+      collect(c, x->id, y->id);
     }
   }
-  return np;
+}
+
+/* the tree's pairs of overlapping fat boxes, kept when the tight boxes overlap */
+static void tree_visit(void *user, int a, int b) {
+  mr_collision *c = user;
+  if (overlap(c, a, b)) collect(c, a, b);
+}
+
+static void tree_collect(mr_collision *c) {
+  bvh_pairs(c->tree, tree_visit, c);
 }
 
 /* narrowphase of np stored pairs with first id in [from, to) in (first, second) order:
@@ -460,45 +474,44 @@ static void emit_sorted(mr_collision *c, int from, int to, int np) {
   }
 }
 
-static void sweep(mr_collision *c) {
+/* the broadphase's pairs in (first, second) order: collected once into the buffer; when they
+ * exceed it, in chunks of first ids whose pairs fit, collecting again for each (a single id has
+ * fewer than ngeoms < cap_pairs pairs, so every chunk holds one id at least) */
+static void sorted_pairs(mr_collision *c, void (*collect_all)(mr_collision *)) {
   int ng = c->m->ngeoms;
-  sweep_prepare(c);
   memset(c->count, 0, (size_t)ng * sizeof(int));
-  int np = sweep_collect(c, 0, ng);
-  if (np <= c->cap_pairs) {
-    emit_sorted(c, 0, ng, np);
+  c->from = 0, c->to = ng, c->ncand = 0;
+  collect_all(c);
+  if (c->ncand <= c->cap_pairs) {
+    emit_sorted(c, 0, ng, c->ncand);
     return;
   }
-  /* too many pairs for the buffer: chunks of first ids whose pairs fit, one sweep each (a
-   * single id has fewer than ngeoms < cap_pairs pairs, so every chunk holds one id at least) */
   for (int from = 0, to; from < ng; from = to) {
     long sum = 0;
     for (to = from; to < ng && sum + c->count[to] <= c->cap_pairs; ++to)
       sum += c->count[to];
     if (to == from) to = from + 1;
     memset(c->count + from, 0, (size_t)(to - from) * sizeof(int));
-    emit_sorted(c, from, to, sweep_collect(c, from, to));
+    c->from = from, c->to = to, c->ncand = 0;
+    collect_all(c);
+    emit_sorted(c, from, to, c->ncand);
   }
 }
 
-/* the tree's pairs: every box refitted (reinserted when it leaves its fat box), then each
- * geometry in id order queried, its hits of larger id checked and sorted */
+static void sweep(mr_collision *c) {
+  sweep_prepare(c);
+  sorted_pairs(c, sweep_collect);
+}
+
+/* the tree: every box refitted (its leaf reinserted when it leaves its fat box), a top-down
+ * rebuild when due, then the self-traversal */
 static void tree(mr_collision *c) {
   for (int p = 0; p < c->nbounded; ++p) {
     int g = c->bounded[p];
     bvh_update(c->tree, g, c->lo[g].v, c->hi[g].v);
   }
   bvh_refresh(c->tree);
-  for (int p = 0; p < c->nbounded; ++p) {
-    int g = c->bounded[p], nh = bvh_query(c->tree, c->lo[g].v, c->hi[g].v, c->hits), k = 0;
-    for (int h = 0; h < nh; ++h) {
-      int j = c->hits[h];
-      if (j > g && overlap(c, g, j) && pair_allowed(c, g, j)) c->hits[k++] = j;
-    }
-    sort_ints(c->hits, k);
-    for (int q = 0; q < k; ++q)
-      test_pair(c, g, c->hits[q]);
-  }
+  sorted_pairs(c, tree_collect);
 }
 
 static void brute(mr_collision *c) {
