@@ -121,16 +121,23 @@ static double nlogn_slope(const double *n, int k) {
   return slope(n, t, k);
 }
 
-/* one query's time with broadphase kind b; masks 0 leave the broadphase alone (no pair passes
- * the group/mask filter, so no narrowphase runs) */
-static double timed(mr_model *m, mr_se3 *X, int n, mr_broadphase_kind b, uint64_t *s, int *pairs) {
+/* one query's time with broadphase kind b, from the poses X0 and the generator state s (left
+ * unchanged, so that every method sees the same frames); masks 0 leave the broadphase alone (no
+ * pair passes the group/mask filter, so no narrowphase runs) */
+static double timed(mr_model *m, const mr_se3 *X0, int n, mr_broadphase_kind b, uint64_t *s,
+                    int *pairs) {
   mr_error err;
   mr_collision_settings cs = mr_collision_settings_default();
   cs.broadphase = b;
   mr_collision *c = mr_collision_create(m, &cs, 16 * n, &err);
-  double t = query_time(c, X, n, s);
+  mr_se3 *X = malloc((size_t)m->ngeoms * sizeof *X);
+  for (int i = 0; i < m->ngeoms; ++i)
+    X[i] = X0[i];
+  uint64_t seed = *s;
+  double t = query_time(c, X, n, &seed);
   if (pairs) *pairs = mr_collision_get_stats(c).npairs;
   mr_collision_free(c);
+  free(X);
   return t;
 }
 

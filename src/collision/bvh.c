@@ -5,7 +5,9 @@
  * the fat box, so small motions cost one containment test; it is removed and reinserted when the
  * tight box leaves the fat box (motion, teleport, growth) or shrinks so that the fat box exceeds
  * it by more than 4 f on some side (a stale, oversized box would only add false candidates).
- * Internal nodes hold the union of their two children's boxes.
+ * Internal nodes hold the union of their two children's boxes. Boxes are stored in single
+ * precision (fat boxes rounded outwards: still conservative), halving the tree's memory traffic;
+ * the exact test on the double-precision tight boxes comes after, in collision.c.
  *
  * Insertion (surface-area heuristic, greedy descent as in Goldsmith & Salmon 1987 and Box2D's
  * dynamic tree): at an internal node N with box B, making the new leaf L a sibling of N costs
@@ -26,6 +28,7 @@
  * traversal stacks and a copy of the leaves for rebuilds, all allocated in bvh_create. */
 #include "collision/bvh.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* relative fattening of a leaf box, and the slack beyond which a shrunk box is refitted */
@@ -35,11 +38,11 @@
 #define MAX_SKEW 2
 
 typedef struct {
-  double lo[3], hi[3]; /* fat box (leaf) or union of the children (internal) */
-  int parent;          /* parent node, -1 at the root; next free node when free */
-  int child[2];        /* children, -1 for a leaf */
-  int height;          /* 0 for a leaf */
-  int item;            /* id of a leaf's item */
+  float lo[3], hi[3]; /* fat box (leaf, rounded outwards) or union of the children */
+  int parent;         /* parent node, -1 at the root; next free node when free */
+  int child[2];       /* children, -1 for a leaf */
+  int height;         /* 0 for a leaf */
+  int item;           /* id of a leaf's item */
 } node;
 
 struct bvh_tree {
@@ -107,14 +110,14 @@ static void release_node(bvh_tree *t, int i) {
 }
 
 /* half the surface area of a box (the SAH only compares areas) */
-static double area(const double lo[3], const double hi[3]) {
-  double x = hi[0] - lo[0], y = hi[1] - lo[1], z = hi[2] - lo[2];
+static double area(const float lo[3], const float hi[3]) {
+  double x = (double)hi[0] - lo[0], y = (double)hi[1] - lo[1], z = (double)hi[2] - lo[2];
   return x * y + y * z + z * x;
 }
 
 /* half the surface area of the union of two boxes */
 static double union_area(const node *a, const node *b) {
-  double lo[3], hi[3];
+  float lo[3], hi[3];
   for (int k = 0; k < 3; ++k) {
     lo[k] = a->lo[k] < b->lo[k] ? a->lo[k] : b->lo[k];
     hi[k] = a->hi[k] > b->hi[k] ? a->hi[k] : b->hi[k];
@@ -277,8 +280,12 @@ static void set_fat(node *n, const double lo[3], const double hi[3]) {
   for (int k = 0; k < 3; ++k)
     e = hi[k] - lo[k] > e ? hi[k] - lo[k] : e;
   double f = FAT_REL * e;
-  for (int k = 0; k < 3; ++k)
-    n->lo[k] = lo[k] - f, n->hi[k] = hi[k] + f;
+  /* single precision, rounded outwards so that the fat box still contains the tight one */
+  for (int k = 0; k < 3; ++k) {
+    float l = (float)(lo[k] - f), h = (float)(hi[k] + f);
+    n->lo[k] = l > lo[k] - f ? nextafterf(l, -INFINITY) : l;
+    n->hi[k] = h < hi[k] + f ? nextafterf(h, INFINITY) : h;
+  }
 }
 
 void bvh_update(bvh_tree *t, int id, const double lo[3], const double hi[3]) {
@@ -401,6 +408,11 @@ static int overlaps(const node *n, const double lo[3], const double hi[3]) {
            n->lo[2] > hi[2] || lo[2] > n->hi[2]);
 }
 
+static int nodes_overlap(const node *a, const node *b) {
+  return !(a->lo[0] > b->hi[0] || b->lo[0] > a->hi[0] || a->lo[1] > b->hi[1] ||
+           b->lo[1] > a->hi[1] || a->lo[2] > b->hi[2] || b->lo[2] > a->hi[2]);
+}
+
 int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *out) {
   int nout = 0, top = 0;
   if (t->root < 0) return 0;
@@ -440,7 +452,7 @@ void bvh_pairs(const bvh_tree *t, void (*visit)(void *user, int a, int b), void 
       continue;
     }
     const node *b = &t->nodes[y];
-    if (!overlaps(a, b->lo, b->hi)) continue;
+    if (!nodes_overlap(a, b)) continue;
     if (a->child[0] < 0 && b->child[0] < 0) {
       visit(user, a->item, b->item);
     } else if (b->child[0] < 0 || (a->child[0] >= 0 && area(a->lo, a->hi) >= area(b->lo, b->hi))) {
