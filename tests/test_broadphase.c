@@ -292,12 +292,41 @@ static void test_capacity(void **state) {
   bvh_free(t);
 }
 
+/* the default (AUTO) on a scene past MR_BROADPHASE_AUTO_TREE_MIN geometries (the tree) and on a
+ * small one (the sweep) gives brute force's pairs and contacts */
+static void test_auto(void **state) {
+  enum { n = MR_BROADPHASE_AUTO_TREE_MIN + 100 };
+  static mr_se3 Xg[n];
+  uint64_t s = 41;
+  for (int size = 0; size < 2; ++size) {
+    int ng = size ? n : 60;
+    mr_model *m = scene(ng, &s, Xg, size ? 6.0 : 1.0);
+    mr_collision_settings cs = mr_collision_settings_default();
+    assert_int_equal(cs.broadphase, MR_BROADPHASE_AUTO);
+    mr_error err;
+    mr_collision *a = mr_collision_create(m, &cs, 40000, &err);
+    cs.broadphase = MR_BROADPHASE_BRUTE;
+    mr_collision *b = mr_collision_create(m, &cs, 40000, &err);
+    for (int frame = 0; frame < 4; ++frame) {
+      move(m, Xg, ng, &s, size ? 6.0 : 1.0, frame);
+      assert_int_equal(mr_collision_detect_geoms(a, Xg, &err), MR_OK);
+      assert_int_equal(mr_collision_detect_geoms(b, Xg, &err), MR_OK);
+      assert_same(a, b);
+      assert_true(mr_collision_get_stats(a).npairs > 20);
+    }
+    mr_collision_free(a);
+    mr_collision_free(b);
+    mr_model_free(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_equals_brute),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_tree_invariants),
       cmocka_unit_test(test_capacity),
+      cmocka_unit_test(test_auto),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

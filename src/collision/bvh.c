@@ -435,33 +435,38 @@ int bvh_query(const bvh_tree *t, const double lo[3], const double hi[3], int *ou
 /* The self-traversal: an entry (x, -1) stands for the pairs inside subtree x, (x, y) for the
  * pairs between subtrees x and y, descending the larger box (or the internal node) first. The
  * cross entries of one subtree pair are exhausted before the next self entry is popped, so at
- * most 2 self entries per level and 2 cross entries per level are pending: 4 h + 4 < 2 cap. */
+ * most 2 self entries per level and 2 cross entries per level are pending: 4 h + 4 < 2 cap. A
+ * cross entry is pushed only when its two boxes overlap. */
 void bvh_pairs(const bvh_tree *t, void (*visit)(void *user, int a, int b), void *user) {
-  if (t->root < 0) return;
+  const node *nd = t->nodes;
   int *st = t->pair_stack, top = 0;
-  st[top++] = t->root, st[top++] = -1;
+  /* entries are pushed only when they can yield pairs: internal (self), overlapping (cross) */
+  if (t->root >= 0 && nd[t->root].child[0] >= 0) st[top++] = t->root, st[top++] = -1;
   while (top > 0) {
     int y = st[--top], x = st[--top];
-    const node *a = &t->nodes[x];
+    const node *a = &nd[x];
     if (y < 0) {
       /* inside x: inside each child, then across them */
-      if (a->child[0] < 0) continue;
-      st[top++] = a->child[1], st[top++] = -1;
-      st[top++] = a->child[0], st[top++] = -1;
-      st[top++] = a->child[0], st[top++] = a->child[1];
+      int l = a->child[0], r = a->child[1];
+      if (nd[r].child[0] >= 0) st[top++] = r, st[top++] = -1;
+      if (nd[l].child[0] >= 0) st[top++] = l, st[top++] = -1;
+      if (nodes_overlap(&nd[l], &nd[r])) st[top++] = l, st[top++] = r;
       continue;
     }
-    const node *b = &t->nodes[y];
-    if (!nodes_overlap(a, b)) continue;
+    const node *b = &nd[y];
     if (a->child[0] < 0 && b->child[0] < 0) {
       visit(user, a->item, b->item);
-    } else if (b->child[0] < 0 || (a->child[0] >= 0 && area(a->lo, a->hi) >= area(b->lo, b->hi))) {
-      st[top++] = a->child[1], st[top++] = y;
-      st[top++] = a->child[0], st[top++] = y;
-    } else {
-      st[top++] = x, st[top++] = b->child[1];
-      st[top++] = x, st[top++] = b->child[0];
+      continue;
     }
+    /* split the internal one, the larger when both are */
+    if (b->child[0] >= 0 && (a->child[0] < 0 || area(a->lo, a->hi) < area(b->lo, b->hi))) {
+      const node *tmp = a;
+      a = b, b = tmp;
+      int ti = x;
+      x = y, y = ti;
+    }
+    for (int k = 1; k >= 0; --k)
+      if (nodes_overlap(&nd[a->child[k]], b)) st[top++] = a->child[k], st[top++] = y;
   }
 }
 

@@ -46,12 +46,13 @@ struct mr_collision_s {
   int axis;                 /* sweep axis: the one of largest spread of the AABB centres */
   int have_order;           /* order holds a sort along axis from a previous query */
   int npairs, cap_pairs;
-  mr_geom_pair *pairs; /* candidate pairs listed for mr_collision_pairs (cap_pairs) */
-  mr_geom_pair *cand;  /* broadphase pairs before sorting (cap_pairs) */
-  int *cand_j;         /* their second ids bucketed by first id (cap_pairs) */
-  int *count;          /* pairs per first id, then bucket offsets (ngeoms) */
-  bvh_tree *tree;      /* dynamic AABB tree (MR_BROADPHASE_TREE only) */
-  int from, to, ncand; /* first-id range being collected, pairs found in it */
+  mr_geom_pair *pairs;     /* candidate pairs listed for mr_collision_pairs (cap_pairs) */
+  mr_geom_pair *cand;      /* broadphase pairs before sorting (cap_pairs) */
+  int *cand_j;             /* their second ids bucketed by first id (cap_pairs) */
+  int *count;              /* pairs per first id, then bucket offsets (ngeoms) */
+  mr_broadphase_kind kind; /* the broadphase run (settings, AUTO resolved) */
+  bvh_tree *tree;          /* dynamic AABB tree (when kind is MR_BROADPHASE_TREE) */
+  int from, to, ncand;     /* first-id range being collected, pairs found in it */
   mr_collision_stats stats;
 };
 
@@ -60,7 +61,7 @@ mr_collision_settings mr_collision_settings_default(void) {
   memset(&s, 0, sizeof s);
   s.margin = 1e-3;
   s.skip_parent_child = 1;
-  s.broadphase = MR_BROADPHASE_SAP;
+  s.broadphase = MR_BROADPHASE_AUTO;
   s.ccd_max_iter = 1000;
   s.ccd_tolerance = 1e-9;
   return s;
@@ -133,7 +134,7 @@ static int copy_materials(mr_collision *c, mr_error *err) {
 static int check_settings(const mr_model *m, const mr_collision_settings *s, int max_contacts,
                           mr_error *err) {
   if (s->broadphase != MR_BROADPHASE_SAP && s->broadphase != MR_BROADPHASE_BRUTE &&
-      s->broadphase != MR_BROADPHASE_TREE) {
+      s->broadphase != MR_BROADPHASE_TREE && s->broadphase != MR_BROADPHASE_AUTO) {
     mr_error_set(err, MR_ERR_INVALID, "collision: unknown broadphase %d", (int)s->broadphase);
     return -1;
   }
@@ -178,7 +179,6 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->cand = malloc((size_t)c->cap_pairs * sizeof *c->cand);
   c->cand_j = malloc((size_t)c->cap_pairs * sizeof(int));
   c->count = calloc(n, sizeof(int));
-  if (c->s.broadphase == MR_BROADPHASE_TREE && !(c->tree = bvh_create(ng, ng))) return -1;
   return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order &&
                  c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
              ? 0
@@ -217,6 +217,15 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
       c->unbounded[c->nunbounded++] = i;
     else
       c->order[c->nbounded] = i, c->bounded[c->nbounded++] = i;
+  }
+  /* AUTO: the sweep for small scenes, the tree from MR_BROADPHASE_AUTO_TREE_MIN geometries */
+  c->kind = s->broadphase;
+  if (c->kind == MR_BROADPHASE_AUTO)
+    c->kind = c->nbounded >= MR_BROADPHASE_AUTO_TREE_MIN ? MR_BROADPHASE_TREE : MR_BROADPHASE_SAP;
+  if (c->kind == MR_BROADPHASE_TREE && !(c->tree = bvh_create(c->nbounded, m->ngeoms))) {
+    mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory for the AABB tree");
+    mr_collision_free(c);
+    return NULL;
   }
   return c;
 }
@@ -530,9 +539,9 @@ mr_status mr_collision_detect_geoms(mr_collision *c, const mr_se3 *Xg, mr_error 
     c->X[i] = Xg[i];
     world_aabb(c, i);
   }
-  if (c->s.broadphase == MR_BROADPHASE_BRUTE)
+  if (c->kind == MR_BROADPHASE_BRUTE)
     brute(c);
-  else if (c->s.broadphase == MR_BROADPHASE_TREE)
+  else if (c->kind == MR_BROADPHASE_TREE)
     tree(c);
   else
     sweep(c);
