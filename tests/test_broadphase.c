@@ -192,7 +192,7 @@ static int box_overlap(const double *alo, const double *ahi, const double *blo, 
   return 1;
 }
 
-/* the tree's invariants (links, containment, AVL heights) hold through insertions, moves,
+/* the tree's invariants (links, containment, heights, skew ≤ 2) hold through insertions, moves,
  * teleports and growth; every query returns a superset of the truly overlapping items */
 static void test_tree_invariants(void **state) {
   enum { n = 300 };

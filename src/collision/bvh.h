@@ -35,8 +35,8 @@ typedef struct {
 } bvh_stats;
 bvh_stats bvh_get_stats(const bvh_tree *t);
 
-/* check the tree's invariants (parent links, boxes contain children, heights, AVL balance);
- * returns 0 when they hold */
+/* check the tree's invariants (parent links, boxes contain children, heights, children's heights
+ * within 2); returns 0 when they hold */
 int bvh_validate(const bvh_tree *t);
 
 #endif
