@@ -240,6 +240,20 @@ static void test_tree_invariants(void **state) {
   /* small motions are absorbed by the fat boxes: fewer reinsertions than updates */
   assert_true(bvh_get_stats(t).reinserts < 40L * n);
   bvh_free(t);
+  /* boxes inserted in order along a line (the worst case of incremental insertion), then each
+   * removed and reinserted at the far end: balance holds without any rebuild */
+  t = bvh_create(n, n);
+  for (int i = 0; i < n; ++i) {
+    double l[3] = {i, 0, 0}, h[3] = {i + 0.5, 0.5, 0.5};
+    bvh_update(t, i, l, h);
+  }
+  for (int i = 0; i < n; ++i) {
+    double l[3] = {n + i, 0, 0}, h[3] = {n + i + 0.5, 0.5, 0.5};
+    bvh_update(t, i, l, h);
+  }
+  assert_int_equal(bvh_validate(t), 0);
+  assert_true(bvh_get_stats(t).height <= 1.81 * log2((double)n));
+  bvh_free(t);
 }
 
 /* more pairs than the pair buffer (every geometry overlaps every other): the sweep processes

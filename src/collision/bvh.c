@@ -20,9 +20,9 @@
  * refitted, then
  * - surface-area rotation (Kopta, Ize, Spjut, Brunvand, Davis & Kensler 2012, "Fast, effective
  *   BVH updates for animated scenes"): A's child B may trade places with a grandchild under A's
- *   other child C; the trade that shrinks C's box the most is made, if any does and C stays
- *   balanced. Alone, height rotations (below) ignore areas and nearly tripled the sum of internal
- *   areas on random scenes (10⁴ boxes); these rotations undo that;
+ *   other child C; the trade that shrinks C's box the most is made, if any does and both C and
+ *   A stay balanced. Alone, height rotations (below) ignore areas and nearly tripled the sum of
+ * internal areas on random scenes (10⁴ boxes); these rotations undo that;
  * - height rotation (as in AVL trees, Adelson-Velsky & Landis 1962, with a skew of 2): when the
  *   children's heights differ by more than MAX_SKEW = 2, the taller child takes A's place,
  *   keeping its taller grandchild and giving the shorter one to A. The fewest leaves under
@@ -190,6 +190,14 @@ static int skew_ok(const bvh_tree *t, int x, int y) {
   return d <= MAX_SKEW && -d <= MAX_SKEW;
 }
 
+/* after b (a child of a) swaps with f (a child of a's other child c, whose other child is g),
+ * do c and a keep their children's heights within MAX_SKEW */
+static int swap_balanced(const bvh_tree *t, int b, int f, int g) {
+  int hb = t->nodes[b].height, hg = t->nodes[g].height, hc = 1 + (hb > hg ? hb : hg);
+  int d = t->nodes[f].height - hc;
+  return skew_ok(t, b, g) && d <= MAX_SKEW && -d <= MAX_SKEW;
+}
+
 /* surface-area rotation at internal node a (Kopta et al. 2012): exchange one child with a
  * grandchild under the other child when that shrinks the other child's box, the largest
  * shrink first, provided the node that receives the child stays balanced */
@@ -202,9 +210,9 @@ static void rotate_sah(bvh_tree *t, int a) {
     double ac = area(t->nodes[c].lo, t->nodes[c].hi);
     for (int k = 0; k < 2; ++k) {
       /* b swaps with c's child k; c keeps its child 1 − k */
-      int g = t->nodes[c].child[1 - k];
+      int f = t->nodes[c].child[k], g = t->nodes[c].child[1 - k];
       double gain = ac - union_area(&t->nodes[b], &t->nodes[g]);
-      if (gain > best && skew_ok(t, b, g)) best = gain, best_side = side, best_k = k;
+      if (gain > best && swap_balanced(t, b, f, g)) best = gain, best_side = side, best_k = k;
     }
   }
   if (best_side < 0) return;
