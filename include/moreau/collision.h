@@ -49,15 +49,22 @@ typedef struct {
 } mr_pair_material;
 
 typedef enum {
-  MR_BROADPHASE_SAP = 0, /* sweep and prune along x with insertion sort (default) */
-  MR_BROADPHASE_BRUTE    /* every pair (reference, for tests) */
+  MR_BROADPHASE_SAP = 0, /* sweep and prune along the axis of largest spread, insertion sort */
+  MR_BROADPHASE_BRUTE,   /* every pair (reference, for tests) */
+  MR_BROADPHASE_TREE,    /* dynamic AABB tree of fat boxes, incremental (src/collision/bvh.c) */
+  MR_BROADPHASE_AUTO     /* SAP below MR_BROADPHASE_AUTO_TREE_MIN bounded geometries, else the
+                            tree (default; see docs/collision.md for the measurements) */
 } mr_broadphase_kind;
+
+/* bounded geometries from which MR_BROADPHASE_AUTO uses the tree */
+#define MR_BROADPHASE_AUTO_TREE_MIN 1024
 
 /* Settings, with defaults from mr_collision_settings_default. Arrays are copied at creation. */
 typedef struct {
   double margin;         /* security margin (m): contacts with Φ_N ≤ margin (default 1e-3) */
   int skip_parent_child; /* skip geometries on parent/child bodies (default 1) */
-  mr_broadphase_kind broadphase; /* default MR_BROADPHASE_SAP */
+  mr_broadphase_kind broadphase; /* default MR_BROADPHASE_AUTO; every kind yields the same
+                                    pairs in the same order, hence the same contacts */
   int force_ccd;        /* use libccd for every convex pair, even analytic ones (default 0) */
   int ccd_max_iter;     /* libccd iteration limit (default 1000) */
   double ccd_tolerance; /* libccd EPA/MPR tolerance (default 1e-9) */

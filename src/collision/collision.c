@@ -1,13 +1,25 @@
 /* The collision context: settings, filters (same body, parent/child, group/mask, explicit
- * include/exclude lists), the broadphase (sweep and prune over world AABBs along the axis of
- * largest spread, kept sorted by insertion sort between queries to exploit temporal coherence,
- * merge sort on the first query and after an axis change; unbounded halfspaces and heightfields
- * tested against every bounded geometry outside the sweep), and contact generation (frame,
- * material, stable key). Every buffer is allocated in mr_collision_create. */
+ * include/exclude lists), the broadphase, and contact generation (frame, material, stable key).
+ * Every buffer is allocated in mr_collision_create.
+ *
+ * Broadphases over the world AABBs of bounded geometries (unbounded halfspaces and heightfields
+ * are tested against every bounded geometry outside them):
+ * - dynamic AABB tree (src/collision/bvh.c): fat boxes refitted incrementally, the pairs of
+ *   overlapping fat boxes found by one traversal of the tree against itself, then the tight
+ *   boxes tested;
+ * - sweep and prune along the axis of largest spread, kept sorted by insertion sort between
+ *   queries to exploit temporal coherence, merge sort on the first query and after an axis change;
+ * - brute force over every pair (reference).
+ * Every broadphase hands the candidate pairs to the narrowphase in the same order, sorted by
+ * (first id, second id), so that switching broadphase never changes the contacts or their order:
+ * the sweep and the tree's self-traversal collect their pairs, then counting-sort them by first
+ * id (in chunks of first ids, collecting once per chunk, in the rare case that they exceed the
+ * pair buffer). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collision/bvh.h"
 #include "collision/narrow.h"
 
 /* an AABB and its geometry, stored in sweep order */
@@ -34,7 +46,13 @@ struct mr_collision_s {
   int axis;                 /* sweep axis: the one of largest spread of the AABB centres */
   int have_order;           /* order holds a sort along axis from a previous query */
   int npairs, cap_pairs;
-  mr_geom_pair *pairs;
+  mr_geom_pair *pairs;     /* candidate pairs listed for mr_collision_pairs (cap_pairs) */
+  mr_geom_pair *cand;      /* broadphase pairs before sorting (cap_pairs) */
+  int *cand_j;             /* their second ids bucketed by first id (cap_pairs) */
+  int *count;              /* pairs per first id, then bucket offsets (ngeoms) */
+  mr_broadphase_kind kind; /* the broadphase run (settings, AUTO resolved) */
+  bvh_tree *tree;          /* dynamic AABB tree (when kind is MR_BROADPHASE_TREE) */
+  int from, to, ncand;     /* first-id range being collected, pairs found in it */
   mr_collision_stats stats;
 };
 
@@ -43,7 +61,7 @@ mr_collision_settings mr_collision_settings_default(void) {
   memset(&s, 0, sizeof s);
   s.margin = 1e-3;
   s.skip_parent_child = 1;
-  s.broadphase = MR_BROADPHASE_SAP;
+  s.broadphase = MR_BROADPHASE_AUTO;
   s.ccd_max_iter = 1000;
   s.ccd_tolerance = 1e-9;
   return s;
@@ -115,6 +133,11 @@ static int copy_materials(mr_collision *c, mr_error *err) {
 
 static int check_settings(const mr_model *m, const mr_collision_settings *s, int max_contacts,
                           mr_error *err) {
+  if (s->broadphase != MR_BROADPHASE_SAP && s->broadphase != MR_BROADPHASE_BRUTE &&
+      s->broadphase != MR_BROADPHASE_TREE && s->broadphase != MR_BROADPHASE_AUTO) {
+    mr_error_set(err, MR_ERR_INVALID, "collision: unknown broadphase %d", (int)s->broadphase);
+    return -1;
+  }
   if (!(s->margin >= 0) || !isfinite(s->margin) || max_contacts < 1 || s->ccd_max_iter < 1 ||
       !(s->ccd_tolerance > 0)) {
     mr_error_set(err, MR_ERR_INVALID,
@@ -153,7 +176,11 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->sorted = malloc(n * sizeof *c->sorted);
   c->scratch = malloc(n * sizeof(int));
   c->pairs = malloc((size_t)c->cap_pairs * sizeof *c->pairs);
-  return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order && c->pairs
+  c->cand = malloc((size_t)c->cap_pairs * sizeof *c->cand);
+  c->cand_j = malloc((size_t)c->cap_pairs * sizeof(int));
+  c->count = calloc(n, sizeof(int));
+  return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order &&
+                 c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
              ? 0
              : -1;
 }
@@ -191,6 +218,15 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
     else
       c->order[c->nbounded] = i, c->bounded[c->nbounded++] = i;
   }
+  /* AUTO: the sweep for small scenes, the tree from MR_BROADPHASE_AUTO_TREE_MIN geometries */
+  c->kind = s->broadphase;
+  if (c->kind == MR_BROADPHASE_AUTO)
+    c->kind = c->nbounded >= MR_BROADPHASE_AUTO_TREE_MIN ? MR_BROADPHASE_TREE : MR_BROADPHASE_SAP;
+  if (c->kind == MR_BROADPHASE_TREE && !(c->tree = bvh_create(c->nbounded, m->ngeoms))) {
+    mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory for the AABB tree");
+    mr_collision_free(c);
+    return NULL;
+  }
   return c;
 }
 
@@ -200,6 +236,8 @@ void mr_collision_free(mr_collision *c) {
   free(c->contacts), free(c->X), free(c->lo), free(c->hi);
   free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
       free(c->pairs);
+  free(c->cand), free(c->cand_j), free(c->count);
+  bvh_free(c->tree);
   free(c);
 }
 
@@ -351,9 +389,38 @@ static void choose_axis(mr_collision *c) {
   }
 }
 
-static void sweep(mr_collision *c) {
+/* ascending sort of a few ints in place (insertion sort; heap sort beyond 16, O(k log k)) */
+static void sift_down(int *a, int i, int n) {
+  for (int ch; (ch = 2 * i + 1) < n; i = ch) {
+    if (ch + 1 < n && a[ch + 1] > a[ch]) ch++;
+    if (a[i] >= a[ch]) return;
+    int t = a[i];
+    a[i] = a[ch], a[ch] = t;
+  }
+}
+
+static void sort_ints(int *a, int n) {
+  if (n > 16) {
+    for (int i = n / 2 - 1; i >= 0; --i)
+      sift_down(a, i, n);
+    for (int e = n - 1; e > 0; --e) {
+      int t = a[0];
+      a[0] = a[e], a[e] = t;
+      sift_down(a, 0, e);
+    }
+    return;
+  }
+  for (int i = 1; i < n; ++i) {
+    int x = a[i], j = i - 1;
+    for (; j >= 0 && a[j] > x; --j)
+      a[j + 1] = a[j];
+    a[j + 1] = x;
+  }
+}
+
+/* the boxes in sweep order, contiguous, axes permuted so that the sweep axis comes first */
+static void sweep_prepare(mr_collision *c) {
   choose_axis(c);
-  /* the boxes in sweep order, contiguous, axes permuted so that the sweep axis comes first */
   int a0 = c->axis, a1 = (a0 + 1) % 3, a2 = (a0 + 2) % 3;
   sweep_box *b = c->sorted;
   for (int p = 0; p < c->nbounded; ++p) {
@@ -362,16 +429,98 @@ static void sweep(mr_collision *c) {
     b[p].hi[0] = c->hi[g].v[a0], b[p].hi[1] = c->hi[g].v[a1], b[p].hi[2] = c->hi[g].v[a2];
     b[p].id = g;
   }
+}
+
+/* an overlapping pair of the broadphase: kept when its first id lies in [from, to) and the
+ * filters allow it; counted per first id in count, stored in cand while there is room */
+static void collect(mr_collision *c, int x, int y) {
+  int i = x < y ? x : y, j = x < y ? y : x;
+  if (i < c->from || i >= c->to || !pair_allowed(c, i, j)) return;
+  c->count[i]++;
+  if (c->ncand < c->cap_pairs) c->cand[c->ncand] = (mr_geom_pair){i, j};
+  c->ncand++;
+}
+
+/* the sweep's overlapping pairs */
+static void sweep_collect(mr_collision *c) {
+  const sweep_box *b = c->sorted;
   for (int p = 0; p < c->nbounded; ++p) {
     const sweep_box *x = &b[p];
     for (int q = p + 1; q < c->nbounded && b[q].lo[0] <= x->hi[0]; ++q) {
       const sweep_box *y = &b[q];
       if (y->lo[1] > x->hi[1] || x->lo[1] > y->hi[1] || y->lo[2] > x->hi[2] || x->lo[2] > y->hi[2])
         continue;
-      int i = x->id < y->id ? x->id : y->id, j = x->id < y->id ? y->id : x->id;
-      if (pair_allowed(c, i, j)) test_pair(c, i, j);
+      collect(c, x->id, y->id);
     }
   }
+}
+
+/* the tree's pairs of overlapping fat boxes, kept when the tight boxes overlap */
+static void tree_visit(void *user, int a, int b) {
+  mr_collision *c = user;
+  if (overlap(c, a, b)) collect(c, a, b);
+}
+
+static void tree_collect(mr_collision *c) {
+  bvh_pairs(c->tree, tree_visit, c);
+}
+
+/* narrowphase of np stored pairs with first id in [from, to) in (first, second) order:
+ * counting sort by first id into buckets, each bucket sorted by second id */
+static void emit_sorted(mr_collision *c, int from, int to, int np) {
+  int pos = 0;
+  for (int i = from; i < to; ++i) {
+    int k = c->count[i];
+    c->count[i] = pos, pos += k;
+  }
+  for (int p = 0; p < np; ++p)
+    c->cand_j[c->count[c->cand[p].a]++] = c->cand[p].b;
+  /* count[i] is now the end of bucket i */
+  for (int i = from, start = 0; i < to; start = c->count[i++]) {
+    sort_ints(c->cand_j + start, c->count[i] - start);
+    for (int q = start; q < c->count[i]; ++q)
+      test_pair(c, i, c->cand_j[q]);
+  }
+}
+
+/* the broadphase's pairs in (first, second) order: collected once into the buffer; when they
+ * exceed it, in chunks of first ids whose pairs fit, collecting again for each (a single id has
+ * fewer than ngeoms < cap_pairs pairs, so every chunk holds one id at least) */
+static void sorted_pairs(mr_collision *c, void (*collect_all)(mr_collision *)) {
+  int ng = c->m->ngeoms;
+  memset(c->count, 0, (size_t)ng * sizeof(int));
+  c->from = 0, c->to = ng, c->ncand = 0;
+  collect_all(c);
+  if (c->ncand <= c->cap_pairs) {
+    emit_sorted(c, 0, ng, c->ncand);
+    return;
+  }
+  for (int from = 0, to; from < ng; from = to) {
+    long sum = 0;
+    for (to = from; to < ng && sum + c->count[to] <= c->cap_pairs; ++to)
+      sum += c->count[to];
+    if (to == from) to = from + 1;
+    memset(c->count + from, 0, (size_t)(to - from) * sizeof(int));
+    c->from = from, c->to = to, c->ncand = 0;
+    collect_all(c);
+    emit_sorted(c, from, to, c->ncand);
+  }
+}
+
+static void sweep(mr_collision *c) {
+  sweep_prepare(c);
+  sorted_pairs(c, sweep_collect);
+}
+
+/* the tree: every box refitted (its leaf reinserted when it leaves its fat box), a top-down
+ * rebuild when due, then the self-traversal */
+static void tree(mr_collision *c) {
+  for (int p = 0; p < c->nbounded; ++p) {
+    int g = c->bounded[p];
+    bvh_update(c->tree, g, c->lo[g].v, c->hi[g].v);
+  }
+  bvh_refresh(c->tree);
+  sorted_pairs(c, tree_collect);
 }
 
 static void brute(mr_collision *c) {
@@ -390,8 +539,10 @@ mr_status mr_collision_detect_geoms(mr_collision *c, const mr_se3 *Xg, mr_error 
     c->X[i] = Xg[i];
     world_aabb(c, i);
   }
-  if (c->s.broadphase == MR_BROADPHASE_BRUTE)
+  if (c->kind == MR_BROADPHASE_BRUTE)
     brute(c);
+  else if (c->kind == MR_BROADPHASE_TREE)
+    tree(c);
   else
     sweep(c);
   /* unbounded geometries (ground) second, so that normals point away from them */
