@@ -311,6 +311,34 @@ static void test_center_of_mass(void **state) {
   mr_model_free(m);
 }
 
+/* a massless leaf without armature makes M singular: ABA counts it and returns NaN, the LDLᵀ
+ * factorisation reports MR_ERR_NUMERIC; armature makes both regular again */
+static void test_singular(void **state) {
+  mr_model *m = mr_model_create("singular");
+  mr_error err;
+  assert_int_equal(mr_model_add_body(m, 0, "j1", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "a", point_mass(1.0, mr_v3(1, 0, 0)), &err),
+                   1);
+  assert_int_equal(mr_model_add_body(m, 1, "j2", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "b", mr_inertia_zero(), &err),
+                   2);
+  mr_data *d = mr_data_create(m);
+  double q[2] = {0.1, 0.2}, v[2] = {0.3, 0.4}, tau[2] = {1, 0};
+  mr_aba(m, d, q, v, tau);
+  assert_int_equal(d->singular, 1);
+  assert_true(isnan(d->ddq[0]) && isnan(d->ddq[1]));
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_ERR_NUMERIC);
+  m->armature[1] = 0.01;
+  mr_aba(m, d, q, v, tau);
+  assert_int_equal(d->singular, 1);
+  assert_true(isfinite(d->ddq[0]) && isfinite(d->ddq[1]));
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_OK);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pendulum),      cmocka_unit_test(test_double_pendulum),
@@ -318,6 +346,7 @@ int main(void) {
       cmocka_unit_test(test_jacobians),     cmocka_unit_test(test_external_forces),
       cmocka_unit_test(test_power_balance), cmocka_unit_test(test_gravity_gradient),
       cmocka_unit_test(test_lie_group),     cmocka_unit_test(test_center_of_mass),
+      cmocka_unit_test(test_singular),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

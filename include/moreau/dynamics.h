@@ -35,7 +35,9 @@ typedef struct mr_data {
   mr_force *fb;      /* body spatial force transmitted by its joint, body frame (nb) */
   mr_force *f_ext;   /* external spatial force on each body, body frame (nb); input, default 0 */
 
-  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA) */
+  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA); entries
+                        outside the tree pattern (dofs neither ancestor nor descendant of each
+                        other) are zero from mr_data_create and never written */
   double *nle;       /* nonlinear effects b(q, v) = C(q, v) v + g(q) (nv) */
   double *grav;      /* generalized gravity g(q) (nv) */
   double *ddq;       /* forward dynamics result of mr_aba (nv) */
@@ -47,6 +49,9 @@ typedef struct mr_data {
   double *D, *Dinv;  /* nv */
   int *parent_dof;   /* parent of each dof in the tree, -1 at a root (nv) */
   int *nvSubtree;    /* number of dofs in the subtree of each dof, itself included (nv) */
+
+  int singular;      /* count of mr_aba calls that met a joint whose Sᵀ Iᴬ S + armature is not
+                        positive definite (massless leaf without armature): q̈ is then NaN */
 
   void *work;        /* algorithm workspaces (ABA articulated inertias, Jacobian scratch...) */
 } mr_data;
@@ -70,7 +75,9 @@ void mr_normalize(const mr_model *m, double *q);
 
 /* ---- kinematics ---- */
 
-/* Placements (and body velocities / accelerations when v / a are non-NULL) of every body. */
+/* Placements (and body velocities / accelerations when v / a are non-NULL) of every body.
+ * Every algorithm below that takes q also updates d->q, d->liMi and d->oMi; mr_rnea also fills
+ * d->vb, d->ab (gravity included: a₀ = −g) and d->fb. */
 void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
                            const double *a);
 /* d->oMf from d->oMi */
