@@ -11,11 +11,20 @@
  * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). */
 #include "dynamics/internal.h"
 
+/* a · b with four partial sums (a fixed order: deterministic, and not bound by the latency of
+ * one chain of additions) */
 static inline double dot(const double *restrict a, const double *restrict b, int n) {
-  double s = 0.0;
-  for (int t = 0; t < n; ++t)
-    s += a[t] * b[t];
-  return s;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  int t = 0;
+  for (; t + 4 <= n; t += 4) {
+    s0 += a[t] * b[t];
+    s1 += a[t + 1] * b[t + 1];
+    s2 += a[t + 2] * b[t + 2];
+    s3 += a[t + 3] * b[t + 3];
+  }
+  for (; t < n; ++t)
+    s0 += a[t] * b[t];
+  return (s0 + s1) + (s2 + s3);
 }
 
 static mr_status pivot_error(mr_error *err, double Dk, int k) {
