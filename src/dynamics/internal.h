@@ -54,7 +54,7 @@ typedef struct {
   double *Ia;          /* ABA: articulated inertias, 6x6 row-major each (nb x 36) */
   double *Dab;         /* ABA: inverse of Sᵀ Ia S + armature, nv_i x nv_i per body (nb x 36) */
   double *u;           /* ABA: Dinv (τ − Sᵀ pA), per dof (nv) */
-  double *tmp;         /* LDLᵀ: scratch (nv) */
+  double *tmp;         /* LDLᵀ: scratch (nv + 4) */
   int contiguous;      /* every dof's subtree is the range k .. k + nvSubtree[k] − 1 */
 } mr_dyn_work;
 

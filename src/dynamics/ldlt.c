@@ -11,20 +11,26 @@
  * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). */
 #include "dynamics/internal.h"
 
-/* a · b with four partial sums (a fixed order: deterministic, and not bound by the latency of
- * one chain of additions) */
-static inline double dot(const double *restrict a, const double *restrict b, int n) {
+/* a · b over n rounded up to a multiple of 4 (b is zero-padded by the caller, a readable that
+ * far), with four partial sums in a fixed order: deterministic, no data-dependent tail loop and
+ * not bound by the latency of one chain of additions */
+static inline double dot4(const double *restrict a, const double *restrict b, int n) {
   double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-  int t = 0;
-  for (; t + 4 <= n; t += 4) {
+  for (int t = 0; t < n; t += 4) {
     s0 += a[t] * b[t];
     s1 += a[t + 1] * b[t + 1];
     s2 += a[t + 2] * b[t + 2];
     s3 += a[t + 3] * b[t + 3];
   }
-  for (; t < n; ++t)
-    s0 += a[t] * b[t];
   return (s0 + s1) + (s2 + s3);
+}
+
+/* the same with an exact length */
+static inline double dot(const double *restrict a, const double *restrict b, int n) {
+  double s = 0.0;
+  for (int t = 0; t < n; ++t)
+    s += a[t] * b[t];
+  return s;
 }
 
 static mr_status pivot_error(mr_error *err, double Dk, int k) {
@@ -42,12 +48,13 @@ static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
     const double *Uk = U + k * nv + k + 1;
     for (int t = 0; t < nt; ++t)
       tmp[t] = d->D[k + 1 + t] * Uk[t];
-    double Dk = M[k * nv + k] - dot(Uk, tmp, nt);
+    tmp[nt] = tmp[nt + 1] = tmp[nt + 2] = 0.0;
+    double Dk = M[k * nv + k] - dot4(Uk, tmp, nt);
     if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
     for (int i = par[k]; i >= 0; i = par[i])
-      U[i * nv + k] = (M[i * nv + k] - dot(U + i * nv + k + 1, tmp, nt)) * Dinv;
+      U[i * nv + k] = (M[i * nv + k] - dot4(U + i * nv + k + 1, tmp, nt)) * Dinv;
   }
   return MR_OK;
 }
