@@ -6,13 +6,36 @@
  * mr_data_create and never written. */
 #include "dynamics/internal.h"
 
+/* the world motion of a one-axis joint's column: rotation (p × R a, R a), translation (R a, 0);
+ * R a is a column of R for the x, y, z kinds */
+static inline mr_motion world_axis(const mr_se3 *X, int kind, mr_vec3 axis, mr_vec3 S_v) {
+  mr_motion r;
+  if (kind == JK_PRISMATIC) {
+    r.v = mr_m3_mulv(&X->R, S_v);
+    r.w = mr_v3_zero();
+    return r;
+  }
+  if (kind == JK_REV)
+    r.w = mr_m3_mulv(&X->R, axis);
+  else {
+    const int c = kind - JK_REV_X;
+    r.w = mr_v3(X->R.m[0][c], X->R.m[1][c], X->R.m[2][c]);
+  }
+  r.v = mr_v3_cross(X->p, r.w);
+  return r;
+}
+
 void mr_dyn_world_terms(const mr_model *m, mr_data *d) {
   mr_dyn_work *w = mr_work(d);
   for (int i = 1; i < m->nbodies; ++i) {
     const mr_joint *j = &m->bodies[i].joint;
     const mr_se3 *X = &d->oMi[i];
-    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
-      w->oS[k] = mr_se3_act_motion(X, w->S[k]);
+    const int kind = w->kind[i];
+    if (kind >= JK_REV_X && kind <= JK_PRISMATIC)
+      w->oS[j->idx_v] = world_axis(X, kind, j->axis, w->S[j->idx_v].v);
+    else
+      for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
+        w->oS[k] = mr_se3_act_motion(X, w->S[k]);
     w->oY[i] = mr_oinertia_from(X, &m->bodies[i].inertia);
   }
 }
