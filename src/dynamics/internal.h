@@ -74,20 +74,13 @@ static inline mr_oinertia mr_oinertia_from(const mr_se3 *a, const mr_inertia *Y)
   mr_vec3 c = mr_se3_act_point(a, Y->c);
   r.m = Y->m;
   r.h = mr_v3_scale(c, Y->m);
-  /* R I Rᵀ, upper triangle then mirrored (I symmetric) */
-  mr_mat3 RI = mr_m3_mul(&a->R, &Y->I);
-  for (int i = 0; i < 3; ++i)
-    for (int j = i; j < 3; ++j)
-      r.I.m[i][j] =
-          RI.m[i][0] * a->R.m[j][0] + RI.m[i][1] * a->R.m[j][1] + RI.m[i][2] * a->R.m[j][2];
+  r.I = mr_m3_rotate(&a->R, &Y->I);
   /* parallel axis: + m (|c|² 1 − c cᵀ) */
   double cc = mr_v3_dot(c, c);
   for (int i = 0; i < 3; ++i) {
-    for (int j = i; j < 3; ++j)
+    for (int j = 0; j < 3; ++j)
       r.I.m[i][j] -= r.h.v[i] * c.v[j];
     r.I.m[i][i] += Y->m * cc;
-    for (int j = 0; j < i; ++j)
-      r.I.m[i][j] = r.I.m[j][i];
   }
   return r;
 }
