@@ -40,25 +40,57 @@ void mr_dyn_world_terms(const mr_model *m, mr_data *d) {
   }
 }
 
+/* M[path(k), k] for the dofs k of body i, walking λ chains (any numbering) */
+static void columns_chains(const mr_model *m, mr_data *d, int i) {
+  mr_dyn_work *w = mr_work(d);
+  const mr_joint *j = &m->bodies[i].joint;
+  const int nv = m->nv;
+  double *restrict M = d->M;
+  for (int k = j->idx_v; k < j->idx_v + j->nv; ++k) {
+    const mr_force F = w->F[k];
+    for (int r = k; r >= 0; r = d->parent_dof[r]) {
+      double x = mr_force_dot(F, w->oS[r]);
+      M[r * nv + k] = x;
+      M[k * nv + r] = x;
+    }
+  }
+}
+
+/* M[r, sub(r)] for the dofs r of body i when subtrees are contiguous ranges: independent
+ * products over a range, no chain to chase; F of every descendant is already final */
+static void rows_contiguous(const mr_model *m, mr_data *d, int i) {
+  mr_dyn_work *w = mr_work(d);
+  const mr_joint *j = &m->bodies[i].joint;
+  const int nv = m->nv;
+  double *restrict M = d->M;
+  for (int r = j->idx_v; r < j->idx_v + j->nv; ++r) {
+    const mr_motion S = w->oS[r];
+    const int end = r + d->nvSubtree[r];
+    for (int k = r; k < end; ++k) {
+      double x = mr_force_dot(w->F[k], S);
+      M[r * nv + k] = x;
+      M[k * nv + r] = x;
+    }
+  }
+}
+
 const double *mr_crba(const mr_model *m, mr_data *d, const double *q) {
   mr_dyn_work *w = mr_work(d);
   const int nv = m->nv;
-  double *restrict M = d->M;
   mr_dyn_placements(m, d, q);
   mr_dyn_world_terms(m, d);
   for (int i = m->nbodies - 1; i > 0; --i) {
     const mr_body *b = &m->bodies[i];
     const mr_joint *j = &b->joint;
-    /* M[path(k), k] = Sᵀ Iᶜ S_k for each dof k of this joint */
-    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k) {
-      mr_force F = mr_oinertia_mul(&w->oY[i], w->oS[k]);
-      for (int r = k; r >= 0; r = d->parent_dof[r]) {
-        double x = mr_force_dot(F, w->oS[r]);
-        M[r * nv + k] = x;
-        M[k * nv + r] = x;
-      }
-      M[k * nv + k] += m->armature[k];
-    }
+    /* F_k = Iᶜᵢ S_k, Iᶜᵢ final since every descendant was merged */
+    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
+      w->F[k] = mr_oinertia_mul(&w->oY[i], w->oS[k]);
+    if (w->contiguous)
+      rows_contiguous(m, d, i);
+    else
+      columns_chains(m, d, i);
+    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
+      d->M[k * nv + k] += m->armature[k];
     /* Iᶜ_λ(i) += Iᶜᵢ */
     if (b->parent > 0) mr_oinertia_add(&w->oY[b->parent], &w->oY[i]);
   }
