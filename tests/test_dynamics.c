@@ -158,6 +158,7 @@ static void test_random_trees(void **state) {
     for (int k = 0; k < 5; ++k) {
       random_state(m, &s, &x);
       check_algorithms(m, d, &x, &s);
+      check_fk_acceleration(m, d, &x);
     }
     mr_data_free(d);
     mr_model_free(m);
@@ -284,6 +285,19 @@ static void test_lie_group(void **state) {
     }
   }
   assert_true(limited > 0);
+  /* normalisation restores unit quaternions and leaves the other coordinates alone */
+  double q3[NMAX];
+  memcpy(q3, x.q, sizeof q3);
+  for (int i = 0; i < nq; ++i)
+    q3[i] *= 1.5;
+  mr_normalize(m, q3);
+  for (int i = 1; i < m->nbodies; ++i) {
+    const mr_joint *j = &m->bodies[i].joint;
+    for (int c = 0; c < j->nq; ++c) {
+      int iq = j->idx_q + c, quat = j->nq >= 4 && c >= j->nq - 4;
+      assert_near(q3[iq], quat ? x.q[iq] : 1.5 * x.q[iq], 1e-15);
+    }
+  }
   mr_model_free(m);
 }
 
