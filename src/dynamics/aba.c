@@ -8,8 +8,6 @@
  *   pass 3 (root to leaves):  a′ = a_λ + cᵢ,  q̈ᵢ = Dᵢ⁻¹ (uᵢ − Uᵢᵀ a′),  aᵢ = a′ + Sᵢ q̈ᵢ,
  * with a₀ = (−g, 0). One-dof joints take a scalar path; multi-dof joints (spherical, free) invert
  * their Dᵢ by a small Cholesky factorisation. */
-#include <string.h>
-
 #include "dynamics/internal.h"
 
 /* y = A x for a 6x6 row-major A and a motion x, as a force */
@@ -36,9 +34,7 @@ static void pass1(const mr_model *m, mr_data *d, const double *v) {
   for (int i = 1; i < m->nbodies; ++i) {
     const mr_body *b = &m->bodies[i];
     const mr_joint *j = &b->joint;
-    mr_motion vj = mr_motion_zero();
-    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
-      vj = mr_motion_add(vj, mr_motion_scale(w->oS[k], v[k]));
+    mr_motion vj = mr_joint_motion(w->oS + j->idx_v, v + j->idx_v, j->nv);
     mr_motion vi = mr_motion_add(w->ov[b->parent], vj);
     w->ov[i] = vi;
     w->oc[i] = mr_motion_cross(vi, vj);

@@ -112,8 +112,12 @@ static inline void mr_oinertia_matrix(const mr_oinertia *Y, double *restrict A) 
     }
 }
 
-static inline double mr_motion_dot_force(mr_motion m, mr_force f) {
-  return mr_force_dot(f, m);
+/* Σ S_k x_k over a joint's nv columns (nv >= 1) */
+static inline mr_motion mr_joint_motion(const mr_motion *S, const double *x, int nv) {
+  mr_motion r = mr_motion_scale(S[0], x[0]);
+  for (int k = 1; k < nv; ++k)
+    r = mr_motion_add(r, mr_motion_scale(S[k], x[k]));
+  return r;
 }
 
 #endif
