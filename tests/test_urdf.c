@@ -261,6 +261,10 @@ static const error_case error_cases[] = {
      "t.urdf:4:", "malformed XML"},
     {"missing mass", HEAD "<link name=\"a\">\n<inertial>" INERTIA "</inertial></link></robot>",
      MR_ERR_PARSE, "t.urdf:3:", "<mass>"},
+    {"missing inertia",
+     HEAD "<link name=\"a\">\n<inertial><mass value=\"1\"/></inertial></link>"
+          "</robot>",
+     MR_ERR_PARSE, "t.urdf:3:", "<inertia>"},
     {"non-numeric mass",
      HEAD "<link name=\"a\"><inertial>\n<mass value=\"heavy\"/>" INERTIA "</inertial></link>"
           "</robot>",
@@ -302,6 +306,10 @@ static const error_case error_cases[] = {
      HEAD ROOT "<link name=\"b\"/><link name=\"c\"/>\n" JOINT("j1", "revolute", "b", "c")
          JOINT("j2", "revolute", "c", "b") "</robot>",
      MR_ERR_INVALID, "t.urdf:5:", "loop"},
+    {"loop without a root",
+     HEAD "<link name=\"a\"/><link name=\"b\"/>\n" JOINT("j1", "revolute", "a", "b")
+         JOINT("j2", "revolute", "b", "a") "</robot>",
+     MR_ERR_INVALID, "t.urdf:3:", "loop"},
     {"two roots", HEAD ROOT "\n<link name=\"b\"/></robot>", MR_ERR_INVALID, "t.urdf:4:", "\"b\""},
     {"duplicate link", HEAD ROOT "\n\n<link name=\"a\"/></robot>", MR_ERR_INVALID,
      "t.urdf:5:", "\"a\""},
@@ -344,6 +352,52 @@ static void test_errors(void **state) {
       fail_msg("%s: status %s (expected %s), message \"%s\" (expected %s ... %s)", c->what,
                mr_status_name(st), mr_status_name(c->status), e.msg, c->line, c->value);
   }
+}
+
+/* random byte edits of valid files never crash nor leak (under make check); every refusal comes
+ * with a message and no model */
+static void test_mutations(void **state) {
+  static const char *const sources[] = {pendulum, merged};
+  static const char alphabet[] = "<>/=\" \n-0123456789.eE+xnaif,;&";
+  uint64_t seed = 7;
+  char buf[4096];
+  for (int k = 0; k < 3000; ++k) {
+    const char *src = sources[k % 2];
+    size_t n = strlen(src);
+    memcpy(buf, src, n + 1);
+    int edits = 1 + (int)(test_rand_u64(&seed) % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t at = (size_t)(test_rand_u64(&seed) % n);
+      buf[at] = alphabet[test_rand_u64(&seed) % (sizeof alphabet - 1)];
+    }
+    mr_model *m = NULL;
+    mr_error err = {MR_OK, ""};
+    mr_status st = mr_urdf_parse(buf, "t.urdf", NULL, &m, &err);
+    if (st) {
+      assert_null(m);
+      assert_true(strncmp(err.msg, "t.urdf:", 7) == 0);
+    } else {
+      assert_non_null(m);
+      assert_true(m->nbodies >= 1);
+      mr_model_free(m);
+    }
+  }
+}
+
+/* without collision geometry, meshes are not looked for */
+static void test_no_collision(void **state) {
+  static const char xml[] = "<robot name=\"r\"><link name=\"a\"><collision><geometry>\n"
+                            "<mesh filename=\"package://nopkg/x.stl\"/></geometry></collision>"
+                            "</link></robot>";
+  mr_urdf_options o = mr_urdf_options_default();
+  o.collision = 0;
+  mr_model *m = NULL;
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", &o, &m, NULL), MR_OK);
+  assert_int_equal(m->ngeoms, 0);
+  mr_model_free(m);
+  /* and a NULL error is allowed on failure too */
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", NULL, &m, NULL), MR_ERR_IO);
+  assert_null(m);
 }
 
 /* a file that does not exist is an I/O error naming it */
@@ -517,6 +571,7 @@ int main(void) {
       cmocka_unit_test(test_pendulum),         cmocka_unit_test(test_floating),
       cmocka_unit_test(test_fixed_merge),      cmocka_unit_test(test_document_order),
       cmocka_unit_test(test_world_root),       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_mutations),        cmocka_unit_test(test_no_collision),
       cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_mesh_paths),
       cmocka_unit_test(test_reference_robots), cmocka_unit_test(test_solo_feet),
   };

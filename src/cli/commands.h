@@ -11,5 +11,6 @@ typedef struct {
 } mr_command;
 
 int mr_cmd_version(int argc, char **argv);
+int mr_cmd_rbd(int argc, char **argv);
 
 #endif

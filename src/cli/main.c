@@ -6,6 +6,7 @@
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
+    {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
 };
 
 static void usage(FILE *f) {

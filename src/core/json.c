@@ -164,6 +164,7 @@ static mr_status parse_children(parser *p, mr_json *v, char close, int depth) {
     mr_status st = parse_value(p, &child, depth + 1);
     if (st) {
       free(key);
+      mr_json_free(child);
       return st;
     }
     child->key = key;

@@ -199,10 +199,10 @@ static mr_status read_inertia(urdf_ctx *c, const xmlNode *link, mr_inertia *Y) {
   if (st) return st;
   xmlNode *mass = child(in, "mass"), *inertia = child(in, "inertia");
   if (!mass) return fail(c, in, MR_ERR_PARSE, "<inertial> has no <mass> element");
-  if (!inertia) return fail(c, in, MR_ERR_PARSE, "<inertial> has no <inertia> element");
   double m, k[6];
   if ((st = attr_number_req(c, mass, "value", &m))) return st;
   if (m < 0.0) return fail(c, mass, MR_ERR_INVALID, "<mass> value=\"%g\" is negative", m);
+  if (!inertia) return fail(c, in, MR_ERR_PARSE, "<inertial> has no <inertia> element");
   for (int i = 0; i < 6; ++i)
     if ((st = attr_number_req(c, inertia, keys[i], &k[i]))) return st;
   mr_mat3 I = {{{k[0], k[1], k[2]}, {k[1], k[3], k[4]}, {k[2], k[4], k[5]}}};
@@ -365,7 +365,7 @@ static char *concat3(const char *a, const char *b, const char *c) {
 
 /* ROOT/REST for the first root (of n, or of the colon-separated list when n < 0) holding it */
 static char *search_roots(const char *const *roots, int n, const char *list, const char *rest) {
-  for (int i = 0; n >= 0 && i < n; ++i) {
+  for (int i = 0; roots && i < n; ++i) {
     char *p = concat3(roots[i], "/", rest);
     if (!p || file_exists(p)) return p;
     free(p);

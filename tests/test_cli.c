@@ -1,0 +1,222 @@
+/* The moreau command, run as a program (MOREAU_BIN, set by make test): moreau rbd on a pendulum
+ * against closed forms, on Solo-12, and its usage errors. */
+#include "test_util.h"
+
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/json.h"
+
+#define OUT_MAX (1 << 20)
+
+/* the binary, or NULL (the test is skipped) */
+static const char *moreau_bin(void) {
+  return getenv("MOREAU_BIN");
+}
+
+/* run "moreau ARGS" through the shell; out gets stdout (and stderr when merge); the exit code */
+static int run(const char *args, int merge, char *out) {
+  char cmd[9500];
+  snprintf(cmd, sizeof cmd, "'%s' %s %s", moreau_bin(), args, merge ? "2>&1" : "2>/dev/null");
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, OUT_MAX - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+/* write text to a new temporary file; its path goes to path */
+static void write_temp(const char *text, char path[64]) {
+  snprintf(path, 64, "/tmp/moreau_cli_XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static double num(const mr_json *obj, const char *key) {
+  const mr_json *v = mr_json_get(obj, key);
+  if (!v || v->type != MR_JSON_NUMBER) fail_msg("no number '%s' in the output", key);
+  return v->number;
+}
+
+/* the i-th number of an array member (row r of a matrix when r >= 0) */
+static double at(const mr_json *obj, const char *key, int r, int i) {
+  const mr_json *v = mr_json_get(obj, key);
+  if (v && r >= 0) v = mr_json_at(v, r);
+  v = v ? mr_json_at(v, i) : NULL;
+  if (!v || v->type != MR_JSON_NUMBER) fail_msg("no number %s[%d][%d] in the output", key, r, i);
+  return v->number;
+}
+
+static mr_json *parse_output(const char *out) {
+  mr_json *j = NULL;
+  mr_error e = {MR_OK, ""};
+  if (mr_json_parse(out, "stdout", &j, &e)) fail_msg("%s\n%s", e.msg, out);
+  return j;
+}
+
+/* a point mass m at distance l below a hinge about x */
+static const char pendulum[] =
+    "<robot name=\"pendulum\">\n"
+    "  <link name=\"base\"/>\n"
+    "  <joint name=\"hinge\" type=\"revolute\">\n"
+    "    <parent link=\"base\"/><child link=\"bob\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"-3\" upper=\"3\" effort=\"10\" velocity=\"10\"/>\n"
+    "  </joint>\n"
+    "  <link name=\"bob\"><inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"2\"/>\n"
+    "    <inertia ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"0\" iyz=\"0\" izz=\"0\"/></inertial></link>\n"
+    "</robot>\n";
+
+/* rbd --json on the pendulum: every quantity against its closed form. The algorithms do a few
+ * dozen floating-point operations on numbers of order 10: 1e-12 is round-off. */
+static void test_rbd_pendulum(void **state) {
+  if (!moreau_bin()) skip();
+  char path[64], args[256];
+  static char out[OUT_MAX];
+  write_temp(pendulum, path);
+  const double m = 2, l = 0.5, g = 9.81, q = 0.3, v = 0.7;
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --v 0.7 --tau 0 --a 1 --json", path);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  assert_near(num(j, "nq"), 1, 0);
+  assert_near(num(j, "nv"), 1, 0);
+  const mr_json *joint = mr_json_at(mr_json_get(j, "joints"), 0);
+  assert_non_null(joint);
+  assert_string_equal(mr_json_get(joint, "name")->string, "hinge");
+  assert_string_equal(mr_json_get(joint, "type")->string, "revolute");
+  assert_near(at(j, "M", 0, 0), m * l * l, 1e-12);
+  assert_near(at(j, "gravity", -1, 0), m * g * l * sin(q), 1e-12);
+  /* one hinge: M is constant, no Coriolis term, b = g */
+  assert_near(at(j, "nle", -1, 0), m * g * l * sin(q), 1e-12);
+  assert_near(at(j, "ddq", -1, 0), -g / l * sin(q), 1e-12);
+  assert_near(at(j, "tau_id", -1, 0), m * l * l + m * g * l * sin(q), 1e-12);
+  assert_near(num(j, "kinetic_energy"), 0.5 * m * l * l * v * v, 1e-12);
+  assert_near(num(j, "potential_energy"), -m * g * l * cos(q), 1e-12);
+  assert_near(num(j, "mass"), m, 0);
+  assert_near(at(j, "com", -1, 1), l * sin(q), 1e-12);
+  assert_near(at(j, "com", -1, 2), -l * cos(q), 1e-12);
+  mr_json_free(j);
+  /* the text output shows the same matrix */
+  snprintf(args, sizeof args, "rbd %s --q 0.3", path);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_non_null(strstr(out, "M (1 x 1)"));
+  assert_non_null(strstr(out, "5.0000e-01"));
+  remove(path);
+}
+
+/* Solo-12 with a free flyer: sizes, and the linear block of M is m 1 (local frame) */
+static void test_rbd_solo(void **state) {
+  const char *ref = test_reference_root();
+  if (!moreau_bin() || !ref) skip();
+  char args[9000], pkg[4096];
+  static char out[OUT_MAX];
+  snprintf(pkg, sizeof pkg, "%s", ref);
+  *strrchr(pkg, '/') = '\0';
+  snprintf(args, sizeof args,
+           "rbd '%s/robots/solo_description/robots/solo12.urdf' --floating --package-root '%s' "
+           "--json",
+           ref, pkg);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  assert_near(num(j, "nq"), 19, 0);
+  assert_near(num(j, "nv"), 18, 0);
+  assert_int_equal(mr_json_get(j, "joints")->count, 13);
+  double mass = num(j, "mass");
+  /* the sum of the file's 17 <mass> values */
+  assert_near(mass, 2.50000279, 1e-12);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      assert_near(at(j, "M", r, c), r == c ? mass : 0.0, 1e-12);
+  /* at the neutral posture the base is upright: lifting it costs m g */
+  assert_near(at(j, "gravity", -1, 2), mass * 9.81, 1e-12);
+  for (int r = 0; r < 18; ++r)
+    for (int c = 0; c < r; ++c)
+      assert_near(at(j, "M", r, c), at(j, "M", c, r), 1e-12);
+  mr_json_free(j);
+}
+
+/* Solo-12 away from neutral: ABA inverts CRBA + RNEA, M ddq + b = tau; the quaternion given is
+ * normalised. Independent algorithms agree to round-off relative to the sizes of the terms. */
+static void test_rbd_solo_consistency(void **state) {
+  const char *ref = test_reference_root();
+  if (!moreau_bin() || !ref) skip();
+  char args[9000], pkg[4096];
+  static char out[OUT_MAX];
+  snprintf(pkg, sizeof pkg, "%s", ref);
+  *strrchr(pkg, '/') = '\0';
+  snprintf(args, sizeof args,
+           "rbd '%s/robots/solo_description/robots/solo12.urdf' --floating --package-root '%s' "
+           "--q 0.1,0.2,0.3,0.2,-0.4,0.6,1.8,0.3,-0.8,1.6,-0.2,0.7,-1.5,0.1,-0.9,1.4,0.2,0.8,-1.3 "
+           "--v 0.5,-0.3,0.2,1,-2,0.5,3,-1,2,0.5,1.5,-2,1,0.2,-0.4,-1,2.5,0.3 "
+           "--tau 1,2,-3,0.1,0.2,-0.3,0.5,-0.4,0.3,0.2,-0.1,0.6,-0.5,0.4,-0.3,0.2,0.1,-0.6 --json",
+           ref, pkg);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  double n = 0.0;
+  for (int k = 3; k < 7; ++k)
+    n += at(j, "q", -1, k) * at(j, "q", -1, k);
+  assert_near(n, 1.0, 1e-15);
+  for (int r = 0; r < 18; ++r) {
+    double lhs = at(j, "nle", -1, r), scale = fabs(lhs) + fabs(at(j, "tau", -1, r));
+    for (int c = 0; c < 18; ++c) {
+      lhs += at(j, "M", r, c) * at(j, "ddq", -1, c);
+      scale += fabs(at(j, "M", r, c) * at(j, "ddq", -1, c));
+    }
+    assert_near(lhs, at(j, "tau", -1, r), 1e-10 * scale);
+  }
+  mr_json_free(j);
+}
+
+typedef struct {
+  const char *args; /* after "rbd"; %s is the pendulum file */
+  int code;
+  const char *msg[2]; /* substrings of the output */
+} usage_case;
+
+/* bad usage and bad input exit with 2 and say what is wrong */
+static void test_rbd_errors(void **state) {
+  if (!moreau_bin()) skip();
+  char ok[64], bad[64], args[512];
+  static char out[OUT_MAX];
+  write_temp(pendulum, ok);
+  write_temp("<robot name=\"r\">\n<link name=\"a\"><inertial>\n<mass value=\"heavy\"/>"
+             "</inertial></link></robot>\n",
+             bad);
+  char bad_line[80];
+  snprintf(bad_line, sizeof bad_line, "%s:3:", bad);
+  const usage_case cases[] = {
+      {"rbd %s --q 1,2", 2, {"expected 1 values (nq)", "got 2"}},
+      {"rbd %s --v abc", 2, {"--v", "'abc'"}},
+      {"rbd %s --tau 1,", 2, {"--tau", "entry 2"}},
+      {"rbd %s --bogus", 2, {"unknown option", "--bogus"}},
+      {"rbd %s --a", 2, {"--a", "needs a value"}},
+      {"rbd /nonexistent/robot.urdf%s", 2, {"/nonexistent/robot.urdf", "cannot open"}},
+      {"rbd %s", 2, {bad_line, "heavy"}},
+      {"rbd%s", 2, {"no MODEL", "--help"}},
+      {"rbd --help%s", 0, {"--package-root", "--json"}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    const char *file = k == 6 ? bad : (k >= 5 ? "" : ok);
+    snprintf(args, sizeof args, cases[k].args, file);
+    int code = run(args, 1, out);
+    if (code != cases[k].code || !strstr(out, cases[k].msg[0]) || !strstr(out, cases[k].msg[1]))
+      fail_msg("'%s': exit %d (expected %d), output:\n%s", args, code, cases[k].code, out);
+  }
+  remove(ok), remove(bad);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rbd_pendulum),
+      cmocka_unit_test(test_rbd_solo),
+      cmocka_unit_test(test_rbd_solo_consistency),
+      cmocka_unit_test(test_rbd_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
