@@ -301,6 +301,33 @@ static void test_lie_group(void **state) {
   mr_model_free(m);
 }
 
+/* one-sided limits: the missing bound is ±π (±1 m), or that far beyond the finite bound */
+static void test_one_sided_limits(void **state) {
+  mr_model *m = mr_model_create("limits");
+  mr_error err;
+  mr_inertia Y = point_mass(1.0, mr_v3(0, 0, 1));
+  assert_int_equal(mr_model_add_body(m, 0, "p", MR_JOINT_PRISMATIC, mr_se3_identity(),
+                                     mr_v3(1, 0, 0), "a", Y, &err),
+                   1);
+  assert_int_equal(mr_model_add_body(m, 1, "r", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "b", Y, &err),
+                   2);
+  assert_int_equal(mr_model_set_limits(m, 1, 2.0, INFINITY, 1, 1, &err), MR_OK);
+  assert_int_equal(mr_model_set_limits(m, 2, -INFINITY, -5.0, 1, 1, &err), MR_OK);
+  uint64_t s = 3;
+  double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+  for (int k = 0; k < 200; ++k) {
+    double q[2];
+    mr_random_configuration(m, &s, q);
+    for (int i = 0; i < 2; ++i)
+      lo[i] = fmin(lo[i], q[i]), hi[i] = fmax(hi[i], q[i]);
+  }
+  /* 200 uniform draws cover each interval to within a few percent of its ends */
+  assert_true(lo[0] >= 2.0 && hi[0] <= 3.0 && hi[0] - lo[0] > 0.9);
+  assert_true(lo[1] >= -5.0 - M_PI && hi[1] <= -5.0 && hi[1] - lo[1] > 0.9 * M_PI);
+  mr_model_free(m);
+}
+
 /* centre of mass of two point masses, and the neutral configuration */
 static void test_center_of_mass(void **state) {
   mr_model *m = mr_model_create("com");
@@ -360,7 +387,7 @@ int main(void) {
       cmocka_unit_test(test_jacobians),     cmocka_unit_test(test_external_forces),
       cmocka_unit_test(test_power_balance), cmocka_unit_test(test_gravity_gradient),
       cmocka_unit_test(test_lie_group),     cmocka_unit_test(test_center_of_mass),
-      cmocka_unit_test(test_singular),
+      cmocka_unit_test(test_singular),      cmocka_unit_test(test_one_sided_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
