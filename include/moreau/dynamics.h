@@ -63,8 +63,9 @@ void mr_data_free(mr_data *d);
 /* ---- configuration space ---- */
 
 void mr_neutral(const mr_model *m, double *q);
-/* a configuration drawn uniformly within the limits (±π, or ±1 m, where unlimited; uniform
- * rotations for quaternions); *seed is advanced (deterministic, splitmix64) */
+/* a configuration drawn uniformly within the limits (±π, or ±1 m, where unlimited; a one-sided
+ * limit keeps at least π or 1 m beyond its bound; uniform rotations for quaternions); *seed is
+ * advanced (deterministic, splitmix64) */
 void mr_random_configuration(const mr_model *m, uint64_t *seed, double *q);
 /* qout = q ⊕ v dt: exponential map for free-flyer (SE(3)) and spherical (SO(3)) joints */
 void mr_integrate(const mr_model *m, const double *q, const double *v, double dt, double *qout);
@@ -121,6 +122,7 @@ void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, d
 
 /* ---- energy and centre of mass ---- */
 
+/* ½ vᵀ M v, the rotor (armature) energy included */
 double mr_kinetic_energy(const mr_model *m, mr_data *d, const double *q, const double *v);
 /* −Σ mᵢ gᵀ cᵢ, i.e. m g z for gravity along −z */
 double mr_potential_energy(const mr_model *m, mr_data *d, const double *q);
