@@ -328,6 +328,27 @@ static void test_one_sided_limits(void **state) {
   mr_model_free(m);
 }
 
+/* a model holding only the world: every algorithm runs on empty vectors */
+static void test_world_only(void **state) {
+  mr_model *m = mr_model_create("empty");
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  double q[1] = {0}, v[1] = {0};
+  mr_forward_kinematics(m, d, q, v, v);
+  mr_update_frames(m, d);
+  mr_rnea(m, d, q, v, v);
+  mr_aba(m, d, q, v, v);
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, NULL), MR_OK);
+  mr_ldlt_solve(m, d, v);
+  assert_near(mr_kinetic_energy(m, d, q, v), 0.0, 0.0);
+  assert_near(mr_potential_energy(m, d, q), 0.0, 0.0);
+  assert_near(mr_center_of_mass(m, d, q).v[2], 0.0, 0.0);
+  assert_int_equal(d->singular, 0);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
 /* centre of mass of two point masses, and the neutral configuration */
 static void test_center_of_mass(void **state) {
   mr_model *m = mr_model_create("com");
@@ -388,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_power_balance), cmocka_unit_test(test_gravity_gradient),
       cmocka_unit_test(test_lie_group),     cmocka_unit_test(test_center_of_mass),
       cmocka_unit_test(test_singular),      cmocka_unit_test(test_one_sided_limits),
+      cmocka_unit_test(test_world_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
