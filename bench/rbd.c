@@ -15,8 +15,8 @@
 enum { NSTATES = 100, NROUNDS = 5, BATCH = 20, NSAMPLES = NSTATES * NROUNDS, NMAX = 64 };
 enum { FK, FKVA, RNEA, CRBA, ABA, CHOL, SOLVE, NFUNCS };
 
-static const char *const func_names[NFUNCS] = {"FK (q)",    "FK (q,v,a)", "RNEA",       "CRBA",
-                                               "ABA",       "LDLT of M",  "one M^-1 x"};
+static const char *const func_names[NFUNCS] = {"FK (q)", "FK (q,v,a)", "RNEA",      "CRBA",
+                                               "ABA",    "LDLT of M",  "one M^-1 x"};
 
 typedef struct {
   const char *name, *path;
@@ -25,11 +25,17 @@ typedef struct {
 } robot;
 
 static const robot robots[] = {
-    {"Solo-12", "robots/solo_description/robots/solo12.urdf", 1,
+    {"Solo-12",
+     "robots/solo_description/robots/solo12.urdf",
+     1,
      {0.50, 0, 2.0, 1.0, 4.6, 0.42, 0.23}},
-    {"Talos", "robots/talos_data/robots/talos_reduced.urdf", 1,
+    {"Talos",
+     "robots/talos_data/robots/talos_reduced.urdf",
+     1,
      {1.30, 0, 4.9, 2.75, 11.3, 1.55, 0.63}},
-    {"Allegro", "robots/allegro_hand_description/urdf/allegro_right_hand.urdf", 0,
+    {"Allegro",
+     "robots/allegro_hand_description/urdf/allegro_right_hand.urdf",
+     0,
      {0.58, 0, 2.3, 1.06, 4.8, 0.14, 0.13}},
 };
 
@@ -50,7 +56,9 @@ static uint64_t splitmix(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
+static double uniform(uint64_t *s) {
+  return (double)(splitmix(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+}
 
 /* one batch of BATCH calls of function f at state k; returns µs per call */
 static double batch(int f, const mr_model *m, mr_data *d, const states *S, int k) {
@@ -61,13 +69,27 @@ static double batch(int f, const mr_model *m, mr_data *d, const states *S, int k
   double t0 = now_us();
   for (int r = 0; r < BATCH; ++r) {
     switch (f) {
-    case FK: mr_forward_kinematics(m, d, S->q[k], NULL, NULL); break;
-    case FKVA: mr_forward_kinematics(m, d, S->q[k], S->v[k], S->a[k]); break;
-    case RNEA: mr_rnea(m, d, S->q[k], S->v[k], S->a[k]); break;
-    case CRBA: mr_crba(m, d, S->q[k]); break;
-    case ABA: mr_aba(m, d, S->q[k], S->v[k], S->tau[k]); break;
-    case CHOL: mr_ldlt_factor(m, d, NULL); break;
-    default: mr_ldlt_solve(m, d, x); break;
+    case FK:
+      mr_forward_kinematics(m, d, S->q[k], NULL, NULL);
+      break;
+    case FKVA:
+      mr_forward_kinematics(m, d, S->q[k], S->v[k], S->a[k]);
+      break;
+    case RNEA:
+      mr_rnea(m, d, S->q[k], S->v[k], S->a[k]);
+      break;
+    case CRBA:
+      mr_crba(m, d, S->q[k]);
+      break;
+    case ABA:
+      mr_aba(m, d, S->q[k], S->v[k], S->tau[k]);
+      break;
+    case CHOL:
+      mr_ldlt_factor(m, d, NULL);
+      break;
+    default:
+      mr_ldlt_solve(m, d, x);
+      break;
     }
   }
   return (now_us() - t0) / BATCH;
@@ -104,14 +126,17 @@ static void bench_robot(const robot *r, const char *root) {
   printf("  %-12s %9s %9s %10s %7s\n", "function", "median", "p10", "Pinocchio", "ratio");
   static double t[NSAMPLES];
   for (int f = 0; f < NFUNCS; ++f) {
-    for (int k = 0; k < NSTATES; ++k) batch(f, m, d, &S, k); /* warm-up */
+    for (int k = 0; k < NSTATES; ++k)
+      batch(f, m, d, &S, k); /* warm-up */
     for (int round = 0; round < NROUNDS; ++round)
-      for (int k = 0; k < NSTATES; ++k) t[round * NSTATES + k] = batch(f, m, d, &S, k);
+      for (int k = 0; k < NSTATES; ++k)
+        t[round * NSTATES + k] = batch(f, m, d, &S, k);
     qsort(t, NSAMPLES, sizeof t[0], cmp);
     double med = t[NSAMPLES / 2], p10 = t[NSAMPLES / 10], pin = r->pinocchio[f];
     if (pin > 0)
       printf("  %-12s %9.3f %9.3f %10.2f %7.2f\n", func_names[f], med, p10, pin, med / pin);
-    else printf("  %-12s %9.3f %9.3f %10s %7s\n", func_names[f], med, p10, "-", "-");
+    else
+      printf("  %-12s %9.3f %9.3f %10s %7s\n", func_names[f], med, p10, "-", "-");
   }
   mr_data_free(d);
   mr_model_free(m);
@@ -131,6 +156,7 @@ int main(void) {
   printf("rigid-body dynamics, µs per call (median and 10th percentile of %d samples, each the "
          "mean of %d calls)\n",
          NSAMPLES, BATCH);
-  for (size_t k = 0; k < sizeof robots / sizeof robots[0]; ++k) bench_robot(&robots[k], root);
+  for (size_t k = 0; k < sizeof robots / sizeof robots[0]; ++k)
+    bench_robot(&robots[k], root);
   return 0;
 }

@@ -158,6 +158,7 @@ static void test_random_trees(void **state) {
     for (int k = 0; k < 5; ++k) {
       random_state(m, &s, &x);
       check_algorithms(m, d, &x, &s);
+      check_fk_acceleration(m, d, &x);
     }
     mr_data_free(d);
     mr_model_free(m);
@@ -284,6 +285,67 @@ static void test_lie_group(void **state) {
     }
   }
   assert_true(limited > 0);
+  /* normalisation restores unit quaternions and leaves the other coordinates alone */
+  double q3[NMAX];
+  memcpy(q3, x.q, sizeof q3);
+  for (int i = 0; i < nq; ++i)
+    q3[i] *= 1.5;
+  mr_normalize(m, q3);
+  for (int i = 1; i < m->nbodies; ++i) {
+    const mr_joint *j = &m->bodies[i].joint;
+    for (int c = 0; c < j->nq; ++c) {
+      int iq = j->idx_q + c, quat = j->nq >= 4 && c >= j->nq - 4;
+      assert_near(q3[iq], quat ? x.q[iq] : 1.5 * x.q[iq], 1e-15);
+    }
+  }
+  mr_model_free(m);
+}
+
+/* one-sided limits: the missing bound is ±π (±1 m), or that far beyond the finite bound */
+static void test_one_sided_limits(void **state) {
+  mr_model *m = mr_model_create("limits");
+  mr_error err;
+  mr_inertia Y = point_mass(1.0, mr_v3(0, 0, 1));
+  assert_int_equal(mr_model_add_body(m, 0, "p", MR_JOINT_PRISMATIC, mr_se3_identity(),
+                                     mr_v3(1, 0, 0), "a", Y, &err),
+                   1);
+  assert_int_equal(mr_model_add_body(m, 1, "r", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "b", Y, &err),
+                   2);
+  assert_int_equal(mr_model_set_limits(m, 1, 2.0, INFINITY, 1, 1, &err), MR_OK);
+  assert_int_equal(mr_model_set_limits(m, 2, -INFINITY, -5.0, 1, 1, &err), MR_OK);
+  uint64_t s = 3;
+  double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+  for (int k = 0; k < 200; ++k) {
+    double q[2];
+    mr_random_configuration(m, &s, q);
+    for (int i = 0; i < 2; ++i)
+      lo[i] = fmin(lo[i], q[i]), hi[i] = fmax(hi[i], q[i]);
+  }
+  /* 200 uniform draws cover each interval to within a few percent of its ends */
+  assert_true(lo[0] >= 2.0 && hi[0] <= 3.0 && hi[0] - lo[0] > 0.9);
+  assert_true(lo[1] >= -5.0 - M_PI && hi[1] <= -5.0 && hi[1] - lo[1] > 0.9 * M_PI);
+  mr_model_free(m);
+}
+
+/* a model holding only the world: every algorithm runs on empty vectors */
+static void test_world_only(void **state) {
+  mr_model *m = mr_model_create("empty");
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  double q[1] = {0}, v[1] = {0};
+  mr_forward_kinematics(m, d, q, v, v);
+  mr_update_frames(m, d);
+  mr_rnea(m, d, q, v, v);
+  mr_aba(m, d, q, v, v);
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, NULL), MR_OK);
+  mr_ldlt_solve(m, d, v);
+  assert_near(mr_kinetic_energy(m, d, q, v), 0.0, 0.0);
+  assert_near(mr_potential_energy(m, d, q), 0.0, 0.0);
+  assert_near(mr_center_of_mass(m, d, q).v[2], 0.0, 0.0);
+  assert_int_equal(d->singular, 0);
+  mr_data_free(d);
   mr_model_free(m);
 }
 
@@ -311,6 +373,34 @@ static void test_center_of_mass(void **state) {
   mr_model_free(m);
 }
 
+/* a massless leaf without armature makes M singular: ABA counts it and returns NaN, the LDLᵀ
+ * factorisation reports MR_ERR_NUMERIC; armature makes both regular again */
+static void test_singular(void **state) {
+  mr_model *m = mr_model_create("singular");
+  mr_error err;
+  assert_int_equal(mr_model_add_body(m, 0, "j1", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "a", point_mass(1.0, mr_v3(1, 0, 0)), &err),
+                   1);
+  assert_int_equal(mr_model_add_body(m, 1, "j2", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 0, 1), "b", mr_inertia_zero(), &err),
+                   2);
+  mr_data *d = mr_data_create(m);
+  double q[2] = {0.1, 0.2}, v[2] = {0.3, 0.4}, tau[2] = {1, 0};
+  mr_aba(m, d, q, v, tau);
+  assert_int_equal(d->singular, 1);
+  assert_true(isnan(d->ddq[0]) && isnan(d->ddq[1]));
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_ERR_NUMERIC);
+  m->armature[1] = 0.01;
+  mr_aba(m, d, q, v, tau);
+  assert_int_equal(d->singular, 1);
+  assert_true(isfinite(d->ddq[0]) && isfinite(d->ddq[1]));
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_OK);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pendulum),      cmocka_unit_test(test_double_pendulum),
@@ -318,6 +408,8 @@ int main(void) {
       cmocka_unit_test(test_jacobians),     cmocka_unit_test(test_external_forces),
       cmocka_unit_test(test_power_balance), cmocka_unit_test(test_gravity_gradient),
       cmocka_unit_test(test_lie_group),     cmocka_unit_test(test_center_of_mass),
+      cmocka_unit_test(test_singular),      cmocka_unit_test(test_one_sided_limits),
+      cmocka_unit_test(test_world_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

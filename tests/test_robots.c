@@ -52,6 +52,7 @@ static void check_robot(const robot *r, uint64_t seed) {
     random_state(m, &s, &x);
     check_algorithms(m, d, &x, &s);
     check_power(m, d, &x);
+    check_fk_acceleration(m, d, &x);
     for (int b = 1; b < m->nbodies; b += 2)
       check_jacobians(m, d, &x, b, -1);
     for (int f = 0; f < m->nframes; f += 7)

@@ -35,7 +35,9 @@ typedef struct mr_data {
   mr_force *fb;      /* body spatial force transmitted by its joint, body frame (nb) */
   mr_force *f_ext;   /* external spatial force on each body, body frame (nb); input, default 0 */
 
-  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA) */
+  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA); entries
+                        outside the tree pattern (dofs neither ancestor nor descendant of each
+                        other) are zero from mr_data_create and never written */
   double *nle;       /* nonlinear effects b(q, v) = C(q, v) v + g(q) (nv) */
   double *grav;      /* generalized gravity g(q) (nv) */
   double *ddq;       /* forward dynamics result of mr_aba (nv) */
@@ -48,6 +50,9 @@ typedef struct mr_data {
   int *parent_dof;   /* parent of each dof in the tree, -1 at a root (nv) */
   int *nvSubtree;    /* number of dofs in the subtree of each dof, itself included (nv) */
 
+  int singular;      /* count of mr_aba calls that met a joint whose Sᵀ Iᴬ S + armature is not
+                        positive definite (massless leaf without armature): q̈ is then NaN */
+
   void *work;        /* algorithm workspaces (ABA articulated inertias, Jacobian scratch...) */
 } mr_data;
 
@@ -58,8 +63,9 @@ void mr_data_free(mr_data *d);
 /* ---- configuration space ---- */
 
 void mr_neutral(const mr_model *m, double *q);
-/* a configuration drawn uniformly within the limits (±π, or ±1 m, where unlimited; uniform
- * rotations for quaternions); *seed is advanced (deterministic, splitmix64) */
+/* a configuration drawn uniformly within the limits (±π, or ±1 m, where unlimited; a one-sided
+ * limit keeps at least π or 1 m beyond its bound; uniform rotations for quaternions); *seed is
+ * advanced (deterministic, splitmix64) */
 void mr_random_configuration(const mr_model *m, uint64_t *seed, double *q);
 /* qout = q ⊕ v dt: exponential map for free-flyer (SE(3)) and spherical (SO(3)) joints */
 void mr_integrate(const mr_model *m, const double *q, const double *v, double dt, double *qout);
@@ -70,7 +76,9 @@ void mr_normalize(const mr_model *m, double *q);
 
 /* ---- kinematics ---- */
 
-/* Placements (and body velocities / accelerations when v / a are non-NULL) of every body. */
+/* Placements (and body velocities / accelerations when v / a are non-NULL) of every body.
+ * Every algorithm below that takes q also updates d->q, d->liMi and d->oMi; mr_rnea also fills
+ * d->vb, d->ab (gravity included: a₀ = −g) and d->fb. */
 void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
                            const double *a);
 /* d->oMf from d->oMi */
@@ -114,6 +122,7 @@ void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, d
 
 /* ---- energy and centre of mass ---- */
 
+/* ½ vᵀ M v, the rotor (armature) energy included */
 double mr_kinetic_energy(const mr_model *m, mr_data *d, const double *q, const double *v);
 /* −Σ mᵢ gᵀ cᵢ, i.e. m g z for gravity along −z */
 double mr_potential_energy(const mr_model *m, mr_data *d, const double *q);

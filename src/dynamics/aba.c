@@ -8,8 +8,6 @@
  *   pass 3 (root to leaves):  a′ = a_λ + cᵢ,  q̈ᵢ = Dᵢ⁻¹ (uᵢ − Uᵢᵀ a′),  aᵢ = a′ + Sᵢ q̈ᵢ,
  * with a₀ = (−g, 0). One-dof joints take a scalar path; multi-dof joints (spherical, free) invert
  * their Dᵢ by a small Cholesky factorisation. */
-#include <string.h>
-
 #include "dynamics/internal.h"
 
 /* y = A x for a 6x6 row-major A and a motion x, as a force */
@@ -36,9 +34,7 @@ static void pass1(const mr_model *m, mr_data *d, const double *v) {
   for (int i = 1; i < m->nbodies; ++i) {
     const mr_body *b = &m->bodies[i];
     const mr_joint *j = &b->joint;
-    mr_motion vj = mr_motion_zero();
-    for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
-      vj = mr_motion_add(vj, mr_motion_scale(w->oS[k], v[k]));
+    mr_motion vj = mr_joint_motion(w->oS + j->idx_v, v + j->idx_v, j->nv);
     mr_motion vi = mr_motion_add(w->ov[b->parent], vj);
     w->ov[i] = vi;
     w->oc[i] = mr_motion_cross(vi, vj);
@@ -96,8 +92,9 @@ static inline void rank1_down(double *restrict Ia, const double *restrict U, dou
   }
 }
 
-/* pass 2 for body i: U, D⁻¹, u, and the articulated terms handed to the parent */
-static void pass2_body(const mr_model *m, mr_data *d, int i, const double *tau) {
+/* pass 2 for body i: U, D⁻¹, u, and the articulated terms handed to the parent; returns 1
+ * when the joint is singular */
+static int pass2_body(const mr_model *m, mr_data *d, int i, const double *tau) {
   mr_dyn_work *w = mr_work(d);
   const mr_body *b = &m->bodies[i];
   const int iv = b->joint.idx_v, n = b->joint.nv;
@@ -112,17 +109,21 @@ static void pass2_body(const mr_model *m, mr_data *d, int i, const double *tau) 
       Dinv[k * n + l] = Dinv[l * n + k] = mr_force_dot(Uk, w->oS[iv + l]);
     Dinv[k * n + k] += m->armature[iv + k];
   }
-  if (n == 1)
+  /* a singular joint is counted and poisons q̈ with NaN rather than with garbage */
+  int singular = n == 1 ? !(Dinv[0] > 0.0) : spd_inverse(Dinv, n) != 0;
+  if (singular) {
+    for (int k = 0; k < n * n; ++k)
+      Dinv[k] = NAN;
+  } else if (n == 1) {
     Dinv[0] = 1.0 / Dinv[0];
-  else
-    spd_inverse(Dinv, n);
+  }
   for (int k = 0; k < n; ++k) {
     double s = 0.0;
     for (int l = 0; l < n; ++l)
       s += Dinv[k * n + l] * u[l];
     w->u[iv + k] = s;
   }
-  if (b->parent <= 0) return;
+  if (b->parent <= 0) return singular;
   /* Iᵃ = Iᴬ − U D⁻¹ Uᵀ */
   if (n == 1)
     rank1_down(Ia, U[0], Dinv[0]);
@@ -142,6 +143,7 @@ static void pass2_body(const mr_model *m, mr_data *d, int i, const double *tau) 
   for (int r = 0; r < 36; ++r)
     Ip[r] += Ia[r];
   w->opA[b->parent] = mr_force_add(w->opA[b->parent], pa);
+  return singular;
 }
 
 /* pass 3 for body i */
@@ -170,8 +172,10 @@ const double *mr_aba(const mr_model *m, mr_data *d, const double *q, const doubl
   mr_dyn_placements(m, d, q);
   mr_dyn_world_terms(m, d);
   pass1(m, d, v);
+  int singular = 0;
   for (int i = m->nbodies - 1; i > 0; --i)
-    pass2_body(m, d, i, tau);
+    singular |= pass2_body(m, d, i, tau);
+  d->singular += singular;
   w->oa[0].v = mr_v3_neg(m->gravity);
   w->oa[0].w = mr_v3_zero();
   for (int i = 1; i < m->nbodies; ++i)

@@ -38,7 +38,7 @@ static void layout(carver *c, mr_data *d, mr_dyn_work *w) {
   d->grav = carve(c, nv * sizeof(double));
   d->ddq = carve(c, nv * sizeof(double));
   d->tau_id = carve(c, nv * sizeof(double));
-  d->U = carve(c, nv * nv * sizeof(double));
+  d->U = carve(c, (nv * nv + 4) * sizeof(double)); /* rows read 3 past the end by ldlt.c */
   d->D = carve(c, nv * sizeof(double));
   d->Dinv = carve(c, nv * sizeof(double));
   d->parent_dof = carve(c, nv * sizeof(int));
@@ -56,7 +56,7 @@ static void layout(carver *c, mr_data *d, mr_dyn_work *w) {
   w->Ia = carve(c, nb * 36 * sizeof(double));
   w->Dab = carve(c, nb * 36 * sizeof(double));
   w->u = carve(c, nv * sizeof(double));
-  w->tmp = carve(c, nv * sizeof(double));
+  w->tmp = carve(c, (nv + 4) * sizeof(double));
 }
 
 /* parent of each dof: the previous dof of the same joint, else the last dof of the nearest

@@ -54,7 +54,7 @@ typedef struct {
   double *Ia;          /* ABA: articulated inertias, 6x6 row-major each (nb x 36) */
   double *Dab;         /* ABA: inverse of Sᵀ Ia S + armature, nv_i x nv_i per body (nb x 36) */
   double *u;           /* ABA: Dinv (τ − Sᵀ pA), per dof (nv) */
-  double *tmp;         /* LDLᵀ: scratch (nv) */
+  double *tmp;         /* LDLᵀ: scratch (nv + 4) */
   int contiguous;      /* every dof's subtree is the range k .. k + nvSubtree[k] − 1 */
 } mr_dyn_work;
 
@@ -75,6 +75,7 @@ static inline mr_oinertia mr_oinertia_from(const mr_se3 *a, const mr_inertia *Y)
   r.m = Y->m;
   r.h = mr_v3_scale(c, Y->m);
   r.I = mr_m3_rotate(&a->R, &Y->I);
+  /* parallel axis: + m (|c|² 1 − c cᵀ) */
   double cc = mr_v3_dot(c, c);
   for (int i = 0; i < 3; ++i) {
     for (int j = 0; j < 3; ++j)
@@ -111,8 +112,12 @@ static inline void mr_oinertia_matrix(const mr_oinertia *Y, double *restrict A) 
     }
 }
 
-static inline double mr_motion_dot_force(mr_motion m, mr_force f) {
-  return mr_force_dot(f, m);
+/* Σ S_k x_k over a joint's nv columns (nv >= 1) */
+static inline mr_motion mr_joint_motion(const mr_motion *S, const double *x, int nv) {
+  mr_motion r = mr_motion_scale(S[0], x[0]);
+  for (int k = 1; k < nv; ++k)
+    r = mr_motion_add(r, mr_motion_scale(S[k], x[k]));
+  return r;
 }
 
 #endif

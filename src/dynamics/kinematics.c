@@ -16,14 +16,6 @@ void mr_dyn_placements(const mr_model *m, mr_data *d, const double *q) {
   }
 }
 
-/* Σ S_k x_k over the joint's dofs */
-static inline mr_motion joint_motion(const mr_motion *S, const double *x, int nv) {
-  mr_motion r = mr_motion_scale(S[0], x[0]);
-  for (int k = 1; k < nv; ++k)
-    r = mr_motion_add(r, mr_motion_scale(S[k], x[k]));
-  return r;
-}
-
 void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
                            const double *a) {
   const mr_dyn_work *w = mr_work(d);
@@ -33,10 +25,10 @@ void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const
   for (int i = 1; i < m->nbodies; ++i) {
     const mr_joint *j = &m->bodies[i].joint;
     const int p = m->bodies[i].parent;
-    mr_motion vj = j->nv ? joint_motion(w->S + j->idx_v, v + j->idx_v, j->nv) : mr_motion_zero();
+    mr_motion vj = mr_joint_motion(w->S + j->idx_v, v + j->idx_v, j->nv);
     d->vb[i] = mr_motion_add(mr_se3_inv_act_motion(&d->liMi[i], d->vb[p]), vj);
     if (!a) continue;
-    mr_motion aj = j->nv ? joint_motion(w->S + j->idx_v, a + j->idx_v, j->nv) : mr_motion_zero();
+    mr_motion aj = mr_joint_motion(w->S + j->idx_v, a + j->idx_v, j->nv);
     d->ab[i] = mr_motion_add(mr_se3_inv_act_motion(&d->liMi[i], d->ab[p]),
                              mr_motion_add(aj, mr_motion_cross(d->vb[i], vj)));
   }

@@ -11,6 +11,7 @@
  * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). */
 #include "dynamics/internal.h"
 
+/* a · b */
 static inline double dot(const double *restrict a, const double *restrict b, int n) {
   double s = 0.0;
   for (int t = 0; t < n; ++t)
@@ -18,11 +19,26 @@ static inline double dot(const double *restrict a, const double *restrict b, int
   return s;
 }
 
+/* a · b over n rounded up to a multiple of 4 (b zero-padded by the caller, a readable that far)
+ * with four partial sums in a fixed order: deterministic, no data-dependent tail loop, not bound
+ * by the latency of one chain of additions */
+static inline double dot4(const double *restrict a, const double *restrict b, int n) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  for (int t = 0; t < n; t += 4) {
+    s0 += a[t] * b[t];
+    s1 += a[t + 1] * b[t + 1];
+    s2 += a[t + 2] * b[t + 2];
+    s3 += a[t + 3] * b[t + 3];
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
 static mr_status pivot_error(mr_error *err, double Dk, int k) {
   return mr_error_set(err, MR_ERR_NUMERIC, "ldlt: pivot %g of dof %d is not positive", Dk, k);
 }
 
-/* row-oriented factorisation for contiguous subtrees */
+/* row-oriented factorisation for contiguous subtrees; short rows (fingers, leaves) take plain
+ * dot products, long ones the padded four-way products */
 static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
   const int nv = m->nv;
   const int *restrict par = d->parent_dof;
@@ -33,12 +49,18 @@ static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
     const double *Uk = U + k * nv + k + 1;
     for (int t = 0; t < nt; ++t)
       tmp[t] = d->D[k + 1 + t] * Uk[t];
-    double Dk = M[k * nv + k] - dot(Uk, tmp, nt);
+    tmp[nt] = tmp[nt + 1] = tmp[nt + 2] = 0.0;
+    const int shortrow = nt < 4;
+    double Dk = M[k * nv + k] - (shortrow ? dot(Uk, tmp, nt) : dot4(Uk, tmp, nt));
     if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
-    for (int i = par[k]; i >= 0; i = par[i])
-      U[i * nv + k] = (M[i * nv + k] - dot(U + i * nv + k + 1, tmp, nt)) * Dinv;
+    if (shortrow)
+      for (int i = par[k]; i >= 0; i = par[i])
+        U[i * nv + k] = (M[i * nv + k] - dot(U + i * nv + k + 1, tmp, nt)) * Dinv;
+    else
+      for (int i = par[k]; i >= 0; i = par[i])
+        U[i * nv + k] = (M[i * nv + k] - dot4(U + i * nv + k + 1, tmp, nt)) * Dinv;
   }
   return MR_OK;
 }

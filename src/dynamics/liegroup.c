@@ -88,10 +88,10 @@ static double uniform01(uint64_t *s) {
   return (double)(splitmix64(s) >> 11) * 0x1.0p-53;
 }
 
-/* uniform in [lo, hi], with ±def where a bound is infinite */
+/* uniform in [lo, hi], a missing bound taken as ∓def (or def beyond the other bound) */
 static double uniform_in(double lo, double hi, double def, uint64_t *s) {
-  if (!isfinite(lo)) lo = isfinite(hi) ? fmin(-def, hi) : -def;
-  if (!isfinite(hi)) hi = fmax(def, lo);
+  if (!isfinite(lo)) lo = fmin(-def, hi - def); /* at least def below a finite upper bound */
+  if (!isfinite(hi)) hi = fmax(def, lo + def);
   return lo + (hi - lo) * uniform01(s);
 }
 

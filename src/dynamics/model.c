@@ -10,23 +10,16 @@ static const struct {
   const char *name;
   int nq, nv;
 } joint_info[MR_JOINT_TYPE_COUNT] = {
-    [MR_JOINT_NONE] = {"none", 0, 0},
-    [MR_JOINT_REVOLUTE] = {"revolute", 1, 1},
-    [MR_JOINT_CONTINUOUS] = {"continuous", 1, 1},
-    [MR_JOINT_PRISMATIC] = {"prismatic", 1, 1},
-    [MR_JOINT_SPHERICAL] = {"spherical", 4, 3},
-    [MR_JOINT_FREE] = {"free", 7, 6},
+    [MR_JOINT_NONE] = {"none", 0, 0},           [MR_JOINT_REVOLUTE] = {"revolute", 1, 1},
+    [MR_JOINT_CONTINUOUS] = {"continuous", 1, 1}, [MR_JOINT_PRISMATIC] = {"prismatic", 1, 1},
+    [MR_JOINT_SPHERICAL] = {"spherical", 4, 3}, [MR_JOINT_FREE] = {"free", 7, 6},
 };
 
 static const char *const geom_names[MR_GEOM_TYPE_COUNT] = {
     "halfspace", "sphere", "box", "capsule", "cylinder", "ellipsoid", "mesh", "heightfield"};
 
-int mr_joint_nq(mr_joint_type t) {
-  return (unsigned)t < MR_JOINT_TYPE_COUNT ? joint_info[t].nq : 0;
-}
-int mr_joint_nv(mr_joint_type t) {
-  return (unsigned)t < MR_JOINT_TYPE_COUNT ? joint_info[t].nv : 0;
-}
+int mr_joint_nq(mr_joint_type t) { return (unsigned)t < MR_JOINT_TYPE_COUNT ? joint_info[t].nq : 0; }
+int mr_joint_nv(mr_joint_type t) { return (unsigned)t < MR_JOINT_TYPE_COUNT ? joint_info[t].nv : 0; }
 const char *mr_joint_type_name(mr_joint_type t) {
   return (unsigned)t < MR_JOINT_TYPE_COUNT ? joint_info[t].name : "unknown";
 }
@@ -42,8 +35,7 @@ static void copy_name(char dst[MR_NAME_MAX], const char *src) {
 static int reserve(void **arr, int *cap, int need, size_t elem) {
   if (need <= *cap) return 0;
   int ncap = *cap ? *cap : 8;
-  while (ncap < need)
-    ncap *= 2;
+  while (ncap < need) ncap *= 2;
   void *p = realloc(*arr, (size_t)ncap * elem);
   if (!p) return -1;
   *arr = p;
@@ -124,8 +116,8 @@ void mr_model_free(mr_model *m) {
 
 static mr_status check_inertia(const mr_inertia *Y, const char *body, mr_error *err) {
   if (!(Y->m >= 0.0) || !isfinite(Y->m))
-    return mr_error_set(err, MR_ERR_INVALID, "body '%s': mass %g is not a finite value >= 0", body,
-                        Y->m);
+    return mr_error_set(err, MR_ERR_INVALID, "body '%s': mass %g is not a finite value >= 0",
+                        body, Y->m);
   for (int i = 0; i < 3; ++i) {
     if (!isfinite(Y->c.v[i]))
       return mr_error_set(err, MR_ERR_INVALID, "body '%s': centre of mass is not finite", body);
@@ -168,13 +160,13 @@ int mr_model_add_body(mr_model *m, int parent, const char *joint_name, mr_joint_
     mr_error_set(err, MR_ERR_UNSUPPORTED, "joint '%s': unknown joint type %d", joint_name, type);
     return -1;
   }
-  int one_axis =
-      type == MR_JOINT_REVOLUTE || type == MR_JOINT_CONTINUOUS || type == MR_JOINT_PRISMATIC;
+  int one_axis = type == MR_JOINT_REVOLUTE || type == MR_JOINT_CONTINUOUS ||
+                 type == MR_JOINT_PRISMATIC;
   if (one_axis) {
     double n = mr_v3_norm(axis);
     if (!(n > 1e-12) || !isfinite(n)) {
-      mr_error_set(err, MR_ERR_INVALID, "joint '%s': axis (%g %g %g) has no direction", joint_name,
-                   axis.v[0], axis.v[1], axis.v[2]);
+      mr_error_set(err, MR_ERR_INVALID, "joint '%s': axis (%g %g %g) has no direction",
+                   joint_name, axis.v[0], axis.v[1], axis.v[2]);
       return -1;
     }
     axis = mr_v3_scale(axis, 1.0 / n);
@@ -249,16 +241,12 @@ mr_geom mr_geom_default(mr_geom_type type, int body) {
 /* the number of size entries a geometry type uses */
 static int geom_nsize(mr_geom_type t) {
   switch (t) {
-  case MR_GEOM_SPHERE:
-    return 1;
+  case MR_GEOM_SPHERE: return 1;
   case MR_GEOM_CAPSULE:
-  case MR_GEOM_CYLINDER:
-    return 2;
+  case MR_GEOM_CYLINDER: return 2;
   case MR_GEOM_BOX:
-  case MR_GEOM_ELLIPSOID:
-    return 3;
-  default:
-    return 0;
+  case MR_GEOM_ELLIPSOID: return 3;
+  default: return 0;
   }
 }
 
@@ -299,8 +287,8 @@ int mr_model_add_geom(mr_model *m, const mr_geom *g, mr_error *err) {
   return m->ngeoms++;
 }
 
-mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper, double velocity,
-                              double effort, mr_error *err) {
+mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,
+                              double velocity, double effort, mr_error *err) {
   if (body <= 0 || body >= m->nbodies)
     return mr_error_set(err, MR_ERR_INVALID, "limits: no joint on body %d", body);
   const mr_joint *j = &m->bodies[body].joint;
@@ -308,8 +296,8 @@ mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,
     return mr_error_set(err, MR_ERR_INVALID, "joint '%s': position limits need a 1-dof joint",
                         j->name);
   if (!(lower <= upper))
-    return mr_error_set(err, MR_ERR_INVALID, "joint '%s': lower limit %g > upper limit %g", j->name,
-                        lower, upper);
+    return mr_error_set(err, MR_ERR_INVALID, "joint '%s': lower limit %g > upper limit %g",
+                        j->name, lower, upper);
   if (!(velocity >= 0.0) || !(effort >= 0.0))
     return mr_error_set(err, MR_ERR_INVALID,
                         "joint '%s': velocity %g and effort %g limits must be >= 0", j->name,
@@ -341,7 +329,6 @@ int mr_model_frame_index(const mr_model *m, const char *name) {
 
 double mr_model_total_mass(const mr_model *m) {
   double s = 0.0;
-  for (int i = 1; i < m->nbodies; ++i)
-    s += m->bodies[i].inertia.m;
+  for (int i = 1; i < m->nbodies; ++i) s += m->bodies[i].inertia.m;
   return s;
 }

@@ -18,11 +18,8 @@ static void forward(const mr_model *m, mr_data *d, const double *v, const double
     const mr_body *b = &m->bodies[i];
     const mr_joint *j = &b->joint;
     const mr_motion *S = w->S + j->idx_v;
-    mr_motion vj = mr_motion_zero(), aj = mr_motion_zero();
-    for (int k = 0; k < j->nv; ++k) {
-      if (v) vj = mr_motion_add(vj, mr_motion_scale(S[k], v[j->idx_v + k]));
-      if (a) aj = mr_motion_add(aj, mr_motion_scale(S[k], a[j->idx_v + k]));
-    }
+    mr_motion vj = v ? mr_joint_motion(S, v + j->idx_v, j->nv) : mr_motion_zero();
+    mr_motion aj = a ? mr_joint_motion(S, a + j->idx_v, j->nv) : mr_motion_zero();
     const mr_se3 *X = &d->liMi[i];
     mr_motion vi = mr_motion_add(mr_se3_inv_act_motion(X, d->vb[b->parent]), vj);
     mr_motion ai = mr_motion_add(mr_se3_inv_act_motion(X, d->ab[b->parent]), aj);
