@@ -6,6 +6,7 @@
 #include "cli_util.h"
 #include "core/json.h"
 #include "moreau/contact.h"
+#include "moreau/model.h"
 
 #define OUT 65536
 
@@ -118,12 +119,51 @@ static void test_compare_every_solver(void **state) {
   remove(scene);
 }
 
+/* collide --json: the 4 corners of a box resting on the ground, at Φ_N = 0, normal +z */
+static void test_collide(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp(sliding_cube, ".yaml", scene);
+  snprintf(args, sizeof args, "collide %s --json", scene);
+  assert_int_equal(cli_run(args, 0, out, sizeof out), 0);
+  mr_json *js = NULL;
+  mr_error err;
+  assert_int_equal(mr_json_parse(out, "stdout", &js, &err), MR_OK);
+  const mr_json *cs = mr_json_get(js, "contacts");
+  assert_non_null(cs);
+  assert_int_equal(cs->count, 4);
+  for (const mr_json *c = cs->child; c; c = c->next) {
+    double p[3], n[3];
+    assert_string_equal(mr_json_get(c, "geom1")->string, "cube/0");
+    assert_string_equal(mr_json_get(c, "geom2")->string, "ground/0");
+    assert_int_equal(mr_json_read_vector(mr_json_get(c, "point"), "o", "point", p, 3, &err), 0);
+    assert_int_equal(mr_json_read_vector(mr_json_get(c, "normal"), "o", "normal", n, 3, &err), 0);
+    assert_near(fabs(p[0]), 0.1, 1e-12);
+    assert_near(fabs(p[1]), 0.1, 1e-12);
+    assert_near(n[2], 1.0, 1e-12);
+    assert_near(mr_json_get(c, "distance")->number, 0.0, 1e-12);
+  }
+  mr_json_free(js);
+  snprintf(args, sizeof args, "collide %s --bogus", scene);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 2);
+  remove(scene);
+}
+
+/* list names every registered solver, geometry type and joint type */
+static void test_list(void **state) {
+  char out[OUT];
+  assert_int_equal(cli_run("list", 0, out, sizeof out), 0);
+  for (int i = 0; i < mr_solver_count(); ++i)
+    if (!strstr(out, mr_solver_at(i)->name)) fail_msg("list lacks %s", mr_solver_at(i)->name);
+  for (int t = 0; t < MR_GEOM_TYPE_COUNT; ++t)
+    assert_non_null(strstr(out, mr_geom_type_name(t)));
+  assert_non_null(strstr(out, "spherical"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_outputs),
-      cmocka_unit_test(test_run_divergence),
-      cmocka_unit_test(test_run_errors),
-      cmocka_unit_test(test_compare_every_solver),
+      cmocka_unit_test(test_run_outputs), cmocka_unit_test(test_run_divergence),
+      cmocka_unit_test(test_run_errors),  cmocka_unit_test(test_compare_every_solver),
+      cmocka_unit_test(test_collide),     cmocka_unit_test(test_list),
   };
   return cmocka_run_group_tests_name("cli_run", tests, NULL, NULL);
 }

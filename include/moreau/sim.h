@@ -51,6 +51,10 @@ void mr_sim_free(mr_sim *s);
  * before the step. */
 mr_status mr_sim_step(mr_sim *s, mr_error *err);
 
+/* The contacts of the current state, without stepping (kinematics and collision only); valid
+ * until the next call or step. */
+mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts, mr_error *err);
+
 /* Reset to the scene's initial state (time 0, no warm start). */
 void mr_sim_reset(mr_sim *s);
 

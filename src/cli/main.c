@@ -9,6 +9,8 @@ static const mr_command commands[] = {
     {"run", "step a scene and summarise the run", mr_cmd_run},
     {"compare", "run a scene once per solver, side by side", mr_cmd_compare},
     {"check", "load and validate a scene file", mr_cmd_check},
+    {"collide", "the contacts of a scene's initial state", mr_cmd_collide},
+    {"list", "name the solvers, geometry types and joint types", mr_cmd_list},
     {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
     {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},
     {"solve", "solve a contact problem (JSON) with a chosen solver", mr_cmd_solve},

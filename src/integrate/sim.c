@@ -347,13 +347,26 @@ static void remember_contacts(mr_sim *s) {
   s->prev_nc = s->nc;
 }
 
+/* kinematics and collision at the current state */
+static mr_status detect(mr_sim *s, mr_error *err) {
+  mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
+  /* more contacts than the bound is an error, never a truncation */
+  return mr_collision_detect(s->col, s->d->oMi, err);
+}
+
+mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts, mr_error *err) {
+  mr_status st = detect(s, err);
+  *contacts = mr_collision_contacts(s->col);
+  *ncontacts = st ? 0 : mr_collision_ncontacts(s->col);
+  return st;
+}
+
 mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
-  mr_forward_kinematics(m, d, s->q, s->v, NULL);
+  mr_status st = detect(s, err);
+  if (st) return st;
   apply_forces(s);
-  mr_status st = mr_collision_detect(s->col, d->oMi, err);
-  if (st) return st; /* more contacts than the bound is an error, never a truncation */
   s->nc = mr_collision_ncontacts(s->col);
   s->warnings.collision_failures = mr_collision_get_stats(s->col).ccd_failures;
   if ((st = dynamics(s, err))) return st;
