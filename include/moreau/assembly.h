@@ -11,7 +11,17 @@
 #include "moreau/contact.h"
 #include "moreau/dynamics.h"
 
-/* One contact as the assembly needs it (filled from the collision module's contacts). */
+/* What a block of three rows of the problem is (mr_contact_geometry.type). */
+typedef enum {
+  MR_ROWS_CONTACT = 0, /* a contact from the collision module */
+  MR_ROWS_LIMIT,       /* a joint limit: a frictionless contact (μ = 0) on one velocity dof,
+                          rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound */
+  MR_ROWS_POINT        /* a bilateral point constraint: rows = the world-frame relative
+                          velocity of point (on body1) and point2 (on body2), λ ∈ R³ */
+} mr_rows_type;
+
+/* One contact as the assembly needs it (filled from the collision module's contacts), or one
+ * joint limit or bilateral point constraint (type; the fields below the contact ones). */
 typedef struct {
   int body1, body2; /* the bodies of the first and second geometry (0 = world) */
   mr_vec3 point;    /* contact point, world frame */
@@ -21,6 +31,12 @@ typedef struct {
   double restitution; /* e in [0, 1] */
   double compliance;  /* normal compliance R_N (0 = rigid) */
   int is_new;         /* 1 on the first step the contact exists (restitution applies) */
+  mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
+  int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */
+  double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
+  mr_vec3 point2;   /* MR_ROWS_POINT: the anchor on body2, world frame (point is body1's) */
+  double baumgarte; /* MR_ROWS_POINT: fraction of the position error point − point2 removed
+                       per step, g += baumgarte (point − point2) / Δt² */
 } mr_contact_geometry;
 
 typedef struct {
@@ -41,6 +57,7 @@ typedef struct {
   double *R;    /* 3 nc */
   double *phi;  /* nc */
   double *vel;  /* contact velocity J v at the start of the step, 3 nc (m/s) */
+  unsigned char *kind; /* MR_KIND_* per block, nc (the problem's kind is NULL without bilateral) */
   mr_contact_problem problem; /* a view of the arrays above */
 } mr_contact_assembly;
 
@@ -51,7 +68,9 @@ mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int
 void mr_contact_assembly_free(mr_contact_assembly *a);
 
 /* 3 x nv Jacobian of the relative velocity (body1 − body2) at the contact point, in the contact
- * frame (rows t₁, t₂, n), after mr_forward_kinematics. scratch holds 3 nv doubles. */
+ * frame (rows t₁, t₂, n), after mr_forward_kinematics. scratch holds 3 nv doubles. A joint limit
+ * gives rows (0, 0, sign e_dofᵀ); a point constraint the world-frame Jacobian of the velocity of
+ * point on body1 minus that of point2 on body2. */
 void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
                          double *scratch);
 

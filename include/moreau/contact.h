@@ -25,52 +25,66 @@ typedef struct {
   const double *R;  /* compliance (diagonal), 3nc; NULL means rigid (R = 0) */
   /* optional primal data, used by ccp-newton when present: c = J v − (J v_f − g) with
    * M v = M v_f + Jᵀ λ; without them ccp-newton works on a factor of G */
-  int nv;           /* velocity dimension (0 when J and M are absent) */
-  const double *J;  /* contact Jacobian, 3nc x nv */
-  const double *M;  /* mass matrix, nv x nv (times 1/Δt to match force units) */
+  int nv;          /* velocity dimension (0 when J and M are absent) */
+  const double *J; /* contact Jacobian, 3nc x nv */
+  const double *M; /* mass matrix, nv x nv (times 1/Δt to match force units) */
   /* optional, used by the soft model: gap Φ_N (nc), the contact velocity J v at the start of
    * the step (3nc, m/s) and the time step */
   const double *phi;
   const double *vel;
   double dt;
+  /* optional kind of each constraint (nc entries, MR_KIND_*); NULL means every one is a
+   * frictional contact. A bilateral constraint has λ ∈ R³ (its "cone" is R³, the dual cone
+   * {0}): every solver leaves its three rows unbounded, and its criteria are ε_p = 0,
+   * ε_d = ‖c‖, ε_c = 0. A unilateral constraint (a joint limit) needs no kind: it is a
+   * frictionless contact (μ = 0) whose tangential rows of J are zero (docs/solvers.md). */
+  const unsigned char *kind;
 } mr_contact_problem;
+
+/* kinds of constraint in mr_contact_problem.kind */
+enum { MR_KIND_CONTACT = 0, MR_KIND_BILATERAL = 1 };
+
+/* 1 when constraint i of p is bilateral */
+static inline int mr_problem_bilateral(const mr_contact_problem *p, int i) {
+  return p->kind && p->kind[i] == MR_KIND_BILATERAL;
+}
 
 /* Solver settings: one struct for every solver, each using the fields it needs. */
 typedef struct {
-  int max_iter;       /* iteration limit (default 10000) */
-  double eps_abs;     /* target on the solver's own criterion, force units (default 1e-6) */
-  double eps_rel;     /* stop when the iterate moves less than this, relative (default 1e-12) */
-  double omega;       /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
-  int warm_start;     /* start from the λ given on entry (default 1) */
+  int max_iter;   /* iteration limit (default 10000) */
+  double eps_abs; /* target on the solver's own criterion, force units (default 1e-6) */
+  double eps_rel; /* stop when the iterate moves less than this, relative (default 1e-12) */
+  double omega;   /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
+  int warm_start; /* start from the λ given on entry (default 1) */
   /* ADMM (ccp-admm, ncp-admm) */
-  double rho;         /* initial penalty (default 1e-6 · ... , 0 = derived from G) */
-  double rho_ratio;   /* primal/dual residual ratio that triggers a ρ update (default 10) */
-  double rho_power;   /* ρ update factor cond(G)^rho_power (default 0.05) */
+  double rho;           /* initial penalty (default 1e-6 · ... , 0 = derived from G) */
+  double rho_ratio;     /* primal/dual residual ratio that triggers a ρ update (default 10) */
+  double rho_power;     /* ρ update factor cond(G)^rho_power (default 0.05) */
   int rho_update_every; /* iterations between ρ updates at most (default 1) */
-  int power_iter;     /* power iterations for the eigenvalue estimates (default 20) */
+  int power_iter;       /* power iterations for the eigenvalue estimates (default 20) */
   /* RaiSim (raisim, raisim-ds) */
   double alpha0;      /* initial relaxation (default 1.0) */
   double alpha_decay; /* α ← α · decay each sweep (default 0.99) */
   double alpha_min;   /* floor of α (default 0.01) */
   int bisection_iter; /* bisection steps on the ellipse (default 50) */
   /* Newton (ccp-newton) */
-  double compliance_eps; /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
-  double armijo_c;    /* sufficient decrease (default 1e-4) */
-  double backtrack;   /* step reduction (default 0.5) */
+  double compliance_eps;  /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
+  double armijo_c;        /* sufficient decrease (default 1e-4) */
+  double backtrack;       /* step reduction (default 0.5) */
   int newton_armijo_only; /* 1: plain Armijo backtracking from the full step (the paper's
                            * implementation); 0 (default): first the exact minimiser along the
                            * Newton direction (as MuJoCo and Drake), kept when it passes Armijo */
   /* staggered projections (ncp-stagproj) */
-  int inner_iter;     /* iterations of each inner subproblem (default 100) */
+  int inner_iter; /* iterations of each inner subproblem (default 100) */
   /* soft */
-  double soft_k;      /* normal stiffness N/m (default 1e5) */
-  double soft_d;      /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
-  double soft_vreg;   /* friction regularisation velocity m/s (default 1e-3) */
+  double soft_k;    /* normal stiffness N/m (default 1e5) */
+  double soft_d;    /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
+  double soft_vreg; /* friction regularisation velocity m/s (default 1e-3) */
 } mr_solver_settings;
 
 /* Statistics of one solve. */
 typedef struct {
-  int converged;      /* reached eps_abs on its own criterion */
+  int converged; /* reached eps_abs on its own criterion */
   int iterations;
   double eps_abs, eps_p, eps_d, eps_c; /* NCP criteria at the returned λ */
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
@@ -83,14 +97,14 @@ typedef struct {
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
 typedef struct {
-  int cap;            /* capacity of y, 3 nc max */
-  double *y;          /* ADMM dual variable */
-  double rho;         /* last ρ; 0 = none */
-  int valid;          /* y and rho hold a previous solve's values */
+  int cap;                 /* capacity of y, 3 nc max */
+  double *y;               /* ADMM dual variable */
+  double rho;              /* last ρ; 0 = none */
+  int valid;               /* y and rho hold a previous solve's values */
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
-  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
-                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
+  int nu;                  /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                            * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
 } mr_solver_state;
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and
@@ -127,6 +141,8 @@ size_t mr_solver_work_size(int nc, int nv);
 void mr_cone_project(double mu, const double *x, double *out);
 /* projection on the dual cone K_μ* = K_{1/μ} (μ = 0: the half-space n ≥ 0) */
 void mr_dual_cone_project(double mu, const double *x, double *out);
+/* projection of constraint i's x on its set: K_μ, or R³ (identity) when bilateral */
+void mr_constraint_project(const mr_contact_problem *p, int i, const double *x, double *out);
 /* the de Saxcé shift Γ(c) = (0, 0, μ‖c_T‖) added to c */
 void mr_desaxce(double mu, const double *c, double *out);
 
@@ -136,7 +152,8 @@ void mr_contact_criteria(double mu, const double *lambda, const double *c, int d
                          double *eps_p, double *eps_d, double *eps_c);
 /* c = (G + R) λ + g */
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c);
-/* the maxima over contacts of the criteria; returns ε_abs = max(ε_p, ε_d, ε_c) */
+/* the maxima over contacts of the criteria (bilateral constraints: ε_d = ‖c‖, ε_p = ε_c = 0);
+ * returns ε_abs = max(ε_p, ε_d, ε_c) */
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c);
 

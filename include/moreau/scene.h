@@ -37,7 +37,24 @@ typedef struct {
   double *kp;                   /* [nv] proportional gains, N m / rad (0 on the free-flyer) */
   double *kd;                   /* [nv] derivative gains, N m s / rad (0 on the free-flyer) */
   double *q_target;             /* [nq] target configuration (default: the initial one) */
+  int joint_limits;             /* 1 (default): the URDF position limits of its 1-dof joints are
+                                   unilateral constraints of the contact problem */
+  double *torque;               /* [nv] commanded joint torques, N m or N (default 0), clamped
+                                   with the PD torque to the URDF effort limits */
 } mr_scene_robot;
+
+/* a bilateral point constraint (the scene's constraints list): the point anchor1 of body1 and
+ * the point anchor2 of body2 (0 = the world) coincide; λ ∈ R³ */
+typedef struct {
+  char body1_name[MR_NAME_MAX], body2_name[MR_NAME_MAX];
+  int body1, body2; /* model body indices (0 = world) */
+  int world_point;  /* 1 (type point): anchors from a world point at the initial configuration,
+                       computed by the simulator; 0 (type loop): anchors given */
+  mr_vec3 point;    /* type point: the world point (m) */
+  mr_vec3 anchor1;  /* the point in body1's frame (m; type point: set by mr_sim_create) */
+  mr_vec3 anchor2;  /* the point in body2's frame */
+  double baumgarte; /* fraction of the position error removed per step, [0, 1] (default 1) */
+} mr_scene_constraint;
 
 /* a named material */
 typedef struct {
@@ -77,6 +94,8 @@ typedef struct {
   double baumgarte;             /* k_B in [0, 1] (default 0) */
   double restitution_threshold; /* m/s: no bounce below this approach speed (default 0.01) */
   int max_contacts;             /* bound on simultaneous contacts, 0 = derived (default 0) */
+  double limit_margin; /* rad or m: a joint limit enters the problem when the joint is closer
+                          than this (plus 2 Δt |v|) to its bound (default 0.01) */
 } mr_scene_contact;
 
 /* what to record */
@@ -108,6 +127,8 @@ typedef struct {
   mr_scene_pair *pairs;
   int nforces;
   mr_scene_force *forces;
+  int nconstraints;
+  mr_scene_constraint *constraints;
   mr_scene_record record;
   int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
                                      uses its hull) */

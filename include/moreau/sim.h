@@ -10,7 +10,21 @@
  *   M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p),
  * so stiff gains stay stable; M̃ keeps the tree-sparse structure of M (diagonal terms only) and
  * the contact problem is assembled with M̃. All memory is allocated by mr_sim_create: the step
- * allocates nothing. */
+ * allocates nothing.
+ *
+ * Constraints share the contact problem (same assembly, same solver, docs/solvers.md):
+ * - joint limits: a robot's 1-dof joint (joint_limits, default on) within limit_margin + 2 Δt |v|
+ *   of its nearer URDF bound is a frictionless contact (μ = 0, one nonzero row ±e_dofᵀ, λ ≥ 0)
+ *   with gap Φ = the distance to the bound and the contacts' gap/Baumgarte correction;
+ * - point constraints (the scene's constraints): three bilateral rows, the world-frame relative
+ *   velocity of the two anchors, λ ∈ R³ unbounded (mr_contact_problem.kind), corrected by
+ *   baumgarte (default 1) × the anchors' position error / Δt.
+ * Effort limits: the commanded torque plus the PD torque is estimated explicitly at the start of
+ * the step (τ_cmd + k_p (q_t − q) − k_d v); a dof whose estimate exceeds its URDF effort gets
+ * that estimate clamped to ±effort as an explicit torque, and its gains are dropped from M̃ for
+ * the step. An unsaturated dof keeps the implicit PD, whose torque at v⁺ differs from the
+ * estimate by k_p Δt v⁺ + k_d (v⁺ − v): it can exceed the effort by that much (an
+ * approximation, documented in docs/scene-format.md). */
 #ifndef MOREAU_SIM_H
 #define MOREAU_SIM_H
 
@@ -25,6 +39,7 @@
 /* Figures of one step. */
 typedef struct {
   int ncontacts;             /* contacts in the problem */
+  int nconstraints;          /* joint limits and point constraints in the problem */
   int iterations;            /* solver iterations */
   int converged;             /* solver reached its tolerance (1 when there was no contact) */
   double eps_abs;            /* NCP criterion at the solution (force units), 0 without contact */
@@ -40,6 +55,14 @@ typedef struct {
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;
+
+/* An active constraint of a step (joint limits enter the problem only near their bound). */
+typedef enum { MR_SIM_LIMIT = 0, MR_SIM_POINT } mr_sim_constraint_type;
+typedef struct {
+  mr_sim_constraint_type type;
+  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the scene constraint */
+  int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
+} mr_sim_constraint;
 
 /* A simulator for a loaded scene (borrowed: it must outlive the simulator). The state starts
  * at the scene's q0, v0. solver may be NULL (the scene's) or a registry name. */
@@ -67,6 +90,14 @@ const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s);
 const mr_model *mr_sim_model(const mr_sim *s);
 /* The last step's contacts and their forces (3 per contact, contact frame (t₁, t₂, n), N). */
 int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda);
+/* The last step's active constraints and their forces (3 per constraint, after the contacts'
+ * in the problem): a joint limit's force is its third entry (N m or N, ≥ 0, pushing away from
+ * the bound), a point constraint's three entries are the world-frame force on body1 (N). */
+int mr_sim_constraints(const mr_sim *s, const mr_sim_constraint **constraints,
+                       const double **lambda);
+/* The actuation torques of the last step (nv): commanded torque plus the PD torque, after the
+ * effort limits (see the header comment). */
+const double *mr_sim_torque(const mr_sim *s);
 /* The last step's contact problem (valid until the next step). */
 const mr_contact_problem *mr_sim_problem(const mr_sim *s);
 /* Total mechanical energy of the current state (kinetic + potential, J). */

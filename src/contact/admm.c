@@ -13,7 +13,8 @@
  * rho_ratio, ρ ← ρ·κ^rho_power, and ρ ← ρ/κ^rho_power conversely, with κ = λ_max/λ_min of G + R
  * estimated by power iteration (on A, then on λ_max I − A started in the range of A, so that a
  * singular G gives its smallest nonzero eigenvalue: a departure from the paper), cached in the
- * solver state.
+ * solver state. Bilateral constraints (mr_contact_problem.kind) project by the identity (their
+ * set is R³) and get no de Saxcé term.
  * Residuals are compared relative to the magnitudes of their terms (as OSQP does), so the rule
  * is independent of force and velocity units. Warm start: λ, the dual y (= −c at convergence),
  * ρ and the eigenvalue estimates. Stops on the model's criterion (CCP criteria without Γ for
@@ -194,11 +195,11 @@ int admm_adapt(const admm_qp *q, admm_ws *w, const mr_solver_settings *s, int it
 
 /* ---- the contact solvers ---- */
 
-/* Π_K on every contact; ctx is the problem */
+/* Π_K on every contact (the identity on a bilateral constraint); ctx is the problem */
 static void project_cones(const void *ctx, const double *x, double *out) {
   const mr_contact_problem *p = ctx;
   for (int i = 0; i < p->nc; ++i)
-    mr_cone_project(p->mu[i], x + 3 * i, out + 3 * i);
+    mr_constraint_project(p, i, x + 3 * i, out + 3 * i);
 }
 
 /* b = g + Γ(c) per contact (de Saxcé), or b = g */
@@ -206,7 +207,7 @@ static void linear_term(const mr_contact_problem *p, const double *c, int desaxc
   mr_copy(b, p->g, 3 * p->nc);
   if (!desaxce) return;
   for (int i = 0; i < p->nc; ++i)
-    b[3 * i + 2] += p->mu[i] * hypot(c[3 * i], c[3 * i + 1]);
+    if (!mr_problem_bilateral(p, i)) b[3 * i + 2] += p->mu[i] * hypot(c[3 * i], c[3 * i + 1]);
 }
 
 static int all_finite(const double *x, int n) {

@@ -1,6 +1,8 @@
 /* Contact problem assembly (see assembly.h): J from the point Jacobians of the two bodies
  * rotated into each contact frame, G = J M⁻¹ Jᵀ with one tree-sparse solve per row of J, and g
- * with the gap, Baumgarte and restitution corrections of DESIGN.md §4, in force units. */
+ * with the gap, Baumgarte and restitution corrections of DESIGN.md §4, in force units. Joint limits
+ * enter as frictionless contacts whose only nonzero row selects the joint's velocity; point
+ * constraints as bilateral blocks (problem.kind) corrected by their position error. */
 #include "moreau/assembly.h"
 
 #include <math.h>
@@ -31,7 +33,8 @@ mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int
   a->R = calloc(cap, sizeof(double));
   a->phi = calloc(cap, sizeof(double));
   a->vel = calloc(cap, sizeof(double));
-  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel) {
+  a->kind = calloc(cap, 1);
+  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel || !a->kind) {
     mr_contact_assembly_free(a);
     return mr_error_set(err, MR_ERR_NOMEM, "assembly: out of memory for %d contacts", max_contacts);
   }
@@ -47,19 +50,27 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   free(a->R);
   free(a->phi);
   free(a->vel);
+  free(a->kind);
   memset(a, 0, sizeof *a);
 }
 
 void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
                          double *scratch) {
   int nv = m->nv;
-  /* world-frame relative point velocity Jacobian: J₁ − J₂ */
   mr_zero(J, 3 * nv);
+  /* a joint limit: the normal row selects the dof */
+  if (c->type == MR_ROWS_LIMIT) {
+    J[2 * nv + c->dof] = c->sign;
+    return;
+  }
+  /* world-frame relative point velocity Jacobian: J₁ − J₂ (a point constraint: at its two
+   * anchors, left in the world frame) */
   if (c->body1 > 0) mr_point_jacobian(m, d, c->body1, c->point, J);
   if (c->body2 > 0) {
-    mr_point_jacobian(m, d, c->body2, c->point, scratch);
+    mr_point_jacobian(m, d, c->body2, c->type == MR_ROWS_POINT ? c->point2 : c->point, scratch);
     mr_axpy(J, -1.0, scratch, 3 * nv);
   }
+  if (c->type == MR_ROWS_POINT) return;
   /* rotate into the contact frame: row k of the result is frame column kᵀ J_world */
   for (int j = 0; j < nv; ++j) {
     mr_vec3 col = mr_v3(J[j], J[nv + j], J[2 * nv + j]);
@@ -102,7 +113,8 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
       double gij = mr_dot(a->J + (size_t)r * nv, a->MiJt + (size_t)k * nv, nv);
       a->G[(size_t)r * n + k] = a->G[(size_t)k * n + r] = gij;
     }
-  /* g = (J v_f + cor) / Δt, per contact */
+  /* g = (J v_f + cor) / Δt, per contact; a point constraint's correction is its error */
+  int bilateral = 0;
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[i];
     const double *Ji = a->J + (size_t)3 * i * nv;
@@ -110,7 +122,15 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
       a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
       a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
     }
-    a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
+    a->kind[i] = c->type == MR_ROWS_POINT ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
+    bilateral |= a->kind[i] == MR_KIND_BILATERAL;
+    if (c->type == MR_ROWS_POINT) {
+      mr_vec3 e = mr_v3_sub(c->point, c->point2);
+      for (int k = 0; k < 3; ++k)
+        a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);
+    } else {
+      a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
+    }
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;
     a->R[3 * i] = a->R[3 * i + 1] = 0.0;
@@ -126,6 +146,7 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   p->phi = a->phi;
   p->vel = a->vel;
   p->dt = s->dt;
+  p->kind = bilateral ? a->kind : NULL;
   return MR_OK;
 }
 

@@ -5,7 +5,8 @@
  * otherwise the projection on the boundary ray through t: ((μ‖t‖ + n) / (1 + μ²)) (μ t/‖t‖, 1).
  * The criteria are those of "Contact Models in Robotics" (§IV): primal feasibility
  * ε_p = dist_K(λ), dual feasibility ε_d = dist_K*(c + Γ(c)), complementarity
- * ε_c = |⟨λ, c + Γ(c)⟩|, and ε_abs their maximum over contacts. */
+ * ε_c = |⟨λ, c + Γ(c)⟩|, and ε_abs their maximum over contacts. A bilateral constraint's set is
+ * R³ and its dual {0}: ε_p = 0, ε_d = ‖c‖, and ε_c = 0 (implied by c = 0). */
 #include "moreau/contact.h"
 
 #include <math.h>
@@ -31,6 +32,13 @@ void mr_dual_cone_project(double mu, const double *x, double *out) {
   } else { /* K_0 = the normal ray, its dual the half-space n ≥ 0 */
     out[0] = x[0], out[1] = x[1], out[2] = fmax(x[2], 0.0);
   }
+}
+
+void mr_constraint_project(const mr_contact_problem *p, int i, const double *x, double *out) {
+  if (mr_problem_bilateral(p, i))
+    out[0] = x[0], out[1] = x[1], out[2] = x[2];
+  else
+    mr_cone_project(p->mu[i], x, out);
 }
 
 void mr_desaxce(double mu, const double *c, double *out) {
@@ -61,15 +69,20 @@ void mr_contact_criteria(double mu, const double *lambda, const double *c, int d
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
   mr_matvec(c, p->G, lambda, n, n);
-  for (int i = 0; i < n; ++i) c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
+  for (int i = 0; i < n; ++i)
+    c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
 }
 
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c) {
   double mp = 0.0, md = 0.0, mc = 0.0;
   for (int i = 0; i < p->nc; ++i) {
-    double ep, ed, ec;
-    mr_contact_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, desaxce, &ep, &ed, &ec);
+    double ep = 0.0, ed, ec = 0.0;
+    /* a bilateral constraint: λ free, c = 0 */
+    if (mr_problem_bilateral(p, i))
+      ed = sqrt(c[3 * i] * c[3 * i] + c[3 * i + 1] * c[3 * i + 1] + c[3 * i + 2] * c[3 * i + 2]);
+    else
+      mr_contact_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, desaxce, &ep, &ed, &ec);
     mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
   }
   if (eps_p) *eps_p = mp;

@@ -9,7 +9,13 @@
  * Stopping: the model's own criterion (the LCP, CCP, NCP or RaiSim residual below) ≤ eps_abs,
  * checked before the first sweep (a warm start that already solves the problem costs 0
  * iterations) and after each sweep; or the iterate stalls, ‖λ_k − λ_{k−1}‖∞ ≤ eps_rel ‖λ_k‖∞;
- * or max_iter sweeps. */
+ * or max_iter sweeps.
+ *
+ * Bilateral constraints (mr_contact_problem.kind): every sweep updates them by mr_gs_bilateral,
+ * three unbounded coordinate steps λ_a ← λ_a − ω c_a / B_aa (Gauss-Seidel on a consistent
+ * positive semi-definite linear system, which converges; rows with B_aa = 0 — directions the
+ * mechanism cannot move, as the out-of-plane row of a planar loop — are skipped), and the model
+ * criteria take ‖c‖ for them. */
 #include <math.h>
 
 #include "contact/solvers.h"
@@ -67,6 +73,18 @@ void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double
   }
 }
 
+void mr_gs_bilateral(const mr_contact_problem *p, int i, double omega, double *lambda, double *c) {
+  double B[9];
+  mr_gs_block(p, i, B);
+  for (int a = 0; a < 3; ++a) {
+    /* a row the velocities cannot move (zero Jacobian row) is skipped */
+    if (!(B[4 * a] > 0.0)) continue;
+    double delta[3] = {0.0, 0.0, 0.0};
+    delta[a] = -omega * c[3 * i + a] / B[4 * a];
+    mr_gs_apply(p, i, delta, lambda, c);
+  }
+}
+
 int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel) {
   double dmax = 0.0, lmax = 0.0;
   for (int k = 0; k < n; ++k) {
@@ -74,6 +92,11 @@ int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_re
     lmax = fmax(lmax, fabs(lambda[k]));
   }
   return dmax <= eps_rel * fmax(lmax, 1e-300);
+}
+
+/* a bilateral constraint's residual ‖c‖ (its force is free) */
+static double bilateral_residual(const double *c) {
+  return sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
 }
 
 /* per contact: pyramid feasibility, Signorini, and maximum dissipation on the box
@@ -90,7 +113,8 @@ static double lcp_contact(double mu, const double *l, const double *c) {
 double mr_gs_criterion_lcp(const mr_contact_problem *p, const double *lambda, const double *c) {
   double e = 0.0;
   for (int i = 0; i < p->nc; ++i)
-    e = fmax(e, lcp_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+    e = fmax(e, mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
+                                           : lcp_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
   return e;
 }
 
@@ -118,7 +142,8 @@ static double raisim_contact(double mu, const double *l, const double *c) {
 double mr_gs_criterion_raisim(const mr_contact_problem *p, const double *lambda, const double *c) {
   double e = 0.0;
   for (int i = 0; i < p->nc; ++i)
-    e = fmax(e, raisim_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+    e = fmax(e, mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
+                                           : raisim_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
   return e;
 }
 

@@ -27,6 +27,8 @@
  * that truncation. Warm start: u from the state (state->y, state->nu = nv) when it holds a
  * previous ccp-newton velocity of the same size, else u = M⁻¹Jᵀλ from the given λ (λ → u → λ(u)
  * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
+ * Bilateral constraints (mr_contact_problem.kind): their set is R³, so pᵢ = −Rᵢ^{-1/2} cᵢ (the
+ * identity projection, DΠ = I): a compliant bilateral constraint, λᵢ = −Rᵢ⁻¹ cᵢ.
  * Failure modes: the solution is the compliant one, so the rigid NCP criteria
  * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
  * (the CCP relaxation); the default R makes ℓ very stiff (R⁻¹ ≈ 1e6/G), so from u = 0 on a
@@ -83,12 +85,12 @@ static void mass_mul(const jac_view *jv, const double *x, double *y) {
     mr_copy(y, x, jv->nv);
 }
 
-/* Jacobian of the projection on K_μ at x (3x3, row-major) */
+/* Jacobian of the projection on K_μ at x (3x3, row-major); μ < 0 stands for R³ (bilateral) */
 static void cone_projection_jacobian(double mu, const double *x, double *D) {
   double t = hypot(x[0], x[1]), n = x[2];
   for (int k = 0; k < 9; ++k)
     D[k] = 0.0;
-  if (t <= mu * n) {
+  if (mu < 0.0 || t <= mu * n) {
     D[0] = D[4] = D[8] = 1.0;
   } else if (mu * t > -n) {
     double h[2] = {x[0] / t, x[1] / t}, q = 1.0 / (1.0 + mu * mu);
@@ -100,6 +102,19 @@ static void cone_projection_jacobian(double mu, const double *x, double *D) {
     }
     D[8] = q;
   }
+}
+
+/* the scaled friction coefficient μ̃ = μ √(R_T/R_N) of constraint i, or −1 when bilateral */
+static double scaled_mu(const mr_contact_problem *p, int i, const double *R) {
+  return mr_problem_bilateral(p, i) ? -1.0 : p->mu[i] * sqrt(R[0] / R[2]);
+}
+
+/* projection on K_μ̃, or the identity when μ̃ < 0 (bilateral) */
+static void project(double mut, const double *x, double *out) {
+  if (mut < 0.0)
+    out[0] = x[0], out[1] = x[1], out[2] = x[2];
+  else
+    mr_cone_project(mut, x, out);
 }
 
 /* per-solve data */
@@ -125,10 +140,10 @@ static double evaluate(newton_ctx *x, const double *u) {
   }
   for (int i = 0; i < p->nc; ++i) {
     const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
-    double mut = p->mu[i] * sqrt(R[0] / R[2]), z[3];
+    double mut = scaled_mu(p, i, R), z[3];
     for (int k = 0; k < 3; ++k)
       z[k] = -ci[k] / sqrt(R[k]);
-    mr_cone_project(mut, z, z);
+    project(mut, z, z);
     for (int k = 0; k < 3; ++k)
       x->lambda[3 * i + k] = z[k] / sqrt(R[k]);
     cost += 0.5 * (z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
@@ -161,7 +176,7 @@ static void hessian(newton_ctx *x) {
     double z[3], D[9];
     for (int k = 0; k < 3; ++k)
       z[k] = -ci[k] / sqrt(R[k]);
-    cone_projection_jacobian(p->mu[i] * sqrt(R[0] / R[2]), z, D);
+    cone_projection_jacobian(scaled_mu(p, i, R), z, D);
     if (D[0] == 0.0 && D[4] == 0.0 && D[8] == 0.0) continue; /* separating contact */
     for (int k = 0; k < 3; ++k)
       jac_row(&x->jv, 3 * i + k, x->row + k * nv);
@@ -295,10 +310,10 @@ static void phi_derivatives(const newton_ctx *x, double a0, double a1, double al
   *d1 = a0 + alpha * a1, *d2 = a1;
   for (int i = 0; i < p->nc; ++i) {
     const double *R = x->R + 3 * i, *di = x->d + 3 * i;
-    double mut = p->mu[i] * sqrt(R[0] / R[2]), z[3], pz[3], D[9];
+    double mut = scaled_mu(p, i, R), z[3], pz[3], D[9];
     for (int k = 0; k < 3; ++k)
       z[k] = -(x->c0[3 * i + k] + alpha * di[k]) / sqrt(R[k]);
-    mr_cone_project(mut, z, pz);
+    project(mut, z, pz);
     cone_projection_jacobian(mut, z, D);
     for (int k = 0; k < 3; ++k) {
       *d1 -= di[k] * pz[k] / sqrt(R[k]);

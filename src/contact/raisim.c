@@ -15,6 +15,9 @@
  * r(θ) = −g̃_N / (B_NN/μ + B_NT·(cos θ, sin θ)) (where the denominator is positive). 32 samples
  * of θ locate the minimum; bisection on the sign of df/dθ in the bracket around the best sample
  * refines it (bisection_iter steps).
+ * A frictionless contact (μ = 0: a joint limit, whose tangential rows of G are zero) takes the
+ * closed form λ* = (0, 0, −g̃_N / B_NN) without inverting B; a bilateral constraint takes
+ * unbounded Gauss-Seidel steps on its rows (mr_gs_bilateral, not relaxed by α).
  * raisim stops on the RaiSim criterion (Coulomb cone, Signorini, stick/slide complementarity;
  * not the friction direction), raisim-ds on the NCP criterion.
  * Known failure modes: raisim violates maximum dissipation when B_NT ≠ 0: its sliding velocity
@@ -104,17 +107,18 @@ static void raisim_target(const mr_contact_problem *p, int i, const double *B, i
   for (int a = 0; a < 3; ++a)
     gt[a] = ci[a] - Bl[a], ng[a] = -gt[a];
   target[0] = target[1] = target[2] = 0.0;
-  /* take-off, or a degenerate block */
-  if (gt[2] > 0.0 || !solve3(B, ng, v0)) return;
+  if (gt[2] > 0.0) return; /* take-off */
+  /* frictionless (a joint limit, whose tangential rows may be zero): λ_T = 0, closed form */
+  if (mu == 0.0) {
+    target[2] = B[8] > 0.0 ? -gt[2] / B[8] : 0.0;
+    return;
+  }
+  /* a degenerate block */
+  if (!solve3(B, ng, v0)) return;
   /* stick */
   if (v0[2] >= 0.0 && hypot(v0[0], v0[1]) <= mu * v0[2]) {
     for (int a = 0; a < 3; ++a)
       target[a] = v0[a];
-    return;
-  }
-  /* slide, on a frictionless contact: the normal direction alone */
-  if (mu == 0.0) {
-    target[2] = B[8] > 0.0 ? -gt[2] / B[8] : 0.0;
     return;
   }
   /* slide: the ellipse, with the de Saxcé shift Γ(c⁻) for raisim-ds */
@@ -130,6 +134,11 @@ static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *
   for (int i = 0; i < p->nc; ++i) {
     double B[9], target[3], delta[3];
     double *l = lambda + 3 * i;
+    /* bilateral: unbounded Gauss-Seidel steps, not relaxed by α */
+    if (mr_problem_bilateral(p, i)) {
+      mr_gs_bilateral(p, i, 1.0, lambda, c);
+      continue;
+    }
     mr_gs_block(p, i, B);
     raisim_target(p, i, B, rc->desaxce, s->bisection_iter, l, c + 3 * i, target);
     for (int a = 0; a < 3; ++a)

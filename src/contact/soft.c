@@ -10,6 +10,11 @@
  *   k = soft_k (N/m), d = soft_d (N s/m).
  * Friction, regularised Coulomb:  λ_T = −μ λ_N v_T / max(‖v_T‖, v_reg), v_reg = soft_vreg (m/s),
  *   with v_T from the same velocity (explicit: forces do not feed back).
+ * Bilateral constraints are not penalised: their rows are solved as a linear system with the
+ * contact forces fixed (Gauss-Seidel sweeps, mr_gs_bilateral, until ‖c‖ ≤ eps_abs on every
+ * bilateral constraint or max_iter sweeps), so a loop closure or an anchor holds as it does
+ * with the other solvers; a joint limit (μ = 0) is penalised like any contact (k in N m/rad
+ * for a revolute joint).
  * Then c = (G + R) λ + g. iterations = 1; converged = 1 (nothing to converge); eps_model = 0.
  * Known failure modes: penetration depends on k and the load; stiff k needs small Δt; friction
  * creeps at rest (|c_T| < v_reg gives a viscous, not a sticking, force). */
@@ -41,6 +46,25 @@ static void contact_velocity(const mr_contact_problem *p, int i, double phi, dou
   v[2] = p->dt * g[2] - (phi >= 0.0 ? phi / p->dt : 0.0);
 }
 
+/* the largest ‖c‖ over the bilateral constraints */
+static double bilateral_residual(const mr_contact_problem *p, const double *c) {
+  double e = 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    if (mr_problem_bilateral(p, i))
+      e = fmax(
+          e, sqrt(c[3 * i] * c[3 * i] + c[3 * i + 1] * c[3 * i + 1] + c[3 * i + 2] * c[3 * i + 2]));
+  return e;
+}
+
+/* Gauss-Seidel on the bilateral rows, the penalty forces fixed */
+static void solve_bilateral(const mr_contact_problem *p, const mr_solver_settings *s,
+                            double *lambda, double *c) {
+  for (int k = 0; k < s->max_iter && bilateral_residual(p, c) > s->eps_abs; ++k)
+    for (int i = 0; i < p->nc; ++i)
+      if (mr_problem_bilateral(p, i)) mr_gs_bilateral(p, i, s->omega, lambda, c);
+  mr_problem_velocity(p, lambda, c);
+}
+
 mr_status mr_solver_soft(MR_SOLVER_ARGS) {
   mr_status st = mr_gs_check(p, s, err);
   if (st) return st;
@@ -48,12 +72,21 @@ mr_status mr_solver_soft(MR_SOLVER_ARGS) {
     return mr_error_set(err, MR_ERR_INVALID,
                         "soft: need k >= 0, d >= 0, v_reg > 0 (got %g, %g, %g)", s->soft_k,
                         s->soft_d, s->soft_vreg);
+  int nbil = 0;
   for (int i = 0; i < p->nc; ++i) {
     double phi = p->phi ? p->phi[i] : 0.0, v[3];
+    if (mr_problem_bilateral(p, i)) {
+      nbil++;
+      continue; /* keeps its warm start */
+    }
     contact_velocity(p, i, phi, v);
     soft_contact(s, p->mu[i], phi, v, lambda + 3 * i);
   }
+  for (int i = 0; i < p->nc; ++i)
+    if (mr_problem_bilateral(p, i) && (!s->warm_start || !isfinite(lambda[3 * i])))
+      lambda[3 * i] = lambda[3 * i + 1] = lambda[3 * i + 2] = 0.0;
   mr_problem_velocity(p, lambda, c);
+  if (nbil > 0) solve_bilateral(p, s, lambda, c);
   stats->iterations = 1;
   stats->converged = 1;
   stats->eps_model = 0.0;

@@ -12,6 +12,8 @@
  * previous outer iteration's primal and dual variables; an inner solve stops when both its
  * residuals are below eps_abs/10. The outer loop stops on the NCP criterion ≤ eps_abs, on stall
  * (λ moves less than eps_rel relative), or at max_iter outer iterations.
+ * Bilateral constraints (mr_contact_problem.kind) have their normal and tangential rows unbounded
+ * in both subproblems (the projections are the identity on them).
  * Failure modes: no convergence guarantee (a fixed-point iteration); each outer iteration costs
  * up to 2·inner_iter inner iterations, so it is the most expensive NCP solver per iteration. */
 #include <math.h>
@@ -33,25 +35,27 @@ typedef struct {
   admm_ws ws;
 } subproblem;
 
-/* the disc constraint's data: μ and the current λ_N */
+/* the disc constraint's data: the problem (μ, kinds) and the current λ_N */
 typedef struct {
-  const double *mu;
+  const mr_contact_problem *p;
   double *lambda_n;
   int nc;
 } disc_ctx;
 
-/* Π on λ_N ≥ 0 */
+/* Π on λ_N ≥ 0 (λ_N free on a bilateral constraint) */
 static void project_nonneg(const void *ctx, const double *x, double *out) {
-  const int *m = ctx;
-  for (int i = 0; i < *m; ++i)
-    out[i] = fmax(x[i], 0.0);
+  const disc_ctx *dc = ctx;
+  for (int i = 0; i < dc->nc; ++i)
+    out[i] = mr_problem_bilateral(dc->p, i) ? x[i] : fmax(x[i], 0.0);
 }
 
-/* Π on the discs ‖λ_T⁽ⁱ⁾‖ ≤ μᵢ λ_N⁽ⁱ⁾ */
+/* Π on the discs ‖λ_T⁽ⁱ⁾‖ ≤ μᵢ λ_N⁽ⁱ⁾ (no bound on a bilateral constraint) */
 static void project_discs(const void *ctx, const double *x, double *out) {
   const disc_ctx *dc = ctx;
   for (int i = 0; i < dc->nc; ++i) {
-    double r = fmax(dc->mu[i] * dc->lambda_n[i], 0.0), t = hypot(x[2 * i], x[2 * i + 1]);
+    double r =
+        mr_problem_bilateral(dc->p, i) ? INFINITY : fmax(dc->p->mu[i] * dc->lambda_n[i], 0.0);
+    double t = hypot(x[2 * i], x[2 * i + 1]);
     double s = t > r ? r / t : 1.0;
     out[2 * i] = s * x[2 * i], out[2 * i + 1] = s * x[2 * i + 1];
   }
@@ -185,14 +189,14 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
                         p->nc);
   }
   /* the projections and their data */
-  disc_ctx dc = {p->mu, lambda_n, p->nc};
-  sn.qp.project = project_nonneg, sn.qp.ctx = &sn.m;
+  disc_ctx dc = {p, lambda_n, p->nc};
+  sn.qp.project = project_nonneg, sn.qp.ctx = &dc;
   st.qp.project = project_discs, st.qp.ctx = &dc;
   /* start: the warm start projected on K_μ, or zero */
   for (int q = 0; q < n; ++q)
     lambda[q] = s->warm_start && isfinite(lambda[q]) ? lambda[q] : 0.0;
   for (int i = 0; i < p->nc; ++i)
-    mr_cone_project(p->mu[i], lambda + 3 * i, lambda + 3 * i);
+    mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   int rc = stagproj_loop(p, s, &sn, &st, &dc, lambda, c, tmp, prev, stats);
   stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
   mr_arena_reset(work, mark);

@@ -25,17 +25,25 @@ struct mr_sim {
   mr_solver_state state;
   mr_arena work;
   int max_contacts;
+  int max_rows; /* blocks of 3 rows: contacts, joint limits and point constraints */
+  int max_limits;
 
   double *q, *v;              /* state (nq, nv) */
   double *q_next, *v_next;    /* candidate state of the step (nq, nv) */
   double *tau, *rhs, *dv;     /* nv */
   double *kp, *kd;            /* PD gains over the whole model (nv) */
+  double *kp_step, *kd_step;  /* this step's implicit gains: 0 on a dof saturated at its effort */
+  double *tau_cmd, *tau_act;  /* commanded torques (nv); last step's actuation torques (nv) */
   double *q_err;              /* q_t ⊖ q per dof (nv), from each robot's slice */
-  mr_contact_geometry *cg;    /* contacts as the assembly reads them (max_contacts) */
-  double *lambda, *c;         /* 3 max_contacts */
-  uint64_t *keys, *prev_keys; /* contact identities this and last step (max_contacts) */
-  double *prev_lambda;        /* last step's forces (3 max_contacts) */
-  int nc, prev_nc;
+  mr_contact_geometry *cg;    /* contacts, then constraints, as the assembly reads them */
+  double *lambda, *c;         /* 3 max_rows */
+  uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
+  double *prev_lambda;        /* last step's forces (3 max_rows) */
+  mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
+  mr_sim_constraint *prev_cons;
+  mr_vec3 *anchor1, *anchor2; /* the scene constraints' anchors in their bodies' frames */
+  int nc, prev_nc;            /* contacts this step, contacts and constraints last step */
+  int nk, prev_nk;            /* active constraints (joint limits, points) */
 
   double t;
   long steps;
@@ -57,10 +65,23 @@ static int contact_bound(const mr_scene *sc) {
   return n < 64 ? 64 : n;
 }
 
-/* per-dof PD gains over the model from the robots' slices */
+/* the number of 1-dof joints whose position limits are constraints */
+static int limit_bound(const mr_scene *sc) {
+  int n = 0;
+  for (int r = 0; r < sc->nrobots; ++r) {
+    const mr_scene_robot *rb = &sc->robots[r];
+    for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b)
+      n += sc->model->bodies[b].joint.nv == 1;
+  }
+  return n;
+}
+
+/* per-dof PD gains and commanded torques over the model from the robots' slices */
 static void gather_gains(mr_sim *s) {
   for (int r = 0; r < s->scene->nrobots; ++r) {
     const mr_scene_robot *rb = &s->scene->robots[r];
+    for (int k = 0; rb->torque && k < rb->nv; ++k)
+      s->tau_cmd[rb->idx_v + k] = rb->torque[k];
     if (!rb->pd) continue;
     for (int k = 0; k < rb->nv; ++k) {
       s->kp[rb->idx_v + k] = rb->kp[k];
@@ -113,24 +134,51 @@ static mr_status create_collision(mr_sim *s, mr_error *err) {
 }
 
 static mr_status create_buffers(mr_sim *s, mr_error *err) {
-  int nq = s->m->nq, nv = s->m->nv, n3 = 3 * s->max_contacts;
-  double **vecs[] = {&s->q,   &s->q_next, &s->v,  &s->v_next, &s->tau,
-                     &s->rhs, &s->dv,     &s->kp, &s->kd,     &s->q_err};
-  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv};
+  int nq = s->m->nq, nv = s->m->nv, n3 = 3 * s->max_rows, nk = s->max_rows - s->max_contacts;
+  double **vecs[] = {&s->q,       &s->q_next,  &s->v,       &s->v_next, &s->tau,
+                     &s->rhs,     &s->dv,      &s->kp,      &s->kd,     &s->q_err,
+                     &s->kp_step, &s->kd_step, &s->tau_cmd, &s->tau_act};
+  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
     if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
   if (alloc_doubles(&s->lambda, n3, err) || alloc_doubles(&s->c, n3, err) ||
       alloc_doubles(&s->prev_lambda, n3, err) || alloc_doubles(&s->state.y, n3 + nv, err))
     return MR_ERR_NOMEM;
   s->state.cap = n3 + nv;
-  s->cg = calloc((size_t)s->max_contacts, sizeof *s->cg);
-  s->keys = calloc((size_t)s->max_contacts, sizeof *s->keys);
-  s->prev_keys = calloc((size_t)s->max_contacts, sizeof *s->prev_keys);
-  if (!s->cg || !s->keys || !s->prev_keys)
+  s->cg = calloc((size_t)s->max_rows, sizeof *s->cg);
+  s->keys = calloc((size_t)s->max_rows, sizeof *s->keys);
+  s->prev_keys = calloc((size_t)s->max_rows, sizeof *s->prev_keys);
+  s->cons = calloc((size_t)(nk ? nk : 1), sizeof *s->cons);
+  s->prev_cons = calloc((size_t)(nk ? nk : 1), sizeof *s->prev_cons);
+  int npts = s->scene->nconstraints;
+  s->anchor1 = calloc((size_t)(npts ? npts : 1), sizeof *s->anchor1);
+  s->anchor2 = calloc((size_t)(npts ? npts : 1), sizeof *s->anchor2);
+  if (!s->cg || !s->keys || !s->prev_keys || !s->cons || !s->prev_cons || !s->anchor1 ||
+      !s->anchor2)
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
-  if (mr_arena_init(&s->work, mr_solver_work_size(s->max_contacts, 0)))
+  if (mr_arena_init(&s->work, mr_solver_work_size(s->max_rows, 0)))
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for the solver workspace");
-  return mr_contact_assembly_init(&s->as, s->max_contacts, nv, err);
+  return mr_contact_assembly_init(&s->as, s->max_rows, nv, err);
+}
+
+/* a point of body b's frame in the world (body 0: the world) */
+static mr_vec3 body_to_world(const mr_data *d, int b, mr_vec3 p) {
+  return b > 0 ? mr_v3_add(d->oMi[b].p, mr_m3_mulv(&d->oMi[b].R, p)) : p;
+}
+
+/* a world point in body b's frame */
+static mr_vec3 world_to_body(const mr_data *d, int b, mr_vec3 p) {
+  return b > 0 ? mr_m3_tmulv(&d->oMi[b].R, mr_v3_sub(p, d->oMi[b].p)) : p;
+}
+
+/* the point constraints' anchors; a world point is attached to both bodies at q0 */
+static void constraint_anchors(mr_sim *s) {
+  mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
+  for (int k = 0; k < s->scene->nconstraints; ++k) {
+    const mr_scene_constraint *c = &s->scene->constraints[k];
+    s->anchor1[k] = c->world_point ? world_to_body(s->d, c->body1, c->point) : c->anchor1;
+    s->anchor2[k] = c->world_point ? world_to_body(s->d, c->body2, c->point) : c->anchor2;
+  }
 }
 
 mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) {
@@ -151,6 +199,8 @@ mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) 
   s->solver = info;
   s->settings = scene->settings;
   s->max_contacts = contact_bound(scene);
+  s->max_limits = limit_bound(scene);
+  s->max_rows = s->max_contacts + s->max_limits + scene->nconstraints;
   s->as_settings = mr_assembly_settings_default();
   s->as_settings.dt = scene->timestep;
   s->as_settings.baumgarte = scene->contact.baumgarte;
@@ -163,6 +213,7 @@ mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) 
   }
   gather_gains(s);
   mr_sim_reset(s);
+  constraint_anchors(s);
   return s;
 }
 
@@ -172,13 +223,18 @@ void mr_sim_free(mr_sim *s) {
   mr_contact_assembly_free(&s->as);
   mr_arena_destroy(&s->work);
   mr_data_free(s->d);
-  double *vecs[] = {s->q,  s->q_next, s->v,     s->v_next, s->tau, s->rhs,         s->dv,
-                    s->kp, s->kd,     s->q_err, s->lambda, s->c,   s->prev_lambda, s->state.y};
+  double *vecs[] = {s->q,       s->q_next,  s->v,       s->v_next,  s->tau,         s->rhs,
+                    s->dv,      s->kp,      s->kd,      s->q_err,   s->lambda,      s->c,
+                    s->kp_step, s->kd_step, s->tau_cmd, s->tau_act, s->prev_lambda, s->state.y};
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
     free(vecs[k]);
   free(s->cg);
   free(s->keys);
   free(s->prev_keys);
+  free(s->cons);
+  free(s->prev_cons);
+  free(s->anchor1);
+  free(s->anchor2);
   free(s);
 }
 
@@ -187,7 +243,8 @@ void mr_sim_reset(mr_sim *s) {
   mr_copy(s->v, s->scene->v0, s->m->nv);
   s->t = 0.0;
   s->steps = 0;
-  s->nc = s->prev_nc = 0;
+  s->nc = s->prev_nc = s->nk = s->prev_nk = 0;
+  mr_zero(s->tau_act, s->m->nv);
   s->state.valid = 0;
   s->state.rho = 0.0;
   memset(&s->last, 0, sizeof s->last);
@@ -226,23 +283,48 @@ static void posture_error(mr_sim *s) {
   }
 }
 
+/* effort limits: the torque of dof k is τ_cmd + k_p (q_t − q⁺) − k_d v⁺ (PD implicit). Its
+ * explicit estimate at the start of the step, τ_cmd + k_p e − k_d v, decides: within the limit
+ * the dof keeps its implicit gains; beyond it the dof is saturated for this step — its torque is
+ * the estimate clamped to ±effort, explicit, and its gains leave M̃ (k_p = k_d = 0 this step) */
+static void actuation(mr_sim *s) {
+  const mr_model *m = s->m;
+  for (int k = 0; k < m->nv; ++k) {
+    double est = s->tau_cmd[k] + s->kp[k] * s->q_err[k] - s->kd[k] * s->v[k];
+    double e = m->effort_limit[k];
+    int saturated = fabs(est) > e;
+    s->tau[k] = saturated ? copysign(e, est) : s->tau_cmd[k];
+    s->kp_step[k] = saturated ? 0.0 : s->kp[k];
+    s->kd_step[k] = saturated ? 0.0 : s->kd[k];
+  }
+}
+
 /* M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p), factored; rhs = τ + k_p e − b + Σ Jᵀ f_ext */
 static mr_status dynamics(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
   double dt = s->scene->timestep;
   int nv = m->nv;
+  posture_error(s);
+  actuation(s);
   mr_crba(m, d, s->q);
   for (int k = 0; k < nv; ++k)
-    d->M[(size_t)k * nv + k] += dt * (s->kd[k] + m->damping[k]) + dt * dt * s->kp[k];
+    d->M[(size_t)k * nv + k] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
   mr_status st = mr_ldlt_factor(m, d, err);
   if (st) return st;
   mr_zero(s->dv, nv);
   const double *b = mr_rnea(m, d, s->q, s->v, s->dv); /* b(q, v) − Σ Jᵀ f_ext */
-  posture_error(s);
   for (int k = 0; k < nv; ++k)
-    s->rhs[k] = s->tau[k] + s->kp[k] * s->q_err[k] - b[k];
+    s->rhs[k] = s->tau[k] + s->kp_step[k] * s->q_err[k] - b[k];
   return MR_OK;
+}
+
+/* the actuation torque the step applied: τ + k_p (e − Δt v⁺) − k_d v⁺ */
+static void applied_torque(mr_sim *s) {
+  double dt = s->scene->timestep;
+  for (int k = 0; k < s->m->nv; ++k)
+    s->tau_act[k] = s->tau[k] + s->kp_step[k] * (s->q_err[k] - dt * s->v_next[k]) -
+                    s->kd_step[k] * s->v_next[k];
 }
 
 /* the free velocity: M̃ v_f = M v + Δt rhs with M = M̃ − Δt (k_d + damping + Δt k_p), i.e.
@@ -251,7 +333,7 @@ static void free_velocity(mr_sim *s) {
   const mr_model *m = s->m;
   double dt = s->scene->timestep;
   for (int k = 0; k < m->nv; ++k)
-    s->dv[k] = s->rhs[k] - (s->kd[k] + m->damping[k] + dt * s->kp[k]) * s->v[k];
+    s->dv[k] = s->rhs[k] - (s->kd_step[k] + m->damping[k] + dt * s->kp_step[k]) * s->v[k];
   mr_ldlt_solve(m, s->d, s->dv);
   for (int k = 0; k < m->nv; ++k)
     s->v_next[k] = s->v[k] + dt * s->dv[k];
@@ -270,6 +352,7 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
   for (int i = 0; i < nc; ++i) {
     const mr_contact *c = &cs[i];
     mr_contact_geometry *g = &s->cg[i];
+    g->type = MR_ROWS_CONTACT;
     g->body1 = c->body[0];
     g->body2 = c->body[1];
     g->point = c->point;
@@ -291,10 +374,67 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
   s->last.penetration = pen;
 }
 
+/* append block n: a constraint with key, warm started from last step's block of that key */
+static mr_contact_geometry *add_block(mr_sim *s, int n, uint64_t key, mr_sim_constraint info) {
+  mr_contact_geometry *g = &s->cg[n];
+  memset(g, 0, sizeof *g);
+  g->frame = mr_m3_identity();
+  int prev = find_previous(s, key);
+  for (int k = 0; k < 3; ++k)
+    s->lambda[3 * n + k] = prev < 0 ? 0.0 : s->prev_lambda[3 * prev + k];
+  s->keys[n] = key;
+  s->cons[n - s->nc] = info;
+  return g;
+}
+
+/* joint limits: a 1-dof joint of a robot with joint_limits, closer to its nearer bound than the
+ * margin plus 2 Δt |v| (so that a bound cannot be crossed within a step unseen), becomes a
+ * frictionless contact on its velocity with gap Φ = the distance to the bound */
+static int gather_limits(mr_sim *s, int n) {
+  const mr_model *m = s->m;
+  double dt = s->scene->timestep, margin = s->scene->contact.limit_margin;
+  for (int r = 0; r < s->scene->nrobots; ++r) {
+    const mr_scene_robot *rb = &s->scene->robots[r];
+    for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b) {
+      const mr_joint *j = &m->bodies[b].joint;
+      if (j->nv != 1 || j->nq != 1) continue;
+      double q = s->q[j->idx_q], lo = m->lower[j->idx_q], hi = m->upper[j->idx_q];
+      double vmax = fmax(fabs(s->v[j->idx_v]), fabs(s->v_next[j->idx_v]));
+      int upper = hi - q < q - lo;
+      double gap = upper ? hi - q : q - lo;
+      if (!(gap < margin + 2.0 * dt * vmax)) continue; /* also skips unlimited joints */
+      uint64_t key = (UINT64_C(1) << 63) | ((uint64_t)j->idx_v << 1) | (uint64_t)upper;
+      mr_sim_constraint info = {MR_SIM_LIMIT, j->idx_v, upper};
+      mr_contact_geometry *g = add_block(s, n++, key, info);
+      g->type = MR_ROWS_LIMIT;
+      g->dof = j->idx_v;
+      g->sign = upper ? -1.0 : 1.0;
+      g->phi = gap;
+    }
+  }
+  return n;
+}
+
+/* the scene's point constraints: anchors in the world at the current kinematics */
+static int gather_points(mr_sim *s, int n) {
+  for (int k = 0; k < s->scene->nconstraints; ++k) {
+    const mr_scene_constraint *c = &s->scene->constraints[k];
+    mr_sim_constraint info = {MR_SIM_POINT, k, 0};
+    mr_contact_geometry *g = add_block(s, n++, (UINT64_C(1) << 62) | (uint64_t)k, info);
+    g->type = MR_ROWS_POINT;
+    g->body1 = c->body1;
+    g->body2 = c->body2;
+    g->point = body_to_world(s->d, c->body1, s->anchor1[k]);
+    g->point2 = body_to_world(s->d, c->body2, s->anchor2[k]);
+    g->baumgarte = c->baumgarte;
+  }
+  return n;
+}
+
 /* 1 when this step's contacts are last step's, in the same order */
 static int same_contacts(const mr_sim *s) {
-  if (s->nc != s->prev_nc) return 0;
-  for (int i = 0; i < s->nc; ++i)
+  if (s->nc + s->nk != s->prev_nc) return 0;
+  for (int i = 0; i < s->nc + s->nk; ++i)
     if (s->keys[i] != s->prev_keys[i]) return 0;
   return 1;
 }
@@ -304,9 +444,9 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.converged = 1;
   s->last.eps_abs = 0.0;
   s->last.solve_us = 0.0;
-  if (s->nc == 0) return MR_OK;
-  mr_status st =
-      mr_contact_assemble(s->m, s->d, s->cg, s->nc, s->v, s->v_next, &s->as_settings, &s->as, err);
+  if (s->nc + s->nk == 0) return MR_OK;
+  mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
+                                     &s->as_settings, &s->as, err);
   if (st) return st;
   if (!same_contacts(s)) s->state.valid = 0;
   mr_solver_stats stats;
@@ -340,11 +480,14 @@ static mr_status check_state(const mr_sim *s, mr_error *err) {
   return MR_OK;
 }
 
-/* keep this step's contacts and forces for the next warm start */
+/* keep this step's contacts, constraints and forces for the next warm start */
 static void remember_contacts(mr_sim *s) {
-  memcpy(s->prev_keys, s->keys, (size_t)s->nc * sizeof *s->keys);
-  mr_copy(s->prev_lambda, s->lambda, 3 * s->nc);
-  s->prev_nc = s->nc;
+  int n = s->nc + s->nk;
+  memcpy(s->prev_keys, s->keys, (size_t)n * sizeof *s->keys);
+  memcpy(s->prev_cons, s->cons, (size_t)s->nk * sizeof *s->cons);
+  mr_copy(s->prev_lambda, s->lambda, 3 * n);
+  s->prev_nc = n;
+  s->prev_nk = s->nk;
 }
 
 /* kinematics and collision at the current state */
@@ -372,8 +515,11 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   if ((st = dynamics(s, err))) return st;
   free_velocity(s);
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
+  s->nk = gather_points(s, gather_limits(s, s->nc)) - s->nc;
   s->last.ncontacts = s->nc;
+  s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;
+  applied_torque(s);
   mr_integrate(m, s->q, s->v_next, s->scene->timestep, s->q_next);
   if ((st = check_state(s, err))) return st;
   mr_copy(s->q, s->q_next, m->nq);
@@ -416,7 +562,18 @@ const mr_contact_problem *mr_sim_problem(const mr_sim *s) {
 int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda) {
   if (contacts) *contacts = mr_collision_contacts(s->col);
   if (lambda) *lambda = s->prev_lambda;
-  return s->prev_nc;
+  return s->prev_nc - s->prev_nk;
+}
+
+int mr_sim_constraints(const mr_sim *s, const mr_sim_constraint **constraints,
+                       const double **lambda) {
+  if (constraints) *constraints = s->prev_cons;
+  if (lambda) *lambda = s->prev_lambda + 3 * (s->prev_nc - s->prev_nk);
+  return s->prev_nk;
+}
+
+const double *mr_sim_torque(const mr_sim *s) {
+  return s->tau_act;
 }
 
 double mr_sim_energy(mr_sim *s) {

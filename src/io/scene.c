@@ -199,13 +199,14 @@ static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, d
 }
 
 static mr_status parse_contact(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {"margin", "baumgarte", "restitution_threshold", "max_contacts",
-                                     NULL};
+  static const char *const keys[] = {"margin",       "baumgarte",    "restitution_threshold",
+                                     "max_contacts", "limit_margin", NULL};
   mr_scene_contact *o = &c->s->contact;
   if (mr_yaml_check_map(&c->y, n, keys, "'contact'") || nonneg(c, n, "margin", &o->margin) ||
       nonneg(c, n, "baumgarte", &o->baumgarte) ||
       nonneg(c, n, "restitution_threshold", &o->restitution_threshold) ||
-      mr_yaml_opt_int(&c->y, n, "max_contacts", &o->max_contacts))
+      mr_yaml_opt_int(&c->y, n, "max_contacts", &o->max_contacts) ||
+      nonneg(c, n, "limit_margin", &o->limit_margin))
     return scene_status(c);
   if (o->baumgarte > 1.0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "baumgarte"), MR_ERR_INVALID,
@@ -438,9 +439,9 @@ static mr_status parse_bodies(mr_scene_ctx *c, const mr_ynode *seq) {
 
 /* ---- the whole file ---- */
 
-static const char *const top_keys[] = {"timestep",  "duration",    "gravity", "solver", "contact",
-                                       "materials", "pairs",       "bodies",  "robots", "forces",
-                                       "record",    "description", NULL};
+static const char *const top_keys[] = {
+    "timestep", "duration", "gravity", "solver", "contact",     "materials",   "pairs",
+    "bodies",   "robots",   "forces",  "record", "description", "constraints", NULL};
 
 static void scene_defaults(mr_scene *s) {
   memset(s, 0, sizeof *s);
@@ -449,6 +450,7 @@ static void scene_defaults(mr_scene *s) {
   snprintf(s->solver, sizeof s->solver, "ncp-pgs");
   s->settings = mr_solver_settings_default();
   s->contact.restitution_threshold = 0.01;
+  s->contact.limit_margin = 0.01;
   s->record.every = 1;
   s->record.solver_stats = 1;
   s->record.energy = 1;
@@ -468,6 +470,7 @@ static mr_status parse_root(mr_scene_ctx *c, const mr_ynode *root) {
   if ((n = mr_yaml_get(y, root, "robots")) && scene_robots(c, n)) return scene_status(c);
   if ((n = mr_yaml_get(y, root, "pairs")) && scene_pairs(c, n)) return scene_status(c);
   if ((n = mr_yaml_get(y, root, "forces")) && scene_forces(c, n)) return scene_status(c);
+  if ((n = mr_yaml_get(y, root, "constraints")) && scene_constraints(c, n)) return scene_status(c);
   return MR_OK;
 }
 
@@ -554,10 +557,12 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].kp);
     free(s->robots[i].kd);
     free(s->robots[i].q_target);
+    free(s->robots[i].torque);
   }
   free(s->robots);
   free(s->materials);
   free(s->pairs);
   free(s->forces);
+  free(s->constraints);
   memset(s, 0, sizeof *s);
 }

@@ -45,6 +45,7 @@ int scene_geom_unit_inertia(const mr_geom *g, mr_inertia *Y);
 mr_status scene_robots(mr_scene_ctx *c, const mr_ynode *seq);
 mr_status scene_forces(mr_scene_ctx *c, const mr_ynode *seq);
 mr_status scene_pairs(mr_scene_ctx *c, const mr_ynode *seq);
+mr_status scene_constraints(mr_scene_ctx *c, const mr_ynode *seq);
 mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map);
 
 /* the material of that name, or NULL */

@@ -12,22 +12,11 @@
 #include "io/scene_internal.h"
 #include "moreau/urdf.h"
 
-static const char *const robot_keys[] = {"name",
-                                         "urdf",
-                                         "srdf",
-                                         "floating",
-                                         "self_collision",
-                                         "position",
-                                         "orientation",
-                                         "posture",
-                                         "joints",
-                                         "pd",
-                                         "package_roots",
-                                         "friction",
-                                         "material",
-                                         "linear_velocity",
-                                         "angular_velocity",
-                                         NULL};
+static const char *const robot_keys[] = {
+    "name",          "urdf",        "srdf",     "floating",        "self_collision",
+    "position",      "orientation", "posture",  "joints",          "pd",
+    "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
+    "joint_limits",  "torques",     NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", NULL};
 
 /* ---- configuration helpers ---- */
@@ -265,6 +254,27 @@ static mr_status robot_posture(mr_scene_ctx *c, const mr_ynode *n, const mr_mode
   return jn ? joint_values(c, jn, m, q, "joints") : MR_OK;
 }
 
+/* torques: {JOINT: value, ...}, the commanded torque of 1-dof joints (N m or N); joint_limits */
+static mr_status robot_torques(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                               mr_scene_robot *r) {
+  mr_ynode *tn = mr_yaml_get(&c->y, n, "torques");
+  r->joint_limits = 1;
+  if (mr_yaml_opt_bool(&c->y, n, "joint_limits", &r->joint_limits)) return scene_status(c);
+  if (!tn) return MR_OK;
+  if (mr_yaml_need_map(&c->y, tn, "torques")) return scene_status(c);
+  for (int i = 0; i < mr_yaml_map_size(tn); ++i) {
+    mr_ynode *k = mr_yaml_map_key(&c->y, tn, i);
+    int b = mr_model_joint_index(m, mr_yaml_text(k));
+    if (b <= 0 || m->bodies[b].joint.nv != 1)
+      return mr_yaml_error(&c->y, k, MR_ERR_INVALID, "'torques': the robot has no 1-dof joint '%s'",
+                           mr_yaml_text(k));
+    double *t = &r->torque[m->bodies[b].joint.idx_v];
+    if (mr_yaml_double(&c->y, mr_yaml_map_value(&c->y, tn, i), mr_yaml_text(k), t))
+      return scene_status(c);
+  }
+  return MR_OK;
+}
+
 /* kp, kd per dof (0 on multi-dof joints such as the free-flyer), targets per coordinate */
 static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, const double *q,
                           mr_scene_robot *r) {
@@ -273,8 +283,11 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
   r->kp = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kp);
   r->kd = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kd);
   r->q_target = calloc((size_t)(m->nq ? m->nq : 1), sizeof *r->q_target);
-  if (!r->kp || !r->kd || !r->q_target) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  r->torque = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->torque);
+  if (!r->kp || !r->kd || !r->q_target || !r->torque)
+    return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
   memcpy(r->q_target, q, (size_t)m->nq * sizeof *q);
+  if (robot_torques(c, n, m, r)) return scene_status(c);
   if (!pd) return MR_OK;
   r->pd = 1;
   if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") || mr_yaml_opt_double(&c->y, pd, "kp", &kp) ||
