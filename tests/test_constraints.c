@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/arena.h"
+#include "contact/problem_io.h"
 #include "core/linalg.h"
 #include "moreau/sim.h"
 
@@ -109,6 +110,29 @@ static void test_bilateral_criteria(void **state) {
   assert_near(ep, 0.0, 0.0);
   assert_near(ec, 0.0, 0.0);
   assert_near(ed, sqrt(9.0 + 121.0), 1e-12);
+}
+
+/* problem files: the optional kind list reads, writes back, and refuses other values */
+static void test_problem_file_kind(void **state) {
+  const char *text = "{\"nc\": 2, \"G\": [[1,0,0,0,0,0],[0,1,0,0,0,0],[0,0,1,0,0,0],"
+                     "[0,0,0,1,0,0],[0,0,0,0,1,0],[0,0,0,0,0,1]],"
+                     "\"g\": [0,0,-1,0,0,-1], \"mu\": [0.5, 0], \"kind\": [0, 1]}";
+  mr_problem_file f, h;
+  mr_error err = {0};
+  assert_int_equal(mr_problem_file_parse(text, "k.json", &f, &err), MR_OK);
+  assert_false(mr_problem_bilateral(&f.problem, 0));
+  assert_true(mr_problem_bilateral(&f.problem, 1));
+  const char *path = "build/tests/test_constraints_kind.json";
+  assert_int_equal(mr_problem_file_save(path, &f.problem, NULL, &err), MR_OK);
+  assert_int_equal(mr_problem_file_load(path, &h, &err), MR_OK);
+  assert_true(h.kind && h.kind[0] == 0 && h.kind[1] == 1);
+  mr_problem_file_free(&f);
+  mr_problem_file_free(&h);
+  remove(path);
+  const char *bad = "{\"nc\": 1, \"G\": [[1,0,0],[0,1,0],[0,0,1]], \"g\": [0,0,0],"
+                    " \"mu\": [0.5], \"kind\": [2]}";
+  assert_int_equal(mr_problem_file_parse(bad, "b.json", &f, &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "'kind'[0] = 2 must be 0 (contact) or 1 (bilateral)"));
 }
 
 /* ---- the 4-bar linkage ---- */
@@ -402,6 +426,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_solver_bilateral_block),
       cmocka_unit_test(test_bilateral_criteria),
+      cmocka_unit_test(test_problem_file_kind),
       cmocka_unit_test(test_four_bar_closes),
       cmocka_unit_test(test_four_bar_every_solver),
       cmocka_unit_test(test_four_bar_open_without_constraint),

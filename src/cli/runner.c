@@ -46,7 +46,7 @@ static void progress(long k, long n) {
 
 static mr_status dump_problem(mr_sim *s, const char *dir, mr_error *err) {
   const mr_step_stats *st = mr_sim_last(s);
-  if (st->ncontacts == 0) return MR_OK;
+  if (st->ncontacts + st->nconstraints == 0) return MR_OK;
   char path[2048];
   snprintf(path, sizeof path, "%s/step_%06ld.json", dir, mr_sim_steps(s));
   return mr_problem_file_save(path, mr_sim_problem(s), NULL, err);

@@ -109,7 +109,29 @@ static mr_status allocate(mr_problem_file *f, int nc, int has_R, int has_l0, int
   return MR_OK;
 }
 
-/* read the optional vectors R, lambda0, phi */
+/* the optional kinds: nc entries, each 0 (contact) or 1 (bilateral) */
+static mr_status read_kind(const mr_json *v, const char *name, mr_problem_file *f, mr_error *err) {
+  double *x = calloc(f->nc > 0 ? (size_t)f->nc : 1, sizeof *x);
+  f->kind = calloc(f->nc > 0 ? (size_t)f->nc : 1, 1);
+  if (!x || !f->kind) {
+    free(x);
+    return mr_error_set(err, MR_ERR_NOMEM, "contact problem: out of memory");
+  }
+  mr_status st = mr_json_read_vector(v, name, "kind", x, f->nc, err);
+  for (int i = 0; !st && i < f->nc; ++i) {
+    if (x[i] != MR_KIND_CONTACT && x[i] != MR_KIND_BILATERAL) {
+      const mr_json *e = mr_json_at(v, i);
+      st = mr_error_set(err, MR_ERR_INVALID,
+                        "%s:%d:%d: 'kind'[%d] = %g must be 0 (contact) or 1 (bilateral)", name,
+                        e->line, e->col, i, x[i]);
+    }
+    f->kind[i] = (unsigned char)(x[i] == MR_KIND_BILATERAL);
+  }
+  free(x);
+  return st;
+}
+
+/* read the optional vectors R, lambda0, phi, kind */
 static mr_status read_optional(const mr_json *root, const char *name, mr_problem_file *f,
                                mr_error *err) {
   int n = 3 * f->nc;
@@ -126,7 +148,7 @@ static mr_status read_optional(const mr_json *root, const char *name, mr_problem
       ((st = mr_json_read_vector(v, name, "phi", f->phi, f->nc, err)) ||
        (st = check_finite(v, name, "phi", f->phi, f->nc, err))))
     return st;
-  return MR_OK;
+  return (v = mr_json_get(root, "kind")) ? read_kind(v, name, f, err) : MR_OK;
 }
 
 /* the optional time step: a positive finite number */
@@ -175,8 +197,14 @@ static mr_status from_json(const mr_json *root, const char *name, mr_problem_fil
   if ((st = read_required(root, name, f, err)) || (st = read_optional(root, name, f, err)) ||
       (st = read_dt(root, name, &dt, err)))
     return st;
-  f->problem = (mr_contact_problem){
-      .nc = nc, .G = f->G, .g = f->g, .mu = f->mu, .R = f->R, .phi = f->phi, .dt = dt};
+  f->problem = (mr_contact_problem){.nc = nc,
+                                    .G = f->G,
+                                    .g = f->g,
+                                    .mu = f->mu,
+                                    .R = f->R,
+                                    .phi = f->phi,
+                                    .dt = dt,
+                                    .kind = f->kind};
   return MR_OK;
 }
 
@@ -204,6 +232,7 @@ mr_status mr_problem_file_load(const char *path, mr_problem_file *out, mr_error 
 void mr_problem_file_free(mr_problem_file *f) {
   if (!f) return;
   free(f->G), free(f->g), free(f->mu), free(f->R), free(f->lambda0), free(f->phi);
+  free(f->kind);
   memset(f, 0, sizeof *f);
 }
 
@@ -220,6 +249,12 @@ static void write_body(FILE *out, const mr_contact_problem *p, const double *lam
   if (lambda0) fputs(",\n \"lambda0\": ", out), mr_json_write_vector(out, lambda0, n);
   if (p->phi) fputs(",\n \"phi\": ", out), mr_json_write_vector(out, p->phi, p->nc);
   if (p->dt > 0.0) fputs(",\n \"dt\": ", out), mr_json_write_number(out, p->dt);
+  if (p->kind) {
+    fputs(",\n \"kind\": [", out);
+    for (int i = 0; i < p->nc; ++i)
+      fprintf(out, "%s%d", i ? ", " : "", mr_problem_bilateral(p, i));
+    fputc(']', out);
+  }
 }
 
 mr_status mr_problem_file_save(const char *path, const mr_contact_problem *p, const double *lambda0,

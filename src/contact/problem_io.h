@@ -1,7 +1,8 @@
 /* Standalone contact problems as JSON files (DESIGN.md §5):
  *   {"nc": n, "G": [[...], ...] (3n rows of 3n), "g": [3n], "mu": [n],
  *    "R": [3n] (optional), "lambda0": [3n] (optional warm start),
- *    "phi": [n] (optional gaps, for soft), "dt": Δt (optional, s)}
+ *    "phi": [n] (optional gaps, for soft), "dt": Δt (optional, s),
+ *    "kind": [n] (optional: 0 contact, 1 bilateral; absent = all contacts)}
  * Loading allocates (never inside a step); the result owns its arrays and offers an
  * mr_contact_problem view of them. */
 #ifndef MOREAU_CONTACT_PROBLEM_IO_H
@@ -20,6 +21,7 @@ typedef struct {
   double *R;                  /* 3nc, or NULL when absent */
   double *lambda0;            /* 3nc warm start, or NULL when absent */
   double *phi;                /* nc gaps, or NULL when absent */
+  unsigned char *kind;        /* nc MR_KIND_* entries, or NULL when absent */
   mr_contact_problem problem; /* a view of the arrays above */
 } mr_problem_file;
 
