@@ -5,6 +5,7 @@
 #   make test       every cmocka test program (installs missing Debian packages first)
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmark programs, built with -O3 -march=native
+#   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make format     apply .clang-format to the sources
 
@@ -28,7 +29,8 @@ LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src
                              src/integrate/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
-BENCH_SRC = $(sort $(wildcard bench/*.c))
+PEERS_SRC = bench/peers.c
+BENCH_SRC = $(filter-out $(PEERS_SRC),$(sort $(wildcard bench/*.c)))
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -38,7 +40,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
-.PHONY: all deps test run-tests check bench bench-bins run format clean
+.PHONY: all deps test run-tests check bench bench-bins bench-peers run format clean
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -101,12 +103,21 @@ bench: deps
 	@for s in $(BENCH_SRC); do b=build/bench/bench/$$(basename $$s .c); echo "== $$b"; \
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
 
+# moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
+$(BUILD)/peers: $(PEERS_SRC) $(LIBRARY)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
+
+bench-peers: deps
+	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers
+	build/bench/peers
+
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(PROGRAM) run scenes/demo.yaml
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \
 	  $(wildcard include/moreau/*.h src/*/*.h tests/*.h)
 
 clean:

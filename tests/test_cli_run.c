@@ -65,6 +65,46 @@ static void test_run_outputs(void **state) {
   remove(csv), remove(sum), remove(scene);
 }
 
+/* the contacts CSV of the sliding cube: 4 rows a step, and the world forces sum to the weight
+ * (Σf_z = m g) and to Coulomb's sliding friction against the motion (Σf_x = −μ m g). ncp-pgs stops
+ * at ε_abs ≤ 1e-6 N per contact, so 4 contacts leave at most ~1e-5 N on each sum */
+static void test_run_contacts_csv(void **state) {
+  char scene[64], args[512], out[OUT];
+  cli_write_temp(sliding_cube, ".yaml", scene);
+  const char *csv = "/tmp/moreau_test_contacts.csv";
+  snprintf(args, sizeof args, "run %s --contacts %s --quiet --duration 0.1", scene, csv);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+  FILE *f = fopen(csv, "r");
+  assert_non_null(f);
+  char line[1024];
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_non_null(strstr(line, "lambda_t1,lambda_t2,lambda_n,fx,fy,fz"));
+  double t_prev = -1, fx = 0, fz = 0;
+  int rows = 0, steps = 0;
+  while (fgets(line, sizeof line, f)) {
+    double t, v[16];
+    char g1[64], g2[64];
+    int k;
+    if (sscanf(line, "%lf,%d,%63[^,],%63[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf",
+               &t, &k, g1, g2, v, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6, v + 7, v + 8, v + 9,
+               v + 10, v + 11, v + 12) != 17)
+      fail_msg("bad row: %s", line);
+    if (t != t_prev) {
+      if (steps > 1) { /* the first step's forces also stop the initial settling */
+        assert_near(fz, 9.81, 1e-5);
+        assert_near(fx, -0.4 * 9.81, 1e-5);
+      }
+      t_prev = t, fx = fz = 0, ++steps;
+    }
+    fx += v[10], fz += v[12];
+    ++rows;
+  }
+  fclose(f);
+  assert_int_equal(steps, 100);
+  assert_int_equal(rows, 400);
+  remove(csv), remove(scene);
+}
+
 /* a diverging run exits 1, names the step, and leaves no trajectory behind */
 static void test_run_divergence(void **state) {
   char scene[64], args[512], out[OUT];
@@ -161,9 +201,13 @@ static void test_list(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_outputs), cmocka_unit_test(test_run_divergence),
-      cmocka_unit_test(test_run_errors),  cmocka_unit_test(test_compare_every_solver),
-      cmocka_unit_test(test_collide),     cmocka_unit_test(test_list),
+      cmocka_unit_test(test_run_outputs),
+      cmocka_unit_test(test_run_contacts_csv),
+      cmocka_unit_test(test_run_divergence),
+      cmocka_unit_test(test_run_errors),
+      cmocka_unit_test(test_compare_every_solver),
+      cmocka_unit_test(test_collide),
+      cmocka_unit_test(test_list),
   };
   return cmocka_run_group_tests_name("cli_run", tests, NULL, NULL);
 }

@@ -36,6 +36,15 @@
 #include "moreau/dynamics.h"
 #include "moreau/scene.h"
 
+/* Wall time of the stages of one step (µs, CLOCK_MONOTONIC; about ten clock reads per step):
+ * kinematics (forward kinematics), collision (mr_collision_detect), dynamics (external forces,
+ * CRBA, LDLᵀ of M̃, RNEA, free velocity), assembly (contact geometry gathering and
+ * mr_contact_assemble), solver (mr_solve), integration (impulse velocity, q⁺ = q ⊕ Δt v⁺, state
+ * check, energies); total is the whole mr_sim_step. */
+typedef struct {
+  double kinematics, collision, dynamics, assembly, solver, integration, total;
+} mr_step_timing;
+
 /* Figures of one step. */
 typedef struct {
   int ncontacts;             /* contacts in the problem */
@@ -46,6 +55,7 @@ typedef struct {
   double penetration;        /* max(0, −Φ_N) over contacts (m) */
   double solve_us;           /* solver time (µs) */
   double kinetic, potential; /* energies after the step (J) */
+  mr_step_timing timing;     /* stage times of the step */
 } mr_step_stats;
 
 /* Counted warnings of a run. */

@@ -20,6 +20,8 @@ static const char run_usage[] =
     "                      contact.restitution_threshold (repeatable)\n"
     "  --out FILE.csv      trajectory: t, q0..., v0..., energy, ncontacts, iterations,\n"
     "                      eps_abs, penetration, solve_us (every record.every steps)\n"
+    "  --contacts FILE.csv per-contact rows: t, contact, geom1, geom2, point, normal, phi,\n"
+    "                      force in the contact frame (t1, t2, n) and in the world frame\n"
     "  --summary FILE.json the run's summary as JSON\n"
     "  --dump-problems DIR save every step's contact problem (the 'moreau solve' format)\n"
     "  --quiet             no progress bar and no summary on stdout\n"
@@ -32,7 +34,7 @@ static const char compare_usage[] =
     "side. Exit status: 0 every run finished, 1 some run diverged, 2 bad usage or bad scene.\n";
 
 typedef struct {
-  const char *scene, *solver, *solvers, *out, *summary, *dump;
+  const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump;
   const char *sets[64];
   int nsets, quiet;
   double dt, duration;
@@ -73,6 +75,7 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
     const char **slot = !strcmp(o, "--solver")          ? &a->solver
                         : !strcmp(o, "--solvers")       ? &a->solvers
                         : !strcmp(o, "--out")           ? &a->out
+                        : !strcmp(o, "--contacts")      ? &a->contacts
                         : !strcmp(o, "--summary")       ? &a->summary
                         : !strcmp(o, "--dump-problems") ? &a->dump
                                                         : NULL;
@@ -153,6 +156,52 @@ static FILE *open_output(const char *path) {
   return f;
 }
 
+/* the output files of a run, from the options or the scene's record block */
+typedef struct {
+  char traj[MR_SCENE_PATH_MAX], contacts[MR_SCENE_PATH_MAX];
+} run_outputs;
+
+/* contacts CSV: --contacts, record.contacts, or with record.contact_forces the trajectory's
+ * name with _contacts.csv */
+static void output_paths(const run_args *a, const mr_scene *sc, run_outputs *o) {
+  snprintf(o->traj, sizeof o->traj, "%s", a->out ? a->out : sc->record.trajectory);
+  const char *c = a->contacts ? a->contacts : sc->record.contacts;
+  if (c[0]) {
+    snprintf(o->contacts, sizeof o->contacts, "%s", c);
+  } else if (sc->record.contact_forces && o->traj[0]) {
+    size_t n = strlen(o->traj);
+    if (n > 4 && !strcmp(o->traj + n - 4, ".csv")) n -= 4;
+    snprintf(o->contacts, sizeof o->contacts, "%.*s_contacts.csv", (int)n, o->traj);
+  } else {
+    o->contacts[0] = '\0';
+  }
+}
+
+static int open_outputs(const run_outputs *o, mr_run_options *opt) {
+  if (o->traj[0] && !(opt->csv = open_output(o->traj))) return 2;
+  if (o->contacts[0] && !(opt->contacts_csv = open_output(o->contacts))) return 2;
+  return 0;
+}
+
+/* close the outputs; a failed run's files are removed: it is reported, never written out */
+static void close_outputs(const run_outputs *o, mr_run_options *opt, int failed) {
+  if (opt->csv) fclose(opt->csv);
+  if (opt->contacts_csv) fclose(opt->contacts_csv);
+  if (failed && o->traj[0]) remove(o->traj);
+  if (failed && o->contacts[0]) remove(o->contacts);
+}
+
+static int write_summary(const run_args *a, const mr_scene *sc, const char *solver,
+                         const mr_run_summary *r) {
+  const char *sum = a->summary ? a->summary : sc->record.summary;
+  if (!sum[0]) return 0;
+  FILE *f = open_output(sum);
+  if (!f) return 2;
+  mr_run_summary_json(f, a->scene, solver, r);
+  fclose(f);
+  return 0;
+}
+
 int mr_cmd_run(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(run_usage, stdout), 0;
   run_args a;
@@ -160,42 +209,42 @@ int mr_cmd_run(int argc, char **argv) {
   if (a.solvers) return usage_error("run", "%s", "--solvers belongs to 'moreau compare'");
   mr_scene sc;
   if (load_scene("run", &a, &sc)) return 2;
-  mr_run_options opt = {a.solver, NULL, sc.record.every, a.dump, !a.quiet && isatty(2)};
-  const char *out = a.out ? a.out : (sc.record.trajectory[0] ? sc.record.trajectory : NULL);
-  if (out && !(opt.csv = open_output(out))) return mr_scene_free(&sc), 2;
+  const char *solver = a.solver ? a.solver : sc.solver;
+  mr_run_options opt = {.solver = a.solver,
+                        .every = sc.record.every,
+                        .energy = sc.record.energy,
+                        .solver_stats = sc.record.solver_stats,
+                        .dump_dir = a.dump,
+                        .progress = !a.quiet && isatty(2)};
+  run_outputs out;
+  output_paths(&a, &sc, &out);
+  int code = open_outputs(&out, &opt);
   mr_run_summary r;
   mr_error err = {0};
-  mr_status st = mr_run_scene(&sc, &opt, &r, &err);
-  if (opt.csv) fclose(opt.csv);
-  const char *solver = a.solver ? a.solver : sc.solver;
-  int code = 0;
+  mr_status st = code ? MR_OK : mr_run_scene(&sc, &opt, &r, &err);
+  close_outputs(&out, &opt, code || st);
   if (st) {
-    /* a failed run is reported, never written out as a result */
     fprintf(stderr, "moreau run: %s\n", err.msg);
-    if (out) remove(out);
     code = st == MR_ERR_INVALID || st == MR_ERR_UNSUPPORTED ? 2 : 1;
-  } else {
+  } else if (!code) {
     if (!a.quiet) mr_run_summary_print(stdout, solver, &r);
-    const char *sum = a.summary ? a.summary : (sc.record.summary[0] ? sc.record.summary : NULL);
-    FILE *f = sum ? open_output(sum) : NULL;
-    if (sum && !f) code = 2;
-    if (f) mr_run_summary_json(f, a.scene, solver, &r), fclose(f);
+    code = write_summary(&a, &sc, solver, &r);
   }
   mr_scene_free(&sc);
   return code;
 }
 
-/* the solvers to compare: the list given, or every registered one */
-static int solver_list(const char *spec, const char *names[], int cap) {
-  static char buf[1024];
+/* the solvers to compare: the list given (split in buf), or every registered one */
+static int solver_list(const char *spec, char *buf, size_t size, const char *names[], int cap) {
   int n = 0;
   if (!spec) {
     for (int i = 0; i < mr_solver_count() && n < cap; ++i)
       names[n++] = mr_solver_at(i)->name;
     return n;
   }
-  snprintf(buf, sizeof buf, "%s", spec);
-  for (char *tok = strtok(buf, ","); tok && n < cap; tok = strtok(NULL, ","))
+  snprintf(buf, size, "%s", spec);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
+       tok = strtok_r(NULL, ",", &save))
     names[n++] = tok;
   return n;
 }
@@ -204,10 +253,11 @@ int mr_cmd_compare(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(compare_usage, stdout), 0;
   run_args a;
   if (parse_args("compare", argc, argv, &a)) return 2;
-  if (a.solver || a.out || a.summary || a.dump)
+  if (a.solver || a.out || a.contacts || a.summary || a.dump)
     return usage_error("compare", "%s", "compare takes --solvers, --dt, --duration and --set");
   const char *names[32];
-  int n = solver_list(a.solvers, names, 32);
+  char buf[1024];
+  int n = solver_list(a.solvers, buf, sizeof buf, names, 32);
   for (int i = 0; i < n; ++i)
     if (!mr_solver_find(names[i])) return usage_error("compare", "unknown solver '%s'", names[i]);
   mr_scene sc;
@@ -216,7 +266,7 @@ int mr_cmd_compare(int argc, char **argv) {
          "max_it", "max_eps", "max_pen_m", "E_drift_J", "not_conv", "status");
   int code = 0;
   for (int i = 0; i < n; ++i) {
-    mr_run_options opt = {names[i], NULL, 1, NULL, 0};
+    mr_run_options opt = {.solver = names[i], .every = 1, .energy = 1, .solver_stats = 1};
     mr_run_summary r;
     mr_error err = {0};
     mr_status st = mr_run_scene(&sc, &opt, &r, &err);

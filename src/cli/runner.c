@@ -14,17 +14,19 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* CSV header: t, q0…, v0…, energy, ncontacts, iterations, eps_abs, penetration, solve_us */
-static void csv_header(FILE *f, const mr_model *m) {
+/* CSV header: t, q0…, v0…, [energy], ncontacts, [iterations, eps_abs], penetration,
+ * [solve_us] */
+static void csv_header(FILE *f, const mr_model *m, const mr_run_options *o) {
   fputs("t", f);
   for (int k = 0; k < m->nq; ++k)
     fprintf(f, ",q%d", k);
   for (int k = 0; k < m->nv; ++k)
     fprintf(f, ",v%d", k);
-  fputs(",energy,ncontacts,iterations,eps_abs,penetration,solve_us\n", f);
+  fputs(o->energy ? ",energy,ncontacts" : ",ncontacts", f);
+  fputs(o->solver_stats ? ",iterations,eps_abs,penetration,solve_us\n" : ",penetration\n", f);
 }
 
-static void csv_row(FILE *f, mr_sim *s) {
+static void csv_row(FILE *f, mr_sim *s, const mr_run_options *o) {
   const mr_model *m = mr_sim_model(s);
   const mr_step_stats *st = mr_sim_last(s);
   fprintf(f, "%.9g", mr_sim_time(s));
@@ -32,8 +34,34 @@ static void csv_row(FILE *f, mr_sim *s) {
     fprintf(f, ",%.17g", mr_sim_q(s)[k]);
   for (int k = 0; k < m->nv; ++k)
     fprintf(f, ",%.17g", mr_sim_v(s)[k]);
-  fprintf(f, ",%.17g,%d,%d,%.6g,%.6g,%.3f\n", st->kinetic + st->potential, st->ncontacts,
-          st->iterations, st->eps_abs, st->penetration, st->solve_us);
+  if (o->energy) fprintf(f, ",%.17g", st->kinetic + st->potential);
+  fprintf(f, ",%d", st->ncontacts);
+  if (o->solver_stats)
+    fprintf(f, ",%d,%.6g,%.6g,%.3f\n", st->iterations, st->eps_abs, st->penetration, st->solve_us);
+  else
+    fprintf(f, ",%.6g\n", st->penetration);
+}
+
+/* one row per contact: where, which geometries, Φ_N, the force in the contact frame
+ * (t₁, t₂, n) and in the world frame (on the first geometry, N) */
+static void contacts_header(FILE *f) {
+  fputs("t,contact,geom1,geom2,px,py,pz,nx,ny,nz,phi,lambda_t1,lambda_t2,lambda_n,fx,fy,fz\n", f);
+}
+
+static void contacts_rows(FILE *f, const mr_sim *s) {
+  const mr_contact *c;
+  const double *lambda;
+  const mr_model *m = mr_sim_model(s);
+  int n = mr_sim_contacts(s, &c, &lambda);
+  for (int i = 0; i < n; ++i) {
+    const double *l = lambda + 3 * i;
+    mr_vec3 fw = mr_m3_mulv(&c[i].frame, mr_v3(l[0], l[1], l[2]));
+    fprintf(f, "%.9g,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+            mr_sim_time(s), i, m->geoms[c[i].geom[0]].name, m->geoms[c[i].geom[1]].name,
+            c[i].point.v[0], c[i].point.v[1], c[i].point.v[2], c[i].frame.m[0][2],
+            c[i].frame.m[1][2], c[i].frame.m[2][2], c[i].phi, l[0], l[1], l[2], fw.v[0], fw.v[1],
+            fw.v[2]);
+  }
 }
 
 static void progress(long k, long n) {
@@ -84,14 +112,16 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
   int every = opt->every > 0 ? opt->every : 1;
   summary->energy_start = mr_sim_energy(s);
-  if (opt->csv) csv_header(opt->csv, scene->model);
+  if (opt->csv) csv_header(opt->csv, scene->model, opt);
+  if (opt->contacts_csv) contacts_header(opt->contacts_csv);
   mr_status st = MR_OK;
   double t0 = now_s();
   for (long k = 0; k < nsteps && st == MR_OK; ++k) {
     if ((st = mr_sim_step(s, err))) break;
     summary->steps++;
     accumulate(summary, mr_sim_last(s));
-    if (opt->csv && (k + 1) % every == 0) csv_row(opt->csv, s);
+    if (opt->csv && (k + 1) % every == 0) csv_row(opt->csv, s, opt);
+    if (opt->contacts_csv && (k + 1) % every == 0) contacts_rows(opt->contacts_csv, s);
     if (opt->dump_dir) st = dump_problem(s, opt->dump_dir, err);
     if (opt->progress) progress(k + 1, nsteps);
   }

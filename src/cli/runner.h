@@ -24,6 +24,9 @@ typedef struct {
 typedef struct {
   const char *solver;   /* NULL: the scene's */
   FILE *csv;            /* trajectory rows, or NULL */
+  FILE *contacts_csv;   /* per-contact rows (points, normals, forces), or NULL */
+  int energy;           /* trajectory: the energy column */
+  int solver_stats;     /* trajectory: the iterations, eps_abs and solve_us columns */
   int every;            /* record every N steps */
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */

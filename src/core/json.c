@@ -1,6 +1,8 @@
 /* JSON reader and writer (see json.h). Recursive descent over RFC 8259, depth-limited. */
 #include "core/json.h"
 
+#include "core/file.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -80,7 +82,8 @@ static mr_status parse_string_raw(parser *p, char **out) {
             free(buf);
             return fail(p, "bad \\u escape in string");
           }
-          code = code * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
+          code =
+              code * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
         }
         ch = code < 128 ? (unsigned char)code : '?';
       } else {
@@ -112,7 +115,8 @@ static mr_status parse_number(parser *p, mr_json *v) {
   if (end == start || (!isdigit((unsigned char)*start) && *start != '-'))
     return fail(p, "expected a value");
   if (!isfinite(v->number) || errno == ERANGE) return fail(p, "number out of range");
-  while (p->s + p->i < end) advance(p);
+  while (p->s + p->i < end)
+    advance(p);
   return MR_OK;
 }
 
@@ -127,7 +131,8 @@ static mr_status parse_literal(parser *p, mr_json *v) {
     if (strncmp(p->s + p->i, words[k].word, n) == 0) {
       v->type = words[k].type;
       v->number = words[k].number;
-      for (size_t j = 0; j < n; ++j) advance(p);
+      for (size_t j = 0; j < n; ++j)
+        advance(p);
       return MR_OK;
     }
   }
@@ -217,30 +222,15 @@ mr_status mr_json_parse(const char *text, const char *name, mr_json **out, mr_er
 
 mr_status mr_json_load(const char *path, mr_json **out, mr_error *err) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return mr_error_set(err, MR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *nb = realloc(buf, cap *= 2);
-    if (!nb) free(buf);
-    buf = nb;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf) return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-  if (bad) {
-    free(buf);
-    return mr_error_set(err, MR_ERR_IO, "%s: read error", path);
-  }
-  buf[n] = '\0';
+  char *buf = NULL;
+  size_t n = 0;
+  mr_status st = mr_read_file(path, &buf, &n, err);
+  if (st) return st;
   if (strlen(buf) != n) {
     free(buf);
     return mr_error_set(err, MR_ERR_PARSE, "%s: contains a NUL byte (not a JSON text)", path);
   }
-  mr_status st = mr_json_parse(buf, path, out, err);
+  st = mr_json_parse(buf, path, out, err);
   free(buf);
   return st;
 }
@@ -266,7 +256,8 @@ const mr_json *mr_json_get(const mr_json *obj, const char *key) {
 const mr_json *mr_json_at(const mr_json *arr, int i) {
   if (!arr || arr->type != MR_JSON_ARRAY || i < 0) return NULL;
   const mr_json *c = arr->child;
-  while (c && i-- > 0) c = c->next;
+  while (c && i-- > 0)
+    c = c->next;
   return c;
 }
 
@@ -278,8 +269,8 @@ const char *mr_json_type_name(mr_json_type t) {
 mr_status mr_json_read_vector(const mr_json *v, const char *name, const char *what, double *out,
                               int n, mr_error *err) {
   if (!v || v->type != MR_JSON_ARRAY)
-    return mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: '%s' must be an array of %d numbers",
-                        name, v ? v->line : 0, v ? v->col : 0, what, n);
+    return mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: '%s' must be an array of %d numbers", name,
+                        v ? v->line : 0, v ? v->col : 0, what, n);
   if (v->count != n)
     return mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: '%s' has %d entries, expected %d", name,
                         v->line, v->col, what, v->count, n);

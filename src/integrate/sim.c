@@ -46,6 +46,7 @@ struct mr_sim {
   int nk, prev_nk;            /* active constraints (joint limits, points) */
 
   double t;
+  double t_assembled, t_solved; /* clock of the step after assembly and after the solver (µs) */
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
@@ -253,6 +254,13 @@ void mr_sim_reset(mr_sim *s) {
 
 /* ---- the stages of a step ---- */
 
+/* monotonic clock in µs, for the stage times of mr_step_timing */
+static double clock_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
 /* external forces of the scene at time t, as body-frame spatial forces in d->f_ext */
 static void apply_forces(mr_sim *s) {
   const mr_scene *sc = s->scene;
@@ -444,9 +452,11 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.converged = 1;
   s->last.eps_abs = 0.0;
   s->last.solve_us = 0.0;
+  s->t_assembled = s->t_solved = clock_us();
   if (s->nc + s->nk == 0) return MR_OK;
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
+  s->t_assembled = clock_us();
   if (st) return st;
   if (!same_contacts(s)) s->state.valid = 0;
   mr_solver_stats stats;
@@ -454,6 +464,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   st = s->solver->solve ? mr_solve(s->solver->name, &s->as.problem, &s->settings, &s->state,
                                    &s->work, s->lambda, s->c, &stats, err)
                         : MR_ERR_UNSUPPORTED;
+  s->t_solved = clock_us();
   if (st) return st;
   s->last.iterations = stats.iterations;
   s->last.converged = stats.converged;
@@ -490,15 +501,17 @@ static void remember_contacts(mr_sim *s) {
   s->prev_nk = s->nk;
 }
 
-/* kinematics and collision at the current state */
-static mr_status detect(mr_sim *s, mr_error *err) {
+/* kinematics and collision at the current state; *t_kinematics (if given) is the clock after
+ * the kinematics */
+static mr_status detect(mr_sim *s, double *t_kinematics, mr_error *err) {
   mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
+  if (t_kinematics) *t_kinematics = clock_us();
   /* more contacts than the bound is an error, never a truncation */
   return mr_collision_detect(s->col, s->d->oMi, err);
 }
 
 mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts, mr_error *err) {
-  mr_status st = detect(s, err);
+  mr_status st = detect(s, NULL, err);
   *contacts = mr_collision_contacts(s->col);
   *ncontacts = st ? 0 : mr_collision_ncontacts(s->col);
   return st;
@@ -507,13 +520,16 @@ mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts,
 mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
-  mr_status st = detect(s, err);
+  double t0 = clock_us(), t1;
+  mr_status st = detect(s, &t1, err);
   if (st) return st;
+  double t2 = clock_us();
   apply_forces(s);
   s->nc = mr_collision_ncontacts(s->col);
   s->warnings.collision_failures = mr_collision_get_stats(s->col).ccd_failures;
   if ((st = dynamics(s, err))) return st;
   free_velocity(s);
+  double t3 = clock_us();
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
   s->nk = gather_points(s, gather_limits(s, s->nc)) - s->nc;
   s->last.ncontacts = s->nc;
@@ -529,6 +545,15 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->steps++;
   s->last.kinetic = mr_kinetic_energy(m, d, s->q, s->v);
   s->last.potential = mr_potential_energy(m, d, s->q);
+  /* stage times (mr_step_timing) */
+  double t4 = clock_us();
+  s->last.timing = (mr_step_timing){.kinematics = t1 - t0,
+                                    .collision = t2 - t1,
+                                    .dynamics = t3 - t2,
+                                    .assembly = s->t_assembled - t3,
+                                    .solver = s->t_solved - s->t_assembled,
+                                    .integration = t4 - s->t_solved,
+                                    .total = t4 - t0};
   return MR_OK;
 }
 

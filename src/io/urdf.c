@@ -13,6 +13,7 @@
  *   inertial: mass m, COM c = origin.xyz, inertia I_in about the COM in the frame rotated by
  *             origin.rpy; in the link frame I = R I_in Rᵀ.
  *   joints:   the joint frame is the child link's frame; the axis is given in it. */
+#include "core/file.h"
 #include "moreau/urdf.h"
 
 #include <errno.h>
@@ -720,36 +721,12 @@ mr_status mr_urdf_parse(const char *xml, const char *name, const mr_urdf_options
 }
 
 /* the whole file, NUL-terminated, malloc'ed */
-static mr_status read_file(const char *path, char **text, size_t *len, mr_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return mr_error_set(err, MR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (n < cap - 1) break;
-    char *b = realloc(buf, cap * 2);
-    if (!b) free(buf);
-    buf = b, cap *= 2;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf) return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-  if (bad) {
-    free(buf);
-    return mr_error_set(err, MR_ERR_IO, "%s: read error", path);
-  }
-  buf[n] = '\0';
-  *text = buf, *len = n;
-  return MR_OK;
-}
-
 mr_status mr_urdf_load(const char *path, const mr_urdf_options *opt, mr_model **out,
                        mr_error *err) {
   *out = NULL;
   char *text = NULL;
   size_t len = 0;
-  mr_status st = read_file(path, &text, &len, err);
+  mr_status st = mr_read_file(path, &text, &len, err);
   if (st) return st;
   /* the directory of the file, for relative mesh paths */
   const char *slash = strrchr(path, '/');
