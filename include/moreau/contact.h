@@ -25,9 +25,9 @@ typedef struct {
   const double *R;  /* compliance (diagonal), 3nc; NULL means rigid (R = 0) */
   /* optional primal data, used by ccp-newton when present: c = J v − (J v_f − g) with
    * M v = M v_f + Jᵀ λ; without them ccp-newton works on a factor of G */
-  int nv;          /* velocity dimension (0 when J and M are absent) */
-  const double *J; /* contact Jacobian, 3nc x nv */
-  const double *M; /* mass matrix, nv x nv (times 1/Δt to match force units) */
+  int nv;           /* velocity dimension (0 when J and M are absent) */
+  const double *J;  /* contact Jacobian, 3nc x nv */
+  const double *M;  /* mass matrix, nv x nv (times 1/Δt to match force units) */
   /* optional, used by the soft model: gap Φ_N (nc), the contact velocity J v at the start of
    * the step (3nc, m/s) and the time step */
   const double *phi;
@@ -51,40 +51,40 @@ static inline int mr_problem_bilateral(const mr_contact_problem *p, int i) {
 
 /* Solver settings: one struct for every solver, each using the fields it needs. */
 typedef struct {
-  int max_iter;   /* iteration limit (default 10000) */
-  double eps_abs; /* target on the solver's own criterion, force units (default 1e-6) */
-  double eps_rel; /* stop when the iterate moves less than this, relative (default 1e-12) */
-  double omega;   /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
-  int warm_start; /* start from the λ given on entry (default 1) */
+  int max_iter;       /* iteration limit (default 10000) */
+  double eps_abs;     /* target on the solver's own criterion, force units (default 1e-6) */
+  double eps_rel;     /* stop when the iterate moves less than this, relative (default 1e-12) */
+  double omega;       /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
+  int warm_start;     /* start from the λ given on entry (default 1) */
   /* ADMM (ccp-admm, ncp-admm) */
-  double rho;           /* initial penalty (default 1e-6 · ... , 0 = derived from G) */
-  double rho_ratio;     /* primal/dual residual ratio that triggers a ρ update (default 10) */
-  double rho_power;     /* ρ update factor cond(G)^rho_power (default 0.05) */
+  double rho;         /* initial penalty (default 1e-6 · ... , 0 = derived from G) */
+  double rho_ratio;   /* primal/dual residual ratio that triggers a ρ update (default 10) */
+  double rho_power;   /* ρ update factor cond(G)^rho_power (default 0.05) */
   int rho_update_every; /* iterations between ρ updates at most (default 1) */
-  int power_iter;       /* power iterations for the eigenvalue estimates (default 20) */
+  int power_iter;     /* power iterations for the eigenvalue estimates (default 20) */
   /* RaiSim (raisim, raisim-ds) */
   double alpha0;      /* initial relaxation (default 1.0) */
   double alpha_decay; /* α ← α · decay each sweep (default 0.99) */
   double alpha_min;   /* floor of α (default 0.01) */
   int bisection_iter; /* bisection steps on the ellipse (default 50) */
   /* Newton (ccp-newton) */
-  double compliance_eps;  /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
-  double armijo_c;        /* sufficient decrease (default 1e-4) */
-  double backtrack;       /* step reduction (default 0.5) */
+  double compliance_eps; /* R = eps · diag(G) when the problem has R = 0 (default 1e-6) */
+  double armijo_c;    /* sufficient decrease (default 1e-4) */
+  double backtrack;   /* step reduction (default 0.5) */
   int newton_armijo_only; /* 1: plain Armijo backtracking from the full step (the paper's
                            * implementation); 0 (default): first the exact minimiser along the
                            * Newton direction (as MuJoCo and Drake), kept when it passes Armijo */
   /* staggered projections (ncp-stagproj) */
-  int inner_iter; /* iterations of each inner subproblem (default 100) */
+  int inner_iter;     /* iterations of each inner subproblem (default 100) */
   /* soft */
-  double soft_k;    /* normal stiffness N/m (default 1e5) */
-  double soft_d;    /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
-  double soft_vreg; /* friction regularisation velocity m/s (default 1e-3) */
+  double soft_k;      /* normal stiffness N/m (default 1e5) */
+  double soft_d;      /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
+  double soft_vreg;   /* friction regularisation velocity m/s (default 1e-3) */
 } mr_solver_settings;
 
 /* Statistics of one solve. */
 typedef struct {
-  int converged; /* reached eps_abs on its own criterion */
+  int converged;      /* reached eps_abs on its own criterion */
   int iterations;
   double eps_abs, eps_p, eps_d, eps_c; /* NCP criteria at the returned λ */
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
@@ -97,14 +97,14 @@ typedef struct {
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
 typedef struct {
-  int cap;                 /* capacity of y, 3 nc max */
-  double *y;               /* ADMM dual variable */
-  double rho;              /* last ρ; 0 = none */
-  int valid;               /* y and rho hold a previous solve's values */
+  int cap;            /* capacity of y, 3 nc max */
+  double *y;          /* ADMM dual variable */
+  double rho;         /* last ρ; 0 = none */
+  int valid;          /* y and rho hold a previous solve's values */
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
-  int nu;                  /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
-                            * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
+  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
 } mr_solver_state;
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and
