@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/file.h"
 #include "io/scene_internal.h"
 #include "moreau/collision.h"
 
@@ -498,31 +499,11 @@ mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr
   return st;
 }
 
-/* the whole file into a malloc'ed string */
-static char *read_file(const char *path, mr_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return mr_error_set(err, MR_ERR_IO, "%s: cannot open the scene file", path), NULL;
+/* the scene file as text; a NUL byte inside is an error */
+static char *read_text(const char *path, mr_error *err) {
   char *buf = NULL;
-  size_t len = 0, cap = 0, got;
-  do {
-    if (len + 4096 + 1 > cap) {
-      char *nb = realloc(buf, cap = 2 * cap + 8192);
-      if (!nb) {
-        free(buf), fclose(f);
-        return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path), NULL;
-      }
-      buf = nb;
-    }
-    got = fread(buf + len, 1, 4096, f);
-    len += got;
-  } while (got == 4096);
-  int failed = ferror(f);
-  fclose(f);
-  if (failed) {
-    free(buf);
-    return mr_error_set(err, MR_ERR_IO, "%s: cannot read the scene file", path), NULL;
-  }
-  buf[len] = '\0';
+  size_t len = 0;
+  if (mr_read_file(path, &buf, &len, err)) return NULL;
   if (strlen(buf) != len) {
     free(buf);
     return mr_error_set(err, MR_ERR_PARSE, "%s: the file contains a NUL byte", path), NULL;
@@ -532,7 +513,7 @@ static char *read_file(const char *path, mr_error *err) {
 
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   scene_defaults(scene);
-  char *text = read_file(path, err);
+  char *text = read_text(path, err);
   if (!text) return err ? err->status : MR_ERR_IO;
   char dir[MR_SCENE_PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
