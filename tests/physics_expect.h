@@ -2,8 +2,7 @@
  * the solver's contact model: the cases a model cannot pass by design expect its artifact,
  * which the case's check measures and bounds (CCP: contact at a distance Δt μ‖c_T‖; the LCP
  * pyramid: per-axis deceleration; raisim: under-dissipation and unconverged stiction; soft:
- * penetration m g/(n k), creep, spring-damper restitution). A7 expects the known bug of the
- * restitution correction (docs/physics.md) for every rigid solver. */
+ * penetration m g/(n k), creep, spring-damper restitution). */
 #ifndef MOREAU_TESTS_PHYSICS_EXPECT_H
 #define MOREAU_TESTS_PHYSICS_EXPECT_H
 
@@ -20,11 +19,10 @@ static inline pc_verdict pc_expected(int id, const char *solver) {
   case PC_A4:
     return soft || ccp || raisim || lcp ? PC_ARTIFACT : PC_PASS;
   case PC_A5K:
+  case PC_A7:
   case PC_A8:
   case PC_A11:
     return soft ? PC_ARTIFACT : PC_PASS;
-  case PC_A7:
-    return soft ? PC_ARTIFACT : PC_BUG;
   default:
     return PC_PASS;
   }

@@ -72,9 +72,10 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
   double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
-  if (c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)
-    cor += c->restitution * vn;
-  return cor;
+  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
+  /* an impact within this step: the rebound target replaces the gap term */
+  if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
+  return cor + c->restitution * vn;
 }
 
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
