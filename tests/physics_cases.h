@@ -505,6 +505,16 @@ static const char *const pc_case_names[PC_NCASES] = {
     "A8 rolling sphere",  "A9 pendulum 0.1 rad", "A9 pendulum 2 rad", "A10 double pendulum",
     "A11 resting box"};
 
+/* the unit of each case's main error */
+static const char *const pc_case_units[PC_NCASES] = {
+    "max |z − z_k| (m)",       "max COM error vs the parabola (m)",
+    "max |v − v(t)| (m/s)",    "max |v − v(t)| (m/s)",
+    "max |v − v(t)| (m/s)",    "max |v − v(t)| (m/s)",
+    "max |v − v(t)| (m/s)",    "max apex error (m), 4 apexes",
+    "max |v − v(t)| (m/s)",    "|T − T_K|/T_K",
+    "|T − T_K|/T_K",           "max |E − E₀| at 1 ms (J)",
+    "max horizontal drift (m)"};
+
 typedef struct {
   pc_verdict v;
   double err, tol; /* the main error and the tolerance a passing solver meets */
