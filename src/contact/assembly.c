@@ -79,13 +79,16 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
   }
 }
 
-/* the normal velocity correction of one contact (velocity units) */
+/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that a
+ * new contact whose approach closes its gap within the step takes the restitution target e J_N v
+ * alone: adding Φ/Δt to it would cut the rebound by up to margin/Δt (docs/physics.md, A7) */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
   double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
-  if (c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)
-    cor += c->restitution * vn;
-  return cor;
+  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
+  /* an impact within this step: the rebound target replaces the gap term */
+  if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
+  return cor + c->restitution * vn;
 }
 
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
