@@ -2,8 +2,12 @@
  * the contact Jacobian J (3nc x nv), the Delassus matrix G = J M⁻¹ Jᵀ computed through the
  * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
  *   g = (J v_f + cor) / Δt,  cor_N = Φ_N / Δt (Φ_N ≥ 0),  k_B Φ_N / Δt (Φ_N < 0),
- *                           cor_N += e J_N v for a contact that is new this step,
- * in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
+ *                           cor_N += e J_N v for a contact that is new this step
+ *                           (approaching faster than the restitution threshold);
+ * except that a new contact whose gap closes within the step (0 ≤ Φ_N ≤ −Δt J_N v) takes
+ * cor_N = e J_N v alone: the impact happens inside the step, and adding the gap term would cut
+ * the rebound by up to margin/Δt (the sum, as DESIGN.md §4 writes it, is kept for contacts
+ * first seen farther away than one step's travel). All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
  * problem is c / Δt. The result is viewed as an mr_contact_problem. */
 #ifndef MOREAU_ASSEMBLY_H
 #define MOREAU_ASSEMBLY_H
