@@ -643,6 +643,12 @@ static void test_pendulum_scene(void **state) {
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "
                "1}}}\n",
                "'targets': the robot has no 1-dof joint 'hnge'", "did you mean 'hinge'?");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {sine: [{joint: "
+               "hnge, amplitude: 1, frequency: 1}]}}\n",
+               "'pd.sine': the robot has no 1-dof joint 'hnge'", "did you mean 'hinge'?");
+  expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {sine: [{joint: "
+               "hinge, amplitude: 1}]}}\n",
+               "frequency", NULL);
 }
 
 /* every scene in scenes/ loads (those needing a robot file that is absent are skipped) */

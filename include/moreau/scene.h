@@ -25,6 +25,14 @@ typedef struct {
 } mr_scene_body;
 
 /* a robot: its slice of the model and state, and its PD posture controller */
+/* A sinusoidal offset of one joint's PD target: q_t += amplitude sin(2π frequency t + phase). */
+typedef struct {
+  int idx_q, idx_v; /* the joint's coordinate and dof in the robot's q and v slices */
+  double amplitude; /* rad (or m for a prismatic joint) */
+  double frequency; /* Hz */
+  double phase;     /* rad */
+} mr_scene_sine;
+
 typedef struct {
   char name[MR_NAME_MAX];
   char urdf[MR_SCENE_PATH_MAX]; /* resolved path */
@@ -37,10 +45,12 @@ typedef struct {
   double *kp;                   /* [nv] proportional gains, N m / rad (0 on the free-flyer) */
   double *kd;                   /* [nv] derivative gains, N m s / rad (0 on the free-flyer) */
   double *q_target;             /* [nq] target configuration (default: the initial one) */
-  int joint_limits;             /* 1 (default): the URDF position limits of its 1-dof joints are
-                                   unilateral constraints of the contact problem */
-  double *torque;               /* [nv] commanded joint torques, N m or N (default 0), clamped
-                                   with the PD torque to the URDF effort limits */
+  int nsines;                   /* time-varying targets: sine offsets (pd.sine), e.g. a gait */
+  mr_scene_sine *sines;
+  int joint_limits; /* 1 (default): the URDF position limits of its 1-dof joints are
+                       unilateral constraints of the contact problem */
+  double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
+                       with the PD torque to the URDF effort limits */
 } mr_scene_robot;
 
 /* a bilateral point constraint (the scene's constraints list): the point anchor1 of body1 and

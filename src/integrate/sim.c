@@ -288,6 +288,13 @@ static void posture_error(mr_sim *s) {
       if (j->nq != 1) continue;
       s->q_err[j->idx_v] = rb->q_target[j->idx_q - rb->idx_q] - s->q[j->idx_q];
     }
+    /* time-varying targets, taken at the end of the step (the implicit PD acts on q⁺) */
+    double t = s->t + s->scene->timestep;
+    for (int k = 0; k < rb->nsines; ++k) {
+      const mr_scene_sine *sn = &rb->sines[k];
+      s->q_err[rb->idx_v + sn->idx_v] +=
+          sn->amplitude * sin(2.0 * M_PI * sn->frequency * t + sn->phase);
+    }
   }
 }
 

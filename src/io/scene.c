@@ -538,6 +538,7 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].kp);
     free(s->robots[i].kd);
     free(s->robots[i].q_target);
+    free(s->robots[i].sines);
     free(s->robots[i].torque);
   }
   free(s->robots);

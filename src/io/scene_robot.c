@@ -17,7 +17,8 @@ static const char *const robot_keys[] = {
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
     "joint_limits",  "torques",     NULL};
-static const char *const pd_keys[] = {"kp", "kd", "targets", NULL};
+static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
+static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 
 /* ---- configuration helpers ---- */
 
@@ -182,6 +183,46 @@ static mr_status joint_values(mr_scene_ctx *c, const mr_ynode *map, const mr_mod
   return MR_OK;
 }
 
+/* one sine offset of a joint's target: {joint, amplitude, frequency, phase} */
+static mr_status robot_sine(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                            mr_scene_sine *out) {
+  const char *joint = NULL, *near = NULL;
+  out->phase = 0.0;
+  if (mr_yaml_check_map(&c->y, n, sine_keys, "'pd.sine' entry") ||
+      mr_yaml_string(&c->y, mr_yaml_get(&c->y, n, "joint"), "joint", &joint) ||
+      mr_yaml_double(&c->y, mr_yaml_get(&c->y, n, "amplitude"), "amplitude", &out->amplitude) ||
+      mr_yaml_double(&c->y, mr_yaml_get(&c->y, n, "frequency"), "frequency", &out->frequency) ||
+      mr_yaml_opt_double(&c->y, n, "phase", &out->phase))
+    return scene_status(c);
+  int b = mr_model_joint_index(m, joint);
+  if (b <= 0 || m->bodies[b].joint.nq != 1) {
+    double probe = 0.0;
+    joint_q(m, &probe, joint, &near);
+    return mr_yaml_error(&c->y, n, MR_ERR_INVALID,
+                         "'pd.sine': the robot has no 1-dof joint '%s'%s%s%s", joint,
+                         near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
+  }
+  if (!(out->frequency >= 0.0))
+    return mr_yaml_error(&c->y, n, MR_ERR_INVALID, "'pd.sine': frequency %g must be >= 0 Hz",
+                         out->frequency);
+  out->idx_q = m->bodies[b].joint.idx_q;
+  out->idx_v = m->bodies[b].joint.idx_v;
+  return MR_OK;
+}
+
+/* pd.sine: a list of sine offsets of joint targets (a gait, a periodic motion) */
+static mr_status robot_sines(mr_scene_ctx *c, const mr_ynode *sn, const mr_model *m,
+                             mr_scene_robot *r) {
+  if (mr_yaml_need_seq(&c->y, sn, "pd.sine")) return scene_status(c);
+  int n = mr_yaml_seq_size(sn);
+  r->sines = calloc((size_t)(n ? n : 1), sizeof *r->sines);
+  if (!r->sines) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < n; ++i)
+    if (robot_sine(c, mr_yaml_seq_at(&c->y, sn, i), m, &r->sines[i])) return scene_status(c);
+  r->nsines = n;
+  return MR_OK;
+}
+
 /* ---- loading ---- */
 
 /* package roots: the listed ones (resolved like other paths), then every ancestor directory of
@@ -300,7 +341,9 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
     if (j->nv == 1) r->kp[j->idx_v] = kp, r->kd[j->idx_v] = kd;
   }
   mr_ynode *tn = mr_yaml_get(&c->y, pd, "targets");
-  return tn ? joint_values(c, tn, m, r->q_target, "targets") : MR_OK;
+  if (tn && joint_values(c, tn, m, r->q_target, "targets")) return scene_status(c);
+  mr_ynode *sn = mr_yaml_get(&c->y, pd, "sine");
+  return sn ? robot_sines(c, sn, m, r) : MR_OK;
 }
 
 /* friction / material for every geometry of the robot */
