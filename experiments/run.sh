@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B10): runs the scenes with
+# build/moreau, writes CSV tables to docs/results/ and draws PNG plots with gnuplot.
+#
+#   experiments/run.sh [B1 B2 ...]     (default: every experiment; run from anywhere)
+#
+# Tools: bash, awk, gnuplot (make experiments installs gnuplot-nox). Environment: MOREAU (the
+# moreau binary, default build/moreau), OUT (default docs/results).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+MOREAU=${MOREAU:-build/moreau}
+OUT=${OUT:-docs/results}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+
+# every solver except the soft baseline (compared on the rigid experiments)
+RIGID="lcp-pgs ccp-pgs ccp-admm ccp-newton raisim raisim-ds ncp-pgs ncp-admm ncp-stagproj"
+
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# run SCENE SOLVER TRAJ [ARGS...]: one quiet run, trajectory to TRAJ, nothing else kept
+run() {
+  local scene=$1 solver=$2 traj=$3
+  shift 3
+  "$MOREAU" run "$scene" --solver "$solver" --out "$traj" --contacts /dev/null \
+    --summary "$TMP/summary.json" --quiet "$@"
+}
+
+# cols FILE NAME...: the named columns of a CSV (header included), comma separated
+cols() {
+  local file=$1
+  shift
+  awk -F, -v want="$*" 'NR == 1 { n = split(want, w, " ");
+      for (i = 1; i <= NF; i++) idx[$i] = i;
+      for (j = 1; j <= n; j++) if (!(w[j] in idx)) { print "no column " w[j] > "/dev/stderr"; exit 1 } }
+    { line = $(idx[w[1]]); for (j = 2; j <= n; j++) line = line "," $(idx[w[j]]); print line }' "$file"
+}
+
+# json_num FILE KEY: a number of a summary file
+json_num() { tr ',{}' '\n\n\n' <"$1" | awk -F: -v k="\"$2\"" '$1 ~ k { gsub(/ /, "", $2); print $2 }'; }
+
+# plot SCRIPT: run gnuplot on a script read from stdin, in OUT, with the common settings
+plot() {
+  local term="pngcairo size 1000,640 font 'sans,10'"
+  gnuplot -e "set terminal $term" -e "set datafile separator ','" \
+    -e "cd '$OUT'" - 2>"$TMP/gnuplot.err" || { cat "$TMP/gnuplot.err" >&2; return 1; }
+}
+
+# ---------------------------------------------------------------------------------------------
+# B1 sliding cube (a = 0.2 m, m = 1 kg, mu = 0.4, 4 corner contacts): energy vs the analytical
+# E(t) = ½ m max(v0 − μ g t, 0)² (A3), plus the rise of the cube (CCP: contact at a distance).
+# The plotted energy is kinetic + m g (z − z0): the cube's own, zero at rest on the ground.
+b1() {
+  log "B1 sliding cube"
+  local summary=$OUT/b1_summary.csv
+  echo "scene,v0,solver,max_abs_dE_J,E_at_tstar_half_J,E_ana_at_tstar_half_J,max_rise_m,stop_time_s,distance_m,distance_ana_m" >"$summary"
+  local shape v0 dur solver f
+  for shape in spheres box; do
+    for v0 in 1 3; do
+      dur=$([ "$v0" = 1 ] && echo 0.4 || echo 1.0)
+      for solver in $RIGID; do
+        f=$OUT/b1_${shape}_${v0}ms_$solver.csv
+        run "scenes/b1_sliding_cube_${shape}_${v0}ms.yaml" "$solver" "$TMP/b1.csv" --duration "$dur"
+        # t, E (cube, J), E analytical, rise z − z0 (m), vx
+        cols "$TMP/b1.csv" t energy q2 q0 v0 | awk -F, -v v0="$v0" '
+          NR == 1 { print "t,E,E_ana,rise,x,vx"; next }
+          { v = v0 - 0.4 * 9.81 * $1; if (v < 0) v = 0;
+            printf "%s,%.10g,%.10g,%.6g,%.8g,%.8g\n", $1, $2 - 9.81 * 0.1, 0.5 * v * v, $3 - 0.1, $4, $5 }' >"$f"
+        awk -F, -v shape="$shape" -v v0="$v0" -v s="$solver" '
+          NR == 1 { next }
+          { d = $2 - $3; if (d < 0) d = -d; if (d > md) md = d; if ($4 > mr) mr = $4;
+            th = v0 / (0.4 * 9.81) / 2; if (!eh && $1 >= th - 1e-9) { eh = $2; ea = $3 }
+            if (!stop && $6 < 1e-6) stop = $1; x = $5 }
+          END { printf "%s,%s,%s,%.3g,%.5f,%.5f,%.3g,%s,%.5f,%.5f\n", shape, v0, s, md, eh, ea, mr,
+                  stop ? stop : "none", x, v0 * v0 / (2 * 0.4 * 9.81) }' "$f" >>"$summary"
+      done
+    done
+  done
+  # oblique slide (A4 / B1 remark): v0 = 1 m/s at 30° to x; lateral drift from the line of v0
+  local oblique=$OUT/b1_oblique.csv c s
+  echo "solver,x_m,y_m,lateral_drift_m,direction_deg" >"$oblique"
+  c=0.86602540378443865
+  s=0.5
+  sed "s/linear_velocity: \[1, 0, 0\]/linear_velocity: [$c, $s, 0]/" \
+    scenes/b1_sliding_cube_spheres_1ms.yaml >"$TMP/b1_oblique.yaml"
+  for solver in $RIGID; do
+    run "$TMP/b1_oblique.yaml" "$solver" "$TMP/b1.csv" --duration 0.4
+    tail -n 1 "$TMP/b1.csv" | awk -F, -v s="$solver" -v c="$c" -v sn="$s" '
+      { x = $2; y = $3; d = -sn * x + c * y;
+        printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
+      >>"$oblique"
+  done
+  for v0 in 1 3; do
+    plot <<GP
+set output 'b1_energy_${v0}ms.png'
+set multiplot layout 3,3 title 'B1 sliding cube (8 corner spheres, 4 contacts), v0 = $v0 m/s: energy (J) vs t (s); black: analytical'
+$(for solver in $RIGID; do
+      echo "set title '$solver'; plot 'b1_spheres_${v0}ms_$solver.csv' u 1:2 every ::1 w l lw 2 lc rgb '#d62728', '' u 1:3 every ::1 w l dt 2 lc rgb 'black'"
+    done)
+unset multiplot
+set output 'b1_rise_${v0}ms.png'
+set title 'B1 sliding cube, v0 = $v0 m/s: height of the cube above its resting height'
+set xlabel 't (s)'; set ylabel 'z - z0 (m)'; set key top right
+plot $(sep=""; for solver in $RIGID; do
+        printf "%s'b1_spheres_%sms_%s.csv' u 1:4 every ::1 w l lw 2 t '%s'" "$sep" "$v0" "$solver" "$solver"
+        sep=", "
+      done)
+GP
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# B2 dragged cube (8 corner spheres, 4 contacts), F = 20 t N along x: tangential velocity and the
+# y-components of the four contact forces (internal forces: they sum to zero by symmetry).
+# Analytical: stick until 20 t = μ m g (t0 = 0.1962 s), then v(t) = 10 (t² − t0²) − μ g (t − t0).
+b2() {
+  log "B2 dragged cube"
+  local summary=$OUT/b2_summary.csv solver f
+  echo "solver,max_abs_fy_stick_N,max_abs_fy_slide_N,slip_onset_s,vx_end_mps,vx_end_ana_mps,x_end_m" >"$summary"
+  for solver in $RIGID; do
+    f=$OUT/b2_$solver.csv
+    "$MOREAU" run scenes/b2_dragged_cube_spheres.yaml --solver "$solver" --out "$TMP/b2.csv" \
+      --contacts "$TMP/b2c.csv" --summary "$TMP/summary.json" --quiet
+    # forces per corner (geom1 = cube/0..3), one row per recorded time
+    awk -F, 'NR == 1 { next } { split($3, g, "/"); fy[$1 SUBSEP g[2]] = $16; if (!($1 in seen)) {
+        seen[$1] = 1; order[++n] = $1 } }
+      END { for (k = 1; k <= n; k++) { t = order[k]; line = t;
+          for (c = 0; c < 4; c++) line = line "," ((t SUBSEP c) in fy ? fy[t SUBSEP c] : 0);
+          print line } }' "$TMP/b2c.csv" >"$TMP/b2f.csv"
+    cols "$TMP/b2.csv" t q0 v0 v1 | awk -F, -v forces="$TMP/b2f.csv" '
+      BEGIN { while ((getline line < forces) > 0) { split(line, a, ","); f[a[1]] = substr(line, length(a[1]) + 2) } }
+      NR == 1 { print "t,x,vx,vy,fy0,fy1,fy2,fy3,vx_ana"; next }
+      { t0 = 0.4 * 9.81 / 20; va = $1 > t0 ? 10 * ($1 * $1 - t0 * t0) - 0.4 * 9.81 * ($1 - t0) : 0;
+        print $1 "," $2 "," $3 "," $4 "," ($1 in f ? f[$1] : "0,0,0,0") "," va }' >"$f"
+    awk -F, -v s="$solver" 'NR == 1 { next }
+      { m = 0; for (c = 5; c <= 8; c++) { a = $c < 0 ? -$c : $c; if (a > m) m = a }
+        if ($1 >= 0.05 && $1 <= 0.15 && m > ms) ms = m; if ($1 >= 0.4 && m > ml) ml = m;
+        if (!on && $3 > 1e-4) on = $1; vx = $3; va = $9; x = $2 }
+      END { printf "%s,%.4g,%.4g,%s,%.4f,%.4f,%.4f\n", s, ms, ml, on ? on : "none", vx, va, x }' \
+      "$f" >>"$summary"
+  done
+  plot <<GP
+set output 'b2_forces_y.png'
+set multiplot layout 3,3 title 'B2 dragged cube: y-components of the 4 contact forces (N) vs t (s); stick until t = 0.196 s'
+$(for solver in $RIGID; do
+    echo "set title '$solver'; set yrange [-1.5:1.5]; plot for [c=5:8] 'b2_$solver.csv' u 1:c every ::1 w l lw 1.5"
+  done)
+unset multiplot
+set output 'b2_velocity.png'
+set title 'B2 dragged cube: tangential velocity v_x (m/s); black: analytical'
+set xlabel 't (s)'; set ylabel 'v_x (m/s)'; set key top left; set autoscale y
+plot $(for solver in $RIGID; do printf "'b2_%s.csv' u 1:3 every ::1 w l lw 1.5 t '%s', " "$solver" "$solver"; done) \
+  'b2_ncp-pgs.csv' u 1:9 every ::1 w l dt 2 lw 2 lc rgb 'black' t 'analytical'
+set output 'b2_velocity_error.png'
+set title 'B2: v_x - analytical (m/s)'
+set ylabel 'v_x - v_ana (m/s)'
+plot $(sep=""; for solver in $RIGID; do printf "%s'b2_%s.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+GP
+}
+main() {
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
+  for exp in ${@:-$all}; do
+    "$(echo "$exp" | tr 'B' 'b')"
+  done
+}
+main "$@"
