@@ -96,10 +96,12 @@ b1() {
     plot <<GP
 set output 'b1_energy_${v0}ms.png'
 set multiplot layout 3,3 title 'B1 sliding cube (8 corner spheres, 4 contacts), v0 = $v0 m/s: energy (J) vs t (s); black: analytical'
+set key off
 $(for solver in $RIGID; do
       echo "set title '$solver'; plot 'b1_spheres_${v0}ms_$solver.csv' u 1:2 every ::1 w l lw 2 lc rgb '#d62728', '' u 1:3 every ::1 w l dt 2 lc rgb 'black'"
     done)
 unset multiplot
+set key on
 set output 'b1_rise_${v0}ms.png'
 set title 'B1 sliding cube, v0 = $v0 m/s: height of the cube above its resting height'
 set xlabel 't (s)'; set ylabel 'z - z0 (m)'; set key top right
@@ -144,10 +146,12 @@ b2() {
   plot <<GP
 set output 'b2_forces_y.png'
 set multiplot layout 3,3 title 'B2 dragged cube: y-components of the 4 contact forces (N) vs t (s); stick until t = 0.196 s'
+set key off
 $(for solver in $RIGID; do
     echo "set title '$solver'; set yrange [-1.5:1.5]; plot for [c=5:8] 'b2_$solver.csv' u 1:c every ::1 w l lw 1.5"
   done)
 unset multiplot
+set key on
 set output 'b2_velocity.png'
 set title 'B2 dragged cube: tangential velocity v_x (m/s); black: analytical'
 set xlabel 't (s)'; set ylabel 'v_x (m/s)'; set key top left; set autoscale y
@@ -159,6 +163,82 @@ set ylabel 'v_x - v_ana (m/s)'
 plot $(sep=""; for solver in $RIGID; do printf "%s'b2_%s.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
 GP
 }
+
+# ---------------------------------------------------------------------------------------------
+# B3/B4 consistency in Δt: the dragged cube of B2 over 0.5 s (stick, then slide) at Δt from 1e-4
+# to 1e-2 against a Δt = 1e-5 reference. The error is the largest deviation over the times
+# t = 0.01 k (common to every Δt) of the position x and of the velocity v_x.
+DTS="1e-4 2e-4 5e-4 1e-3 2e-3 5e-3 1e-2"
+B3_SOLVERS="ncp-pgs ncp-admm ncp-stagproj lcp-pgs ccp-pgs raisim"
+
+# sampled CSV: k,x,vx at t = 0.01 k
+sampled() {
+  cols "$1" t q0 v0 | awk -F, 'NR > 1 { k = $1 / 0.01; r = int(k + 0.5);
+    if (k - r < 1e-6 && r - k < 1e-6) print r "," $2 "," $3 }'
+}
+
+# b23_run SOLVER DT OUTFILE: the B2 scene over 0.5 s, sampled
+b23_run() {
+  run scenes/b2_dragged_cube_spheres.yaml "$1" "$TMP/b3.csv" --dt "$2" --duration 0.5
+  sampled "$TMP/b3.csv" >"$3"
+}
+
+# errors REF RUN: max |x − x_ref|, max |v − v_ref| over the common samples
+errors() {
+  awk -F, 'NR == FNR { x[$1] = $2; v[$1] = $3; next }
+    ($1 in x) { a = $2 - x[$1]; if (a < 0) a = -a; if (a > ex) ex = a;
+      b = $3 - v[$1]; if (b < 0) b = -b; if (b > ev) ev = b }
+    END { printf "%.4g,%.4g", ex, ev }' "$1" "$2"
+}
+
+# slope CSV COLUMN: least-squares slope of log(error) vs log(Δt) per solver (column 1 solver, 2 Δt)
+slopes() {
+  awk -F, -v c="$2" 'NR > 1 && $c > 0 { s = $1; x = log($2); y = log($c); n[s]++; sx[s] += x;
+      sy[s] += y; sxx[s] += x * x; sxy[s] += x * y }
+    END { for (s in n) printf "%s %.2f\n", s, (n[s] * sxy[s] - sx[s] * sy[s]) / (n[s] * sxx[s] - sx[s] * sx[s]) }' "$1" | sort
+}
+
+b3() {
+  log "B3 self-consistency in dt (Δt = 1e-5 references)"
+  local f=$OUT/b3_consistency.csv solver dt
+  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  for solver in $B3_SOLVERS; do
+    b23_run "$solver" 1e-5 "$TMP/ref_$solver.csv"
+    for dt in $DTS; do
+      b23_run "$solver" "$dt" "$TMP/s.csv"
+      echo "$solver,$dt,$(errors "$TMP/ref_$solver.csv" "$TMP/s.csv")" >>"$f"
+    done
+  done
+  slopes "$f" 3 | awk '{ print "B3 slope of log err_x vs log dt: " $0 }' >&2
+  plot <<GP
+set output 'b3_consistency.png'
+set title 'B3 self-consistency: max |x - x_ref| over 0.5 s vs dt (reference: the same solver at dt = 1e-5)'
+set logscale xy; set format xy '%.0e'; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
+plot $(sep=""; for solver in $B3_SOLVERS; do printf "%s'b3_consistency.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+GP
+}
+
+b4() {
+  log "B4 CCP vs NCP consistency (reference ncp-pgs at Δt = 1e-5)"
+  local f=$OUT/b4_ccp_vs_ncp.csv solver dt
+  [ -f "$TMP/ref_ncp-pgs.csv" ] || b23_run ncp-pgs 1e-5 "$TMP/ref_ncp-pgs.csv"
+  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  for solver in ccp-admm ccp-pgs ncp-admm; do
+    for dt in $DTS; do
+      b23_run "$solver" "$dt" "$TMP/s.csv"
+      echo "$solver,$dt,$(errors "$TMP/ref_ncp-pgs.csv" "$TMP/s.csv")" >>"$f"
+    done
+  done
+  slopes "$f" 3 | awk '{ print "B4 slope of log err_x vs log dt: " $0 }' >&2
+  plot <<GP
+set output 'b4_ccp_vs_ncp.png'
+set title 'B4: max |x - x_ref| over 0.5 s vs dt (reference: ncp-pgs at dt = 1e-5); dashed: slope 1'
+set logscale xy; set format xy '%.0e'; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
+plot $(for solver in ccp-admm ccp-pgs ncp-admm; do printf "'b4_ccp_vs_ncp.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s', " "$solver" "$solver"; done) \
+  [1e-4:1e-2] 0.15*x w l dt 2 lc rgb 'black' t 'slope 1'
+GP
+}
+
 main() {
   local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
   for exp in ${@:-$all}; do
