@@ -239,6 +239,54 @@ plot $(for solver in ccp-admm ccp-pgs ncp-admm; do printf "'b4_ccp_vs_ncp.csv' u
 GP
 }
 
+
+# ---------------------------------------------------------------------------------------------
+# B5 heavy on light: a 1e3 kg cube on a light cube of 1e3/r kg, r the mass ratio swept from 1 to
+# 1e6 (scene variants of scenes/b5_heavy_on_light.yaml). The tolerance is scaled to the load:
+# ε_abs = 1e-4 N is 1e-8 of the heavy cube's weight (9810 N); the scene's absolute 1e-6 N is
+# 1e-10 of it, at the limit of double precision for a Delassus matrix of condition ~r.
+# Then the published setup (r = 1e6, ε_abs = 1e-6, 10^4 iterations) over 0.1 s.
+B5_SOLVERS="ncp-pgs ccp-pgs raisim ncp-admm ccp-admm ncp-stagproj ccp-newton"
+
+b5() {
+  log "B5 heavy on light, mass ratio sweep"
+  local f=$OUT/b5_mass_ratio.csv r light solver
+  echo "mass_ratio,solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
+  for r in 1 1e1 1e2 1e3 1e4 1e5 1e6; do
+    light=$(awk -v r="$r" 'BEGIN { printf "%.6g", 1e3 / r }')
+    sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b5.yaml"
+    for solver in $B5_SOLVERS; do
+      run "$TMP/b5.yaml" "$solver" "$TMP/b5.csv" --duration 0.05 --set solver.eps_abs=1e-4
+      echo "$r,$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
+    done
+  done
+  f=$OUT/b5_published.csv
+  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
+  for solver in $B5_SOLVERS; do
+    run scenes/b5_heavy_on_light.yaml "$solver" "$TMP/b5.csv" --duration 0.1
+    echo "$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
+  done
+  plot <<GP
+set output 'b5_mass_ratio.png'
+set multiplot layout 1,2 title 'B5 heavy on light: 50 steps, eps_abs = 1e-4 N, at most 10^4 iterations'
+set logscale xy; set format x '%.0e'; set format y '%.0e'; set xlabel 'mass ratio'; set key top left
+set title 'max eps_abs (N)'; set ylabel 'max eps_abs (N)'
+plot $(sep=""; for solver in $B5_SOLVERS; do printf "%s'b5_mass_ratio.csv' u 1:(strcol(2) eq '%s' ? (column(5) > 1e-12 ? column(5) : 1e-12) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+set title 'mean iterations per step'; set ylabel 'iterations'; set format y '%g'
+plot $(sep=""; for solver in $B5_SOLVERS; do printf "%s'b5_mass_ratio.csv' u 1:(strcol(2) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+unset multiplot
+GP
+}
+
+# b5_stats SUMMARY: mean_iterations,max_iterations,max_eps_abs,not_converged,steps,max_penetration
+b5_stats() {
+  local k out=""
+  for k in mean_iterations max_iterations max_eps_abs not_converged steps max_penetration; do
+    out="$out${out:+,}$(json_num "$1" "$k" | awk '{ printf "%.4g", $1 }')"
+  done
+  echo "$out"
+}
+
 main() {
   local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
   for exp in ${@:-$all}; do
