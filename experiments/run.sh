@@ -287,6 +287,55 @@ b5_stats() {
   echo "$out"
 }
 
+
+# ---------------------------------------------------------------------------------------------
+# B6 compliance: Solo-12 standing under PD, pushed with 10 N along x from t = 0.1 s (scene
+# b8_solo_push), with the normal compliance R of the feet (material `compliance`) swept. Per
+# foot: mean normal force and penetration over t ∈ [0.5, 1] s; the internal tangential force
+# Σ‖f_T,i‖ − ‖Σ f_T,i‖ (zero when the tangential forces do not fight each other).
+B6_R="0 1e-4 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1"
+B6_SOLVERS="ncp-pgs ncp-admm ccp-admm"
+
+b6() {
+  log "B6 compliance on Solo-12"
+  local f=$OUT/b6_compliance.csv R solver
+  echo "R,solver,fn_FL_N,fn_FR_N,fn_HL_N,fn_HR_N,penetration_m,internal_tangential_N,mean_iterations" >"$f"
+  for R in $B6_R; do
+    sed "s/^robots:/materials:\n  foot: {friction: 0.9, compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
+      scenes/b8_solo_push.yaml >"$TMP/b6.yaml"
+    for solver in $B6_SOLVERS; do
+      "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
+        --summary "$TMP/summary.json" --quiet
+      awk -F, -v R="$R" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
+        NR == 1 || $1 < 0.5 { next }
+        { foot = $3; sub(/.*\//, "", foot); fn[foot] += $14; nfn[foot]++;
+          if (-$11 > pen) pen = -$11;
+          if ($1 != t) { close_step(); t = $1 }
+          sx += $15; sy += $16; sn += sqrt($15 * $15 + $16 * $16) }
+        function close_step() { if (t != "") { in_sum += sn - sqrt(sx * sx + sy * sy); nt++ }
+          sx = sy = sn = 0 }
+        END { close_step();
+          printf "%s,%s,%.4f,%.4f,%.4f,%.4f,%.4g,%.4g,%.4g\n", R, s, fn["FL_foot"] / nfn["FL_foot"],
+            fn["FR_foot"] / nfn["FR_foot"], fn["HL_foot"] / nfn["HL_foot"],
+            fn["HR_foot"] / nfn["HR_foot"], pen, in_sum / nt, it }' "$TMP/b6c.csv" >>"$f"
+      if [ "$solver" = ncp-admm ]; then
+        awk -F, 'NR > 1 { foot = $3; sub(/.*\//, "", foot); if ($1 != t) { if (t != "") print line; t = $1; line = t }
+            line = line "," $14 } END { print line }' "$TMP/b6c.csv" >"$OUT/b6_normal_forces_R$R.csv"
+      fi
+    done
+  done
+  plot <<GP
+set output 'b6_compliance.png'
+set multiplot layout 1,2 title 'B6 Solo-12 pushed with 10 N, normal compliance R of the feet (mean over t in [0.5, 1] s)'
+set logscale x; set xlabel 'R (scene compliance)'; set key top left
+set title 'mean normal force per foot (N), ncp-admm'; set ylabel 'lambda_N (N)'
+plot for [c=3:6] 'b6_compliance.csv' u (strcol(2) eq 'ncp-admm' && column(1) > 0 ? column(1) : NaN):c w lp lw 2 pt 7 t columnhead(c)
+set title 'max penetration (m)'; set logscale y; set ylabel 'penetration (m)'
+plot $(sep=""; for solver in $B6_SOLVERS; do printf "%s'b6_compliance.csv' u (strcol(2) eq '%s' && column(1) > 0 ? column(1) : NaN):7 w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+unset multiplot
+GP
+}
+
 main() {
   local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
   for exp in ${@:-$all}; do
