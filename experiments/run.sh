@@ -336,6 +336,56 @@ unset multiplot
 GP
 }
 
+
+# ---------------------------------------------------------------------------------------------
+# B7 solver convergence: one contact problem from a Solo-12 trajectory (b8_solo_push, t = 0.3 s,
+# pushed) and one from a TALOS trajectory (b8_talos_push, t = 0.15 s, pushed), dumped with
+# --dump-problems and solved cold by `moreau solve` with --max-iter N for growing N: the NCP
+# criterion ε_abs of the returned λ traces each solver's convergence (a solver may stop earlier
+# on its own criterion or on a stall; the iterations done are recorded).
+B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
+
+b7() {
+  log "B7 solver convergence on Solo-12 and TALOS problems"
+  local f=$OUT/b7_convergence.csv robot scene step dur solver n
+  echo "robot,solver,max_iter,iterations,eps_abs_N" >"$f"
+  for robot in solo talos; do
+    dur=$([ $robot = solo ] && echo 0.3 || echo 0.15)
+    mkdir -p "$TMP/dump_$robot"
+    "$MOREAU" run "scenes/b8_${robot}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
+      --out "$TMP/b7.csv" --contacts /dev/null --quiet
+    # the hardest step after the push starts (most ncp-pgs iterations, warm started)
+    step=$(cols "$TMP/b7.csv" t iterations | awk -F, 'NR > 1 && $1 >= 0.1 && $2 > m { m = $2; k = $1 }
+      END { printf "%06d", k / 0.001 + 0.5 }')
+    log "  $robot: step $step"
+    cp "$TMP/dump_$robot/step_$step.json" "$OUT/b7_problem_$robot.json"
+    for solver in $RIGID; do
+      for n in $B7_ITERS; do
+        "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
+          --eps-abs 1e-300 --json | tr ',{}' '\n\n\n' |
+          awk -F: -v pre="$robot,$solver,$n" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
+            END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g\n", pre, it, e }' >>"$f"
+      done
+    done
+  done
+  plot <<GP
+set output 'b7_convergence.png'
+set multiplot layout 1,2 title 'B7 eps_abs (N) vs iterations, cold start, one contact problem per robot'
+set logscale xy; set format y '%.0e'; set xlabel 'iterations'; set ylabel 'eps_abs (N)'; set key bottom left font ',8'
+$(for robot in solo talos; do
+    echo "set title '$robot (' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts)'"
+    printf "plot "
+    sep=""
+    for solver in $RIGID; do
+      printf "%s'b7_convergence.csv' u (strcol(1) eq '%s' && strcol(2) eq '%s' ? column(4) : NaN):(column(5) > 1e-16 ? column(5) : 1e-16) w lp lw 2 pt 7 ps 0.6 t '%s'" "$sep" "$robot" "$solver" "$solver"
+      sep=", "
+    done
+    echo
+  done)
+unset multiplot
+GP
+}
+
 main() {
   local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
   for exp in ${@:-$all}; do
