@@ -386,6 +386,40 @@ unset multiplot
 GP
 }
 
+
+# ---------------------------------------------------------------------------------------------
+# B8 timings: mean solve time per step (µs) and mean iterations per solver, warm and cold start
+# (solver.warm_start=0), from `moreau compare`: Solo-12 pushed 10 N (0.5 s), TALOS pushed 80 N
+# (0.2 s). The Allegro hand scene does not exist yet.
+b8() {
+  log "B8 timings, warm and cold start"
+  local f=$OUT/b8_timings.csv robot dur ws
+  echo "robot,solver,start,solve_us,mean_iterations,max_iterations,max_eps_abs_N,not_converged" >"$f"
+  for robot in solo talos; do
+    dur=$([ $robot = solo ] && echo 0.5 || echo 0.2)
+    for ws in 1 0; do
+      "$MOREAU" compare "scenes/b8_${robot}_push.yaml" --duration "$dur" --set "solver.warm_start=$ws" \
+        --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+        awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
+          'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$f"
+    done
+  done
+  plot <<GP
+set output 'b8_timings.png'
+set multiplot layout 1,2 title 'B8 mean solve time per step (us), warm (dark) and cold (light) start'
+set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1
+set logscale y; set yrange [1:*]; set xtics rotate by -45 font ',8'; set ylabel 'us per step'; set key top left
+$(for robot in solo talos; do
+    grep "^$robot,.*,warm," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_warm"
+    grep "^$robot,.*,cold," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_cold"
+    echo "set title '$robot'"
+    echo "plot '.b8_${robot}_warm' u 2:xtic(1) lc rgb '#1f77b4' t 'warm', '.b8_${robot}_cold' u 2 lc rgb '#aec7e8' t 'cold'"
+  done)
+unset multiplot
+GP
+  rm -f "$OUT"/.b8_*
+}
+
 main() {
   local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
   for exp in ${@:-$all}; do
