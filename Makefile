@@ -6,6 +6,7 @@
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmark programs, built with -O3 -march=native
 #   make deps       install the Debian packages the build needs
+#   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
 
 CC      ?= cc
@@ -17,6 +18,8 @@ SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
            libqhull-dev
+# plotting, for make experiments only
+EXP_PKGS = gnuplot-nox
 
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
@@ -38,7 +41,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
-.PHONY: all deps test run-tests check bench bench-bins run format clean
+.PHONY: all deps test run-tests check bench bench-bins run experiments format clean
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -104,6 +107,12 @@ bench: deps
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(PROGRAM) run scenes/demo.yaml
+
+# installs the plotting packages through the deps recipe, then runs every experiment
+experiments: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(EXP_PKGS)"
+	@$(MAKE) --no-print-directory all
+	MOREAU=$(PROGRAM) experiments/run.sh
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) \

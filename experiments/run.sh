@@ -14,6 +14,7 @@ OUT=${OUT:-docs/results}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mkdir -p "$OUT"
+command -v gnuplot >/dev/null || { echo "run.sh: gnuplot not found (make experiments installs gnuplot-nox)" >&2; exit 1; }
 
 # every solver except the soft baseline (compared on the rigid experiments)
 RIGID="lcp-pgs ccp-pgs ccp-admm ccp-newton raisim raisim-ds ncp-pgs ncp-admm ncp-stagproj"
@@ -44,7 +45,9 @@ json_num() { tr ',{}' '\n\n\n' <"$1" | awk -F: -v k="\"$2\"" '$1 ~ k { gsub(/ /,
 # plot SCRIPT: run gnuplot on a script read from stdin, in OUT, with the common settings
 plot() {
   local term="pngcairo size 1000,640 font 'sans,10'"
-  gnuplot -e "set terminal $term" -e "set datafile separator ','" \
+  local colours="#9467bd #2ca02c #17becf #e377c2 #ff7f0e #8c564b #d62728 #000000 #1f77b4" i=1 c lt=""
+  for c in $colours; do lt="$lt set linetype $i lc rgb '$c';"; i=$((i + 1)); done
+  gnuplot -e "set terminal $term noenhanced" -e "set datafile separator ','" -e "$lt" \
     -e "cd '$OUT'" - 2>"$TMP/gnuplot.err" || { cat "$TMP/gnuplot.err" >&2; return 1; }
 }
 
@@ -418,6 +421,44 @@ $(for robot in solo talos; do
 unset multiplot
 GP
   rm -f "$OUT"/.b8_*
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B10, passive part only: no gait controller exists (B9 and the walking of B10 need time-varying
+# PD targets). Solo-12 under its posture PD is dropped onto the bumpy heightfield (μ = 0.3,
+# scenes/b10_solo_bumpy.yaml) and settles for 1 s: base height and speed, ε_abs and iterations
+# per solver.
+b10() {
+  log "B10 Solo-12 dropped on the bumpy ground (passive: no gait controller)"
+  local f=$OUT/b10_summary.csv solver
+  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
+  for solver in $RIGID; do
+    run scenes/b10_solo_bumpy.yaml "$solver" "$TMP/b10.csv" --duration 1.0
+    cols "$TMP/b10.csv" t q0 q1 q2 v0 v1 v2 eps_abs iterations | awk -F, '
+      NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
+      { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
+      >"$OUT/b10_$solver.csv"
+    local s="" k
+    for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
+      s="$s,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
+    done
+    echo "$solver$s,$(tail -n 1 "$OUT/b10_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
+  done
+  plot <<GP
+set output 'b10_bumpy.png'
+set multiplot layout 2,2 title 'B10 (passive) Solo-12 dropped on the bumpy ground under PD, mu = 0.3'
+set xlabel 't (s)'; set key top right font ',8'
+set title 'base height (m)'
+plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:4 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+set title 'base speed (m/s)'
+plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:5 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
+plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+set title 'iterations'; set format y '%g'
+plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+unset multiplot
+GP
 }
 
 main() {
