@@ -216,7 +216,7 @@ b3() {
   plot <<GP
 set output 'b3_consistency.png'
 set title 'B3 self-consistency: max |x - x_ref| over 0.5 s vs dt (reference: the same solver at dt = 1e-5)'
-set logscale xy; set format xy '%.0e'; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
+set logscale xy; set format xy '%.0e'; set xrange [1e-4:1e-2]; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
 plot $(sep=""; for solver in $B3_SOLVERS; do printf "%s'b3_consistency.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
 GP
 }
@@ -236,7 +236,7 @@ b4() {
   plot <<GP
 set output 'b4_ccp_vs_ncp.png'
 set title 'B4: max |x - x_ref| over 0.5 s vs dt (reference: ncp-pgs at dt = 1e-5); dashed: slope 1'
-set logscale xy; set format xy '%.0e'; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
+set logscale xy; set format xy '%.0e'; set xrange [1e-4:1e-2]; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
 plot $(for solver in ccp-admm ccp-pgs ncp-admm; do printf "'b4_ccp_vs_ncp.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s', " "$solver" "$solver"; done) \
   [1e-4:1e-2] 0.15*x w l dt 2 lc rgb 'black' t 'slope 1'
 GP
@@ -255,10 +255,10 @@ b5() {
   log "B5 heavy on light, mass ratio sweep"
   local f=$OUT/b5_mass_ratio.csv r light solver
   echo "mass_ratio,solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
-  for r in 1 1e1 1e2 1e3 1e4 1e5 1e6; do
-    light=$(awk -v r="$r" 'BEGIN { printf "%.6g", 1e3 / r }')
-    sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b5.yaml"
-    for solver in $B5_SOLVERS; do
+  for solver in $B5_SOLVERS; do
+    for r in 1 1e1 1e2 1e3 1e4 1e5 1e6; do
+      light=$(awk -v r="$r" 'BEGIN { printf "%.6g", 1e3 / r }')
+      sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b5.yaml"
       run "$TMP/b5.yaml" "$solver" "$TMP/b5.csv" --duration 0.05 --set solver.eps_abs=1e-4
       echo "$r,$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
     done
@@ -303,10 +303,10 @@ b6() {
   log "B6 compliance on Solo-12"
   local f=$OUT/b6_compliance.csv R solver
   echo "R,solver,fn_FL_N,fn_FR_N,fn_HL_N,fn_HR_N,penetration_m,internal_tangential_N,mean_iterations" >"$f"
-  for R in $B6_R; do
-    sed "s/^robots:/materials:\n  foot: {friction: 0.9, compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
-      scenes/b8_solo_push.yaml >"$TMP/b6.yaml"
-    for solver in $B6_SOLVERS; do
+  for solver in $B6_SOLVERS; do
+    for R in $B6_R; do
+      sed "s/^robots:/materials:\n  foot: {friction: 0.9, compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
+        scenes/b8_solo_push.yaml >"$TMP/b6.yaml"
       "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
         --summary "$TMP/summary.json" --quiet
       awk -F, -v R="$R" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
@@ -318,7 +318,7 @@ b6() {
         function close_step() { if (t != "") { in_sum += sn - sqrt(sx * sx + sy * sy); nt++ }
           sx = sy = sn = 0 }
         END { close_step();
-          printf "%s,%s,%.4f,%.4f,%.4f,%.4f,%.4g,%.4g,%.4g\n", R, s, fn["FL_foot"] / nfn["FL_foot"],
+          printf "%s,%s,%.6f,%.6f,%.6f,%.6f,%.4g,%.4g,%.4g\n", R, s, fn["FL_foot"] / nfn["FL_foot"],
             fn["FR_foot"] / nfn["FR_foot"], fn["HL_foot"] / nfn["HL_foot"],
             fn["HR_foot"] / nfn["HR_foot"], pen, in_sum / nt, it }' "$TMP/b6c.csv" >>"$f"
       if [ "$solver" = ncp-admm ]; then
@@ -327,12 +327,18 @@ b6() {
       fi
     done
   done
+  # change of each foot's normal force from the rigid contact (R = 0, the first row per solver)
+  awk -F, 'NR == 1 { print $0 ",dfn_FL_N,dfn_FR_N,dfn_HL_N,dfn_HR_N"; next }
+    $1 == 0 { for (c = 3; c <= 6; c++) base[$2, c] = $c }
+    { line = $0; for (c = 3; c <= 6; c++) line = line sprintf(",%.4g", $c - base[$2, c]); print line }' \
+    "$f" >"$TMP/b6.csv" && mv "$TMP/b6.csv" "$f"
   plot <<GP
 set output 'b6_compliance.png'
 set multiplot layout 1,2 title 'B6 Solo-12 pushed with 10 N, normal compliance R of the feet (mean over t in [0.5, 1] s)'
 set logscale x; set xlabel 'R (scene compliance)'; set key top left
-set title 'mean normal force per foot (N), ncp-admm'; set ylabel 'lambda_N (N)'
-plot for [c=3:6] 'b6_compliance.csv' u (strcol(2) eq 'ncp-admm' && column(1) > 0 ? column(1) : NaN):c w lp lw 2 pt 7 t columnhead(c)
+set title '|change of the mean normal force| from R = 0, per foot (N), ncp-admm'; set ylabel '|delta lambda_N| (N)'
+set logscale y; set format y '%.0e'
+plot for [c=10:13] 'b6_compliance.csv' u (strcol(2) eq 'ncp-admm' && column(1) > 0 ? column(1) : NaN):(abs(column(c))) w lp lw 2 pt 7 t columnhead(c)
 set title 'max penetration (m)'; set logscale y; set ylabel 'penetration (m)'
 plot $(sep=""; for solver in $B6_SOLVERS; do printf "%s'b6_compliance.csv' u (strcol(2) eq '%s' && column(1) > 0 ? column(1) : NaN):7 w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
 unset multiplot
