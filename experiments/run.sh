@@ -42,12 +42,23 @@ cols() {
 # json_num FILE KEY: a number of a summary file
 json_num() { tr ',{}' '\n\n\n' <"$1" | awk -F: -v k="\"$2\"" '$1 ~ k { gsub(/ /, "", $2); print $2 }'; }
 
+# curves TEMPLATE NAME...: gnuplot plot clauses, one per NAME (replacing @ in TEMPLATE), comma separated
+curves() {
+  local tpl=$1 sep="" n
+  shift
+  for n in "$@"; do
+    printf '%s%s' "$sep" "${tpl//@/$n}"
+    sep=", "
+  done
+}
+
 # plot SCRIPT: run gnuplot on a script read from stdin, in OUT, with the common settings
 plot() {
   local term="pngcairo size 1000,640 font 'sans,10'"
   local colours="#9467bd #2ca02c #17becf #e377c2 #ff7f0e #8c564b #d62728 #000000 #1f77b4" i=1 c lt=""
   for c in $colours; do lt="$lt set linetype $i lc rgb '$c';"; i=$((i + 1)); done
   gnuplot -e "set terminal $term noenhanced" -e "set datafile separator ','" -e "$lt" \
+    -e "pick(c, s, v) = strcol(c) eq s ? v : NaN" \
     -e "cd '$OUT'" - 2>"$TMP/gnuplot.err" || { cat "$TMP/gnuplot.err" >&2; return 1; }
 }
 
@@ -108,10 +119,7 @@ set key on
 set output 'b1_rise_${v0}ms.png'
 set title 'B1 sliding cube, v0 = $v0 m/s: height of the cube above its resting height'
 set xlabel 't (s)'; set ylabel 'z - z0 (m)'; set key top right
-plot $(sep=""; for solver in $RIGID; do
-        printf "%s'b1_spheres_%sms_%s.csv' u 1:4 every ::1 w l lw 2 t '%s'" "$sep" "$v0" "$solver" "$solver"
-        sep=", "
-      done)
+plot $(curves "'b1_spheres_${v0}ms_@.csv' u 1:4 every ::1 w l lw 2 t '@'" $RIGID)
 GP
   done
 }
@@ -158,12 +166,12 @@ set key on
 set output 'b2_velocity.png'
 set title 'B2 dragged cube: tangential velocity v_x (m/s); black: analytical'
 set xlabel 't (s)'; set ylabel 'v_x (m/s)'; set key top left; set autoscale y
-plot $(for solver in $RIGID; do printf "'b2_%s.csv' u 1:3 every ::1 w l lw 1.5 t '%s', " "$solver" "$solver"; done) \
+plot $(curves "'b2_@.csv' u 1:3 every ::1 w l lw 1.5 t '@'" $RIGID), \
   'b2_ncp-pgs.csv' u 1:9 every ::1 w l dt 2 lw 2 lc rgb 'black' t 'analytical'
 set output 'b2_velocity_error.png'
 set title 'B2: v_x - analytical (m/s)'
 set ylabel 'v_x - v_ana (m/s)'
-plot $(sep=""; for solver in $RIGID; do printf "%s'b2_%s.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b2_@.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '@'" $RIGID)
 GP
 }
 
@@ -216,8 +224,13 @@ b3() {
   plot <<GP
 set output 'b3_consistency.png'
 set title 'B3 self-consistency: max |x - x_ref| over 0.5 s vs dt (reference: the same solver at dt = 1e-5)'
-set logscale xy; set format xy '%.0e'; set xrange [1e-4:1e-2]; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
-plot $(sep=""; for solver in $B3_SOLVERS; do printf "%s'b3_consistency.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+set logscale xy
+set format xy '%.0e'
+set xrange [1e-4:1e-2]
+set xlabel 'dt (s)'
+set ylabel 'error in x (m)'
+set key top left
+plot $(curves "'b3_consistency.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" $B3_SOLVERS)
 GP
 }
 
@@ -236,8 +249,13 @@ b4() {
   plot <<GP
 set output 'b4_ccp_vs_ncp.png'
 set title 'B4: max |x - x_ref| over 0.5 s vs dt (reference: ncp-pgs at dt = 1e-5); dashed: slope 1'
-set logscale xy; set format xy '%.0e'; set xrange [1e-4:1e-2]; set xlabel 'dt (s)'; set ylabel 'error in x (m)'; set key top left
-plot $(for solver in ccp-admm ccp-pgs ncp-admm; do printf "'b4_ccp_vs_ncp.csv' u 2:(strcol(1) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s', " "$solver" "$solver"; done) \
+set logscale xy
+set format xy '%.0e'
+set xrange [1e-4:1e-2]
+set xlabel 'dt (s)'
+set ylabel 'error in x (m)'
+set key top left
+plot $(curves "'b4_ccp_vs_ncp.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" ccp-admm ccp-pgs ncp-admm), \
   [1e-4:1e-2] 0.15*x w l dt 2 lc rgb 'black' t 'slope 1'
 GP
 }
@@ -272,11 +290,15 @@ b5() {
   plot <<GP
 set output 'b5_mass_ratio.png'
 set multiplot layout 1,2 title 'B5 heavy on light: 50 steps, eps_abs = 1e-4 N, at most 10^4 iterations'
-set logscale xy; set format x '%.0e'; set format y '%.0e'; set xlabel 'mass ratio'; set key top left
+set logscale xy
+set format x '%.0e'
+set format y '%.0e'
+set xlabel 'mass ratio'
+set key top left
 set title 'max eps_abs (N)'; set ylabel 'max eps_abs (N)'
-plot $(sep=""; for solver in $B5_SOLVERS; do printf "%s'b5_mass_ratio.csv' u 1:(strcol(2) eq '%s' ? (column(5) > 1e-12 ? column(5) : 1e-12) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(5))) w lp lw 2 pt 7 t '@'" $B5_SOLVERS)
 set title 'mean iterations per step'; set ylabel 'iterations'; set format y '%g'
-plot $(sep=""; for solver in $B5_SOLVERS; do printf "%s'b5_mass_ratio.csv' u 1:(strcol(2) eq '%s' ? column(3) : NaN) w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(3))) w lp lw 2 pt 7 t '@'" $B5_SOLVERS)
 unset multiplot
 GP
 }
@@ -336,22 +358,24 @@ b6() {
 set output 'b6_compliance.png'
 set multiplot layout 1,2 title 'B6 Solo-12 pushed with 10 N, normal compliance R of the feet (mean over t in [0.5, 1] s)'
 set logscale x; set xlabel 'R (scene compliance)'; set key top left
-set title '|change of the mean normal force| from R = 0, per foot (N), ncp-admm'; set ylabel '|delta lambda_N| (N)'
+set title '|change of the mean normal force| from R = 0, per foot (N), ncp-admm'
+set ylabel '|delta lambda_N| (N)'
 set logscale y; set format y '%.0e'
-plot for [c=10:13] 'b6_compliance.csv' u (strcol(2) eq 'ncp-admm' && column(1) > 0 ? column(1) : NaN):(abs(column(c))) w lp lw 2 pt 7 t columnhead(c)
+plot for [c=10:13] 'b6_compliance.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):(abs(column(c))) w lp lw 2 pt 7 t columnhead(c)
 set title 'max penetration (m)'; set logscale y; set ylabel 'penetration (m)'
-plot $(sep=""; for solver in $B6_SOLVERS; do printf "%s'b6_compliance.csv' u (strcol(2) eq '%s' && column(1) > 0 ? column(1) : NaN):7 w lp lw 2 pt 7 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b6_compliance.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):7 w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
 unset multiplot
 GP
 }
 
 
 # ---------------------------------------------------------------------------------------------
-# B7 solver convergence: one contact problem from a Solo-12 trajectory (b8_solo_push, t = 0.3 s,
-# pushed) and one from a TALOS trajectory (b8_talos_push, t = 0.15 s, pushed), dumped with
-# --dump-problems and solved cold by `moreau solve` with --max-iter N for growing N: the NCP
-# criterion ε_abs of the returned λ traces each solver's convergence (a solver may stop earlier
-# on its own criterion or on a stall; the iterations done are recorded).
+# B7 solver convergence: one contact problem from a Solo-12 trajectory (b8_solo_push, 0.3 s) and
+# one from a TALOS trajectory (b8_talos_push, 0.15 s), the step after the push starts with the
+# most ncp-pgs iterations, dumped with --dump-problems and solved cold by `moreau solve` with
+# --max-iter N for growing N: the NCP criterion ε_abs of the returned λ traces each solver's
+# convergence (a solver may stop earlier on its own criterion or on a stall; the iterations done
+# are recorded).
 B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
 
 b7() {
@@ -380,16 +404,15 @@ b7() {
   plot <<GP
 set output 'b7_convergence.png'
 set multiplot layout 1,2 title 'B7 eps_abs (N) vs iterations, cold start, one contact problem per robot'
-set logscale xy; set format y '%.0e'; set xlabel 'iterations'; set ylabel 'eps_abs (N)'; set key bottom left font ',8'
+set logscale xy
+set format y '%.0e'
+set xlabel 'iterations'
+set ylabel 'eps_abs (N)'
+set key bottom left font ',8'
 $(for robot in solo talos; do
     echo "set title '$robot (' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts)'"
-    printf "plot "
-    sep=""
-    for solver in $RIGID; do
-      printf "%s'b7_convergence.csv' u (strcol(1) eq '%s' && strcol(2) eq '%s' ? column(4) : NaN):(column(5) > 1e-16 ? column(5) : 1e-16) w lp lw 2 pt 7 ps 0.6 t '%s'" "$sep" "$robot" "$solver" "$solver"
-      sep=", "
-    done
-    echo
+    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):5"
+    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
   done)
 unset multiplot
 GP
@@ -403,7 +426,8 @@ GP
 b8() {
   log "B8 timings, warm and cold start"
   local f=$OUT/b8_timings.csv robot dur ws
-  echo "robot,solver,start,solve_us,mean_iterations,max_iterations,max_eps_abs_N,not_converged" >"$f"
+  echo "robot,solver,start,solve_us,\
+mean_iterations,max_iterations,max_eps_abs_N,not_converged" >"$f"
   for robot in solo talos; do
     dur=$([ $robot = solo ] && echo 0.5 || echo 0.2)
     for ws in 1 0; do
@@ -417,7 +441,11 @@ b8() {
 set output 'b8_timings.png'
 set multiplot layout 1,2 title 'B8 mean solve time per step (us), warm (dark) and cold (light) start'
 set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1
-set logscale y; set yrange [1:*]; set xtics rotate by -45 font ',8'; set ylabel 'us per step'; set key top left
+set logscale y
+set yrange [1:*]
+set xtics rotate by -45 font ',8'
+set ylabel 'us per step'
+set key top left
 $(for robot in solo talos; do
     grep "^$robot,.*,warm," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_warm"
     grep "^$robot,.*,cold," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_cold"
@@ -456,13 +484,13 @@ set output 'b10_bumpy.png'
 set multiplot layout 2,2 title 'B10 (passive) Solo-12 dropped on the bumpy ground under PD, mu = 0.3'
 set xlabel 't (s)'; set key top right font ',8'
 set title 'base height (m)'
-plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:4 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b10_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
 set title 'base speed (m/s)'
-plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:5 w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b10_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
 set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
-plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b10_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
 set title 'iterations'; set format y '%g'
-plot $(sep=""; for solver in $RIGID; do printf "%s'b10_%s.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '%s'" "$sep" "$solver" "$solver"; sep=", "; done)
+plot $(curves "'b10_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
 unset multiplot
 GP
 }
