@@ -7,6 +7,7 @@
 #   make bench      benchmark programs, built with -O3 -march=native
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
+#   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
 
 CC      ?= cc
@@ -18,6 +19,8 @@ SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
            libqhull-dev
+# plotting, for make experiments only
+EXP_PKGS = gnuplot-nox
 
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
@@ -40,7 +43,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
-.PHONY: all deps test run-tests check bench bench-bins bench-peers run format clean
+.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -115,6 +118,12 @@ bench-peers: deps
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(PROGRAM) run scenes/demo.yaml
+
+# installs the plotting packages through the deps recipe, then runs every experiment
+experiments: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(EXP_PKGS)"
+	@$(MAKE) --no-print-directory all
+	MOREAU=$(PROGRAM) experiments/run.sh
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \

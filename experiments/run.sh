@@ -1,0 +1,504 @@
+#!/usr/bin/env bash
+# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B10): runs the scenes with
+# build/moreau, writes CSV tables to docs/results/ and draws PNG plots with gnuplot.
+#
+#   experiments/run.sh [B1 B2 ...]     (default: every experiment; run from anywhere)
+#
+# Tools: bash, awk, gnuplot (make experiments installs gnuplot-nox). Environment: MOREAU (the
+# moreau binary, default build/moreau), OUT (default docs/results).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+MOREAU=${MOREAU:-build/moreau}
+OUT=${OUT:-docs/results}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mkdir -p "$OUT"
+command -v gnuplot >/dev/null || { echo "run.sh: gnuplot not found (make experiments installs gnuplot-nox)" >&2; exit 1; }
+
+# every solver except the soft baseline (compared on the rigid experiments)
+RIGID="lcp-pgs ccp-pgs ccp-admm ccp-newton raisim raisim-ds ncp-pgs ncp-admm ncp-stagproj"
+
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# run SCENE SOLVER TRAJ [ARGS...]: one quiet run, trajectory to TRAJ, nothing else kept
+run() {
+  local scene=$1 solver=$2 traj=$3
+  shift 3
+  "$MOREAU" run "$scene" --solver "$solver" --out "$traj" --contacts /dev/null \
+    --summary "$TMP/summary.json" --quiet "$@"
+}
+
+# cols FILE NAME...: the named columns of a CSV (header included), comma separated
+cols() {
+  local file=$1
+  shift
+  awk -F, -v want="$*" 'NR == 1 { n = split(want, w, " ");
+      for (i = 1; i <= NF; i++) idx[$i] = i;
+      for (j = 1; j <= n; j++) if (!(w[j] in idx)) { print "no column " w[j] > "/dev/stderr"; exit 1 } }
+    { line = $(idx[w[1]]); for (j = 2; j <= n; j++) line = line "," $(idx[w[j]]); print line }' "$file"
+}
+
+# json_num FILE KEY: a number of a summary file
+json_num() { tr ',{}' '\n\n\n' <"$1" | awk -F: -v k="\"$2\"" '$1 ~ k { gsub(/ /, "", $2); print $2 }'; }
+
+# curves TEMPLATE NAME...: gnuplot plot clauses, one per NAME (replacing @ in TEMPLATE), comma separated
+curves() {
+  local tpl=$1 sep="" n
+  shift
+  for n in "$@"; do
+    printf '%s%s' "$sep" "${tpl//@/$n}"
+    sep=", "
+  done
+}
+
+# plot SCRIPT: run gnuplot on a script read from stdin, in OUT, with the common settings
+plot() {
+  local term="pngcairo size 1000,640 font 'sans,10'"
+  local colours="#9467bd #2ca02c #17becf #e377c2 #ff7f0e #8c564b #d62728 #000000 #1f77b4" i=1 c lt=""
+  for c in $colours; do lt="$lt set linetype $i lc rgb '$c';"; i=$((i + 1)); done
+  gnuplot -e "set terminal $term noenhanced" -e "set datafile separator ','" -e "$lt" \
+    -e "pick(c, s, v) = strcol(c) eq s ? v : NaN" \
+    -e "cd '$OUT'" - 2>"$TMP/gnuplot.err" || { cat "$TMP/gnuplot.err" >&2; return 1; }
+}
+
+# ---------------------------------------------------------------------------------------------
+# B1 sliding cube (a = 0.2 m, m = 1 kg, mu = 0.4, 4 corner contacts): energy vs the analytical
+# E(t) = ½ m max(v0 − μ g t, 0)² (A3), plus the rise of the cube (CCP: contact at a distance).
+# The plotted energy is kinetic + m g (z − z0): the cube's own, zero at rest on the ground.
+b1() {
+  log "B1 sliding cube"
+  local summary=$OUT/b1_summary.csv
+  echo "scene,v0,solver,max_abs_dE_J,E_at_tstar_half_J,E_ana_at_tstar_half_J,max_rise_m,stop_time_s,distance_m,distance_ana_m" >"$summary"
+  local shape v0 dur solver f
+  for shape in spheres box; do
+    for v0 in 1 3; do
+      dur=$([ "$v0" = 1 ] && echo 0.4 || echo 1.0)
+      for solver in $RIGID; do
+        f=$OUT/b1_${shape}_${v0}ms_$solver.csv
+        run "scenes/b1_sliding_cube_${shape}_${v0}ms.yaml" "$solver" "$TMP/b1.csv" --duration "$dur"
+        # t, E (cube, J), E analytical, rise z − z0 (m), vx
+        cols "$TMP/b1.csv" t energy q2 q0 v0 | awk -F, -v v0="$v0" '
+          NR == 1 { print "t,E,E_ana,rise,x,vx"; next }
+          { v = v0 - 0.4 * 9.81 * $1; if (v < 0) v = 0;
+            printf "%s,%.10g,%.10g,%.6g,%.8g,%.8g\n", $1, $2 - 9.81 * 0.1, 0.5 * v * v, $3 - 0.1, $4, $5 }' >"$f"
+        awk -F, -v shape="$shape" -v v0="$v0" -v s="$solver" '
+          NR == 1 { next }
+          { d = $2 - $3; if (d < 0) d = -d; if (d > md) md = d; if ($4 > mr) mr = $4;
+            th = v0 / (0.4 * 9.81) / 2; if (!eh && $1 >= th - 1e-9) { eh = $2; ea = $3 }
+            if (!stop && $6 < 1e-6) stop = $1; x = $5 }
+          END { printf "%s,%s,%s,%.3g,%.5f,%.5f,%.3g,%s,%.5f,%.5f\n", shape, v0, s, md, eh, ea, mr,
+                  stop ? stop : "none", x, v0 * v0 / (2 * 0.4 * 9.81) }' "$f" >>"$summary"
+      done
+    done
+  done
+  # oblique slide (A4 / B1 remark): v0 = 1 m/s at 30° to x; lateral drift from the line of v0
+  local oblique=$OUT/b1_oblique.csv c s
+  echo "solver,x_m,y_m,lateral_drift_m,direction_deg" >"$oblique"
+  c=0.86602540378443865
+  s=0.5
+  sed "s/linear_velocity: \[1, 0, 0\]/linear_velocity: [$c, $s, 0]/" \
+    scenes/b1_sliding_cube_spheres_1ms.yaml >"$TMP/b1_oblique.yaml"
+  for solver in $RIGID; do
+    run "$TMP/b1_oblique.yaml" "$solver" "$TMP/b1.csv" --duration 0.4
+    tail -n 1 "$TMP/b1.csv" | awk -F, -v s="$solver" -v c="$c" -v sn="$s" '
+      { x = $2; y = $3; d = -sn * x + c * y;
+        printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
+      >>"$oblique"
+  done
+  for v0 in 1 3; do
+    plot <<GP
+set output 'b1_energy_${v0}ms.png'
+set multiplot layout 3,3 title 'B1 sliding cube (8 corner spheres, 4 contacts), v0 = $v0 m/s: energy (J) vs t (s); black: analytical'
+set key off
+$(for solver in $RIGID; do
+      echo "set title '$solver'; plot 'b1_spheres_${v0}ms_$solver.csv' u 1:2 every ::1 w l lw 2 lc rgb '#d62728', '' u 1:3 every ::1 w l dt 2 lc rgb 'black'"
+    done)
+unset multiplot
+set key on
+set output 'b1_rise_${v0}ms.png'
+set title 'B1 sliding cube, v0 = $v0 m/s: height of the cube above its resting height'
+set xlabel 't (s)'; set ylabel 'z - z0 (m)'; set key top right
+plot $(curves "'b1_spheres_${v0}ms_@.csv' u 1:4 every ::1 w l lw 2 t '@'" $RIGID)
+GP
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# B2 dragged cube (8 corner spheres, 4 contacts), F = 20 t N along x: tangential velocity and the
+# y-components of the four contact forces (internal forces: they sum to zero by symmetry).
+# Analytical: stick until 20 t = μ m g (t0 = 0.1962 s), then v(t) = 10 (t² − t0²) − μ g (t − t0).
+b2() {
+  log "B2 dragged cube"
+  local summary=$OUT/b2_summary.csv solver f
+  echo "solver,max_abs_fy_stick_N,max_abs_fy_slide_N,slip_onset_s,vx_end_mps,vx_end_ana_mps,x_end_m" >"$summary"
+  for solver in $RIGID; do
+    f=$OUT/b2_$solver.csv
+    "$MOREAU" run scenes/b2_dragged_cube_spheres.yaml --solver "$solver" --out "$TMP/b2.csv" \
+      --contacts "$TMP/b2c.csv" --summary "$TMP/summary.json" --quiet
+    # forces per corner (geom1 = cube/0..3), one row per recorded time
+    awk -F, 'NR == 1 { next } { split($3, g, "/"); fy[$1 SUBSEP g[2]] = $16; if (!($1 in seen)) {
+        seen[$1] = 1; order[++n] = $1 } }
+      END { for (k = 1; k <= n; k++) { t = order[k]; line = t;
+          for (c = 0; c < 4; c++) line = line "," ((t SUBSEP c) in fy ? fy[t SUBSEP c] : 0);
+          print line } }' "$TMP/b2c.csv" >"$TMP/b2f.csv"
+    cols "$TMP/b2.csv" t q0 v0 v1 | awk -F, -v forces="$TMP/b2f.csv" '
+      BEGIN { while ((getline line < forces) > 0) { split(line, a, ","); f[a[1]] = substr(line, length(a[1]) + 2) } }
+      NR == 1 { print "t,x,vx,vy,fy0,fy1,fy2,fy3,vx_ana"; next }
+      { t0 = 0.4 * 9.81 / 20; va = $1 > t0 ? 10 * ($1 * $1 - t0 * t0) - 0.4 * 9.81 * ($1 - t0) : 0;
+        print $1 "," $2 "," $3 "," $4 "," ($1 in f ? f[$1] : "0,0,0,0") "," va }' >"$f"
+    awk -F, -v s="$solver" 'NR == 1 { next }
+      { m = 0; for (c = 5; c <= 8; c++) { a = $c < 0 ? -$c : $c; if (a > m) m = a }
+        if ($1 >= 0.05 && $1 <= 0.15 && m > ms) ms = m; if ($1 >= 0.4 && m > ml) ml = m;
+        if (!on && $3 > 1e-4) on = $1; vx = $3; va = $9; x = $2 }
+      END { printf "%s,%.4g,%.4g,%s,%.4f,%.4f,%.4f\n", s, ms, ml, on ? on : "none", vx, va, x }' \
+      "$f" >>"$summary"
+  done
+  plot <<GP
+set output 'b2_forces_y.png'
+set multiplot layout 3,3 title 'B2 dragged cube: y-components of the 4 contact forces (N) vs t (s); stick until t = 0.196 s'
+set key off
+$(for solver in $RIGID; do
+    echo "set title '$solver'; set yrange [-1.5:1.5]; plot for [c=5:8] 'b2_$solver.csv' u 1:c every ::1 w l lw 1.5"
+  done)
+unset multiplot
+set key on
+set output 'b2_velocity.png'
+set title 'B2 dragged cube: tangential velocity v_x (m/s); black: analytical'
+set xlabel 't (s)'; set ylabel 'v_x (m/s)'; set key top left; set autoscale y
+plot $(curves "'b2_@.csv' u 1:3 every ::1 w l lw 1.5 t '@'" $RIGID), \
+  'b2_ncp-pgs.csv' u 1:9 every ::1 w l dt 2 lw 2 lc rgb 'black' t 'analytical'
+set output 'b2_velocity_error.png'
+set title 'B2: v_x - analytical (m/s)'
+set ylabel 'v_x - v_ana (m/s)'
+plot $(curves "'b2_@.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '@'" $RIGID)
+GP
+}
+
+# ---------------------------------------------------------------------------------------------
+# B3/B4 consistency in Δt: the dragged cube of B2 over 0.5 s (stick, then slide) at Δt from 1e-4
+# to 1e-2 against a Δt = 1e-5 reference. The error is the largest deviation over the times
+# t = 0.01 k (common to every Δt) of the position x and of the velocity v_x.
+DTS="1e-4 2e-4 5e-4 1e-3 2e-3 5e-3 1e-2"
+B3_SOLVERS="ncp-pgs ncp-admm ncp-stagproj lcp-pgs ccp-pgs raisim"
+
+# sampled CSV: k,x,vx at t = 0.01 k
+sampled() {
+  cols "$1" t q0 v0 | awk -F, 'NR > 1 { k = $1 / 0.01; r = int(k + 0.5);
+    if (k - r < 1e-6 && r - k < 1e-6) print r "," $2 "," $3 }'
+}
+
+# b23_run SOLVER DT OUTFILE: the B2 scene over 0.5 s, sampled
+b23_run() {
+  run scenes/b2_dragged_cube_spheres.yaml "$1" "$TMP/b3.csv" --dt "$2" --duration 0.5
+  sampled "$TMP/b3.csv" >"$3"
+}
+
+# errors REF RUN: max |x − x_ref|, max |v − v_ref| over the common samples
+errors() {
+  awk -F, 'NR == FNR { x[$1] = $2; v[$1] = $3; next }
+    ($1 in x) { a = $2 - x[$1]; if (a < 0) a = -a; if (a > ex) ex = a;
+      b = $3 - v[$1]; if (b < 0) b = -b; if (b > ev) ev = b }
+    END { printf "%.4g,%.4g", ex, ev }' "$1" "$2"
+}
+
+# slope CSV COLUMN: least-squares slope of log(error) vs log(Δt) per solver (column 1 solver, 2 Δt)
+slopes() {
+  awk -F, -v c="$2" 'NR > 1 && $c > 0 { s = $1; x = log($2); y = log($c); n[s]++; sx[s] += x;
+      sy[s] += y; sxx[s] += x * x; sxy[s] += x * y }
+    END { for (s in n) printf "%s %.2f\n", s, (n[s] * sxy[s] - sx[s] * sy[s]) / (n[s] * sxx[s] - sx[s] * sx[s]) }' "$1" | sort
+}
+
+b3() {
+  log "B3 self-consistency in dt (Δt = 1e-5 references)"
+  local f=$OUT/b3_consistency.csv solver dt
+  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  for solver in $B3_SOLVERS; do
+    b23_run "$solver" 1e-5 "$TMP/ref_$solver.csv"
+    for dt in $DTS; do
+      b23_run "$solver" "$dt" "$TMP/s.csv"
+      echo "$solver,$dt,$(errors "$TMP/ref_$solver.csv" "$TMP/s.csv")" >>"$f"
+    done
+  done
+  slopes "$f" 3 | awk '{ print "B3 slope of log err_x vs log dt: " $0 }' >&2
+  plot <<GP
+set output 'b3_consistency.png'
+set title 'B3 self-consistency: max |x - x_ref| over 0.5 s vs dt (reference: the same solver at dt = 1e-5)'
+set logscale xy
+set format xy '%.0e'
+set xrange [1e-4:1e-2]
+set xlabel 'dt (s)'
+set ylabel 'error in x (m)'
+set key top left
+plot $(curves "'b3_consistency.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" $B3_SOLVERS)
+GP
+}
+
+b4() {
+  log "B4 CCP vs NCP consistency (reference ncp-pgs at Δt = 1e-5)"
+  local f=$OUT/b4_ccp_vs_ncp.csv solver dt
+  [ -f "$TMP/ref_ncp-pgs.csv" ] || b23_run ncp-pgs 1e-5 "$TMP/ref_ncp-pgs.csv"
+  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  for solver in ccp-admm ccp-pgs ncp-admm; do
+    for dt in $DTS; do
+      b23_run "$solver" "$dt" "$TMP/s.csv"
+      echo "$solver,$dt,$(errors "$TMP/ref_ncp-pgs.csv" "$TMP/s.csv")" >>"$f"
+    done
+  done
+  slopes "$f" 3 | awk '{ print "B4 slope of log err_x vs log dt: " $0 }' >&2
+  plot <<GP
+set output 'b4_ccp_vs_ncp.png'
+set title 'B4: max |x - x_ref| over 0.5 s vs dt (reference: ncp-pgs at dt = 1e-5); dashed: slope 1'
+set logscale xy
+set format xy '%.0e'
+set xrange [1e-4:1e-2]
+set xlabel 'dt (s)'
+set ylabel 'error in x (m)'
+set key top left
+plot $(curves "'b4_ccp_vs_ncp.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" ccp-admm ccp-pgs ncp-admm), \
+  [1e-4:1e-2] 0.15*x w l dt 2 lc rgb 'black' t 'slope 1'
+GP
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B5 heavy on light: a 1e3 kg cube on a light cube of 1e3/r kg, r the mass ratio swept from 1 to
+# 1e6 (scene variants of scenes/b5_heavy_on_light.yaml). The tolerance is scaled to the load:
+# ε_abs = 1e-4 N is 1e-8 of the heavy cube's weight (9810 N); the scene's absolute 1e-6 N is
+# 1e-10 of it, at the limit of double precision for a Delassus matrix of condition ~r.
+# Then the published setup (r = 1e6, ε_abs = 1e-6, 10^4 iterations) over 0.1 s.
+B5_SOLVERS="ncp-pgs ccp-pgs raisim ncp-admm ccp-admm ncp-stagproj ccp-newton"
+
+b5() {
+  log "B5 heavy on light, mass ratio sweep"
+  local f=$OUT/b5_mass_ratio.csv r light solver
+  echo "mass_ratio,solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
+  for solver in $B5_SOLVERS; do
+    for r in 1 1e1 1e2 1e3 1e4 1e5 1e6; do
+      light=$(awk -v r="$r" 'BEGIN { printf "%.6g", 1e3 / r }')
+      sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b5.yaml"
+      run "$TMP/b5.yaml" "$solver" "$TMP/b5.csv" --duration 0.05 --set solver.eps_abs=1e-4
+      echo "$r,$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
+    done
+  done
+  f=$OUT/b5_published.csv
+  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
+  for solver in $B5_SOLVERS; do
+    run scenes/b5_heavy_on_light.yaml "$solver" "$TMP/b5.csv" --duration 0.1
+    echo "$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
+  done
+  plot <<GP
+set output 'b5_mass_ratio.png'
+set multiplot layout 1,2 title 'B5 heavy on light: 50 steps, eps_abs = 1e-4 N, at most 10^4 iterations'
+set logscale xy
+set format x '%.0e'
+set format y '%.0e'
+set xlabel 'mass ratio'
+set key top left
+set title 'max eps_abs (N)'; set ylabel 'max eps_abs (N)'
+plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(5))) w lp lw 2 pt 7 t '@'" $B5_SOLVERS)
+set title 'mean iterations per step'; set ylabel 'iterations'; set format y '%g'
+plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(3))) w lp lw 2 pt 7 t '@'" $B5_SOLVERS)
+unset multiplot
+GP
+}
+
+# b5_stats SUMMARY: mean_iterations,max_iterations,max_eps_abs,not_converged,steps,max_penetration
+b5_stats() {
+  local k out=""
+  for k in mean_iterations max_iterations max_eps_abs not_converged steps max_penetration; do
+    out="$out${out:+,}$(json_num "$1" "$k" | awk '{ printf "%.4g", $1 }')"
+  done
+  echo "$out"
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B6 compliance: Solo-12 standing under PD, pushed with 10 N along x from t = 0.1 s (scene
+# b8_solo_push), with the normal compliance R of the feet (material `compliance`) swept. Per
+# foot: mean normal force and penetration over t ∈ [0.5, 1] s; the internal tangential force
+# Σ‖f_T,i‖ − ‖Σ f_T,i‖ (zero when the tangential forces do not fight each other).
+B6_R="0 1e-4 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1"
+B6_SOLVERS="ncp-pgs ncp-admm ccp-admm"
+
+b6() {
+  log "B6 compliance on Solo-12"
+  local f=$OUT/b6_compliance.csv R solver
+  echo "R,solver,fn_FL_N,fn_FR_N,fn_HL_N,fn_HR_N,penetration_m,internal_tangential_N,mean_iterations" >"$f"
+  for solver in $B6_SOLVERS; do
+    for R in $B6_R; do
+      sed "s/^robots:/materials:\n  foot: {friction: 0.9, compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
+        scenes/b8_solo_push.yaml >"$TMP/b6.yaml"
+      "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
+        --summary "$TMP/summary.json" --quiet
+      awk -F, -v R="$R" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
+        NR == 1 || $1 < 0.5 { next }
+        { foot = $3; sub(/.*\//, "", foot); fn[foot] += $14; nfn[foot]++;
+          if (-$11 > pen) pen = -$11;
+          if ($1 != t) { close_step(); t = $1 }
+          sx += $15; sy += $16; sn += sqrt($15 * $15 + $16 * $16) }
+        function close_step() { if (t != "") { in_sum += sn - sqrt(sx * sx + sy * sy); nt++ }
+          sx = sy = sn = 0 }
+        END { close_step();
+          printf "%s,%s,%.6f,%.6f,%.6f,%.6f,%.4g,%.4g,%.4g\n", R, s, fn["FL_foot"] / nfn["FL_foot"],
+            fn["FR_foot"] / nfn["FR_foot"], fn["HL_foot"] / nfn["HL_foot"],
+            fn["HR_foot"] / nfn["HR_foot"], pen, in_sum / nt, it }' "$TMP/b6c.csv" >>"$f"
+      if [ "$solver" = ncp-admm ]; then
+        awk -F, 'NR > 1 { foot = $3; sub(/.*\//, "", foot); if ($1 != t) { if (t != "") print line; t = $1; line = t }
+            line = line "," $14 } END { print line }' "$TMP/b6c.csv" >"$OUT/b6_normal_forces_R$R.csv"
+      fi
+    done
+  done
+  # change of each foot's normal force from the rigid contact (R = 0, the first row per solver)
+  awk -F, 'NR == 1 { print $0 ",dfn_FL_N,dfn_FR_N,dfn_HL_N,dfn_HR_N"; next }
+    $1 == 0 { for (c = 3; c <= 6; c++) base[$2, c] = $c }
+    { line = $0; for (c = 3; c <= 6; c++) line = line sprintf(",%.4g", $c - base[$2, c]); print line }' \
+    "$f" >"$TMP/b6.csv" && mv "$TMP/b6.csv" "$f"
+  plot <<GP
+set output 'b6_compliance.png'
+set multiplot layout 1,2 title 'B6 Solo-12 pushed with 10 N, normal compliance R of the feet (mean over t in [0.5, 1] s)'
+set logscale x; set xlabel 'R (scene compliance)'; set key top left
+set title '|change of the mean normal force| from R = 0, per foot (N), ncp-admm'
+set ylabel '|delta lambda_N| (N)'
+set logscale y; set format y '%.0e'
+plot for [c=10:13] 'b6_compliance.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):(abs(column(c))) w lp lw 2 pt 7 t columnhead(c)
+set title 'max penetration (m)'; set logscale y; set ylabel 'penetration (m)'
+plot $(curves "'b6_compliance.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):7 w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
+unset multiplot
+GP
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B7 solver convergence: one contact problem from a Solo-12 trajectory (b8_solo_push, 0.3 s) and
+# one from a TALOS trajectory (b8_talos_push, 0.15 s), the step after the push starts with the
+# most ncp-pgs iterations, dumped with --dump-problems and solved cold by `moreau solve` with
+# --max-iter N for growing N: the NCP criterion ε_abs of the returned λ traces each solver's
+# convergence (a solver may stop earlier on its own criterion or on a stall; the iterations done
+# are recorded).
+B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
+
+b7() {
+  log "B7 solver convergence on Solo-12 and TALOS problems"
+  local f=$OUT/b7_convergence.csv robot scene step dur solver n
+  echo "robot,solver,max_iter,iterations,eps_abs_N" >"$f"
+  for robot in solo talos; do
+    dur=$([ $robot = solo ] && echo 0.3 || echo 0.15)
+    mkdir -p "$TMP/dump_$robot"
+    "$MOREAU" run "scenes/b8_${robot}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
+      --out "$TMP/b7.csv" --contacts /dev/null --quiet
+    # the hardest step after the push starts (most ncp-pgs iterations, warm started)
+    step=$(cols "$TMP/b7.csv" t iterations | awk -F, 'NR > 1 && $1 >= 0.1 && $2 > m { m = $2; k = $1 }
+      END { printf "%06d", k / 0.001 + 0.5 }')
+    log "  $robot: step $step"
+    cp "$TMP/dump_$robot/step_$step.json" "$OUT/b7_problem_$robot.json"
+    for solver in $RIGID; do
+      for n in $B7_ITERS; do
+        "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
+          --eps-abs 1e-300 --json | tr ',{}' '\n\n\n' |
+          awk -F: -v pre="$robot,$solver,$n" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
+            END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g\n", pre, it, e }' >>"$f"
+      done
+    done
+  done
+  plot <<GP
+set output 'b7_convergence.png'
+set multiplot layout 1,2 title 'B7 eps_abs (N) vs iterations, cold start, one contact problem per robot'
+set logscale xy
+set format y '%.0e'
+set xlabel 'iterations'
+set ylabel 'eps_abs (N)'
+set key bottom left font ',8'
+$(for robot in solo talos; do
+    echo "set title '$robot (' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts)'"
+    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):5"
+    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
+  done)
+unset multiplot
+GP
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B8 timings: mean solve time per step (µs) and mean iterations per solver, warm and cold start
+# (solver.warm_start=0), from `moreau compare`: Solo-12 pushed 10 N (0.5 s), TALOS pushed 80 N
+# (0.2 s). The Allegro hand scene does not exist yet.
+b8() {
+  log "B8 timings, warm and cold start"
+  local f=$OUT/b8_timings.csv robot dur ws
+  echo "robot,solver,start,solve_us,\
+mean_iterations,max_iterations,max_eps_abs_N,not_converged" >"$f"
+  for robot in solo talos; do
+    dur=$([ $robot = solo ] && echo 0.5 || echo 0.2)
+    for ws in 1 0; do
+      "$MOREAU" compare "scenes/b8_${robot}_push.yaml" --duration "$dur" --set "solver.warm_start=$ws" \
+        --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+        awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
+          'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$f"
+    done
+  done
+  plot <<GP
+set output 'b8_timings.png'
+set multiplot layout 1,2 title 'B8 mean solve time per step (us), warm (dark) and cold (light) start'
+set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1
+set logscale y
+set yrange [1:*]
+set xtics rotate by -45 font ',8'
+set ylabel 'us per step'
+set key top left
+$(for robot in solo talos; do
+    grep "^$robot,.*,warm," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_warm"
+    grep "^$robot,.*,cold," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_cold"
+    echo "set title '$robot'"
+    echo "plot '.b8_${robot}_warm' u 2:xtic(1) lc rgb '#1f77b4' t 'warm', '.b8_${robot}_cold' u 2 lc rgb '#aec7e8' t 'cold'"
+  done)
+unset multiplot
+GP
+  rm -f "$OUT"/.b8_*
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B10, passive part only: no gait controller exists (B9 and the walking of B10 need time-varying
+# PD targets). Solo-12 under its posture PD is dropped onto the bumpy heightfield (μ = 0.3,
+# scenes/b10_solo_bumpy.yaml) and settles for 1 s: base height and speed, ε_abs and iterations
+# per solver.
+b10() {
+  log "B10 Solo-12 dropped on the bumpy ground (passive: no gait controller)"
+  local f=$OUT/b10_summary.csv solver
+  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
+  for solver in $RIGID; do
+    run scenes/b10_solo_bumpy.yaml "$solver" "$TMP/b10.csv" --duration 1.0
+    cols "$TMP/b10.csv" t q0 q1 q2 v0 v1 v2 eps_abs iterations | awk -F, '
+      NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
+      { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
+      >"$OUT/b10_$solver.csv"
+    local s="" k
+    for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
+      s="$s,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
+    done
+    echo "$solver$s,$(tail -n 1 "$OUT/b10_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
+  done
+  plot <<GP
+set output 'b10_bumpy.png'
+set multiplot layout 2,2 title 'B10 (passive) Solo-12 dropped on the bumpy ground under PD, mu = 0.3'
+set xlabel 't (s)'; set key top right font ',8'
+set title 'base height (m)'
+plot $(curves "'b10_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
+set title 'base speed (m/s)'
+plot $(curves "'b10_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
+set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
+plot $(curves "'b10_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
+set title 'iterations'; set format y '%g'
+plot $(curves "'b10_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
+unset multiplot
+GP
+}
+
+main() {
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
+  for exp in ${@:-$all}; do
+    "$(echo "$exp" | tr 'B' 'b')"
+  done
+}
+main "$@"
