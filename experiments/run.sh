@@ -459,44 +459,55 @@ GP
 
 
 # ---------------------------------------------------------------------------------------------
-# B10, passive part only: no gait controller exists (B9 and the walking of B10 need time-varying
-# PD targets). Solo-12 under its posture PD is dropped onto the bumpy heightfield (μ = 0.3,
-# scenes/b10_solo_bumpy.yaml) and settles for 1 s: base height and speed, ε_abs and iterations
-# per solver.
-b10() {
-  log "B10 Solo-12 dropped on the bumpy ground (passive: no gait controller)"
-  local f=$OUT/b10_summary.csv solver
+# B9 and B10 locomotion: Solo-12 trotting (PD tracking sine targets, diagonal legs in antiphase
+# at 2 Hz, scenes/b9_solo_trot.yaml) on flat ground (μ = 0.9) and on the bumpy heightfield
+# (μ = 0.3, scenes/b10_solo_trot_bumpy.yaml): base height and speed, ε_abs and iterations per
+# solver, and a summary table.
+# locomotion TAG SCENE DURATION TITLE
+locomotion() {
+  local tag=$1 scene=$2 duration=$3 title=$4 f=$OUT/$1_summary.csv solver
   echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
   for solver in $RIGID; do
-    run scenes/b10_solo_bumpy.yaml "$solver" "$TMP/b10.csv" --duration 1.0
-    cols "$TMP/b10.csv" t q0 q1 q2 v0 v1 v2 eps_abs iterations | awk -F, '
+    run "$scene" "$solver" "$TMP/$tag.csv" --duration "$duration"
+    cols "$TMP/$tag.csv" t q0 q1 q2 v0 v1 v2 eps_abs iterations | awk -F, '
       NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
       { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
-      >"$OUT/b10_$solver.csv"
+      >"$OUT/${tag}_$solver.csv"
     local s="" k
     for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
       s="$s,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
     done
-    echo "$solver$s,$(tail -n 1 "$OUT/b10_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
+    echo "$solver$s,$(tail -n 1 "$OUT/${tag}_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
   done
   plot <<GP
-set output 'b10_bumpy.png'
-set multiplot layout 2,2 title 'B10 (passive) Solo-12 dropped on the bumpy ground under PD, mu = 0.3'
+set output '$tag.png'
+set multiplot layout 2,2 title '$title'
 set xlabel 't (s)'; set key top right font ',8'
 set title 'base height (m)'
-plot $(curves "'b10_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
+plot $(curves "'${tag}_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
 set title 'base speed (m/s)'
-plot $(curves "'b10_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
+plot $(curves "'${tag}_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
 set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
-plot $(curves "'b10_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
+plot $(curves "'${tag}_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
 set title 'iterations'; set format y '%g'
-plot $(curves "'b10_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
+plot $(curves "'${tag}_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
 unset multiplot
 GP
 }
 
+b9() {
+  log "B9 Solo-12 trotting on flat ground"
+  locomotion b9 scenes/b9_solo_trot.yaml 2.0 'B9 Solo-12 trotting on flat ground, mu = 0.9'
+}
+
+b10() {
+  log "B10 Solo-12 trotting on the bumpy ground"
+  locomotion b10 scenes/b10_solo_trot_bumpy.yaml 1.5 \
+    'B10 Solo-12 trotting on the bumpy ground, mu = 0.3'
+}
+
 main() {
-  local all="B1 B2 B3 B4 B5 B6 B7 B8 B10" exp
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10" exp
   for exp in ${@:-$all}; do
     "$(echo "$exp" | tr 'B' 'b')"
   done
