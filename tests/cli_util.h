@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 /* the moreau binary; fails the test when MOREAU_BIN is not set */
 static inline const char *cli_bin(void) {
   const char *b = getenv("MOREAU_BIN");

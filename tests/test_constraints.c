@@ -11,34 +11,9 @@
 #include "contact/problem_io.h"
 #include "core/linalg.h"
 #include "moreau/sim.h"
+#include "sim_util.h"
 
 #define G_ACC 9.81
-
-static mr_scene load_file(const char *path) {
-  mr_scene sc;
-  mr_error err = {0};
-  if (mr_scene_load(path, &sc, &err)) fail_msg("scene: %s", err.msg);
-  return sc;
-}
-
-static mr_scene load_text(const char *text) {
-  mr_scene sc;
-  mr_error err = {0};
-  if (mr_scene_parse(text, "test.yaml", "scenes", &sc, &err)) fail_msg("scene: %s", err.msg);
-  return sc;
-}
-
-static mr_sim *create(const mr_scene *sc, const char *solver) {
-  mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
-  if (!s) fail_msg("simulator: %s", err.msg);
-  return s;
-}
-
-static void step(mr_sim *s) {
-  mr_error err = {0};
-  if (mr_sim_step(s, &err)) fail_msg("step %ld: %s", mr_sim_steps(s), err.msg);
-}
 
 /* ---- the solvers on a problem with a bilateral block ---- */
 
@@ -140,8 +115,8 @@ static void test_problem_file_kind(void **state) {
 /* |tip of link3 − D| after each step over the scene's 2 s; returns the maximum; *swing gets the
  * range of q1 */
 static double four_bar_closure(const char *solver, double *swing) {
-  mr_scene sc = load_file("scenes/four_bar.yaml");
-  mr_sim *s = create(&sc, solver);
+  mr_scene sc = tsim_load("scenes/four_bar.yaml");
+  mr_sim *s = tsim_create(&sc, solver);
   const mr_model *m = mr_sim_model(s);
   mr_data *d = mr_data_create(m);
   int link3 = mr_model_body_index(m, "four_bar/link3");
@@ -149,7 +124,7 @@ static double four_bar_closure(const char *solver, double *swing) {
   mr_vec3 D = mr_v3(0.4, 0.0, 1.0), tip = mr_v3(0.0, 0.0, 0.35);
   double emax = 0.0, qmin = INFINITY, qmax = -INFINITY;
   for (int k = 0; k < 2000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     mr_forward_kinematics(m, d, mr_sim_q(s), NULL, NULL);
     mr_vec3 p = mr_v3_add(d->oMi[link3].p, mr_m3_mulv(&d->oMi[link3].R, tip));
     double e = sqrt(mr_v3_dot(mr_v3_sub(p, D), mr_v3_sub(p, D)));
@@ -198,14 +173,15 @@ static void test_four_bar_every_solver(void **state) {
 /* without the constraint the chain does not close: the same check fails (the test can fail) */
 static void test_four_bar_open_without_constraint(void **state) {
   mr_scene sc =
-      load_text("timestep: 0.001\n"
-                "robots:\n"
-                "  - {name: four_bar, urdf: models/four_bar.urdf, floating: false,\n"
-                "     position: [0, 0, 1.0],\n"
-                "     joints: {j1: 0.4, j2: -0.25352033088024517, j3: -0.0830657711712961}}\n");
-  mr_sim *s = create(&sc, NULL);
+      tsim_parse("timestep: 0.001\n"
+                 "robots:\n"
+                 "  - {name: four_bar, urdf: models/four_bar.urdf, floating: false,\n"
+                 "     position: [0, 0, 1.0],\n"
+                 "     joints: {j1: 0.4, j2: -0.25352033088024517, j3: -0.0830657711712961}}\n",
+                 "scenes");
+  mr_sim *s = tsim_create(&sc, NULL);
   for (int k = 0; k < 300; ++k)
-    step(s);
+    tsim_steps(s, 1);
   /* link3's tip leaves D by centimetres */
   const mr_model *m = mr_sim_model(s);
   mr_data *d = mr_data_create(m);
@@ -224,19 +200,20 @@ static void test_four_bar_open_without_constraint(void **state) {
  * 1e-6 m (the same one-step drift argument as the 4-bar) while the centre swings down: from the
  * corner straight above the centre's side, the centre falls by more than 1 cm in 0.5 s. */
 static void test_point_anchor_free_body(void **state) {
-  mr_scene sc = load_text("timestep: 0.001\n"
-                          "bodies:\n"
-                          "  - {name: box, mass: 1.0, position: [0, 0, 1],\n"
-                          "     geoms: [{type: box, size: [0.2, 0.2, 0.2]}]}\n"
-                          "constraints:\n"
-                          "  - {type: point, body1: box, point: [0.1, 0.1, 1.1]}\n");
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "bodies:\n"
+                           "  - {name: box, mass: 1.0, position: [0, 0, 1],\n"
+                           "     geoms: [{type: box, size: [0.2, 0.2, 0.2]}]}\n"
+                           "constraints:\n"
+                           "  - {type: point, body1: box, point: [0.1, 0.1, 1.1]}\n",
+                           "scenes");
+  mr_sim *s = tsim_create(&sc, NULL);
   const mr_model *m = mr_sim_model(s);
   mr_data *d = mr_data_create(m);
   int b = mr_model_body_index(m, "box");
   double emax = 0.0, zmin = INFINITY;
   for (int k = 0; k < 500; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     mr_forward_kinematics(m, d, mr_sim_q(s), NULL, NULL);
     mr_vec3 p = mr_v3_add(d->oMi[b].p, mr_m3_mulv(&d->oMi[b].R, mr_v3(0.1, 0.1, 0.1)));
     mr_vec3 e = mr_v3_sub(p, mr_v3(0.1, 0.1, 1.1));
@@ -261,12 +238,12 @@ typedef struct {
 } limit_run;
 
 static limit_run run_limit(const char *solver, double duration) {
-  mr_scene sc = load_file("scenes/joint_limits.yaml");
-  mr_sim *s = create(&sc, solver);
+  mr_scene sc = tsim_load("scenes/joint_limits.yaml");
+  mr_sim *s = tsim_create(&sc, solver);
   limit_run r = {-INFINITY, 0.0, 0.0, 1};
   int steps = (int)lround(duration / sc.timestep);
   for (int k = 0; k < steps; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     r.overshoot = fmax(r.overshoot, mr_sim_q(s)[0] - 0.5);
     r.converged &= mr_sim_last(s)->converged;
   }
@@ -324,14 +301,15 @@ static void test_limit_every_solver(void **state) {
 
 /* joint_limits: false turns the limit off: the arm swings past 0.5 rad */
 static void test_limit_off(void **state) {
-  mr_scene sc = load_text("timestep: 0.001\n"
-                          "robots:\n"
-                          "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
-                          "     joint_limits: false}\n");
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "robots:\n"
+                           "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
+                           "     joint_limits: false}\n",
+                           "scenes");
+  mr_sim *s = tsim_create(&sc, NULL);
   double qmax = 0.0;
   for (int k = 0; k < 1000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     qmax = fmax(qmax, mr_sim_q(s)[0]);
   }
   assert_true(qmax > 1.0);
@@ -346,13 +324,14 @@ static void test_limit_off(void **state) {
  * the torque is explicit); 2 N m cannot hold the 4.905 N m gravity torque, so the arm still
  * falls onto its limit, which then carries m g l cos(0.5) − 2 (error bound as above). */
 static void test_effort_clamps_command(void **state) {
-  mr_scene sc = load_text("timestep: 0.001\n"
-                          "robots:\n"
-                          "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
-                          "     torques: {hinge: -10.0}}\n");
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "robots:\n"
+                           "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
+                           "     torques: {hinge: -10.0}}\n",
+                           "scenes");
+  mr_sim *s = tsim_create(&sc, NULL);
   for (int k = 0; k < 2000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     assert_near(mr_sim_torque(s)[0], -2.0, 0.0);
   }
   const double *lambda;
@@ -367,14 +346,15 @@ static void test_effort_clamps_command(void **state) {
  * one keeps the implicit PD, whose torque at v⁺ may exceed the start-of-step estimate (≤ 2 N m)
  * by k_p Δt |v⁺| + k_d |v⁺ − v| (the documented approximation): asserted step by step. */
 static void test_effort_limits_pd(void **state) {
-  mr_scene sc = load_text("timestep: 0.001\n"
-                          "robots:\n"
-                          "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
-                          "     pd: {kp: 100.0, kd: 5.0}}\n");
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "robots:\n"
+                           "  - {name: arm, urdf: models/limited_arm.urdf, floating: false,\n"
+                           "     pd: {kp: 100.0, kd: 5.0}}\n",
+                           "scenes");
+  mr_sim *s = tsim_create(&sc, NULL);
   double v = 0.0, worst = 0.0;
   for (int k = 0; k < 2000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     double vn = mr_sim_v(s)[0], tau = fabs(mr_sim_torque(s)[0]);
     double allowance = 100.0 * 1e-3 * fabs(vn) + 5.0 * fabs(vn - v);
     assert_true(tau <= 2.0 + allowance + 1e-12);

@@ -8,27 +8,9 @@
 #include "test_util.h"
 
 #include "moreau/sim.h"
+#include "sim_util.h"
 
 #define G_ACC 9.81
-
-static mr_scene load(const char *path) {
-  mr_scene sc;
-  mr_error err = {0};
-  if (mr_scene_load(path, &sc, &err)) fail_msg("%s: %s", path, err.msg);
-  return sc;
-}
-
-static mr_sim *create(const mr_scene *sc, const char *solver) {
-  mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
-  if (!s) fail_msg("%s: %s", solver, err.msg);
-  return s;
-}
-
-static void step(mr_sim *s) {
-  mr_error err = {0};
-  if (mr_sim_step(s, &err)) fail_msg("step %ld: %s", mr_sim_steps(s), err.msg);
-}
 
 /* ---------------------------------------------------------------------------------------------
  * B1: cube of 1 kg, μ = 0.4, v₀ = 1 m/s along x, 8 corner spheres (4 contacts), 0.2 s (the cube
@@ -41,12 +23,12 @@ typedef struct {
 } b1_result;
 
 static b1_result sliding_cube(const char *solver) {
-  mr_scene sc = load("scenes/b1_sliding_cube_spheres_1ms.yaml");
-  mr_sim *s = create(&sc, solver);
+  mr_scene sc = tsim_load("scenes/b1_sliding_cube_spheres_1ms.yaml");
+  mr_sim *s = tsim_create(&sc, solver);
   const double m = 1.0, mu = 0.4, v0 = 1.0, z0 = 0.1;
   b1_result r = {0, 0, 0};
   for (int k = 0; k < 200; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     double v = v0 - mu * G_ACC * mr_sim_time(s);
     double gap = mr_sim_energy(s) - m * G_ACC * z0 - 0.5 * m * v * v;
     r.max_gap = fmax(r.max_gap, fabs(gap));
@@ -101,10 +83,10 @@ static void test_b1_ccp_lifts_the_cube(void **state) {
  * 3.92 N: stiction). Largest |f_y| (world y-component of a contact force) over the 4 contacts:
  * an internal force, since Σ f_y = 0 (no load along y). */
 static double internal_y_force(const char *solver) {
-  mr_scene sc = load("scenes/b2_dragged_cube_spheres.yaml");
-  mr_sim *s = create(&sc, solver);
+  mr_scene sc = tsim_load("scenes/b2_dragged_cube_spheres.yaml");
+  mr_sim *s = tsim_create(&sc, solver);
   for (int k = 0; k < 100; ++k)
-    step(s);
+    tsim_steps(s, 1);
   const mr_contact *c;
   const double *lambda;
   int nc = mr_sim_contacts(s, &c, &lambda);
@@ -153,13 +135,13 @@ typedef struct {
 } b5_result;
 
 static b5_result heavy_on_light(const char *solver) {
-  mr_scene sc = load("scenes/b5_heavy_on_light.yaml");
+  mr_scene sc = tsim_load("scenes/b5_heavy_on_light.yaml");
   sc.settings.max_iter = 1000;
   sc.settings.eps_abs = 1e-4;
-  mr_sim *s = create(&sc, solver);
+  mr_sim *s = tsim_create(&sc, solver);
   b5_result r = {0, 0};
   for (int k = 0; k < 20; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     const mr_step_stats *st = mr_sim_last(s);
     assert_true(st->ncontacts >= 4); /* floor–light and light–heavy faces */
     if (!st->converged && st->iterations >= 1000) r.limit_steps++;

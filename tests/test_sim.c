@@ -5,26 +5,7 @@
 #include <string.h>
 
 #include "moreau/sim.h"
-
-/* load a scene from text; relative paths resolve against the repository root */
-static mr_scene load(const char *text) {
-  mr_scene sc;
-  mr_error err = {0};
-  if (mr_scene_parse(text, "test.yaml", ".", &sc, &err)) fail_msg("scene: %s", err.msg);
-  return sc;
-}
-
-static mr_sim *create(const mr_scene *sc, const char *solver) {
-  mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
-  if (!s) fail_msg("simulator: %s", err.msg);
-  return s;
-}
-
-static void step(mr_sim *s) {
-  mr_error err = {0};
-  if (mr_sim_step(s, &err)) fail_msg("step %ld: %s", mr_sim_steps(s), err.msg);
-}
+#include "sim_util.h"
 
 static const char free_fall[] = "timestep: 0.001\n"
                                 "duration: 1.0\n"
@@ -37,11 +18,11 @@ static const char free_fall[] = "timestep: 0.001\n"
 /* semi-implicit Euler from rest: z_k = z₀ − g Δt² k (k + 1) / 2 exactly (A1); the only error is
  * round-off accumulated over k additions, ~k ε |z| */
 static void test_free_fall_discrete_closed_form(void **state) {
-  mr_scene sc = load(free_fall);
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse(free_fall, ".");
+  mr_sim *s = tsim_create(&sc, NULL);
   double g = 9.81, dt = 1e-3;
   for (int k = 1; k <= 1000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     double z = 10.0 - g * dt * dt * k * (k + 1) / 2.0;
     assert_near(mr_sim_q(s)[2], z, 1e-12);
     assert_near(mr_sim_v(s)[2], -g * dt * k, 1e-12);
@@ -70,13 +51,12 @@ static const char resting_box[] =
  * reached after 0.5 s of damping. The LCP's pyramid and RaiSim meet it too: at rest no
  * friction is needed, so their artifacts vanish. */
 static void test_resting_box_every_solver(void **state) {
-  mr_scene sc = load(resting_box);
+  mr_scene sc = tsim_parse(resting_box, ".");
   double mg = 2.0 * 9.81;
   for (int i = 0; i < mr_solver_count(); ++i) {
     const char *name = mr_solver_at(i)->name;
-    mr_sim *s = create(&sc, name);
-    for (int k = 0; k < 500; ++k)
-      step(s);
+    mr_sim *s = tsim_create(&sc, name);
+    tsim_steps(s, 500);
     const mr_contact *c;
     const double *lambda;
     int nc = mr_sim_contacts(s, &c, &lambda);
@@ -108,31 +88,32 @@ static uint64_t hash_state(const mr_sim *s) {
 /* the same scene run twice gives a bitwise identical state, with every solver, and a reset
  * simulator replays it exactly */
 static void test_determinism(void **state) {
-  mr_scene sc = load("timestep: 0.001\n"
-                     "duration: 0.3\n"
-                     "contact: {margin: 0.001}\n"
-                     "bodies:\n"
-                     "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.4}]}\n"
-                     "  - name: cube\n"
-                     "    mass: 1.0\n"
-                     "    position: [0, 0, 0.12]\n"
-                     "    orientation: [0.0499792, 0.0249896, 0, 0.9984367]\n"
-                     "    linear_velocity: [1.0, 0.3, 0]\n"
-                     "    angular_velocity: [0, 0, 2.0]\n"
-                     "    geoms: [{type: box, size: [0.2, 0.2, 0.2], friction: 0.4}]\n"
-                     "forces:\n"
-                     "  - {body: cube, type: ramp, start: 0.0, duration: 1.0, from: [0, 0, 0], "
-                     "to: [20, 0, 0]}\n");
+  mr_scene sc =
+      tsim_parse("timestep: 0.001\n"
+                 "duration: 0.3\n"
+                 "contact: {margin: 0.001}\n"
+                 "bodies:\n"
+                 "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.4}]}\n"
+                 "  - name: cube\n"
+                 "    mass: 1.0\n"
+                 "    position: [0, 0, 0.12]\n"
+                 "    orientation: [0.0499792, 0.0249896, 0, 0.9984367]\n"
+                 "    linear_velocity: [1.0, 0.3, 0]\n"
+                 "    angular_velocity: [0, 0, 2.0]\n"
+                 "    geoms: [{type: box, size: [0.2, 0.2, 0.2], friction: 0.4}]\n"
+                 "forces:\n"
+                 "  - {body: cube, type: ramp, start: 0.0, duration: 1.0, from: [0, 0, 0], "
+                 "to: [20, 0, 0]}\n",
+                 ".");
   for (int i = 0; i < mr_solver_count(); ++i) {
     const char *name = mr_solver_at(i)->name;
-    mr_sim *a = create(&sc, name), *b = create(&sc, name);
-    for (int k = 0; k < 300; ++k)
-      step(a), step(b);
+    mr_sim *a = tsim_create(&sc, name), *b = tsim_create(&sc, name);
+    tsim_steps(a, 300);
+    tsim_steps(b, 300);
     uint64_t ha = hash_state(a);
     if (ha != hash_state(b)) fail_msg("%s: two runs differ", name);
     mr_sim_reset(a);
-    for (int k = 0; k < 300; ++k)
-      step(a);
+    tsim_steps(a, 300);
     if (ha != hash_state(a)) fail_msg("%s: a reset run differs", name);
     mr_sim_free(a);
     mr_sim_free(b);
@@ -143,15 +124,16 @@ static void test_determinism(void **state) {
 /* a runaway state stops the run with a message naming the step and the coordinate, and leaves
  * the last good state in place */
 static void test_divergence_reported(void **state) {
-  mr_scene sc = load("timestep: 0.001\n"
-                     "duration: 1.0\n"
-                     "bodies:\n"
-                     "  - name: ball\n"
-                     "    mass: 1.0\n"
-                     "    geoms: [{type: sphere, radius: 0.1}]\n"
-                     "forces:\n"
-                     "  - {body: ball, type: constant, start: 0.005, force: [1.0e9, 0, 0]}\n");
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "duration: 1.0\n"
+                           "bodies:\n"
+                           "  - name: ball\n"
+                           "    mass: 1.0\n"
+                           "    geoms: [{type: sphere, radius: 0.1}]\n"
+                           "forces:\n"
+                           "  - {body: ball, type: constant, start: 0.005, force: [1.0e9, 0, 0]}\n",
+                           ".");
+  mr_sim *s = tsim_create(&sc, NULL);
   mr_error err = {0};
   mr_status st = MR_OK;
   long k = 0;
@@ -175,22 +157,23 @@ static void test_divergence_reported(void **state) {
  * at the end of each step and semi-implicit Euler shift the phase by O(ω Δt) ≈ 3e-3 of A
  * (3e-4 rad); the transient (ζ ≈ 1, ω_n ≈ 20 rad/s) has decayed by e^{-40} after 2 s */
 static void test_sine_targets(void **state) {
-  mr_scene sc = load("timestep: 0.001\n"
-                     "duration: 4.0\n"
-                     "robots:\n"
-                     "  - name: p\n"
-                     "    urdf: scenes/models/pendulum.urdf\n"
-                     "    position: [0, 0, 2.0]\n"
-                     "    pd:\n"
-                     "      kp: 400.0\n"
-                     "      kd: 40.0\n"
-                     "      sine: [{joint: hinge, amplitude: 0.1, frequency: 0.5}]\n");
+  mr_scene sc = tsim_parse("timestep: 0.001\n"
+                           "duration: 4.0\n"
+                           "robots:\n"
+                           "  - name: p\n"
+                           "    urdf: scenes/models/pendulum.urdf\n"
+                           "    position: [0, 0, 2.0]\n"
+                           "    pd:\n"
+                           "      kp: 400.0\n"
+                           "      kd: 40.0\n"
+                           "      sine: [{joint: hinge, amplitude: 0.1, frequency: 0.5}]\n",
+                           ".");
   assert_int_equal(sc.robots[0].nsines, 1);
-  mr_sim *s = create(&sc, NULL);
+  mr_sim *s = tsim_create(&sc, NULL);
   double I = 1.00004, kp = 400.0, kd = 40.0, K = kp + 9.81, w = M_PI, A = 0.1;
   double amp = kp * A / hypot(K - I * w * w, kd * w), lag = atan2(kd * w, K - I * w * w);
   for (int k = 1; k <= 4000; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     double t = k * 1e-3;
     if (t >= 2.0) assert_near(mr_sim_q(s)[0], amp * sin(w * t - lag), 1e-3);
   }
@@ -201,14 +184,12 @@ static void test_sine_targets(void **state) {
 /* a robot holds its posture for 2 s with the default solver: the base stays within 1 cm of
  * its initial height (the issue's requirement) and its feet stay on the ground */
 static void stand(const char *path, int feet_contacts) {
-  mr_scene sc;
-  mr_error err = {0};
-  if (mr_scene_load(path, &sc, &err)) fail_msg("%s", err.msg);
-  mr_sim *s = create(&sc, NULL);
+  mr_scene sc = tsim_load(path);
+  mr_sim *s = tsim_create(&sc, NULL);
   double z0 = mr_sim_q(s)[2];
   long n = (long)(sc.duration / sc.timestep + 0.5);
   for (long k = 0; k < n; ++k) {
-    step(s);
+    tsim_steps(s, 1);
     if (!(fabs(mr_sim_q(s)[2] - z0) < 0.01))
       fail_msg("%s: base at %.4f m after %ld steps, started at %.4f m", path, mr_sim_q(s)[2], k + 1,
                z0);

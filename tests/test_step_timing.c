@@ -3,29 +3,16 @@
  * held where the hold scene starts it. */
 #include "moreau/scene.h"
 #include "moreau/sim.h"
+#include "sim_util.h"
 #include "test_util.h"
-
-static mr_sim *load(const char *path, mr_scene *sc) {
-  mr_error err;
-  if (mr_scene_load(path, sc, &err)) fail_msg("%s", err.msg);
-  mr_sim *s = mr_sim_create(sc, NULL, &err);
-  if (!s) fail_msg("%s", err.msg);
-  return s;
-}
-
-static void run(mr_sim *s, int steps) {
-  mr_error err;
-  for (int k = 0; k < steps; ++k)
-    if (mr_sim_step(s, &err)) fail_msg("%s", err.msg);
-}
 
 /* the stages are consecutive clock differences: each is >= 0 (monotonic clock) and they add up
  * to the total up to rounding of µs values near 1e12 (1e-9 relative, well under 1e-3 µs) */
 static void test_stages_partition_the_step(void **state) {
-  mr_scene sc;
-  mr_sim *s = load("scenes/b8_allegro_hold.yaml", &sc);
+  mr_scene sc = tsim_load("scenes/b8_allegro_hold.yaml");
+  mr_sim *s = tsim_create(&sc, NULL);
   for (int k = 0; k < 50; ++k) {
-    run(s, 1);
+    tsim_steps(s, 1);
     const mr_step_stats *st = mr_sim_last(s);
     const mr_step_timing *t = &st->timing;
     double v[] = {t->kinematics, t->collision, t->dynamics, t->assembly, t->solver, t->integration};
@@ -46,9 +33,9 @@ static void test_stages_partition_the_step(void **state) {
 /* the dropped ball (r = 0.035 m) ends in the hand, within 1 cm of the rest position the hold scene
  * starts from (-0.01467, 0, 0.14353), at rest (|v| < 1 cm/s) and still touching the hand */
 static void test_ball_caught(void **state) {
-  mr_scene sc;
-  mr_sim *s = load("scenes/b8_allegro_ball.yaml", &sc);
-  run(s, 2000);
+  mr_scene sc = tsim_load("scenes/b8_allegro_ball.yaml");
+  mr_sim *s = tsim_create(&sc, NULL);
+  tsim_steps(s, 2000);
   const double *q = mr_sim_q(s), *v = mr_sim_v(s);
   /* the ball is the scene's only free body: its free-flyer comes first in q and v */
   assert_near(q[0], -0.01467, 0.01);
