@@ -76,6 +76,9 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
 
+# the allocation test counts moreau's own malloc, calloc and realloc calls
+$(BUILD)/tests/test_no_alloc: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -o $@
