@@ -533,7 +533,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   double t2 = clock_us();
   apply_forces(s);
   s->nc = mr_collision_ncontacts(s->col);
-  s->warnings.collision_failures = mr_collision_get_stats(s->col).ccd_failures;
+  s->warnings.collision_failures += mr_collision_get_stats(s->col).ccd_failures;
   if ((st = dynamics(s, err))) return st;
   free_velocity(s);
   double t3 = clock_us();
