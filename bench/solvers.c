@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contact/problem_io.h"
 #include "../tests/contact_problems.h"
 #include "core/arena.h"
 #include "core/linalg.h"
@@ -97,18 +98,13 @@ static run bench_one(const char *name, const mr_contact_problem *p, mr_arena *a,
   return r;
 }
 
-/* the solver table for one problem */
-static void bench_problem(int k, int repeats) {
-  static cp_problem cp, next;
+/* the solver table for one problem p, and its "next step" variant next */
+static void bench_table(const char *title, const mr_contact_problem *p,
+                        const mr_contact_problem *next, int repeats) {
   static double lam_cold[CP_MAX_N], lam_warm[CP_MAX_N], y_cold[CP_MAX_N], y_warm[CP_MAX_N];
-  const char *title = build_problem(&cp, k);
-  /* the "next step": g scaled by 1.01, whose solution is 1.01 λ (the problem is homogeneous) */
-  build_problem(&next, k);
-  for (int i = 0; i < 3 * next.p.nc; ++i)
-    next.g[i] *= 1.01;
   mr_arena a;
-  if (mr_arena_init(&a, mr_solver_work_size(cp.p.nc, cp.p.nv)) != 0) return;
-  printf("\n%s (nc = %d)\n\n", title, cp.p.nc);
+  if (mr_arena_init(&a, mr_solver_work_size(p->nc, p->nv)) != 0) return;
+  printf("\n%s (nc = %d)\n\n", title, p->nc);
   printf("| solver | conv | cold iters | cold µs | ε_model | ε_abs (NCP) | warm iters | warm µs "
          "| next iters | next µs |\n");
   printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -116,9 +112,9 @@ static void bench_problem(int k, int repeats) {
     const char *name = mr_solver_at(i)->name;
     mr_solver_state cold_state = {.cap = CP_MAX_N, .y = y_cold};
     mr_solver_state warm_state = {.cap = CP_MAX_N, .y = y_warm};
-    run cold = bench_one(name, &cp.p, &a, repeats, NULL, NULL, lam_cold, &cold_state);
-    run warm = bench_one(name, &cp.p, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
-    run step = bench_one(name, &next.p, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
+    run cold = bench_one(name, p, &a, repeats, NULL, NULL, lam_cold, &cold_state);
+    run warm = bench_one(name, p, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
+    run step = bench_one(name, next, &a, repeats, lam_cold, &cold_state, lam_warm, &warm_state);
     if (cold.status != MR_OK) {
       printf("| %s | error %s | | | | | | | | |\n", name, mr_status_name(cold.status));
       continue;
@@ -128,6 +124,37 @@ static void bench_problem(int k, int repeats) {
            cold.eps_abs, warm.iterations, warm.time_us, step.iterations, step.time_us);
   }
   mr_arena_destroy(&a);
+}
+
+/* a hand-built problem; the "next step" has g scaled by 1.01, whose solution is 1.01 λ (the
+ * problem is homogeneous) */
+static void bench_problem(int k, int repeats) {
+  static cp_problem cp, next;
+  const char *title = build_problem(&cp, k);
+  build_problem(&next, k);
+  for (int i = 0; i < 3 * next.p.nc; ++i)
+    next.g[i] *= 1.01;
+  bench_table(title, &cp.p, &next.p, repeats);
+}
+
+/* a problem saved from a robot simulation (tests/fixtures, the moreau solve format) */
+static void bench_file(const char *path, const char *title, int repeats) {
+  mr_problem_file f, g;
+  mr_error err;
+  if (mr_problem_file_load(path, &f, &err) || mr_problem_file_load(path, &g, &err)) {
+    printf("\n%s: %s (skipped)\n", title, err.msg);
+    return;
+  }
+  if (3 * f.problem.nc > CP_MAX_N) {
+    printf("\n%s: %d contacts, more than the benchmark's %d (skipped)\n", title, f.problem.nc,
+           CP_MAX_NC);
+  } else {
+    for (int i = 0; i < 3 * g.problem.nc; ++i)
+      g.g[i] *= 1.01;
+    bench_table(title, &f.problem, &g.problem, repeats);
+  }
+  mr_problem_file_free(&f);
+  mr_problem_file_free(&g);
 }
 
 /* median time of one Cholesky of G + I (n = 3nc) */
@@ -164,6 +191,11 @@ int main(int argc, char **argv) {
          repeats);
   for (int k = 0; k < N_PROBLEMS; ++k)
     bench_problem(k, repeats);
+  /* contact problems of the robots, saved from simulations (moreau run --dump-problems) */
+  bench_file("tests/fixtures/solo_stand_step100.json", "Solo-12 standing, step 100", repeats);
+  bench_file("tests/fixtures/talos_stand_step8.json", "TALOS standing, step 8", repeats);
+  bench_file("tests/fixtures/allegro_hold_step100.json", "Allegro hand holding a ball, step 100",
+             repeats);
   bench_cholesky(repeats);
   return 0;
 }
