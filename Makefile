@@ -74,10 +74,10 @@ $(PROGRAM): $(CLI_OBJ) $(LIBRARY)
 
 $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
 
 # the allocation test counts moreau's own malloc, calloc and realloc calls
-$(BUILD)/tests/test_no_alloc: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+$(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
