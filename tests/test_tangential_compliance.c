@@ -205,6 +205,26 @@ static void test_scene_keys(void **state) {
   }
 }
 
+/* a robot's `material` sets the tangential compliance of every geometry of the robot, and its
+ * `friction` overrides only the friction */
+static void test_robot_material(void **state) {
+  mr_scene sc = tsim_parse("materials:\n  pad: {friction: 0.3, tangential_compliance: 0.75}\n"
+                           "robots:\n"
+                           "  - {name: p, urdf: models/pendulum.urdf, floating: false, "
+                           "material: pad, friction: 0.6}\n",
+                           "scenes");
+  int n = 0;
+  for (int k = 0; k < sc.model->ngeoms; ++k) {
+    const mr_geom *g = &sc.model->geoms[k];
+    if (g->body == 0) continue;
+    assert_near(g->tangential_compliance, 0.75, 0);
+    assert_near(g->friction, 0.6, 0);
+    n++;
+  }
+  assert_int_equal(n, 1);
+  mr_scene_free(&sc);
+}
+
 /* the assembled problem carries R_T in rows t₁, t₂ and R_N in row n of each contact */
 static void test_assembled_R(void **state) {
   mr_scene sc = block_scene(4.0, 0.5);
@@ -227,7 +247,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rigid_sticks), cmocka_unit_test(test_creep),
       cmocka_unit_test(test_creep_linear), cmocka_unit_test(test_standalone),
-      cmocka_unit_test(test_scene_keys),   cmocka_unit_test(test_assembled_R),
+      cmocka_unit_test(test_scene_keys),   cmocka_unit_test(test_robot_material),
+      cmocka_unit_test(test_assembled_R),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
