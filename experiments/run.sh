@@ -366,6 +366,101 @@ set title 'max penetration (m)'; set logscale y; set ylabel 'penetration (m)'
 plot $(curves "'b6_compliance.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):7 w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
 unset multiplot
 GP
+  b6_tangential
+}
+
+# B6, tangential part: the same push with the tangential compliance R_T of the feet (material
+# `tangential_compliance`, normal compliance 0) swept. A sticking foot then creeps at
+# Δt R_T λ_T (docs/solvers.md, "Compliance"); with the four feet sticking and carrying the push F
+# equally the base creeps at v* = Δt R_T F / 4. Per R_T and solver, over t ∈ [0.5, 1] s: the mean
+# base velocity v_x (against v*), the mean x velocity of the feet's contact points, the standard
+# deviation of v_x, the number of oscillations of v_x
+# about its final value (crossings of the band ±1e-4 m/s around the mean over [0.8, 1] s, from
+# the push at 0.1 s, halved), the peak v_x, the mean tangential force of each foot (x), the
+# internal tangential force Σ‖f_T,i‖ − ‖Σ f_T,i‖, the fraction of foot-steps at the friction
+# limit (‖f_T‖ ≥ 0.999 μ f_N: sliding) and the mean number of iterations. Time series per R_T
+# for ncp-admm: t, base v_x, then per foot (FL FR HL HR) the x force and the x velocity of the
+# contact point (finite difference of its position).
+B6_RT="0 0.1 0.3 1 3 10 30 100"
+B6_PUSH=10
+B6_MU=0.9
+
+b6_tangential() {
+  log "B6 tangential compliance on Solo-12"
+  local f=$OUT/b6_tangential.csv R solver
+  echo "RT,solver,creep_vx_mps,creep_closed_form_mps,foot_vx_mps,vx_std_mps,oscillations,peak_vx_mps,ft_FL_N,ft_FR_N,ft_HL_N,ft_HR_N,internal_tangential_N,slip_fraction,mean_iterations" >"$f"
+  for solver in $B6_SOLVERS; do
+    for R in $B6_RT; do
+      sed "s/^robots:/materials:\n  foot: {friction: $B6_MU, tangential_compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
+        scenes/b8_solo_push.yaml >"$TMP/b6t.yaml"
+      "$MOREAU" run "$TMP/b6t.yaml" --solver "$solver" --out "$TMP/b6t.csv" --contacts "$TMP/b6tc.csv" \
+        --summary "$TMP/summary.json" --quiet
+      cols "$TMP/b6t.csv" t v0 >"$TMP/b6v.csv"
+      # base velocity statistics
+      local vstat
+      vstat=$(awk -F, 'NR == 1 { next }
+        { t[NR] = $1; v[NR] = $2; n = NR }
+        $1 >= 0.5 { s += $2; s2 += $2 * $2; m++ }
+        $1 >= 0.8 { f += $2; mf++ }
+        $1 >= 0.1 && $2 > peak { peak = $2 }
+        END { mean = s / m; sd = sqrt(s2 / m - mean * mean); if (sd != sd) sd = 0; f /= mf;
+          side = 0; cross = 0
+          for (i = 2; i <= n; i++) { if (t[i] < 0.1) continue;
+            d = v[i] - f; s_ = d > 1e-4 ? 1 : (d < -1e-4 ? -1 : 0)
+            if (s_ != 0 && side != 0 && s_ != side) cross++; if (s_ != 0) side = s_ }
+          printf "%.6g,%.6g,%.3g,%.6g", mean, sd, cross / 2, peak }' "$TMP/b6v.csv")
+      awk -F, -v R="$R" -v s="$solver" -v vs="$vstat" -v F="$B6_PUSH" -v mu="$B6_MU" \
+        -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
+        NR == 1 || $1 < 0.5 { next }
+        { foot = $3; sub(/.*\//, "", foot); ft[foot] += $15; nft[foot]++; nc++;
+          if (!(foot in x0)) { x0[foot] = $5; t0[foot] = $1 } x1[foot] = $5; t1[foot] = $1
+          if (sqrt($15 * $15 + $16 * $16) >= 0.999 * mu * $17) slip++
+          if ($1 != t) { close_step(); t = $1 }
+          sx += $15; sy += $16; sn += sqrt($15 * $15 + $16 * $16) }
+        function close_step() { if (t != "") { in_sum += sn - sqrt(sx * sx + sy * sy); nt++ }
+          sx = sy = sn = 0 }
+        END { close_step(); split(vs, v, ",");
+          for (k in x0) { fv += (x1[k] - x0[k]) / (t1[k] - t0[k]); nf++ }
+          printf "%s,%s,%s,%.6g,%.6g,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%.4g,%.4g,%.4g\n", R, s, v[1],
+            1e-3 * R * F / 4, fv / nf, v[2], v[3], v[4], ft["FL_foot"] / nft["FL_foot"],
+            ft["FR_foot"] / nft["FR_foot"], ft["HL_foot"] / nft["HL_foot"],
+            ft["HR_foot"] / nft["HR_foot"], in_sum / nt, slip / nc, it }' "$TMP/b6tc.csv" >>"$f"
+      if [ "$solver" = ncp-admm ]; then
+        # t, base vx, then per foot: fx and the x velocity of its contact point
+        awk -F, 'NR == FNR { if (FNR > 1) vx[$1] = $2; next }
+          FNR == 1 { print "t,vx,fx_FL,vx_FL,fx_FR,vx_FR,fx_HL,vx_HL,fx_HR,vx_HR"; next }
+          { if ($1 != t) { flush(); t = $1 }
+            foot = $3; sub(/.*\//, "", foot); fx[foot] = $15;
+            pv[foot] = (foot in px) ? ($5 - px[foot]) / 1e-3 : 0; px[foot] = $5 }
+          function flush() { if (t == "") return; line = t "," vx[t];
+            line = line "," fx["FL_foot"] "," pv["FL_foot"] "," fx["FR_foot"] "," pv["FR_foot"];
+            line = line "," fx["HL_foot"] "," pv["HL_foot"] "," fx["HR_foot"] "," pv["HR_foot"];
+            print line }
+          END { flush() }' "$TMP/b6v.csv" "$TMP/b6tc.csv" >"$OUT/b6_tangential_RT$R.csv"
+      fi
+    done
+  done
+  local series="" R
+  for R in $B6_RT; do series="$series $R"; done
+  plot <<GP
+set output 'b6_tangential.png'
+set multiplot layout 2,2 title 'B6 Solo-12 pushed with 10 N from t = 0.1 s, tangential compliance R_T of the feet (ncp-admm unless said)'
+set key top right font ',8'; set xlabel 't (s)'
+set title 'base velocity |v_x| (m/s), log scale: the dips are sign changes'; set ylabel '|v_x| (m/s)'; set logscale y; set yrange [1e-5:1]
+plot $(curves "'b6_tangential_RT@.csv' u 1:(abs(column(2))) w l lw 1.5 t 'R_T = @'" $series)
+unset logscale y; set yrange [*:*]
+set title 'tangential force of the FL foot f_x (N)'; set ylabel 'f_x (N)'
+plot $(curves "'b6_tangential_RT@.csv' u 1:3 w l lw 1.5 t 'R_T = @'" $series)
+set logscale xy; set xlabel 'R_T (kg^-1)'; set key top left
+set title 'creep: mean base v_x over [0.5, 1] s vs closed form dt R_T F / 4'; set ylabel 'v_x (m/s)'
+plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):3 w lp lw 2 pt 7 t '@ (base)'" $B6_SOLVERS), \
+  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):5 w p pt 6 ps 2 lc rgb '#d62728' t 'ncp-admm (feet)', \
+  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):4 w l lw 2 dt 2 lc rgb '#000000' t 'dt R_T F / 4'
+unset logscale y
+set title 'internal tangential force (N), mean over [0.5, 1] s'; set ylabel 'N'
+plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):13 w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
+unset multiplot
+GP
 }
 
 

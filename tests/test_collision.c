@@ -631,7 +631,7 @@ static void test_context(void **state) {
   mr_collision_free(c);
   /* include the parent/child pair, override the material of (0, 1), exclude (0, 2) */
   mr_geom_pair inc = {2, 1}, exc = {0, 2};
-  mr_pair_material mat = {1, 0, 0.9, 0.5, 1e-4};
+  mr_pair_material mat = {1, 0, 0.9, 0.5, 1e-4, 2e-4};
   cs.include = &inc, cs.ninclude = 1, cs.exclude = &exc, cs.nexclude = 1;
   cs.materials = &mat, cs.nmaterials = 1;
   c = mr_collision_create(m, &cs, 8, &err);
@@ -644,6 +644,7 @@ static void test_context(void **state) {
       assert_near(ct[i].mu, 0.9, 0);
       assert_near(ct[i].restitution, 0.5, 0);
       assert_near(ct[i].compliance, 1e-4, 0);
+      assert_near(ct[i].tangential_compliance, 2e-4, 0);
       seen |= 1;
     } else {
       /* sphere-sphere at distance 0.1: Φ = −0.1, normal from geom 2 to geom 1 (−x) */

@@ -34,6 +34,7 @@ typedef struct {
   double mu;        /* friction coefficient */
   double restitution; /* e in [0, 1] */
   double compliance;  /* normal compliance R_N (0 = rigid) */
+  double tangential_compliance; /* R_T of rows t₁ and t₂ (0 = rigid) */
   int is_new;         /* 1 on the first step the contact exists (restitution applies) */
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */

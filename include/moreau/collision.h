@@ -33,6 +33,7 @@ typedef struct {
   double mu;          /* friction coefficient of the pair */
   double restitution; /* restitution e of the pair */
   double compliance;  /* normal compliance R of the pair */
+  double tangential_compliance; /* tangential compliance R_T of the pair */
   int feature;        /* feature of the pair that made the contact (box vertex, triangle...) */
   uint64_t key;       /* stable identity: geom[0], geom[1] and feature packed (warm start) */
 } mr_contact;
@@ -46,6 +47,7 @@ typedef struct {
 typedef struct {
   int a, b; /* geometry ids (either order) */
   double mu, restitution, compliance;
+  double tangential_compliance; /* R_T (0 when not given) */
 } mr_pair_material;
 
 typedef enum {
@@ -133,6 +135,8 @@ mr_mat3 mr_contact_frame(mr_vec3 n);
 /* The combination rule for two geometries' materials: μ = sqrt(μ₁ μ₂), e = max(e₁, e₂),
  * R = R₁ + R₂ (compliances in series). */
 void mr_material_combine(const mr_geom *a, const mr_geom *b, double *mu, double *e, double *R);
+/* The same rule for the tangential compliances: R_T = R_T1 + R_T2 (in series). */
+double mr_material_combine_tangential(const mr_geom *a, const mr_geom *b);
 
 /* ---- heightfields ---- */
 

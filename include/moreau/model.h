@@ -73,6 +73,7 @@ typedef struct {
   double friction;    /* Coulomb coefficient μ (default 1.0) */
   double restitution; /* e in [0, 1] (default 0) */
   double compliance;  /* normal compliance R (default 0: rigid) */
+  double tangential_compliance; /* R_T of both tangent rows (default 0: rigid) */
   uint32_t group;     /* collision group bits (default 1) */
   uint32_t mask;      /* collides with geometries whose group & mask != 0 (default all bits) */
 } mr_geom;

@@ -70,6 +70,7 @@ typedef struct {
 typedef struct {
   char name[MR_NAME_MAX];
   double friction, restitution, compliance;
+  double tangential_compliance;
 } mr_scene_material;
 
 /* contact parameters overriding the combination rule for one pair (of geometries or bodies) */
@@ -77,7 +78,8 @@ typedef struct {
   char a[MR_NAME_MAX], b[MR_NAME_MAX]; /* the names as written */
   int geom_a, geom_b;                  /* geometry indices, or -1 when the side names a body */
   int body_a, body_b; /* model body indices, or -1 when the side names a geometry */
-  double friction, restitution, compliance;
+  double friction, restitution, compliance; /* NAN when not given */
+  double tangential_compliance;             /* NAN when not given */
 } mr_scene_pair;
 
 typedef enum {
@@ -162,6 +164,10 @@ void mr_scene_force_at(const mr_scene *s, int k, double t, mr_vec3 *force, mr_ve
  * compliance R1 + R2. Returns 1 when an override was used. */
 int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
                          double *compliance);
+/* The tangential compliance of the pair (g1, g2): the override's `tangential_compliance` if the
+ * override that mr_scene_pair_params picks gives one, otherwise R_T1 + R_T2. Returns 1 when an
+ * override's value was used. */
+int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, double *compliance);
 
 /* Set one field of s by its C name from text (for command-line overrides), with the same
  * parsing and range rules as the scene's solver block. */

@@ -288,7 +288,7 @@ static void test_pair(mr_collision *c, int i, int j) {
   int n = narrow_collide(&a, &b, &nc, rc);
   c->stats.ccd_failures += nc.ccd_failures;
   c->stats.unsupported += nc.unsupported;
-  double mu, e, R;
+  double mu, e, R, RT;
   uint64_t k = pair_key(i, j);
   int hit = -1;
   if (c->s.nmaterials > 0) {
@@ -296,9 +296,10 @@ static void test_pair(mr_collision *c, int i, int j) {
     if (p) hit = (int)(p - c->material_keys);
   }
   if (hit >= 0)
-    mu = c->materials[hit].mu, e = c->materials[hit].restitution, R = c->materials[hit].compliance;
+    mu = c->materials[hit].mu, e = c->materials[hit].restitution, R = c->materials[hit].compliance,
+    RT = c->materials[hit].tangential_compliance;
   else
-    mr_material_combine(a.g, b.g, &mu, &e, &R);
+    mr_material_combine(a.g, b.g, &mu, &e, &R), RT = mr_material_combine_tangential(a.g, b.g);
   for (int q = 0; q < n; ++q) {
     if (c->ncontacts == c->max_contacts) {
       c->stats.overflow++;
@@ -310,7 +311,7 @@ static void test_pair(mr_collision *c, int i, int j) {
     ct->point = rc[q].p;
     ct->frame = mr_contact_frame(rc[q].n);
     ct->phi = rc[q].phi;
-    ct->mu = mu, ct->restitution = e, ct->compliance = R;
+    ct->mu = mu, ct->restitution = e, ct->compliance = R, ct->tangential_compliance = RT;
     ct->feature = rc[q].feature;
     ct->key = (uint64_t)(i & 0xfffff) << 44 | (uint64_t)(j & 0xfffff) << 24 |
               (uint64_t)(rc[q].feature & 0xffffff);
@@ -602,6 +603,7 @@ int mr_collide(const mr_geom *ga, const mr_se3 *Xa, const mr_geom *gb, const mr_
     ct->frame = mr_contact_frame(rc[q].n);
     ct->phi = rc[q].phi;
     mr_material_combine(ga, gb, &ct->mu, &ct->restitution, &ct->compliance);
+    ct->tangential_compliance = mr_material_combine_tangential(ga, gb);
     ct->feature = rc[q].feature;
     ct->key = (uint64_t)(rc[q].feature & 0xffffff);
   }

@@ -140,3 +140,7 @@ void mr_material_combine(const mr_geom *a, const mr_geom *b, double *mu, double 
   *e = a->restitution > b->restitution ? a->restitution : b->restitution;
   *R = a->compliance + b->compliance;
 }
+
+double mr_material_combine_tangential(const mr_geom *a, const mr_geom *b) {
+  return a->tangential_compliance + b->tangential_compliance;
+}

@@ -136,7 +136,7 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
     }
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;
-    a->R[3 * i] = a->R[3 * i + 1] = 0.0;
+    a->R[3 * i] = a->R[3 * i + 1] = c->tangential_compliance;
     a->R[3 * i + 2] = c->compliance;
   }
   mr_contact_problem *p = &a->problem;

@@ -266,11 +266,11 @@ int mr_model_add_geom(mr_model *m, const mr_geom *g, mr_error *err) {
       return -1;
     }
   if (!(g->friction >= 0.0) || !(g->restitution >= 0.0 && g->restitution <= 1.0) ||
-      !(g->compliance >= 0.0)) {
+      !(g->compliance >= 0.0) || !(g->tangential_compliance >= 0.0)) {
     mr_error_set(err, MR_ERR_INVALID,
                  "geometry '%s': friction %g must be >= 0, restitution %g in [0, 1], "
-                 "compliance %g >= 0",
-                 g->name, g->friction, g->restitution, g->compliance);
+                 "compliance %g >= 0, tangential compliance %g >= 0",
+                 g->name, g->friction, g->restitution, g->compliance, g->tangential_compliance);
     return -1;
   }
   if (reserve((void **)&m->geoms, &m->cap_geoms, m->ngeoms + 1, sizeof(mr_geom))) {

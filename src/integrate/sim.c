@@ -376,9 +376,13 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
     g->mu = c->mu;
     g->restitution = c->restitution;
     g->compliance = c->compliance;
-    if (s->scene->npairs > 0)
+    g->tangential_compliance = c->tangential_compliance;
+    if (s->scene->npairs > 0) {
       mr_scene_pair_params(s->scene, c->geom[0], c->geom[1], &g->mu, &g->restitution,
                            &g->compliance);
+      mr_scene_pair_tangential_compliance(s->scene, c->geom[0], c->geom[1],
+                                          &g->tangential_compliance);
+    }
     int prev = find_previous(s, c->key);
     g->is_new = prev < 0;
     for (int k = 0; k < 3; ++k)

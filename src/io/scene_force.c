@@ -190,7 +190,8 @@ static mr_status pair_side(mr_scene_ctx *c, const mr_ynode *n, char *name, int *
 }
 
 static mr_status parse_pair(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p) {
-  static const char *const keys[] = {"between", "friction", "restitution", "compliance", NULL};
+  static const char *const keys[] = {
+      "between", "friction", "restitution", "compliance", "tangential_compliance", NULL};
   if (mr_yaml_check_map(&c->y, n, keys, "a pair")) return scene_status(c);
   mr_ynode *bn = mr_yaml_get(&c->y, n, "between");
   char b[80];
@@ -198,20 +199,20 @@ static mr_status parse_pair(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p
   if (mr_yaml_seq_size(bn) != 2)
     return mr_yaml_error(&c->y, bn, MR_ERR_INVALID, "'between': expected a list of 2 names, got %s",
                          mr_yaml_describe(bn, b, sizeof b));
-  p->friction = p->restitution = p->compliance = NAN;
+  p->friction = p->restitution = p->compliance = p->tangential_compliance = NAN;
   if (pair_side(c, mr_yaml_seq_at(&c->y, bn, 0), p->a, &p->geom_a, &p->body_a) ||
       pair_side(c, mr_yaml_seq_at(&c->y, bn, 1), p->b, &p->geom_b, &p->body_b))
     return scene_status(c);
-  double v[3] = {NAN, NAN, NAN};
-  const char *names[3] = {"friction", "restitution", "compliance"};
-  for (int k = 0; k < 3; ++k) {
+  double v[4] = {NAN, NAN, NAN, NAN};
+  const char *names[4] = {"friction", "restitution", "compliance", "tangential_compliance"};
+  for (int k = 0; k < 4; ++k) {
     mr_ynode *vn = mr_yaml_get(&c->y, n, names[k]);
     if (vn && mr_yaml_double(&c->y, vn, names[k], &v[k])) return scene_status(c);
     if (vn && (v[k] < 0 || (k == 1 && v[k] > 1)))
       return mr_yaml_error(&c->y, vn, MR_ERR_INVALID, "'%s': must be %s, got %g", names[k],
                            k == 1 ? "in [0, 1]" : ">= 0", v[k]);
   }
-  p->friction = v[0], p->restitution = v[1], p->compliance = v[2];
+  p->friction = v[0], p->restitution = v[1], p->compliance = v[2], p->tangential_compliance = v[3];
   return MR_OK;
 }
 
@@ -240,13 +241,9 @@ static int pair_matches(const mr_model *m, const mr_scene_pair *p, int g1, int g
          (side_matches(m, p->geom_a, p->body_a, g2) && side_matches(m, p->geom_b, p->body_b, g1));
 }
 
-int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
-                         double *compliance) {
-  const mr_geom *a = &s->model->geoms[g1], *b = &s->model->geoms[g2];
-  *friction = sqrt(a->friction * b->friction);
-  *restitution = fmax(a->restitution, b->restitution);
-  *compliance = a->compliance + b->compliance;
-  /* geometry-named overrides take precedence over body-named ones; the last match wins */
+/* the override of pair (g1, g2): geometry-named overrides take precedence over body-named ones;
+ * the last match wins; NULL when none matches */
+static const mr_scene_pair *pair_override(const mr_scene *s, int g1, int g2) {
   const mr_scene_pair *hit = NULL;
   for (int pass = 0; pass < 2 && !hit; ++pass)
     for (int i = 0; i < s->npairs; ++i) {
@@ -254,6 +251,25 @@ int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, do
       int by_geom = p->geom_a >= 0 && p->geom_b >= 0;
       if ((pass == 0) == by_geom && pair_matches(s->model, p, g1, g2)) hit = p;
     }
+  return hit;
+}
+
+int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, double *compliance) {
+  const mr_geom *a = &s->model->geoms[g1], *b = &s->model->geoms[g2];
+  *compliance = a->tangential_compliance + b->tangential_compliance;
+  const mr_scene_pair *hit = pair_override(s, g1, g2);
+  if (!hit || isnan(hit->tangential_compliance)) return 0;
+  *compliance = hit->tangential_compliance;
+  return 1;
+}
+
+int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
+                         double *compliance) {
+  const mr_geom *a = &s->model->geoms[g1], *b = &s->model->geoms[g2];
+  *friction = sqrt(a->friction * b->friction);
+  *restitution = fmax(a->restitution, b->restitution);
+  *compliance = a->compliance + b->compliance;
+  const mr_scene_pair *hit = pair_override(s, g1, g2);
   if (!hit) return 0;
   if (!isnan(hit->friction)) *friction = hit->friction;
   if (!isnan(hit->restitution)) *restitution = hit->restitution;

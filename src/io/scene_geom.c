@@ -22,8 +22,8 @@ static const char *const geom_types[] = {
     "halfspace", "sphere", "box", "capsule", "cylinder", "ellipsoid", "mesh", "heightfield", NULL};
 
 #define COMMON_KEYS                                                                                \
-  "type", "name", "position", "orientation", "friction", "restitution", "compliance", "material",  \
-      "group", "mask"
+  "type", "name", "position", "orientation", "friction", "restitution", "compliance",              \
+      "tangential_compliance", "material", "group", "mask"
 
 static const char *const keys_halfspace[] = {COMMON_KEYS, "normal", "offset", NULL};
 static const char *const keys_sphere[] = {COMMON_KEYS, "radius", NULL};
@@ -99,17 +99,19 @@ static mr_status unit_range(mr_scene_ctx *c, const mr_ynode *map, const char *ke
   return MR_OK;
 }
 
-/* friction / restitution / compliance keys of a mapping */
+/* friction / restitution / compliance / tangential_compliance keys of a mapping */
 static mr_status contact_params(mr_scene_ctx *c, const mr_ynode *n, double *mu, double *e,
-                                double *R) {
+                                double *R, double *RT) {
   if (unit_range(c, n, "friction", mu, INFINITY) || unit_range(c, n, "restitution", e, 1.0) ||
-      unit_range(c, n, "compliance", R, INFINITY))
+      unit_range(c, n, "compliance", R, INFINITY) ||
+      unit_range(c, n, "tangential_compliance", RT, INFINITY))
     return scene_status(c);
   return MR_OK;
 }
 
 mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map) {
-  static const char *const keys[] = {"friction", "restitution", "compliance", NULL};
+  static const char *const keys[] = {"friction", "restitution", "compliance",
+                                     "tangential_compliance", NULL};
   mr_scene *s = c->s;
   if (mr_yaml_need_map(&c->y, map, "materials")) return scene_status(c);
   int n = mr_yaml_map_size(map);
@@ -123,7 +125,8 @@ mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map) {
     snprintf(what, sizeof what, "material '%s'", m->name);
     m->friction = 1.0;
     if (mr_yaml_check_map(&c->y, v, keys, what) ||
-        contact_params(c, v, &m->friction, &m->restitution, &m->compliance))
+        contact_params(c, v, &m->friction, &m->restitution, &m->compliance,
+                       &m->tangential_compliance))
       return scene_status(c);
     s->nmaterials = i + 1;
   }
@@ -405,8 +408,10 @@ static mr_status parse_common(mr_scene_ctx *c, const mr_ynode *n, mr_geom *g) {
     if (!m)
       return mr_yaml_error(&c->y, mn, MR_ERR_INVALID, "'material': no material named '%s'", mat);
     g->friction = m->friction, g->restitution = m->restitution, g->compliance = m->compliance;
+    g->tangential_compliance = m->tangential_compliance;
   }
-  if (contact_params(c, n, &g->friction, &g->restitution, &g->compliance) ||
+  if (contact_params(c, n, &g->friction, &g->restitution, &g->compliance,
+                     &g->tangential_compliance) ||
       mr_yaml_opt_int(&c->y, n, "group", &group) || mr_yaml_opt_int(&c->y, n, "mask", &mask))
     return scene_status(c);
   g->group = (uint32_t)group;
