@@ -56,6 +56,9 @@
 #define NEWTON_LS_TOL 1e-10
 /* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
 #define NEWTON_MAX_BACKTRACK 40
+/* the relative size of a Newton correction taken as converged is at least this many units of
+ * round-off of ‖u‖∞, whatever eps_rel */
+#define NEWTON_FIXED_POINT_ULPS 4.0
 
 /* the Jacobian: dense (3nc x nv) or the pivoted factor L (rows permuted by pinv, rank r) */
 typedef struct {
@@ -393,7 +396,7 @@ static double line_search(newton_ctx *x, const mr_solver_settings *s, double f0)
 /* the Newton iterations */
 static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solver_stats *st,
                              mr_error *err) {
-  int nv = x->jv.nv;
+  int nv = x->jv.nv, small = 0, fixed = 0;
   double f = evaluate(x, x->u);
   st->eps_model = ccp_criterion(x);
   st->converged = st->eps_model <= s->eps_abs;
@@ -410,14 +413,27 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
     for (int a = 0; a < nv; ++a)
       x->dir[a] = -x->grad[a];
     mr_cholesky_solve(x->H, nv, x->dir);
+    st->iterations = k;
+    /* a Newton correction below the relative tolerance is taken whole; the second in a row
+     * (the first may still change the active set) makes u a fixed point: converged */
+    double tiny = fmax(s->eps_rel, NEWTON_FIXED_POINT_ULPS * DBL_EPSILON) * mr_norm_inf(x->u, nv);
+    if (mr_norm_inf(x->dir, nv) <= tiny) {
+      mr_axpy(x->u, 1.0, x->dir, nv);
+      evaluate(x, x->u);
+      st->eps_model = ccp_criterion(x);
+      st->converged = fixed || st->eps_model <= s->eps_abs;
+      fixed = 1, small = 0;
+      continue;
+    }
+    fixed = 0;
     /* step, then the criterion at the new λ */
     double alpha = line_search(x, s, f);
-    st->iterations = k;
     evaluate(x, x->u);
     st->eps_model = ccp_criterion(x);
     st->converged = st->eps_model <= s->eps_abs;
-    double step = alpha * mr_norm_inf(x->dir, nv);
-    if (alpha == 0.0 || step <= s->eps_rel * mr_norm_inf(x->u, nv)) break;
+    /* stall: no step, or two steps in a row below eps_rel (one may be the last real step) */
+    small = alpha * mr_norm_inf(x->dir, nv) <= s->eps_rel * mr_norm_inf(x->u, nv) ? small + 1 : 0;
+    if (alpha == 0.0 || small >= 2) break;
   }
   return MR_OK;
 }
