@@ -88,12 +88,15 @@ static void mass_mul(const jac_view *jv, const double *x, double *y) {
     mr_copy(y, x, jv->nv);
 }
 
-/* Jacobian of the projection on K_μ at x (3x3, row-major); μ < 0 stands for R³ (bilateral) */
+/* Jacobian of the projection on K_μ at x (3x3, row-major); μ < 0 stands for R³ (bilateral);
+ * K_0 is the normal ray, whose projection (0, 0, max(n, 0)) has no tangential part */
 static void cone_projection_jacobian(double mu, const double *x, double *D) {
   double t = hypot(x[0], x[1]), n = x[2];
   for (int k = 0; k < 9; ++k)
     D[k] = 0.0;
-  if (mu < 0.0 || t <= mu * n) {
+  if (mu == 0.0) {
+    D[8] = n > 0.0 ? 1.0 : 0.0;
+  } else if (mu < 0.0 || t <= mu * n) {
     D[0] = D[4] = D[8] = 1.0;
   } else if (mu * t > -n) {
     double h[2] = {x[0] / t, x[1] / t}, q = 1.0 / (1.0 + mu * mu);
@@ -112,10 +115,13 @@ static double scaled_mu(const mr_contact_problem *p, int i, const double *R) {
   return mr_problem_bilateral(p, i) ? -1.0 : p->mu[i] * sqrt(R[0] / R[2]);
 }
 
-/* projection on K_μ̃, or the identity when μ̃ < 0 (bilateral) */
+/* projection on K_μ̃, or the identity when μ̃ < 0 (bilateral); on the ray K_0 directly (the
+ * test t ≤ μn of mr_cone_project holds for t = 0, μ = 0 and any n, a negative n included) */
 static void project(double mut, const double *x, double *out) {
   if (mut < 0.0)
     out[0] = x[0], out[1] = x[1], out[2] = x[2];
+  else if (mut == 0.0)
+    out[0] = out[1] = 0.0, out[2] = fmax(x[2], 0.0);
   else
     mr_cone_project(mut, x, out);
 }
