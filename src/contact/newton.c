@@ -15,6 +15,19 @@
  * newton_armijo_only (the paper's implementation), the first of 1, β, β², ... (β = backtrack)
  * meeting it.
  * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
+ * Stopping (converged): the CCP criteria with G + R at λ(u) are ≤ eps_abs, or u is a fixed point
+ * of Newton's map to the precision asked: a Newton correction with ‖Δ‖∞ ≤ max(eps_rel, 4 ε_mach)
+ * ‖u‖∞ is taken whole, and the second such correction in a row ends the solve (the first may
+ * still move a contact across a piece of ℓ; ℓ being piecewise quadratic, or smooth on the
+ * sliding pieces, the one after it is at round-off). Why not the criterion alone: λ(u) is
+ * R⁻¹-sensitive to u, δλ ≈ R⁻¹J δu ≈ (1/compliance_eps)(J δu)/G, so with the default R a
+ * round-off δu in u moves λ by 1e6 times as much as it moves c(u); ε_c = |⟨λ, c⟩| then cannot go
+ * below about ε_mach·1e6·|c(u)|·|λ|, 1e-6 to 1e-5 on Talos's feet (forces of 50-230 N): the
+ * criterion in force and power units is unreachable in floating point at this scaling, and the
+ * solver used to stop on its stall test, not converged, after 3-6 iterations on nearly every
+ * step. The fixed-point test is relative, so it does not depend on units or on R. Not converged:
+ * the line search fails (no step), two steps in a row shorter than eps_rel ‖u‖∞ whose
+ * corrections were not, or max_iter.
  *
  * Compliance: the problem's R when given (R_T1 = R_T2 is required per contact, the cone being
  * isotropic); when R is NULL or all zero, R = compliance_eps · diag(G) with the two tangential
@@ -29,12 +42,15 @@
  * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
  * Bilateral constraints (mr_contact_problem.kind): their set is R³, so pᵢ = −Rᵢ^{-1/2} cᵢ (the
  * identity projection, DΠ = I): a compliant bilateral constraint, λᵢ = −Rᵢ⁻¹ cᵢ.
+ * Frictionless contacts (μ = 0): K_0 is the normal ray, projected on as (0, 0, max(n, 0)) here
+ * (mr_cone_project's test t ≤ μn accepts t = 0 with n < 0 when μ = 0).
  * Failure modes: the solution is the compliant one, so the rigid NCP criteria
  * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
  * (the CCP relaxation); the default R makes ℓ very stiff (R⁻¹ ≈ 1e6/G), so from u = 0 on a
  * problem with many sliding contacts Newton may need tens of iterations to find the active
- * set, and ε_c = |⟨λ, c⟩| stalls near 1e-7 when forces reach 1e4 N (c would be needed to
- * 1e-12 m/s). */
+ * set (28 on a trot step with two feet sliding), and when it converges by the fixed-point test
+ * its own criterion is at the round-off level above, which can exceed eps_abs (measured 2e-7 to
+ * 1.1e-5 on Talos standing, ≤ 5.5e-6 on the trot). */
 #include <float.h>
 #include <math.h>
 
