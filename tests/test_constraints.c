@@ -278,8 +278,8 @@ static void test_limit_holds_under_gravity(void **state) {
 
 /* Every registered solver. Rigid solvers hold the bound as above; ccp-newton solves the
  * compliant problem (R = 1e-6 G_NN): static penetration R λ Δt² ~1e-14 rad, but at the impact
- * (λ ≈ I ω / Δt ≈ 1e3 N m) it stops on its stall test before 1e-6 (docs/solvers.md: ε_c stalls
- * near 1e-7 at large forces) and lets 4e-8 rad through (asserted ≤ 1e-6 rad); soft is a
+ * (λ ≈ I ω / Δt ≈ 1e3 N m) its criterion cannot reach 1e-6 in floating point (docs/solvers.md:
+ * it stops on its fixed-point test) and lets 3e-8 rad through (asserted ≤ 1e-6 rad); soft is a
  * penalty spring of k = 1e5 N m/rad, so at rest it sits τ/k = 4.3e-5 rad past the bound (its
  * documented artifact), and the impact at ω ≈ √(2 g sin(0.5) / l) = 4.3 rad/s compresses the
  * spring by up to ω √(I/k) = 6.8e-3 rad undamped (I = 0.25 kg m²; asserted ≤ 1e-2 rad). Every one

@@ -15,6 +15,19 @@
  * newton_armijo_only (the paper's implementation), the first of 1, β, β², ... (β = backtrack)
  * meeting it.
  * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
+ * Stopping (converged): the CCP criteria with G + R at λ(u) are ≤ eps_abs, or u is a fixed point
+ * of Newton's map to the precision asked: a Newton correction with ‖Δ‖∞ ≤ max(eps_rel, 4 ε_mach)
+ * ‖u‖∞ is taken whole, and the second such correction in a row ends the solve (the first may
+ * still move a contact across a piece of ℓ; ℓ being piecewise quadratic, or smooth on the
+ * sliding pieces, the one after it is at round-off). Why not the criterion alone: λ(u) is
+ * R⁻¹-sensitive to u, δλ ≈ R⁻¹J δu ≈ (1/compliance_eps)(J δu)/G, so with the default R a
+ * round-off δu in u moves λ by 1e6 times as much as it moves c(u); ε_c = |⟨λ, c⟩| then cannot go
+ * below about ε_mach·1e6·|c(u)|·|λ|, 1e-6 to 1e-5 on Talos's feet (forces of 50-230 N): the
+ * criterion in force and power units is unreachable in floating point at this scaling, and the
+ * solver used to stop on its stall test, not converged, after 3-6 iterations on nearly every
+ * step. The fixed-point test is relative, so it does not depend on units or on R. Not converged:
+ * the line search fails (no step), two steps in a row shorter than eps_rel ‖u‖∞ whose
+ * corrections were not, or max_iter.
  *
  * Compliance: the problem's R when given (R_T1 = R_T2 is required per contact, the cone being
  * isotropic); when R is NULL or all zero, R = compliance_eps · diag(G) with the two tangential
@@ -29,12 +42,15 @@
  * amplifies round-off by R⁻¹G, so this alone does not reproduce a converged λ to 1e-8).
  * Bilateral constraints (mr_contact_problem.kind): their set is R³, so pᵢ = −Rᵢ^{-1/2} cᵢ (the
  * identity projection, DΠ = I): a compliant bilateral constraint, λᵢ = −Rᵢ⁻¹ cᵢ.
+ * Frictionless contacts (μ = 0): K_0 is the normal ray, projected on as (0, 0, max(n, 0)) here
+ * (mr_cone_project's test t ≤ μn accepts t = 0 with n < 0 when μ = 0).
  * Failure modes: the solution is the compliant one, so the rigid NCP criteria
  * are off by about R λ (1e-6 relative with the default); contact at a distance when sliding
  * (the CCP relaxation); the default R makes ℓ very stiff (R⁻¹ ≈ 1e6/G), so from u = 0 on a
  * problem with many sliding contacts Newton may need tens of iterations to find the active
- * set, and ε_c = |⟨λ, c⟩| stalls near 1e-7 when forces reach 1e4 N (c would be needed to
- * 1e-12 m/s). */
+ * set (28 on a trot step with two feet sliding), and when it converges by the fixed-point test
+ * its own criterion is at the round-off level above, which can exceed eps_abs (measured 2e-7 to
+ * 1.1e-5 on Talos standing, ≤ 5.5e-6 on the trot). */
 #include <float.h>
 #include <math.h>
 
@@ -56,6 +72,9 @@
 #define NEWTON_LS_TOL 1e-10
 /* backtracking steps before the line search gives up (β^40 ≈ 1e-12 with β = 0.5) */
 #define NEWTON_MAX_BACKTRACK 40
+/* the relative size of a Newton correction taken as converged is at least this many units of
+ * round-off of ‖u‖∞, whatever eps_rel */
+#define NEWTON_FIXED_POINT_ULPS 4.0
 
 /* the Jacobian: dense (3nc x nv) or the pivoted factor L (rows permuted by pinv, rank r) */
 typedef struct {
@@ -85,12 +104,15 @@ static void mass_mul(const jac_view *jv, const double *x, double *y) {
     mr_copy(y, x, jv->nv);
 }
 
-/* Jacobian of the projection on K_μ at x (3x3, row-major); μ < 0 stands for R³ (bilateral) */
+/* Jacobian of the projection on K_μ at x (3x3, row-major); μ < 0 stands for R³ (bilateral);
+ * K_0 is the normal ray, whose projection (0, 0, max(n, 0)) has no tangential part */
 static void cone_projection_jacobian(double mu, const double *x, double *D) {
   double t = hypot(x[0], x[1]), n = x[2];
   for (int k = 0; k < 9; ++k)
     D[k] = 0.0;
-  if (mu < 0.0 || t <= mu * n) {
+  if (mu == 0.0) {
+    D[8] = n > 0.0 ? 1.0 : 0.0;
+  } else if (mu < 0.0 || t <= mu * n) {
     D[0] = D[4] = D[8] = 1.0;
   } else if (mu * t > -n) {
     double h[2] = {x[0] / t, x[1] / t}, q = 1.0 / (1.0 + mu * mu);
@@ -109,10 +131,13 @@ static double scaled_mu(const mr_contact_problem *p, int i, const double *R) {
   return mr_problem_bilateral(p, i) ? -1.0 : p->mu[i] * sqrt(R[0] / R[2]);
 }
 
-/* projection on K_μ̃, or the identity when μ̃ < 0 (bilateral) */
+/* projection on K_μ̃, or the identity when μ̃ < 0 (bilateral); on the ray K_0 directly (the
+ * test t ≤ μn of mr_cone_project holds for t = 0, μ = 0 and any n, a negative n included) */
 static void project(double mut, const double *x, double *out) {
   if (mut < 0.0)
     out[0] = x[0], out[1] = x[1], out[2] = x[2];
+  else if (mut == 0.0)
+    out[0] = out[1] = 0.0, out[2] = fmax(x[2], 0.0);
   else
     mr_cone_project(mut, x, out);
 }
@@ -393,7 +418,7 @@ static double line_search(newton_ctx *x, const mr_solver_settings *s, double f0)
 /* the Newton iterations */
 static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solver_stats *st,
                              mr_error *err) {
-  int nv = x->jv.nv;
+  int nv = x->jv.nv, small = 0, fixed = 0;
   double f = evaluate(x, x->u);
   st->eps_model = ccp_criterion(x);
   st->converged = st->eps_model <= s->eps_abs;
@@ -410,14 +435,27 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
     for (int a = 0; a < nv; ++a)
       x->dir[a] = -x->grad[a];
     mr_cholesky_solve(x->H, nv, x->dir);
+    st->iterations = k;
+    /* a Newton correction below the relative tolerance is taken whole; the second in a row
+     * (the first may still change the active set) makes u a fixed point: converged */
+    double tiny = fmax(s->eps_rel, NEWTON_FIXED_POINT_ULPS * DBL_EPSILON) * mr_norm_inf(x->u, nv);
+    if (mr_norm_inf(x->dir, nv) <= tiny) {
+      mr_axpy(x->u, 1.0, x->dir, nv);
+      evaluate(x, x->u);
+      st->eps_model = ccp_criterion(x);
+      st->converged = fixed || st->eps_model <= s->eps_abs;
+      fixed = 1, small = 0;
+      continue;
+    }
+    fixed = 0;
     /* step, then the criterion at the new λ */
     double alpha = line_search(x, s, f);
-    st->iterations = k;
     evaluate(x, x->u);
     st->eps_model = ccp_criterion(x);
     st->converged = st->eps_model <= s->eps_abs;
-    double step = alpha * mr_norm_inf(x->dir, nv);
-    if (alpha == 0.0 || step <= s->eps_rel * mr_norm_inf(x->u, nv)) break;
+    /* stall: no step, or two steps in a row below eps_rel (one may be the last real step) */
+    small = alpha * mr_norm_inf(x->dir, nv) <= s->eps_rel * mr_norm_inf(x->u, nv) ? small + 1 : 0;
+    if (alpha == 0.0 || small >= 2) break;
   }
   return MR_OK;
 }
