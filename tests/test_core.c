@@ -159,8 +159,15 @@ static void test_cone(void **state) {
   double polar[3] = {0.1, 0.0, -1.0};
   mr_cone_project(0.5, polar, out);
   assert_near(hypot(out[0], out[1]) + fabs(out[2]), 0.0, 0);
+  /* μ = 0: K_0 is the normal ray, a pulling force projects to 0, a pushing one is kept */
+  double pull[3] = {0.0, 0.0, -1.0}, push[3] = {0.3, 0.0, 2.0};
+  mr_cone_project(0.0, pull, out);
+  assert_near(fabs(out[0]) + fabs(out[1]) + fabs(out[2]), 0.0, 0);
+  mr_cone_project(0.0, push, out);
+  assert_near(out[0], 0.0, 0);
+  assert_near(out[2], 2.0, 0);
   for (int k = 0; k < 1000; ++k) {
-    double mu = test_rand(&s, 0.0, 2.0);
+    double mu = k < 100 ? 0.0 : test_rand(&s, 0.0, 2.0);
     double x[3] = {test_rand(&s, -2, 2), test_rand(&s, -2, 2), test_rand(&s, -2, 2)};
     double p[3], mx[3] = {-x[0], -x[1], -x[2]}, q[3];
     mr_cone_project(mu, x, p);

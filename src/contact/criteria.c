@@ -15,7 +15,8 @@
 
 void mr_cone_project(double mu, const double *x, double *out) {
   double t = hypot(x[0], x[1]), n = x[2];
-  if (t <= mu * n) {
+  /* inside (n ≥ 0 matters only for μ = 0, where t = 0 satisfies t ≤ μ n for any n) */
+  if (t <= mu * n && n >= 0.0) {
     out[0] = x[0], out[1] = x[1], out[2] = x[2];
   } else if (mu * t <= -n) {
     out[0] = out[1] = out[2] = 0.0;
