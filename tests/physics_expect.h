@@ -28,4 +28,16 @@ static inline pc_verdict pc_expected(int id, const char *solver) {
   }
 }
 
+/* run a case with every solver and compare each verdict with the expected one */
+static inline void pc_check_case(int id) {
+  for (int i = 0; i < mr_solver_count(); ++i) {
+    const char *name = mr_solver_at(i)->name;
+    pc_outcome o = pc_check(id, name);
+    pc_verdict want = pc_expected(id, name);
+    if (o.v != want)
+      fail_msg("%s with %s: %s, expected %s; error %.3g (tolerance %.3g); %s", pc_case_names[id],
+               name, pc_verdict_name(o.v), pc_verdict_name(want), o.err, o.tol, o.what);
+  }
+}
+
 #endif

@@ -7,32 +7,20 @@
 
 #include "physics_expect.h"
 
-/* run a case with every solver and compare the verdict with the expected one */
-static void check_case(int id) {
-  for (int i = 0; i < mr_solver_count(); ++i) {
-    const char *name = mr_solver_at(i)->name;
-    pc_outcome o = pc_check(id, name);
-    pc_verdict want = pc_expected(id, name);
-    if (o.v != want)
-      fail_msg("%s with %s: %s, expected %s; error %.3g (tolerance %.3g); %s", pc_case_names[id],
-               name, pc_verdict_name(o.v), pc_verdict_name(want), o.err, o.tol, o.what);
-  }
-}
-
 static void test_a1_free_fall(void **state) {
-  check_case(PC_A1);
+  pc_check_case(PC_A1);
 }
 static void test_a2_projectile(void **state) {
-  check_case(PC_A2);
+  pc_check_case(PC_A2);
 }
 static void test_a9_pendulum_small(void **state) {
-  check_case(PC_A9);
+  pc_check_case(PC_A9);
 }
 static void test_a9_pendulum_large(void **state) {
-  check_case(PC_A9L);
+  pc_check_case(PC_A9L);
 }
 static void test_a10_double_pendulum(void **state) {
-  check_case(PC_A10);
+  pc_check_case(PC_A10);
 }
 
 /* A2 is first order in Δt: halving Δt halves the COM error against the continuous parabola,

@@ -10,40 +10,29 @@
 
 #include "physics_expect.h"
 
-static void check_case(int id) {
-  for (int i = 0; i < mr_solver_count(); ++i) {
-    const char *name = mr_solver_at(i)->name;
-    pc_outcome o = pc_check(id, name);
-    pc_verdict want = pc_expected(id, name);
-    if (o.v != want)
-      fail_msg("%s with %s: %s, expected %s; error %.3g (tolerance %.3g); %s", pc_case_names[id],
-               name, pc_verdict_name(o.v), pc_verdict_name(want), o.err, o.tol, o.what);
-  }
-}
-
 static void test_a3_slide(void **state) {
-  check_case(PC_A3);
+  pc_check_case(PC_A3);
 }
 static void test_a4_oblique_slide(void **state) {
-  check_case(PC_A4);
+  pc_check_case(PC_A4);
 }
 static void test_a5_incline_slides(void **state) {
-  check_case(PC_A5S);
+  pc_check_case(PC_A5S);
 }
 static void test_a5_incline_sticks(void **state) {
-  check_case(PC_A5K);
+  pc_check_case(PC_A5K);
 }
 static void test_a6_pushed_block(void **state) {
-  check_case(PC_A6);
+  pc_check_case(PC_A6);
 }
 static void test_a7_bouncing_ball(void **state) {
-  check_case(PC_A7);
+  pc_check_case(PC_A7);
 }
 static void test_a8_rolling_sphere(void **state) {
-  check_case(PC_A8);
+  pc_check_case(PC_A8);
 }
 static void test_a11_resting_box(void **state) {
-  check_case(PC_A11);
+  pc_check_case(PC_A11);
 }
 
 /* A8 is first order in Δt: the sinking of the rolling sphere through the free-flyer's
