@@ -517,17 +517,6 @@ static void test_model_append(void **state) {
   mr_model_free(dst);
 }
 
-/* whether mr_urdf_load works in this build (it is a placeholder until the loader lands) */
-static int urdf_available(const char *urdf) {
-  mr_model *m = NULL;
-  mr_error err;
-  mr_urdf_options opt = mr_urdf_options_default();
-  opt.collision = 0; /* meshes are the scene's business (package roots) */
-  mr_status st = mr_urdf_load(urdf, &opt, &m, &err);
-  mr_model_free(m);
-  return st == MR_OK;
-}
-
 /* robots: the reference Solo-12 with its 'standing' posture, PD gains, naming errors */
 static void test_robot_reference(void **state) {
   const char *root = test_reference_root();
@@ -538,10 +527,6 @@ static void test_robot_reference(void **state) {
   char urdf[4200], srdf[4200], text[10000];
   snprintf(urdf, sizeof urdf, "%s/robots/solo_description/robots/solo12.urdf", root);
   snprintf(srdf, sizeof srdf, "%s/robots/solo_description/srdf/solo.srdf", root);
-  if (!urdf_available(urdf)) {
-    printf("  skipped: the URDF loader cannot load %s in this build\n", urdf);
-    return;
-  }
   const char *fmt = "bodies:\n  - {name: cube, mass: 1, geoms: [{type: box, size: [.2, .2, .2]}]}\n"
                     "robots:\n  - name: solo\n    urdf: %s\n    srdf: %s\n    floating: true\n"
                     "    position: [1.0, 0, 0.3]\n    posture: %s\n    pd: {kp: 5.0, kd: 0.1}\n"
@@ -651,29 +636,22 @@ static void test_pendulum_scene(void **state) {
                "frequency", NULL);
 }
 
-/* every scene in scenes/ loads (those needing a robot file that is absent are skipped) */
+/* every scene in scenes/ loads (their robots are the project's own files) */
 static void test_all_scenes(void **state) {
   glob_t g;
   if (glob("scenes/*.yaml", 0, NULL, &g) != 0)
     fail_msg("no scenes/*.yaml from the current directory");
-  int loaded = 0;
   for (size_t i = 0; i < g.gl_pathc; ++i) {
     mr_scene s;
     mr_error err;
-    mr_status st = mr_scene_load(g.gl_pathv[i], &s, &err);
-    if (st == MR_OK) {
-      ++loaded;
-      assert_true(s.model->nq >= 0);
-      mr_scene_free(&s);
-    } else if (strstr(err.msg, "'urdf':") && (st == MR_ERR_IO || st == MR_ERR_UNSUPPORTED)) {
-      printf("  skipped %s: %s\n", g.gl_pathv[i], err.msg);
-    } else {
+    if (mr_scene_load(g.gl_pathv[i], &s, &err) != MR_OK) {
       globfree(&g);
       fail_msg("%s", err.msg);
     }
+    assert_true(s.model->nq >= 0);
+    mr_scene_free(&s);
   }
-  printf("  %d of %zu scenes loaded\n", loaded, g.gl_pathc);
-  assert_true(loaded >= 15);
+  assert_true(g.gl_pathc >= 30);
   globfree(&g);
 }
 
