@@ -12,11 +12,6 @@
 
 #define OUT_MAX (1 << 20)
 
-/* the binary, or NULL (the test is skipped) */
-static const char *moreau_bin(void) {
-  return getenv("MOREAU_BIN");
-}
-
 /* run "moreau ARGS" (stderr merged into out when merge); the exit code */
 static int run(const char *args, int merge, char *out) {
   return cli_run(args, merge, out, OUT_MAX);
@@ -70,7 +65,6 @@ static const char pendulum[] =
 /* rbd --json on the pendulum: every quantity against its closed form. The algorithms do a few
  * dozen floating-point operations on numbers of order 10: 1e-12 is round-off. */
 static void test_rbd_pendulum(void **state) {
-  if (!moreau_bin()) skip();
   char path[64], args[256];
   static char out[OUT_MAX];
   write_temp(pendulum, path);
@@ -107,7 +101,7 @@ static void test_rbd_pendulum(void **state) {
 /* Solo-12 with a free flyer: sizes, and the linear block of M is m 1 (local frame) */
 static void test_rbd_solo(void **state) {
   const char *ref = test_reference_root();
-  if (!moreau_bin() || !ref) skip();
+  if (!ref) skip();
   char args[9000], pkg[4096];
   static char out[OUT_MAX];
   snprintf(pkg, sizeof pkg, "%s", ref);
@@ -139,7 +133,7 @@ static void test_rbd_solo(void **state) {
  * normalised. Independent algorithms agree to round-off relative to the sizes of the terms. */
 static void test_rbd_solo_consistency(void **state) {
   const char *ref = test_reference_root();
-  if (!moreau_bin() || !ref) skip();
+  if (!ref) skip();
   char args[9000], pkg[4096];
   static char out[OUT_MAX];
   snprintf(pkg, sizeof pkg, "%s", ref);
@@ -175,7 +169,6 @@ typedef struct {
 
 /* bad usage and bad input exit with 2 and say what is wrong */
 static void test_rbd_errors(void **state) {
-  if (!moreau_bin()) skip();
   char ok[64], bad[64], args[512];
   static char out[OUT_MAX];
   write_temp(pendulum, ok);
