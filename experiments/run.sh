@@ -321,14 +321,20 @@ b5_stats() {
 B6_R="0 1e-4 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1"
 B6_SOLVERS="ncp-pgs ncp-admm ccp-admm"
 
+# solo_with_feet "MATERIAL KEYS": the Solo-12 push scene with its robot's friction replaced by a
+# material 'foot' holding those keys
+solo_with_feet() {
+  sed "s/^robots:/materials:\n  foot: {$1}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
+    scenes/b8_solo_push.yaml
+}
+
 b6() {
   log "B6 compliance on Solo-12"
   local f=$OUT/b6_compliance.csv R solver
   echo "R,solver,fn_FL_N,fn_FR_N,fn_HL_N,fn_HR_N,penetration_m,internal_tangential_N,mean_iterations" >"$f"
   for solver in $B6_SOLVERS; do
     for R in $B6_R; do
-      sed "s/^robots:/materials:\n  foot: {friction: 0.9, compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
-        scenes/b8_solo_push.yaml >"$TMP/b6.yaml"
+      solo_with_feet "friction: 0.9, compliance: $R" >"$TMP/b6.yaml"
       "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
         --summary "$TMP/summary.json" --quiet
       awk -F, -v R="$R" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
@@ -391,8 +397,7 @@ b6_tangential() {
   echo "RT,solver,creep_vx_mps,creep_closed_form_mps,foot_vx_mps,vx_std_mps,oscillations,peak_vx_mps,ft_FL_N,ft_FR_N,ft_HL_N,ft_HR_N,internal_tangential_N,slip_fraction,mean_iterations" >"$f"
   for solver in $B6_SOLVERS; do
     for R in $B6_RT; do
-      sed "s/^robots:/materials:\n  foot: {friction: $B6_MU, tangential_compliance: $R}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
-        scenes/b8_solo_push.yaml >"$TMP/b6t.yaml"
+      solo_with_feet "friction: $B6_MU, tangential_compliance: $R" >"$TMP/b6t.yaml"
       "$MOREAU" run "$TMP/b6t.yaml" --solver "$solver" --out "$TMP/b6t.csv" --contacts "$TMP/b6tc.csv" \
         --summary "$TMP/summary.json" --quiet
       cols "$TMP/b6t.csv" t v0 >"$TMP/b6v.csv"
