@@ -29,7 +29,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/io/*.c))
+                             src/integrate/*.c src/model/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c
@@ -78,6 +78,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 
 # the allocation test counts moreau's own malloc, calloc and realloc calls
 $(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+# the control test steps simulators in threads
+$(BUILD)/tests/test_control: TEST_LDFLAGS = -pthread
 
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)

@@ -107,7 +107,7 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err) {
   memset(summary, 0, sizeof *summary);
-  mr_sim *s = mr_sim_create(scene, opt->solver, err);
+  mr_sim *s = mr_sim_from_scene(scene, opt->solver, err);
   if (!s) return err ? err->status : MR_ERR_NOMEM;
   long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
   int every = opt->every > 0 ? opt->every : 1;

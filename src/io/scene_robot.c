@@ -165,6 +165,60 @@ static mr_status srdf_path(mr_scene_ctx *c, const mr_ynode *n, const char *urdf,
   return MR_OK;
 }
 
+/* the SRDF file of a robot for its named postures: the 'srdf' key, or the URDF path with the
+ * extension .srdf when that file exists; "" when there is none */
+static void postures_file(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, char *out) {
+  mr_ynode *sn = mr_yaml_get(&c->y, n, "srdf");
+  out[0] = '\0';
+  if (sn) {
+    if (scene_resolve(c, mr_yaml_text(sn), out, MR_SCENE_PATH_MAX)) out[0] = '\0';
+    return;
+  }
+  snprintf(out, MR_SCENE_PATH_MAX, "%s", urdf);
+  char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+  if (dot && (!slash || dot > slash)) *dot = '\0';
+  if (strlen(out) + 6 < MR_SCENE_PATH_MAX) strcat(out, ".srdf");
+  FILE *f = fopen(out, "r");
+  if (f)
+    fclose(f);
+  else
+    out[0] = '\0';
+}
+
+/* every SRDF group_state as a named posture: the robot's initial configuration q with the
+ * group_state's joint values applied */
+static mr_status robot_postures(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                const double *q, mr_scene_robot *r) {
+  char srdf[MR_SCENE_PATH_MAX];
+  postures_file(c, n, r->urdf, srdf);
+  if (!srdf[0]) return MR_OK;
+  xmlDoc *doc = xmlReadFile(srdf, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+  int count = 0;
+  for (xmlNode *g = root ? child_named(root, "group_state", NULL) : NULL; g;
+       g = child_named(root, "group_state", g))
+    ++count;
+  mr_status st = MR_OK;
+  r->postures = calloc((size_t)(count ? count : 1), sizeof *r->postures);
+  if (!r->postures) st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (xmlNode *g = root && !st ? child_named(root, "group_state", NULL) : NULL; g && !st;
+       g = child_named(root, "group_state", g)) {
+    mr_world_posture *p = &r->postures[r->npostures];
+    if (!(p->q = malloc((size_t)(m->nq ? m->nq : 1) * sizeof *p->q))) {
+      st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+      break;
+    }
+    r->npostures++;
+    xmlChar *name = xmlGetProp(g, (const xmlChar *)"name");
+    snprintf(p->name, sizeof p->name, "%s", name ? (const char *)name : "");
+    xmlFree(name);
+    memcpy(p->q, q, (size_t)m->nq * sizeof *q);
+    apply_state(m, g, p->q);
+  }
+  if (doc) xmlFreeDoc(doc);
+  return st;
+}
+
 /* joints: {NAME: value, ...} */
 static mr_status joint_values(mr_scene_ctx *c, const mr_ynode *map, const mr_model *m, double *q,
                               const char *key) {
@@ -401,7 +455,7 @@ static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model 
     double base[7] = {X.p.v[0], X.p.v[1], X.p.v[2], qb.x, qb.y, qb.z, qb.w};
     memcpy(qf, base, sizeof base);
   }
-  if (robot_pd(c, n, m, q, r)) return scene_status(c);
+  if (robot_pd(c, n, m, q, r) || robot_postures(c, n, m, q, r)) return scene_status(c);
   if (scene_grow_state(c, r->idx_q + r->nq, r->idx_v + r->nv)) return scene_status(c);
   memcpy(c->s->q0 + r->idx_q, q, (size_t)r->nq * sizeof *q);
   for (int k = 0; k < r->nv; ++k)
