@@ -80,6 +80,7 @@ typedef struct {
  * solver may be NULL (the world's) or a registry name. mr_sim_from_scene (scene.h) makes a
  * simulator that owns the world compiled from a scene. */
 mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err);
+/* free the simulator (and the world it owns, if made by mr_sim_from_scene); NULL is a no-op */
 void mr_sim_free(mr_sim *s);
 
 /* One step of Δt. MR_ERR_NUMERIC when the state diverges (NaN, Inf, or a velocity above
@@ -95,13 +96,21 @@ mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts,
  * the simulator then steps exactly as a new one. */
 void mr_sim_reset(mr_sim *s);
 
+/* the configuration q [nq] (free-flyer: world position, quaternion x y z w) */
 const double *mr_sim_q(const mr_sim *s);
+/* the velocity v [nv] (free-flyer: linear then angular velocity, local frame) */
 const double *mr_sim_v(const mr_sim *s);
+/* the simulated time (s) */
 double mr_sim_time(const mr_sim *s);
+/* the steps done since creation or the last reset */
 long mr_sim_steps(const mr_sim *s);
+/* the last step's figures (mr_step_stats) */
 const mr_step_stats *mr_sim_last(const mr_sim *s);
+/* the counted warnings since creation or the last reset */
 const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s);
+/* the world's kinematic tree */
 const mr_model *mr_sim_model(const mr_sim *s);
+/* the world the simulator reads */
 const mr_world *mr_sim_world(const mr_sim *s);
 /* The last step's contacts and their forces (3 per contact, contact frame (t₁, t₂, n), N). */
 int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda);

@@ -147,6 +147,7 @@ mr_world *mr_world_copy(const mr_world *src, mr_error *err);
 /* Load a YAML scene file (docs/scene-format.md) into a new world (defined by the scene loader,
  * src/io). NULL with err naming file, line and value on failure. */
 mr_world *mr_world_load(const char *path, mr_error *err);
+/* free a world and everything it owns; NULL is a no-op */
 void mr_world_free(mr_world *w);
 
 /* ---- names ---- */
@@ -161,6 +162,29 @@ int mr_world_dof_coordinate(const mr_world *w, int dof);
 int mr_world_body_index(const mr_world *w, const char *name);
 /* the named posture of robot r, NULL if none */
 const mr_world_posture *mr_world_posture_find(const mr_world *w, int r, const char *name);
+
+/* sizes, for bindings that do not read the structs (python/moreau) */
+typedef struct {
+  int nq, nv;       /* configuration and velocity sizes */
+  int nbodies;      /* model bodies, the world body 0 included */
+  int ngeoms;       /* collision geometries */
+  int nrobots;      /* robots */
+  double timestep;  /* s */
+  double duration;  /* s, the scene's run length */
+} mr_world_info;
+/* the world's sizes, time step and duration */
+mr_world_info mr_world_get_info(const mr_world *w);
+/* the name of body b; NULL out of range */
+const char *mr_world_body_name(const mr_world *w, int b);
+/* the name of the joint owning dof k; NULL out of range */
+const char *mr_world_dof_name(const mr_world *w, int k);
+/* the name of geometry g; NULL out of range */
+const char *mr_world_geom_name(const mr_world *w, int g);
+/* the name of robot r; NULL out of range */
+const char *mr_world_robot_name(const mr_world *w, int r);
+/* robot r's slices of q and v and its bodies; -1 when r is out of range */
+int mr_world_robot_slice(const mr_world *w, int r, int *idx_q, int *nq, int *idx_v, int *nv,
+                         int *first_body, int *nbodies);
 
 /* ---- evaluation ---- */
 

@@ -121,6 +121,38 @@ const mr_world_posture *mr_world_posture_find(const mr_world *w, int r, const ch
   return NULL;
 }
 
+mr_world_info mr_world_get_info(const mr_world *w) {
+  const mr_model *m = w->model;
+  return (mr_world_info){m->nq, m->nv, m->nbodies, m->ngeoms, w->nrobots, w->timestep,
+                         w->duration};
+}
+
+const char *mr_world_body_name(const mr_world *w, int b) {
+  return b >= 0 && b < w->model->nbodies ? w->model->bodies[b].name : NULL;
+}
+
+const char *mr_world_dof_name(const mr_world *w, int k) {
+  const mr_model *m = w->model;
+  return k >= 0 && k < m->nv ? m->bodies[m->dof_body[k]].joint.name : NULL;
+}
+
+const char *mr_world_geom_name(const mr_world *w, int g) {
+  return g >= 0 && g < w->model->ngeoms ? w->model->geoms[g].name : NULL;
+}
+
+const char *mr_world_robot_name(const mr_world *w, int r) {
+  return r >= 0 && r < w->nrobots ? w->robots[r].name : NULL;
+}
+
+int mr_world_robot_slice(const mr_world *w, int r, int *idx_q, int *nq, int *idx_v, int *nv,
+                         int *first_body, int *nbodies) {
+  if (r < 0 || r >= w->nrobots) return -1;
+  const mr_world_robot *rb = &w->robots[r];
+  *idx_q = rb->idx_q, *nq = rb->nq, *idx_v = rb->idx_v, *nv = rb->nv;
+  *first_body = rb->first_body, *nbodies = rb->nbodies;
+  return 0;
+}
+
 /* ---- forces ---- */
 
 static mr_vec3 lerp(mr_vec3 a, mr_vec3 b, double s) {
