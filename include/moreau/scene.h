@@ -44,6 +44,9 @@ typedef struct {
   char trajectory[MR_SCENE_PATH_MAX]; /* CSV path, "" = none (default "") */
   char contacts[MR_SCENE_PATH_MAX];   /* CSV path of contact forces, "" = none */
   char summary[MR_SCENE_PATH_MAX];    /* JSON summary path, "" = none */
+  int world_velocity; /* trajectory: free-flyers' velocities also in the world frame (0) */
+  int poses;          /* trajectory: every body's world pose (default 0) */
+  int com;            /* trajectory: every robot's centre of mass (default 0) */
 } mr_scene_record;
 
 typedef struct {
@@ -79,6 +82,7 @@ mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err);
  * the current directory). */
 mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr_scene *scene,
                          mr_error *err);
+/* free what a loaded scene owns (the struct itself is the caller's) */
 void mr_scene_free(mr_scene *scene);
 
 /* The world of a loaded scene: a deep copy of its model, initial state, settings, robots,

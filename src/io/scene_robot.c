@@ -16,7 +16,7 @@ static const char *const robot_keys[] = {
     "name",          "urdf",        "srdf",     "floating",        "self_collision",
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
-    "joint_limits",  "torques",     NULL};
+    "joint_limits",  "torques",     "armature", NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 
@@ -370,11 +370,63 @@ static mr_status robot_torques(mr_scene_ctx *c, const mr_ynode *n, const mr_mode
   return MR_OK;
 }
 
+/* a per-joint value ≥ 0 (kp, kd, armature) into out[dof of m]: one number for every 1-dof
+ * joint, or a map {JOINT: value} (joints not named keep 0) */
+static mr_status per_joint(mr_scene_ctx *c, const mr_ynode *v, const char *key, const mr_model *m,
+                           double *out) {
+  double x = 0.0;
+  if (mr_yaml_is_scalar(v)) {
+    if (mr_yaml_double(&c->y, v, key, &x)) return scene_status(c);
+    if (!(x >= 0.0) || !isfinite(x))
+      return mr_yaml_error(&c->y, v, MR_ERR_INVALID, "'%s': must be a finite number >= 0, got %g",
+                           key, x);
+    for (int b = 1; b < m->nbodies; ++b)
+      if (m->bodies[b].joint.nv == 1) out[m->bodies[b].joint.idx_v] = x;
+    return MR_OK;
+  }
+  if (mr_yaml_need_map(&c->y, v, key)) return scene_status(c);
+  for (int i = 0; i < mr_yaml_map_size(v); ++i) {
+    mr_ynode *k = mr_yaml_map_key(&c->y, v, i);
+    const char *near = NULL;
+    double probe = 0.0;
+    int b = mr_model_joint_index(m, mr_yaml_text(k));
+    if (b <= 0 || m->bodies[b].joint.nv != 1) {
+      joint_q(m, &probe, mr_yaml_text(k), &near);
+      return mr_yaml_error(&c->y, k, MR_ERR_INVALID, "'%s': the robot has no 1-dof joint '%s'%s%s%s",
+                           key, mr_yaml_text(k), near ? ": did you mean '" : "", near ? near : "",
+                           near ? "'?" : "");
+    }
+    mr_ynode *vn = mr_yaml_map_value(&c->y, v, i);
+    if (mr_yaml_double(&c->y, vn, mr_yaml_text(k), &x)) return scene_status(c);
+    if (!(x >= 0.0) || !isfinite(x))
+      return mr_yaml_error(&c->y, vn, MR_ERR_INVALID, "'%s.%s': must be a finite number >= 0, got %g",
+                           key, mr_yaml_text(k), x);
+    out[m->bodies[b].joint.idx_v] = x;
+  }
+  return MR_OK;
+}
+
+/* armature: rotor inertia added to the diagonal of M on the robot's dofs (the scene model dst,
+ * the robot's dofs from r->idx_v) */
+static mr_status robot_armature(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                const mr_scene_robot *r, mr_model *dst) {
+  mr_ynode *an = mr_yaml_get(&c->y, n, "armature");
+  if (!an) return MR_OK;
+  double *a = malloc((size_t)(m->nv ? m->nv : 1) * sizeof *a);
+  if (!a) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < m->nv; ++k)
+    a[k] = NAN; /* not given: the model's value stays */
+  mr_status st = per_joint(c, an, "armature", m, a);
+  for (int k = 0; !st && k < m->nv; ++k)
+    if (!isnan(a[k])) dst->armature[r->idx_v + k] = a[k];
+  free(a);
+  return st;
+}
+
 /* kp, kd per dof (0 on multi-dof joints such as the free-flyer), targets per coordinate */
 static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, const double *q,
                           mr_scene_robot *r) {
   mr_ynode *pd = mr_yaml_get(&c->y, n, "pd");
-  double kp = 0, kd = 0;
   r->kp = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kp);
   r->kd = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kd);
   r->q_target = calloc((size_t)(m->nq ? m->nq : 1), sizeof *r->q_target);
@@ -385,15 +437,10 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
   if (robot_torques(c, n, m, r)) return scene_status(c);
   if (!pd) return MR_OK;
   r->pd = 1;
-  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") || mr_yaml_opt_double(&c->y, pd, "kp", &kp) ||
-      mr_yaml_opt_double(&c->y, pd, "kd", &kd))
+  mr_ynode *kp = mr_yaml_get(&c->y, pd, "kp"), *kd = mr_yaml_get(&c->y, pd, "kd");
+  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") ||
+      (kp && per_joint(c, kp, "kp", m, r->kp)) || (kd && per_joint(c, kd, "kd", m, r->kd)))
     return scene_status(c);
-  if (kp < 0 || kd < 0)
-    return mr_yaml_error(&c->y, pd, MR_ERR_INVALID, "'pd': kp %g and kd %g must be >= 0", kp, kd);
-  for (int b = 1; b < m->nbodies; ++b) {
-    const mr_joint *j = &m->bodies[b].joint;
-    if (j->nv == 1) r->kp[j->idx_v] = kp, r->kd[j->idx_v] = kd;
-  }
   mr_ynode *tn = mr_yaml_get(&c->y, pd, "targets");
   if (tn && joint_values(c, tn, m, r->q_target, "targets")) return scene_status(c);
   mr_ynode *sn = mr_yaml_get(&c->y, pd, "sine");
@@ -505,6 +552,7 @@ static mr_status parse_robot(mr_scene_ctx *c, const mr_ynode *n, int index) {
   if (!st && !q) st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
   if (!st) st = robot_state(c, n, m, q, X, qb, r);
   if (!st) st = robot_contact(c, n, s->model, first_geom);
+  if (!st) st = robot_armature(c, n, m, r, s->model);
   free(q);
   mr_model_free(m);
   return st;
