@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "moreau/scene.h"
+#include "moreau/sim.h"
 #include "moreau/urdf.h"
 
 /* the minimal scene of docs/scene-format.md without its robot */
@@ -627,7 +628,7 @@ static void test_pendulum_scene(void **state) {
                "frequency", NULL);
 }
 
-/* every scene in scenes/ loads (their robots are the project's own files) */
+/* every scene in scenes/ loads and steps (their robots are the project's own files) */
 static void test_all_scenes(void **state) {
   glob_t g;
   if (glob("scenes/*.yaml", 0, NULL, &g) != 0)
@@ -639,7 +640,13 @@ static void test_all_scenes(void **state) {
       globfree(&g);
       fail_msg("%s", err.msg);
     }
-    assert_true(s.model->nq >= 0);
+    /* and it steps: the simulator is created and one step leaves a finite state */
+    mr_sim *sim = mr_sim_create(&s, NULL, &err);
+    if (!sim) fail_msg("%s: %s", g.gl_pathv[i], err.msg);
+    if (mr_sim_step(sim, &err)) fail_msg("%s: step 1: %s", g.gl_pathv[i], err.msg);
+    for (int k = 0; k < s.model->nq; ++k)
+      if (!isfinite(mr_sim_q(sim)[k])) fail_msg("%s: q[%d] not finite", g.gl_pathv[i], k);
+    mr_sim_free(sim);
     mr_scene_free(&s);
   }
   assert_true(g.gl_pathc >= 30);
