@@ -260,10 +260,11 @@ static int measure_size(scene_kind kind, int n, const char *solver, int with_mor
     fprintf(stderr, "moreau: %s\n", err.msg);
     goto scene;
   }
-  if (!(r.mm = mujoco_model(kind, n))) goto sim;
-  /* MuJoCo 2.2.2 sizes its constraint arrays njmax × njmax: large stacks do not fit */
-  if (!(r.md = mj_makeData(r.mm))) {
-    mj_deleteModel(r.mm);
+  /* MuJoCo 2.2.2 sizes its constraint arrays njmax × njmax: large stacks do not fit (its
+   * compiler already fails to make a data object) */
+  r.mm = mujoco_model(kind, n);
+  if (!r.mm || !(r.md = mj_makeData(r.mm))) {
+    if (r.mm) mj_deleteModel(r.mm);
     out->no_mujoco = 1;
     ok = 0;
     goto sim;
