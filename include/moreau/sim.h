@@ -1,4 +1,4 @@
-/* The simulator: one time step of a scene (DESIGN.md §1 and §4).
+/* The simulator: one time step of a world (world.h; DESIGN.md §1 and §4).
  *
  *   kinematics → collision → M̃, b, LDLᵀ of M̃ → v_f → contact problem → solver →
  *   v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ → q⁺ = q ⊕ Δt v⁺
