@@ -13,11 +13,11 @@
 #include "sim_util.h"
 
 /* a fixed-base Solo-12 hanging in the air (no contact), so that only the controls act */
-#define SOLO_AIR                                                                                \
-  "timestep: 0.001\n"                                                                           \
-  "robots:\n"                                                                                   \
-  "  - name: solo\n"                                                                            \
-  "    urdf: robots/solo12/solo12.urdf\n"                                                       \
+#define SOLO_AIR                                                                                   \
+  "timestep: 0.001\n"                                                                              \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
   "    position: [0, 0, 1.0]\n"
 
 static mr_world *world_of(const char *text) {
@@ -134,8 +134,10 @@ static void test_wrench(void **state) {
                      "bodies: [{name: ball, mass: 2.0, position: [0, 0, 1],\n"
                      "          geoms: [{type: sphere, radius: 0.1}]}]\n";
   char forced[1024];
-  snprintf(forced, sizeof forced, "%sforces: [{body: ball, type: constant, force: [4, 0, 0], "
-                                  "torque: [0, 0, 0.3]}]\n", base);
+  snprintf(forced, sizeof forced,
+           "%sforces: [{body: ball, type: constant, force: [4, 0, 0], "
+           "torque: [0, 0, 0.3]}]\n",
+           base);
   mr_world *w = world_of(base), *wf = world_of(forced);
   mr_sim *a = sim_of(w), *b = sim_of(wf), *c = sim_of(w);
   mr_error err = {0};
@@ -266,6 +268,40 @@ static void test_control_errors(void **state) {
   mr_world_free(w);
 }
 
+/* the SRDF postures of the reference Solo-12 (example-robot-data's solo.srdf, named with the
+ * 'srdf' key) put the reference robot's joints where the project's SRDF puts the project's
+ * robot, joint by joint: both list the same reference postures (robots/README.md) */
+static void test_reference_srdf_posture(void **state) {
+  const char *root = test_reference_root();
+  if (!root) skip(); /* reference robots absent: reported by cmocka, an error under CI */
+  static char text[16384];
+  snprintf(text, sizeof text,
+           "robots:\n  - name: solo\n    floating: true\n"
+           "    urdf: %s/robots/solo_description/robots/solo12.urdf\n"
+           "    srdf: %s/robots/solo_description/srdf/solo.srdf\n"
+           "    package_roots: [%s/..]\n",
+           root, root, root);
+  mr_world *ref = world_of(text), *own = world_of(SOLO_AIR);
+  mr_error err = {0};
+  mr_sim *a = sim_of(ref), *b = sim_of(own);
+  if (mr_sim_reset_posture(a, "solo", "straight_standing", &err)) fail_msg("%s", err.msg);
+  const mr_world_posture *p = mr_world_posture_find(own, 0, "straight_standing");
+  assert_non_null(p);
+  int checked = 0;
+  for (int k = 0; k < own->model->nv; ++k) {
+    int iq = mr_world_dof_coordinate(own, k);
+    if (iq < 0) continue;
+    const char *name = own->model->bodies[own->model->dof_body[k]].joint.name;
+    int kr = mr_world_joint_dof(ref, name);
+    if (kr < 0) fail_msg("the reference robot has no joint %s", name);
+    assert_near(mr_sim_q(a)[mr_world_dof_coordinate(ref, kr)], p->q[iq - own->robots[0].idx_q], 0);
+    ++checked;
+  }
+  assert_int_equal(checked, 12);
+  mr_sim_free(a), mr_sim_free(b);
+  mr_world_free(ref), mr_world_free(own);
+}
+
 /* ---- one world, several simulators ---- */
 
 typedef struct {
@@ -291,8 +327,10 @@ static void test_shared_world_threads(void **state) {
   mr_world *w1 = mr_world_load("scenes/b9_solo_trot.yaml", &err);
   mr_world *w2 = mr_world_load("scenes/b9_solo_trot.yaml", &err);
   if (!shared || !w1 || !w2) fail_msg("%s", err.msg);
-  run_job jobs[4] = {{sim_of(shared), 0.3, 0}, {sim_of(shared), -0.2, 0},
-                     {sim_of(w1), 0.3, 0},     {sim_of(w2), -0.2, 0}};
+  run_job jobs[4] = {{sim_of(shared), 0.3, 0},
+                     {sim_of(shared), -0.2, 0},
+                     {sim_of(w1), 0.3, 0},
+                     {sim_of(w2), -0.2, 0}};
   pthread_t th[2];
   for (int k = 0; k < 2; ++k)
     assert_int_equal(pthread_create(&th[k], NULL, run_trot, &jobs[k]), 0);
@@ -321,6 +359,7 @@ int main(void) {
       cmocka_unit_test(test_contact_read_outs),
       cmocka_unit_test(test_poses_and_com),
       cmocka_unit_test(test_control_errors),
+      cmocka_unit_test(test_reference_srdf_posture),
       cmocka_unit_test(test_shared_world_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

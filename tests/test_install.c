@@ -62,8 +62,8 @@ static void test_install_and_build_example(void **state) {
   assert_non_null(strstr(out, "Shared library: [libmoreau.so.0]"));
   /* run it against the installed library: it must stand the robot back up */
   snprintf(cmd, sizeof cmd,
-           "LD_LIBRARY_PATH=%s/usr/local/lib %s/solo_stand_up scenes/solo_stand.yaml 2.5 2>&1",
-           tmp, tmp);
+           "LD_LIBRARY_PATH=%s/usr/local/lib %s/solo_stand_up scenes/solo_stand.yaml 2.5 2>&1", tmp,
+           tmp);
   int rc = run(cmd, out, sizeof out);
   if (rc || !strstr(out, "stood")) fail_msg("%s: status %d\n%s", cmd, rc, out);
 }

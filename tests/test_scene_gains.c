@@ -8,10 +8,10 @@
 #include "moreau/scene.h"
 #include "moreau/world.h"
 
-#define SOLO                                                                                    \
-  "robots:\n"                                                                                   \
-  "  - name: solo\n"                                                                            \
-  "    urdf: robots/solo12/solo12.urdf\n"                                                       \
+#define SOLO                                                                                       \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
   "    floating: true\n"
 
 static mr_status parse(const char *text, mr_scene *sc, mr_error *err) {

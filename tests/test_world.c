@@ -99,7 +99,7 @@ static void test_world_names(void **state) {
   assert_true(dof >= w->robots[0].idx_v && dof < w->robots[0].idx_v + w->robots[0].nv);
   assert_string_equal(w->model->bodies[w->model->dof_body[dof]].joint.name, "solo/FL_KFE");
   assert_int_equal(mr_world_joint_dof(w, "solo/root_joint"), -1); /* 6 dofs: not a joint dof */
-  assert_int_equal(mr_world_joint_dof(w, "FL_KFE"), -1);           /* names carry the robot */
+  assert_int_equal(mr_world_joint_dof(w, "FL_KFE"), -1);          /* names carry the robot */
   int iq = mr_world_dof_coordinate(w, dof);
   assert_int_equal(w->model->bodies[w->model->dof_body[dof]].joint.idx_q, iq);
   assert_true(mr_world_body_index(w, "solo/base_link") > 0);
@@ -118,9 +118,9 @@ static void test_world_load_error(void **state) {
 
 /* the step (src/integrate) and the world (src/model) never include the loader (src/io) */
 static void test_step_does_not_include_the_loader(void **state) {
-  const char *files[] = {"src/integrate/sim.c", "src/integrate/control.c",
+  const char *files[] = {"src/integrate/sim.c",          "src/integrate/control.c",
                          "src/integrate/sim_internal.h", "src/model/world.c",
-                         "include/moreau/sim.h", "include/moreau/control.h",
+                         "include/moreau/sim.h",         "include/moreau/control.h",
                          "include/moreau/world.h"};
   for (size_t k = 0; k < sizeof files / sizeof files[0]; ++k) {
     FILE *f = fopen(files[k], "r");

@@ -55,8 +55,7 @@ mr_status mr_sim_set_joint_torque(mr_sim *s, int dof, double tau, mr_error *err)
 mr_status mr_sim_set_joint_target(mr_sim *s, int dof, double q, mr_error *err);
 mr_status mr_sim_set_joint_gains(mr_sim *s, int dof, double kp, double kd, mr_error *err);
 /* The same by joint name ("ROBOT/JOINT"); an unknown name is an error naming it. */
-mr_status mr_sim_set_joint_torque_named(mr_sim *s, const char *joint, double tau,
-                                        mr_error *err);
+mr_status mr_sim_set_joint_torque_named(mr_sim *s, const char *joint, double tau, mr_error *err);
 mr_status mr_sim_set_joint_target_named(mr_sim *s, const char *joint, double q, mr_error *err);
 mr_status mr_sim_set_joint_gains_named(mr_sim *s, const char *joint, double kp, double kd,
                                        mr_error *err);
@@ -74,8 +73,7 @@ void mr_sim_clear_wrenches(mr_sim *s);
 /* mr_sim_reset (sim.h), then put robot `robot` in its SRDF posture `posture`: its q and PD
  * targets become the posture's configuration, its v zero. MR_ERR_INVALID (nothing changed)
  * names the robot or posture and lists the available ones when either is unknown. */
-mr_status mr_sim_reset_posture(mr_sim *s, const char *robot, const char *posture,
-                               mr_error *err);
+mr_status mr_sim_reset_posture(mr_sim *s, const char *robot, const char *posture, mr_error *err);
 
 /* ---- read-outs ---- */
 

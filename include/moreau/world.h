@@ -61,11 +61,11 @@ typedef struct {
   double *q_target;         /* [nq] target configuration (default: the initial one) */
   int nsines;               /* time-varying targets: sine offsets (pd.sine), e.g. a gait */
   mr_world_sine *sines;
-  int joint_limits;         /* 1 (default): the URDF position limits of its 1-dof joints are
-                               unilateral constraints of the contact problem */
-  double *torque;           /* [nv] commanded joint torques, N m or N (default 0), clamped
-                               with the PD torque to the URDF effort limits */
-  int npostures;            /* the SRDF's named postures (0 without an SRDF file) */
+  int joint_limits; /* 1 (default): the URDF position limits of its 1-dof joints are
+                       unilateral constraints of the contact problem */
+  double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
+                       with the PD torque to the URDF effort limits */
+  int npostures;    /* the SRDF's named postures (0 without an SRDF file) */
   mr_world_posture *postures;
 } mr_world_robot;
 
@@ -165,12 +165,12 @@ const mr_world_posture *mr_world_posture_find(const mr_world *w, int r, const ch
 
 /* sizes, for bindings that do not read the structs (python/moreau) */
 typedef struct {
-  int nq, nv;       /* configuration and velocity sizes */
-  int nbodies;      /* model bodies, the world body 0 included */
-  int ngeoms;       /* collision geometries */
-  int nrobots;      /* robots */
-  double timestep;  /* s */
-  double duration;  /* s, the scene's run length */
+  int nq, nv;      /* configuration and velocity sizes */
+  int nbodies;     /* model bodies, the world body 0 included */
+  int ngeoms;      /* collision geometries */
+  int nrobots;     /* robots */
+  double timestep; /* s */
+  double duration; /* s, the scene's run length */
 } mr_world_info;
 /* the world's sizes, time step and duration */
 mr_world_info mr_world_get_info(const mr_world *w);
@@ -194,8 +194,8 @@ void mr_world_force_at(const mr_world_force *f, double t, mr_vec3 *force, mr_vec
 /* Contact parameters of the geometry pair (g1, g2): the pair override if one matches (geometry
  * names first, then body names; the last match wins), otherwise friction sqrt(μ1 μ2),
  * restitution max(e1, e2), compliance R1 + R2. Returns 1 when an override was used. */
-int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction,
-                         double *restitution, double *compliance);
+int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, double *restitution,
+                         double *compliance);
 /* The tangential compliance of the pair: the override's `tangential_compliance` if the override
  * mr_world_pair_params picks gives one, otherwise R_T1 + R_T2. Returns 1 when an override's
  * value was used. */

@@ -128,8 +128,7 @@ static int named_dof(const mr_sim *s, const char *joint, mr_error *err) {
   return dof;
 }
 
-mr_status mr_sim_set_joint_torque_named(mr_sim *s, const char *joint, double tau,
-                                        mr_error *err) {
+mr_status mr_sim_set_joint_torque_named(mr_sim *s, const char *joint, double tau, mr_error *err) {
   int dof = named_dof(s, joint, err);
   return dof < 0 ? MR_ERR_INVALID : mr_sim_set_joint_torque(s, dof, tau, err);
 }
@@ -177,19 +176,20 @@ static void name_list(const mr_world *w, int r, char *buf, size_t len) {
   if (!buf[0]) snprintf(buf, len, "none");
 }
 
-mr_status mr_sim_reset_posture(mr_sim *s, const char *robot, const char *posture,
-                               mr_error *err) {
+mr_status mr_sim_reset_posture(mr_sim *s, const char *robot, const char *posture, mr_error *err) {
   char list[512];
   int r = mr_world_robot_index(s->w, robot);
-  if (r < 0)
-    return name_list(s->w, -1, list, sizeof list),
-           mr_error_set(err, MR_ERR_INVALID, "reset: no robot '%s' (robots: %s)",
+  if (r < 0) {
+    name_list(s->w, -1, list, sizeof list);
+    return mr_error_set(err, MR_ERR_INVALID, "reset: no robot '%s' (robots: %s)",
                         robot ? robot : "(null)", list);
+  }
   const mr_world_posture *p = mr_world_posture_find(s->w, r, posture);
-  if (!p)
-    return name_list(s->w, r, list, sizeof list),
-           mr_error_set(err, MR_ERR_INVALID, "reset: robot '%s' has no posture '%s' (postures: %s)",
+  if (!p) {
+    name_list(s->w, r, list, sizeof list);
+    return mr_error_set(err, MR_ERR_INVALID, "reset: robot '%s' has no posture '%s' (postures: %s)",
                         robot, posture ? posture : "(null)", list);
+  }
   const mr_world_robot *rb = &s->w->robots[r];
   mr_sim_reset(s);
   mr_copy(s->q + rb->idx_q, p->q, rb->nq);

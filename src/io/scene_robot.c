@@ -392,15 +392,16 @@ static mr_status per_joint(mr_scene_ctx *c, const mr_ynode *v, const char *key, 
     int b = mr_model_joint_index(m, mr_yaml_text(k));
     if (b <= 0 || m->bodies[b].joint.nv != 1) {
       joint_q(m, &probe, mr_yaml_text(k), &near);
-      return mr_yaml_error(&c->y, k, MR_ERR_INVALID, "'%s': the robot has no 1-dof joint '%s'%s%s%s",
-                           key, mr_yaml_text(k), near ? ": did you mean '" : "", near ? near : "",
-                           near ? "'?" : "");
+      return mr_yaml_error(&c->y, k, MR_ERR_INVALID,
+                           "'%s': the robot has no 1-dof joint '%s'%s%s%s", key, mr_yaml_text(k),
+                           near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
     }
     mr_ynode *vn = mr_yaml_map_value(&c->y, v, i);
     if (mr_yaml_double(&c->y, vn, mr_yaml_text(k), &x)) return scene_status(c);
     if (!(x >= 0.0) || !isfinite(x))
-      return mr_yaml_error(&c->y, vn, MR_ERR_INVALID, "'%s.%s': must be a finite number >= 0, got %g",
-                           key, mr_yaml_text(k), x);
+      return mr_yaml_error(&c->y, vn, MR_ERR_INVALID,
+                           "'%s.%s': must be a finite number >= 0, got %g", key, mr_yaml_text(k),
+                           x);
     out[m->bodies[b].joint.idx_v] = x;
   }
   return MR_OK;

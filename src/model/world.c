@@ -123,8 +123,7 @@ const mr_world_posture *mr_world_posture_find(const mr_world *w, int r, const ch
 
 mr_world_info mr_world_get_info(const mr_world *w) {
   const mr_model *m = w->model;
-  return (mr_world_info){m->nq, m->nv, m->nbodies, m->ngeoms, w->nrobots, w->timestep,
-                         w->duration};
+  return (mr_world_info){m->nq, m->nv, m->nbodies, m->ngeoms, w->nrobots, w->timestep, w->duration};
 }
 
 const char *mr_world_body_name(const mr_world *w, int b) {
@@ -215,8 +214,8 @@ int mr_world_pair_tangential_compliance(const mr_world *w, int g1, int g2, doubl
   return 1;
 }
 
-int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction,
-                         double *restitution, double *compliance) {
+int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, double *restitution,
+                         double *compliance) {
   const mr_geom *a = &w->model->geoms[g1], *b = &w->model->geoms[g2];
   *friction = sqrt(a->friction * b->friction);
   *restitution = fmax(a->restitution, b->restitution);
