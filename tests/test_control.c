@@ -250,12 +250,22 @@ static void test_poses_and_com(void **state) {
   mr_world_free(w);
 }
 
-/* setters refuse what they cannot apply */
+/* setters refuse what they cannot apply; on a floating base a joint's dof (index into v) and
+ * coordinate (index into q) differ, and each setter writes the right one */
 static void test_control_errors(void **state) {
   mr_error err = {0};
   mr_world *w = mr_world_load("scenes/solo_stand.yaml", &err);
   if (!w) fail_msg("%s", err.msg);
   mr_sim *s = sim_of(w);
+  int knee = mr_world_joint_dof(w, "solo/FL_KFE"), iq = mr_world_dof_coordinate(w, knee);
+  assert_int_equal(iq, knee + 1); /* 7 free-flyer coordinates, 6 dofs */
+  double before = mr_sim_ctrl_target(s)[knee];
+  ok(mr_sim_set_joint_target(s, knee, -1.2, &err), &err);
+  ok(mr_sim_set_joint_gains(s, knee, 7.0, 0.2, &err), &err);
+  assert_near(mr_sim_ctrl_target(s)[iq], -1.2, 0);
+  assert_near(mr_sim_ctrl_target(s)[knee], before, 0);
+  assert_near(mr_sim_ctrl_kp(s)[knee], 7.0, 0);
+  assert_near(mr_sim_ctrl_kd(s)[knee], 0.2, 0);
   assert_int_equal(mr_sim_set_joint_gains(s, 0, 1.0, 0.1, &err), MR_ERR_INVALID);
   assert_non_null(strstr(err.msg, "root_joint"));
   assert_int_equal(mr_sim_set_joint_torque_named(s, "FL_KFE", 1.0, &err), MR_ERR_INVALID);

@@ -50,6 +50,16 @@ static void test_install_and_build_example(void **state) {
   assert_int_equal(access(cmd, R_OK), 0);
   snprintf(cmd, sizeof cmd, "%s/usr/local/include/moreau/control.h", tmp);
   assert_int_equal(access(cmd, R_OK), 0);
+  /* the pkg-config version is the installed command's */
+  char version[256] = "", modversion[256] = "";
+  snprintf(cmd, sizeof cmd, "%s/usr/local/bin/moreau version", tmp);
+  run(cmd, version, sizeof version);
+  snprintf(cmd, sizeof cmd,
+           "PKG_CONFIG_PATH=%s/usr/local/lib/pkgconfig pkg-config --modversion moreau", tmp);
+  run(cmd, modversion, sizeof modversion);
+  modversion[strcspn(modversion, "\n")] = '\0';
+  if (!modversion[0] || !strstr(version, modversion))
+    fail_msg("moreau.pc version '%s', command: %s", modversion, version);
   /* compile and link the example with the installed pkg-config file (sysroot = DESTDIR) */
   snprintf(cmd, sizeof cmd,
            "cc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 examples/solo_stand_up.c "

@@ -109,11 +109,14 @@ static void test_world_names(void **state) {
   mr_world_free(w);
 }
 
-/* a missing file is an error naming it, not a crash */
+/* a missing file is an error naming it, not a crash; so is a world without a model */
 static void test_world_load_error(void **state) {
   mr_error err = {0};
   assert_null(mr_world_load("scenes/no_such_scene.yaml", &err));
   assert_non_null(strstr(err.msg, "no_such_scene.yaml"));
+  mr_world empty = {0};
+  assert_null(mr_world_copy(&empty, &err));
+  assert_int_equal(err.status, MR_ERR_INVALID);
 }
 
 /* the step (src/integrate) and the world (src/model) never include the loader (src/io) */

@@ -54,6 +54,8 @@ static void copy_robot(mr_world_robot *r, int *fail) {
 }
 
 mr_world *mr_world_copy(const mr_world *src, mr_error *err) {
+  if (!src || !src->model)
+    return mr_error_set(err, MR_ERR_INVALID, "world: no model to copy"), NULL;
   mr_world *w = calloc(1, sizeof *w);
   if (!w) return mr_error_set(err, MR_ERR_NOMEM, "world: out of memory"), NULL;
   *w = *src;
