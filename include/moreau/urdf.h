@@ -23,6 +23,18 @@ typedef struct {
   int npackage_roots;               /* their number (default 0) */
   int collision;                    /* load collision geometry (default 1); with 0, <collision>
                                        elements are skipped and mesh files need not exist */
+  int inertia_fix;                  /* replace an inertia that is not physical (indefinite, or
+                                       breaking A + B >= C) by the nearest physical tensor, with a
+                                       warning (default 0: such a file is refused) */
+  const char *const *lock_joints;   /* joints to treat as fixed, at q = 0 (default NULL) */
+  int nlock_joints;                 /* their number (default 0) */
+  int lock_massless;                /* treat as fixed every moving joint that carries no mass or
+                                       no inertia about its axis, with a warning (default 0: such
+                                       a file is refused) */
+  /* called with each warning "FILE:LINE: message" (round-off inertia entries set to 0, repaired
+     inertias, locked joints, an ignored floating option); NULL drops them */
+  void (*warn)(void *user, const char *msg);
+  void *warn_user;
 } mr_urdf_options;
 
 mr_urdf_options mr_urdf_options_default(void);
@@ -31,7 +43,8 @@ mr_urdf_options mr_urdf_options_default(void);
  * value: MR_ERR_IO (unreadable file, mesh not found), MR_ERR_PARSE (malformed XML, missing
  * element or attribute, a number that is not finite, a wrong number of components),
  * MR_ERR_INVALID (negative mass, unknown joint type, unknown or doubly used link, loop, several
- * roots, duplicate names), MR_ERR_UNSUPPORTED (planar joints, unknown shapes). */
+ * roots, duplicate names, an inertia that is not physical without inertia_fix, a moving joint
+ * without inertia without lock_massless), MR_ERR_UNSUPPORTED (planar joints, unknown shapes). */
 mr_status mr_urdf_load(const char *path, const mr_urdf_options *opt, mr_model **out, mr_error *err);
 /* The same from a string; name is used in messages and relative mesh paths resolve against the
  * current directory. */
