@@ -18,7 +18,7 @@ BUILD   ?= build
 SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
-           libqhull-dev
+           libqhull-dev libassimp-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 
@@ -26,7 +26,7 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 INCS     = -Iinclude -Isrc -I/usr/include/libxml2
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lm
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
                              src/integrate/*.c src/io/*.c))

@@ -557,14 +557,24 @@ static void test_mesh_paths(void **state) {
   char urdf[256], mesh[256];
   snprintf(urdf, sizeof urdf, "%s/r.urdf", dir);
   snprintf(mesh, sizeof mesh, "%s/part.stl", dir);
+  /* a tetrahedron: vertices (0 0 0), (1 0 0), (0 1 0), (0 0 1), outward normals */
   FILE *f = fopen(mesh, "w");
   assert_non_null(f);
+  static const int tri[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+  fprintf(f, "solid t\n");
+  for (int t = 0; t < 4; ++t) {
+    fprintf(f, "facet normal 0 0 0\nouter loop\n");
+    for (int k = 0; k < 3; ++k)
+      fprintf(f, "vertex %d %d %d\n", tri[t][k] == 1, tri[t][k] == 2, tri[t][k] == 3);
+    fprintf(f, "endloop\nendfacet\n");
+  }
+  fprintf(f, "endsolid t\n");
   fclose(f);
   f = fopen(urdf, "w");
   assert_non_null(f);
   fprintf(f,
           "<robot name=\"r\"><link name=\"a\">\n"
-          "<collision><geometry><mesh filename=\"part.stl\" scale=\"2 3 4\"/></geometry>"
+          "<collision><geometry><mesh filename=\"part.stl\" scale=\"2 -3 4\"/></geometry>"
           "</collision>\n"
           "<collision><geometry><mesh filename=\"file://%s\"/></geometry></collision>\n"
           "</link></robot>\n",
@@ -578,7 +588,31 @@ static void test_mesh_paths(void **state) {
   assert_string_equal(m->geoms[0].mesh_file, mesh);
   assert_string_equal(m->geoms[1].mesh_file, mesh);
   assert_near(m->geoms[0].mesh_scale.v[2], 4.0, 0.0);
+  /* the meshes are read: the mirrored one spans y in [-3, 0] with outward normals (its signed
+     volume 2 · 3 · 4 / 6 = 4, exact integers) */
+  const mr_mesh *me = m->geoms[0].mesh;
+  assert_non_null(me);
+  double vol = 0, ymin = 0;
+  for (int t = 0; t < me->nface; ++t) {
+    const double *a = &me->vert[3 * me->face[3 * t]], *b = &me->vert[3 * me->face[3 * t + 1]],
+                 *c = &me->vert[3 * me->face[3 * t + 2]];
+    vol += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+            a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+  }
+  for (int i = 0; i < me->nvert; ++i)
+    ymin = fmin(ymin, me->vert[3 * i + 1]);
+  assert_near(vol, 4.0, 1e-15);
+  assert_near(ymin, -3.0, 0);
   mr_model_free(m);
+  /* a mesh that does not read: the URDF file and line, the filename, then the mesh's own error */
+  f = fopen(mesh, "w");
+  fprintf(f, "solid t\nfacet normal 0 0 0\nouter loop\nvertex 0 0 nan\n");
+  fclose(f);
+  assert_int_equal(mr_urdf_load(urdf, NULL, &m, &e), MR_ERR_PARSE);
+  char expect[1024];
+  snprintf(expect, sizeof expect, "%s:2: <mesh> filename=\"part.stl\": %s:4: bad number 'nan'",
+           urdf, mesh);
+  if (!strstr(e.msg, expect)) fail_msg("%s", e.msg);
   remove(mesh), remove(urdf), remove(dir);
 }
 

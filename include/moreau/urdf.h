@@ -9,7 +9,8 @@
  * "package://NAME/REST" resolve to ROOT/NAME/REST for the first search root that has the file:
  * the roots in the options, then those of the MOREAU_PACKAGE_PATH environment variable
  * (colon-separated); other relative paths resolve against the URDF file's directory. Meshes are
- * not read here (mr_geom.mesh stays NULL): only their resolved path and scale are stored. */
+ * read here (mr_geom.mesh, with its hull), so that a mesh error names the URDF line; a negative
+ * scale mirrors the mesh. */
 #ifndef MOREAU_URDF_H
 #define MOREAU_URDF_H
 

@@ -15,6 +15,7 @@
  *   joints:   the joint frame is the child link's frame; the axis is given in it. */
 #include "core/file.h"
 #include "dynamics/model_inertia.h"
+#include "moreau/collision.h"
 #include "moreau/urdf.h"
 
 #include <errno.h>
@@ -554,6 +555,21 @@ static mr_status geom_round(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
   return st;
 }
 
+/* the mesh file's vertices (scaled, mirrored by a negative scale) and hull; errors and the
+ * non-convexity warning name the <mesh> element */
+static mr_status load_mesh(urdf_ctx *c, const xmlNode *s, const char *filename, mr_geom *g) {
+  mr_error merr = {MR_OK, ""};
+  int nonconvex = 0;
+  g->mesh = mr_mesh_load(g->mesh_file, g->mesh_scale, &nonconvex, &merr);
+  if (!g->mesh) return fail(c, s, merr.status, "<mesh> filename=\"%s\": %s", filename, merr.msg);
+  if (nonconvex)
+    warn(c, s,
+         "<mesh> filename=\"%s\" of geometry '%s' is far from convex (volume %g, hull volume %g "
+         "m^3): it collides as its convex hull",
+         filename, g->name, g->mesh->volume, g->mesh->hull_volume);
+  return MR_OK;
+}
+
 static mr_status geom_mesh(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
   static const double one[3] = {1, 1, 1};
   double scale[3];
@@ -568,6 +584,7 @@ static mr_status geom_mesh(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
               strncmp(filename, "package://", 10) == 0
                   ? " under any package root (options, MOREAU_PACKAGE_PATH)"
                   : "");
+  if (!st) st = load_mesh(c, s, filename, g);
   free(filename);
   return st;
 }
@@ -618,6 +635,7 @@ static mr_status add_collision(urdf_ctx *c, const urdf_link *l, const xmlNode *c
   const xmlNode *shape = geometry;
   st = read_shape(c, geometry, &g, &shape);
   if (!st && mr_model_add_geom(c->m, &g, c->err) < 0) st = fail_builder(c, shape);
+  if (st) mr_mesh_free(g.mesh); /* otherwise owned by the model */
   free(g.mesh_file);
   return st;
 }
