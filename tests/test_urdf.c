@@ -358,6 +358,16 @@ static const error_case error_cases[] = {
     {"joint without inertia",
      HEAD ROOT "<link name=\"b\"/>\n" JOINT("j", "revolute", "a", "b") "</robot>",
      MR_ERR_INVALID, "t.urdf:4:", "joint \"j\" (link \"b\"): the links it moves carry no mass"},
+    {"mimic of a missing joint",
+     HEAD "<link name=\"a\">" UNIT_INERTIAL "</link><link name=\"b\">" UNIT_INERTIAL "</link>\n"
+          "<joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
+          "<mimic joint=\"ghost\" multiplier=\"2\"/></joint></robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "joint \"j\": <mimic> joint=\"ghost\" does not exist"},
+    {"mimic of itself",
+     HEAD "<link name=\"a\">" UNIT_INERTIAL "</link><link name=\"b\">" UNIT_INERTIAL "</link>\n"
+          "<joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
+          "<mimic joint=\"j\"/></joint></robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "not two distinct 1-dof joints"},
     {"massless free-flyer", HEAD ROOT "<link name=\"b\"/>\n" JOINT("j", "floating", "a", "b")
      "</robot>", MR_ERR_INVALID, "t.urdf:4:", "'lock_joints: [j]'"},
 };

@@ -1,7 +1,8 @@
 /* Appending one model to another (scenes combine free bodies and several robots into a single
  * kinematic tree). Bodies keep their order, so the topological numbering (parent < child) holds;
  * the roots of the appended tree hang from a chosen body at a chosen placement. Joint limits,
- * damping, armature, frames and geometries (meshes and heightfields deep-copied) follow. */
+ * damping, armature, frames, geometries (meshes and heightfields deep-copied) and mimic
+ * couplings follow. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,12 @@ int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 
   int rc = append_bodies(dst, src, parent_body, placement, prefix, body_map, err);
   if (!rc) rc = append_frames(dst, src, body_map, placement, prefix, err);
   if (!rc) rc = append_geoms(dst, src, body_map, placement, prefix, err);
+  for (int k = 0; !rc && k < src->nmimics; ++k) {
+    const mr_mimic *c = &src->mimics[k];
+    if (mr_model_add_mimic(dst, body_map[c->follower], body_map[c->leader], c->multiplier,
+                           c->offset, err) < 0)
+      rc = -1;
+  }
   free(body_map);
   return rc ? -1 : (src->nbodies > 1 ? first : dst->nbodies);
 }

@@ -318,6 +318,15 @@ static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r
   return MR_OK;
 }
 
+/* mimic joints follow their leaders in q: q_f = multiplier q_l + offset */
+static void apply_mimics(const mr_model *m, double *q) {
+  for (int k = 0; k < m->nmimics; ++k) {
+    const mr_mimic *c = &m->mimics[k];
+    q[m->bodies[c->follower].joint.idx_q] =
+        c->multiplier * q[m->bodies[c->leader].joint.idx_q] + c->offset;
+  }
+}
+
 /* initial configuration of the robot (its own coordinates) */
 static mr_status robot_posture(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q) {
   mr_ynode *pn = mr_yaml_get(&c->y, n, "posture"), *jn = mr_yaml_get(&c->y, n, "joints");
@@ -433,6 +442,7 @@ static mr_status base_twist(mr_scene_ctx *c, const mr_ynode *n, const mr_model *
 static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q,
                              mr_se3 X, mr_quat qb, mr_scene_robot *r) {
   if (robot_posture(c, n, m, q)) return scene_status(c);
+  apply_mimics(m, q);
   int given = mr_yaml_get(&c->y, n, "position") || mr_yaml_get(&c->y, n, "orientation");
   int srdf_base = mr_yaml_get(&c->y, n, "posture") != NULL;
   if (r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE &&

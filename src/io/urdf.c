@@ -821,13 +821,53 @@ static mr_status check_dofs(urdf_ctx *c, int *relock) {
   return MR_OK;
 }
 
+/* ---- mimic joints ---- */
+
+/* the <mimic joint multiplier offset> of moving joint j (index i): a coupling of the model; when
+ * the leader is fixed or locked, j is locked too (*relock) */
+static mr_status add_mimic(urdf_ctx *c, int i, const xmlNode *mim, int *relock) {
+  urdf_joint *j = &c->joints[i];
+  char *leader = NULL;
+  double mult = 1.0, off = 0.0;
+  mr_status st = attr_string(c, mim, "joint", &leader);
+  if (!st) st = attr_number(c, mim, "multiplier", &mult, 1.0);
+  if (!st) st = attr_number(c, mim, "offset", &off, 0.0);
+  int l = st ? -1 : find_joint(c, leader);
+  if (!st && l < 0)
+    st = fail(c, mim, MR_ERR_INVALID, "joint \"%s\": <mimic> joint=\"%s\" does not exist", j->name,
+              leader);
+  if (!st && c->joints[l].fixed) {
+    j->fixed = j->locked = 1;
+    *relock = 1;
+    warn(c, mim, "joint \"%s\" mimics \"%s\", which is fixed or locked: locked too, at q = 0",
+         j->name, leader);
+  } else if (!st) {
+    int fb = mr_model_joint_index(c->m, j->name), lb = mr_model_joint_index(c->m, leader);
+    if (mr_model_add_mimic(c->m, fb, lb, mult, off, c->err) < 0) st = fail_builder(c, mim);
+  }
+  free(leader);
+  return st;
+}
+
+/* every moving joint's <mimic>; a fixed joint's is meaningless and skipped */
+static mr_status add_mimics(urdf_ctx *c, int *relock) {
+  for (int i = 0; i < c->njoints; ++i) {
+    xmlNode *mim = child(c->joints[i].node, "mimic");
+    if (!mim || c->joints[i].fixed) continue;
+    mr_status st = add_mimic(c, i, mim, relock);
+    if (st) return st;
+  }
+  return MR_OK;
+}
+
 /* the model from the tree, again after locking joints that carry no inertia */
 static mr_status build_model(urdf_ctx *c, int root) {
   for (;;) {
     if (!(c->m = mr_model_create(c->robot))) return fail(c, NULL, MR_ERR_NOMEM, "out of memory");
     int relock = 0;
     mr_status st = walk(c, root);
-    if (!st) st = check_dofs(c, &relock);
+    if (!st) st = add_mimics(c, &relock);
+    if (!st && !relock) st = check_dofs(c, &relock);
     if (st || !relock) return st;
     mr_model_free(c->m);
     c->m = NULL;
