@@ -8,6 +8,7 @@
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
+#   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 
 CC      ?= cc
@@ -43,7 +44,8 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
-.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean
+.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
+        robots-table
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -127,6 +129,15 @@ experiments: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(EXP_PKGS)"
 	@$(MAKE) --no-print-directory all
 	MOREAU=$(PROGRAM) experiments/run.sh
+
+# docs/robots.md's table: the example-robot-data corpus test's results, spliced between the
+# table markers of the page (steps/s are this machine's, at the time of the run)
+robots-table: deps $(BUILD)/tests/test_robots_corpus
+	MOREAU_SHARED=$(SHARED) MOREAU_ROBOTS_TABLE=$(BUILD)/robots_table.md \
+	  $(BUILD)/tests/test_robots_corpus
+	awk -v t=$(BUILD)/robots_table.md '/<!-- robots-table -->/ {print; while ((getline l < t) > 0) \
+	  print l; skip = 1; next} /<!-- end robots-table -->/ {skip = 0} !skip' docs/robots.md \
+	  > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \
