@@ -159,7 +159,7 @@ typedef struct {
   long unconverged;       /* steps whose solver stopped before its tolerance */
   double steps_per_s;     /* wall clock, informative only */
   double mass, kp, kd;    /* the robot's mass and its PD gains */
-  char msg[MR_ERROR_MSG_MAX]; /* the first failure, empty when none */
+  char msg[2 * MR_ERROR_MSG_MAX]; /* the first failure, empty when none */
 } corpus_result;
 
 typedef struct {

@@ -2,7 +2,7 @@
  * root, a Collada palm mesh in centimetres, and a right finger that mimics the left one. It
  * loads, its mesh has the file's size in metres, and under a closing force on the left finger
  * alone both fingers close together as one body of twice a finger's mass. */
-#include "test_util.h"
+#include "cli_util.h"
 
 #include "moreau/scene.h"
 #include "moreau/sim.h"
@@ -11,6 +11,48 @@
 static void load(mr_scene *s) {
   mr_error err;
   if (mr_scene_load("tests/fixtures/gripper/gripper.yaml", s, &err)) fail_msg("%s", err.msg);
+}
+
+/* a one-link arm whose link's inertia breaks A + B >= C (principal moments 1, 1, 3) */
+static const char bad_inertia[] =
+    "<robot name=\"bad\"><link name=\"base\"/>\n"
+    "<joint name=\"j\" type=\"continuous\"><parent link=\"base\"/><child link=\"arm\"/>"
+    "<axis xyz=\"0 0 1\"/></joint>\n"
+    "<link name=\"arm\"><inertial><mass value=\"1\"/>\n"
+    "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"3\"/></inertial></link>"
+    "</robot>\n";
+
+/* the inertia policy at the command line and in scenes: refused with the URDF line and the fix
+ * named, repaired with --inertia-fix / inertia_fix: true and a warning; rbd notes a --floating
+ * it ignores on the world-rooted gripper */
+static void test_repairs_cli(void **state) {
+  char urdf[64], scene[64], args[512], out[8192];
+  cli_write_temp(bad_inertia, ".urdf", urdf);
+  snprintf(args, sizeof args, "rbd %s", urdf);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, ":4: link \"arm\": inertia breaks the triangle inequality"));
+  assert_non_null(strstr(out, "--inertia-fix"));
+  snprintf(args, sizeof args, "rbd %s --inertia-fix", urdf);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+  assert_non_null(strstr(out, "moreau rbd: warning: "));
+  assert_non_null(strstr(out, "principal moments 1.33333, 1.33333, 2.66667"));
+  char text[256];
+  snprintf(text, sizeof text, "robots:\n  - name: b\n    urdf: %s\n", urdf);
+  cli_write_temp(text, ".yaml", scene);
+  snprintf(args, sizeof args, "check %s", scene);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, ":3:11: 'urdf': "));
+  assert_non_null(strstr(out, "set 'inertia_fix: true' on the scene's robot"));
+  snprintf(text, sizeof text, "robots:\n  - name: b\n    urdf: %s\n    inertia_fix: true\n", urdf);
+  FILE *f = fopen(scene, "w");
+  fputs(text, f);
+  fclose(f);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+  assert_non_null(strstr(out, "1 warning(s), the last: "));
+  assert_int_equal(cli_run("rbd tests/fixtures/gripper/gripper.urdf --floating", 1, out, sizeof out),
+                   0);
+  assert_non_null(strstr(out, "the floating option is ignored"));
+  remove(urdf), remove(scene);
 }
 
 /* the model: world root (the palm is fixed: nq = nv = 2), one coupling, the palm mesh 8 x 6 x 4
@@ -64,6 +106,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gripper_model),
       cmocka_unit_test(test_gripper_closes),
+      cmocka_unit_test(test_repairs_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

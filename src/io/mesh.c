@@ -464,7 +464,6 @@ mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error 
 }
 
 mr_status mr_model_load_meshes(mr_model *model, int *nwarnings, char *warn_msg, mr_error *err) {
-  if (nwarnings) *nwarnings = 0;
   for (int i = 0; i < model->ngeoms; ++i) {
     mr_geom *g = &model->geoms[i];
     if (g->type != MR_GEOM_MESH || g->mesh) continue;
