@@ -1,0 +1,357 @@
+/* Analytical derivatives of RNEA and ABA (mr_rnea_derivatives, mr_aba_derivatives) on the
+ * project's robots (Solo-12 and TALOS with a free-flyer, the Allegro hand) and on random trees
+ * with every joint type (free, spherical, revolute about any axis, prismatic), numbered
+ * depth-first or not, at random states with random external forces:
+ *
+ * - against central finite differences of mr_rnea / mr_aba through the tangent space
+ *   (q ⊕ ±h e_k with mr_integrate, v ± h e_k, τ ± h e_k);
+ * - exact identities, independent of finite differences: ∂τ/∂a = M (CRBA), the τ it returns
+ *   equals mr_rnea's, M ∂q̈/∂τ = 1, and (∂τ/∂v) v = 2 C(q, v) v = 2 (b(q, v) − g(q)) since the
+ *   velocity terms are quadratic in v (Euler's theorem for homogeneous functions).
+ *
+ * Finite differences and their error (ε = 2.2e-16, |f| the size of the function's values and
+ * derivatives, the reference scale of every comparison): RNEA is quadratic in v and ABA is
+ * quadratic in v and linear in τ, so a central difference with a unit step is exact there but for
+ * the round-off of the function, ε |f| for RNEA and ε κ(M) |f| for ABA (a solve with M). In q the
+ * functions are smooth but not polynomial: Richardson's combination of central differences with
+ * steps 2h and h, h = 1e-3, has truncation O(h⁴) = 1e-12 |f⁽⁵⁾| and round-off ε κ / h. Each
+ * tolerance is that bound times 100 for the constants (derivatives of order five of products of
+ * lever arms, rotations and velocities, sums over up to 38 dofs); κ(M) is estimated by
+ * nv max|M| max|M⁻¹|. A sweep of h from 1e-3 to 1e-7 with plain central differences shows the
+ * errors fall as h² down to the round-off floor (docs/derivatives.md), as they must when the
+ * analytical derivative is right.
+ *
+ * moreau rbd --derivatives --json prints the same five matrices as the library at the same
+ * state, to the last bit (%.17g round-trips a double).
+ */
+#include "cli_util.h"
+
+#include <string.h>
+
+#include "core/json.h"
+#include "moreau/derivatives.h"
+#include "moreau/urdf.h"
+
+enum { NMAX = 64 };
+
+/* finite-difference steps in q and in v, τ (header comment) */
+#define FD_HQ 1e-3
+#define FD_HV 1.0
+#define EPS 2.2e-16
+/* exact identities computed along different summation orders: up to a few hundred roundings
+ * (sums over the subtree and the path of each dof, nv <= 38) of numbers of the size of the
+ * largest entry, 500 ε */
+#define EXACT_TOL (500 * EPS)
+
+/* the finite-difference tolerances of the header comment, for a condition number kappa (1 for
+ * RNEA, which solves nothing) */
+static double tol_q(double kappa) {
+  return 100.0 * (FD_HQ * FD_HQ * FD_HQ * FD_HQ + kappa * EPS / FD_HQ);
+}
+static double tol_v(double kappa) {
+  return 100.0 * kappa * EPS / FD_HV;
+}
+
+typedef struct {
+  double q[NMAX], v[NMAX], a[NMAX], tau[NMAX];
+} dstate;
+
+typedef struct {
+  double f[NMAX * NMAX];
+} mat;
+
+/* ---- models ---- */
+
+static mr_model *load_robot(const char *path, int floating) {
+  mr_urdf_options o = mr_urdf_options_default();
+  o.floating = floating;
+  o.collision = 0;
+  mr_model *m = NULL;
+  mr_error e;
+  if (mr_urdf_load(path, &o, &m, &e) != MR_OK) fail_msg("%s: %s", path, e.msg);
+  assert_true(m->nv <= NMAX);
+  return m;
+}
+
+static mr_se3 random_se3(uint64_t *s) {
+  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
+  return mr_se3_make(
+      mr_quat_to_m3(mr_quat_normalize(q)),
+      mr_v3(test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5)));
+}
+
+/* principal moments satisfying the triangle inequality, turned and offset at random */
+static mr_inertia random_inertia(uint64_t *s) {
+  double a = test_rand(s, 0.05, 1), b = test_rand(s, 0.05, 1), c = test_rand(s, 0.05, 1);
+  mr_mat3 D = mr_m3_diag(a + b, b + c, a + c);
+  mr_se3 X = random_se3(s);
+  mr_inertia Y = {test_rand(s, 0.5, 3), X.p, mr_m3_rotate(&X.R, &D)};
+  return Y;
+}
+
+/* a random tree of nb bodies cycling through every joint type, with armature; depth_first = 0
+ * lets a body hang from any earlier one (subtrees are then not contiguous dof ranges) */
+static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
+  static const mr_joint_type types[] = {MR_JOINT_FREE, MR_JOINT_SPHERICAL, MR_JOINT_REVOLUTE,
+                                        MR_JOINT_PRISMATIC, MR_JOINT_SPHERICAL, MR_JOINT_CONTINUOUS};
+  mr_model *m = mr_model_create("random");
+  mr_error err;
+  for (int k = 1; k <= nb; ++k) {
+    int parent = k == 1 ? 0 : (int)(test_rand_u64(s) % (uint64_t)k);
+    if (depth_first) parent = k - 1;
+    mr_vec3 axis = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+    if (k % 4 == 0) axis = mr_v3(0, 1, 0); /* the axis-aligned joint kernel */
+    char name[32];
+    snprintf(name, sizeof name, "b%d", k);
+    int id = mr_model_add_body(m, parent, name, types[(k - 1) % 6], random_se3(s), axis, name,
+                               random_inertia(s), &err);
+    assert_int_equal(id, k);
+    const mr_joint *j = &m->bodies[id].joint;
+    for (int i = 0; i < j->nv; ++i)
+      m->armature[j->idx_v + i] = test_rand(s, 0, 0.1);
+  }
+  return m;
+}
+
+/* a random state (|v|, |a| <= 1, |τ| <= 2) and random external forces (|f| <= 1 N, N m) */
+static void random_state(const mr_model *m, mr_data *d, uint64_t *s, dstate *x) {
+  mr_random_configuration(m, s, x->q);
+  for (int i = 0; i < m->nv; ++i) {
+    x->v[i] = test_rand(s, -1, 1), x->a[i] = test_rand(s, -1, 1);
+    x->tau[i] = test_rand(s, -2, 2);
+  }
+  d->f_ext[0] = mr_force_zero();
+  for (int b = 1; b < m->nbodies; ++b) {
+    d->f_ext[b].f = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+    d->f_ext[b].n = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+  }
+}
+
+/* ---- finite differences ---- */
+
+enum { WRT_Q, WRT_V, WRT_TAU };
+
+/* the function at the state moved by t along input k: RNEA (aba = 0) or ABA */
+static void eval(const mr_model *m, mr_data *d, const dstate *x, int wrt, int k, double t, int aba,
+                 double *out) {
+  double q[NMAX], v[NMAX], u[NMAX], e[NMAX] = {0};
+  memcpy(v, x->v, sizeof v);
+  memcpy(u, aba ? x->tau : x->a, sizeof u);
+  memcpy(q, x->q, sizeof q);
+  e[k] = 1.0;
+  if (wrt == WRT_Q) mr_integrate(m, x->q, e, t, q);
+  if (wrt == WRT_V) v[k] += t;
+  if (wrt == WRT_TAU) u[k] += t;
+  const double *r = aba ? mr_aba(m, d, q, v, u) : mr_rnea(m, d, q, v, u);
+  memcpy(out, r, (size_t)m->nv * sizeof(double));
+}
+
+/* central differences with step h into J (nv x nv, row-major) */
+static void fd_central(const mr_model *m, mr_data *d, const dstate *x, int wrt, int aba, double h,
+                       double *J) {
+  const int nv = m->nv;
+  double fp[NMAX], fm[NMAX];
+  for (int k = 0; k < nv; ++k) {
+    eval(m, d, x, wrt, k, h, aba, fp);
+    eval(m, d, x, wrt, k, -h, aba, fm);
+    for (int i = 0; i < nv; ++i)
+      J[i * nv + k] = (fp[i] - fm[i]) / (2.0 * h);
+  }
+}
+
+/* the finite-difference Jacobian (header comment): in q, Richardson's combination of the
+ * central differences with steps 2h and h, (4 D(h) − D(2h)) / 3, whose truncation is O(h⁴);
+ * in v and τ, where the functions are quadratic and linear, one central difference with a unit
+ * step, exact but for round-off */
+static void fd_matrix(const mr_model *m, mr_data *d, const dstate *x, int wrt, int aba, double *J) {
+  const int n2 = m->nv * m->nv;
+  static mat J2;
+  if (wrt != WRT_Q) {
+    fd_central(m, d, x, wrt, aba, FD_HV, J);
+    return;
+  }
+  fd_central(m, d, x, wrt, aba, FD_HQ, J);
+  fd_central(m, d, x, wrt, aba, 2.0 * FD_HQ, J2.f);
+  for (int i = 0; i < n2; ++i)
+    J[i] = (4.0 * J[i] - J2.f[i]) / 3.0;
+}
+
+static double max_abs(const double *a, int n) {
+  double r = 0.0;
+  for (int i = 0; i < n; ++i)
+    r = fmax(r, fabs(a[i]));
+  return r;
+}
+
+/* max |A − B| relative to max(1, |B|, |f|): the scale of the finite-difference error */
+static double rel_error(const double *A, const double *B, int n, double fscale) {
+  double e = 0.0;
+  for (int i = 0; i < n; ++i)
+    e = fmax(e, fabs(A[i] - B[i]));
+  return e / fmax(1.0, fmax(max_abs(B, n), fscale));
+}
+
+static void expect_fd(const char *what, const double *analytic, const double *fd, int nv,
+                      double fscale, double tol) {
+  double e = rel_error(analytic, fd, nv * nv, fscale);
+  if (!(e <= tol)) fail_msg("%s: relative error %.3g against finite differences > %.3g", what, e, tol);
+}
+
+/* ---- checks ---- */
+
+/* RNEA derivatives against finite differences and the exact identities */
+static void check_rnea(const mr_model *m, mr_data *d, mr_derivatives *dd, const dstate *x) {
+  const int nv = m->nv;
+  static mat fd, M;
+  double tau[NMAX], b[NMAX], g[NMAX], dv_v[NMAX];
+  mr_rnea_derivatives(m, d, dd, x->q, x->v, x->a);
+  memcpy(tau, d->tau_id, sizeof tau);
+  memcpy(M.f, d->M, (size_t)nv * nv * sizeof(double));
+  const double fscale = max_abs(mr_rnea(m, d, x->q, x->v, x->a), nv);
+  assert_vec_near(tau, d->tau_id, nv, EXACT_TOL * fmax(1.0, fscale));
+  mr_crba(m, d, x->q);
+  assert_vec_near(M.f, d->M, nv * nv, EXACT_TOL * fmax(1.0, max_abs(d->M, nv * nv)));
+  /* (∂τ/∂v) v = 2 (b − g), f_ext left out of b and g as it is of ∂τ/∂v */
+  memcpy(b, mr_nonlinear_effects(m, d, x->q, x->v), sizeof b);
+  memcpy(g, mr_generalized_gravity(m, d, x->q), sizeof g);
+  for (int i = 0; i < nv; ++i) {
+    dv_v[i] = 0.0;
+    for (int k = 0; k < nv; ++k)
+      dv_v[i] += dd->dtau_dv[i * nv + k] * x->v[k];
+    b[i] = 2.0 * (b[i] - g[i]);
+  }
+  assert_vec_near(dv_v, b, nv, EXACT_TOL * fmax(1.0, max_abs(dd->dtau_dv, nv * nv) * nv));
+  fd_matrix(m, d, x, WRT_Q, 0, fd.f);
+  expect_fd("dtau_dq", dd->dtau_dq, fd.f, nv, fscale, tol_q(1.0));
+  fd_matrix(m, d, x, WRT_V, 0, fd.f);
+  expect_fd("dtau_dv", dd->dtau_dv, fd.f, nv, fscale, tol_v(1.0));
+}
+
+/* ABA derivatives against finite differences, and M ∂q̈/∂τ = 1 */
+static void check_aba(const mr_model *m, mr_data *d, mr_derivatives *dd, const dstate *x) {
+  const int nv = m->nv;
+  static mat fd;
+  double ddq[NMAX];
+  assert_int_equal(mr_aba_derivatives(m, d, dd, x->q, x->v, x->tau, NULL), MR_OK);
+  memcpy(ddq, d->ddq, sizeof ddq);
+  const double fscale = max_abs(mr_aba(m, d, x->q, x->v, x->tau), nv);
+  assert_memory_equal(ddq, d->ddq, (size_t)nv * sizeof(double));
+  mr_crba(m, d, x->q);
+  double minv = max_abs(dd->dddq_dtau, nv * nv), mmax = max_abs(d->M, nv * nv);
+  double kappa = nv * mmax * minv;
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < nv; ++k) {
+      double s = 0.0;
+      for (int j = 0; j < nv; ++j)
+        s += d->M[i * nv + j] * dd->dddq_dtau[j * nv + k];
+      /* error of a solve: the condition number times the rounding unit */
+      assert_near(s, i == k ? 1.0 : 0.0, 4 * EPS * kappa);
+    }
+  fd_matrix(m, d, x, WRT_Q, 1, fd.f);
+  expect_fd("dddq_dq", dd->dddq_dq, fd.f, nv, fscale, tol_q(kappa));
+  fd_matrix(m, d, x, WRT_V, 1, fd.f);
+  expect_fd("dddq_dv", dd->dddq_dv, fd.f, nv, fscale, tol_v(kappa));
+  fd_matrix(m, d, x, WRT_TAU, 1, fd.f);
+  expect_fd("dddq_dtau", dd->dddq_dtau, fd.f, nv, fscale, tol_v(kappa));
+}
+
+static void check_model(mr_model *m, uint64_t seed, int nstates) {
+  mr_data *d = mr_data_create(m);
+  mr_derivatives *dd = mr_derivatives_create(m);
+  assert_non_null(d), assert_non_null(dd);
+  for (int k = 0; k < nstates; ++k) {
+    dstate x;
+    random_state(m, d, &seed, &x);
+    check_rnea(m, d, dd, &x);
+    check_aba(m, d, dd, &x);
+  }
+  mr_derivatives_free(dd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+/* ---- tests ---- */
+
+static void test_solo12(void **state) {
+  (void)state;
+  check_model(load_robot("robots/solo12/solo12.urdf", 1), 11, 10);
+}
+
+static void test_talos(void **state) {
+  (void)state;
+  check_model(load_robot("robots/talos/talos.urdf", 1), 12, 5);
+}
+
+static void test_allegro(void **state) {
+  (void)state;
+  check_model(load_robot("robots/allegro/allegro_right_hand.urdf", 0), 13, 10);
+}
+
+static void test_random_trees(void **state) {
+  (void)state;
+  uint64_t s = 14;
+  for (int t = 0; t < 6; ++t)
+    check_model(random_tree(&s, 4 + 3 * t, t % 2), 100 + (uint64_t)t, 3);
+}
+
+/* a comma-separated list of n numbers for the command line, %.17g each */
+static void write_list(char *out, size_t size, const double *x, int n) {
+  size_t at = 0;
+  for (int i = 0; i < n && at < size; ++i)
+    at += (size_t)snprintf(out + at, size - at, i ? ",%.17g" : "%.17g", x[i]);
+}
+
+/* moreau rbd --derivatives --json on Solo-12 against the library */
+static void test_cli(void **state) {
+  (void)state;
+  mr_model *m = load_robot("robots/solo12/solo12.urdf", 1);
+  mr_data *d = mr_data_create(m);
+  mr_derivatives *dd = mr_derivatives_create(m);
+  uint64_t seed = 15;
+  dstate x;
+  random_state(m, d, &seed, &x);
+  for (int b = 0; b < m->nbodies; ++b)
+    d->f_ext[b] = mr_force_zero(); /* the command applies no external force */
+  static char args[9000], lists[4][1000], out[1 << 18];
+  write_list(lists[0], sizeof lists[0], x.q, m->nq);
+  write_list(lists[1], sizeof lists[1], x.v, m->nv);
+  write_list(lists[2], sizeof lists[2], x.a, m->nv);
+  write_list(lists[3], sizeof lists[3], x.tau, m->nv);
+  snprintf(args, sizeof args,
+           "rbd robots/solo12/solo12.urdf --floating --derivatives --json --q %s --v %s --a %s "
+           "--tau %s",
+           lists[0], lists[1], lists[2], lists[3]);
+  assert_int_equal(cli_run(args, 0, out, sizeof out), 0);
+  mr_json *j = NULL;
+  assert_int_equal(mr_json_parse(out, "rbd", &j, NULL), MR_OK);
+  assert_int_equal(mr_aba_derivatives(m, d, dd, x.q, x.v, x.tau, NULL), MR_OK);
+  mr_rnea_derivatives(m, d, dd, x.q, x.v, x.a);
+  const char *keys[5] = {"dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv", "dddq_dtau"};
+  const double *mats[5] = {dd->dtau_dq, dd->dtau_dv, dd->dddq_dq, dd->dddq_dv, dd->dddq_dtau};
+  for (int k = 0; k < 5; ++k) {
+    const mr_json *A = mr_json_get(j, keys[k]);
+    assert_non_null(A);
+    assert_int_equal(A->count, m->nv);
+    for (int r = 0; r < m->nv; ++r) {
+      const mr_json *row = mr_json_at(A, r);
+      assert_int_equal(row->count, m->nv);
+      for (int c = 0; c < m->nv; ++c)
+        assert_true(mr_json_at(row, c)->number == mats[k][r * m->nv + c]);
+    }
+  }
+  mr_json_free(j);
+  mr_derivatives_free(dd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_solo12),
+      cmocka_unit_test(test_talos),
+      cmocka_unit_test(test_allegro),
+      cmocka_unit_test(test_random_trees),
+      cmocka_unit_test(test_cli),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
