@@ -231,33 +231,74 @@ void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, cons
 
 /* ---- ABA derivatives ---- */
 
-/* X ← M⁻¹ X for a row-major nv x nv X, with the factor M = U D Uᵀ in d: the three triangular
- * stages of mr_ldlt_solve applied to every column at once as operations on rows */
-static void solve_rows(const mr_data *d, int nv, double *restrict X) {
+/* row_i −= u row_k over n entries, for two matrices at once */
+static inline void axpy2(double *restrict xi, const double *restrict xk, double *restrict yi,
+                         const double *restrict yk, double u, size_t n) {
+  for (size_t c = 0; c < n; ++c)
+    xi[c] -= u * xk[c];
+  for (size_t c = 0; c < n; ++c)
+    yi[c] -= u * yk[c];
+}
+
+/* X ← M⁻¹ X and Y ← M⁻¹ Y for row-major nv x nv X and Y, with the factor M = U D Uᵀ in d: the
+ * three triangular stages of mr_ldlt_solve applied to every column at once as operations on
+ * rows, both matrices in the same sweep (one walk of the dof chains for the two) */
+static void solve_rows(const mr_data *d, int nv, double *restrict X, double *restrict Y) {
   const int *par = d->parent_dof;
   const double *U = d->U;
   const size_t n = (size_t)nv;
   /* U⁻¹: descending k, row k spread to its ancestors */
   for (int k = nv - 1; k >= 0; --k)
+    for (int i = par[k]; i >= 0; i = par[i])
+      axpy2(X + (size_t)i * n, X + (size_t)k * n, Y + (size_t)i * n, Y + (size_t)k * n,
+            U[(size_t)i * n + (size_t)k], n);
+  for (int k = 0; k < nv; ++k)
+    for (size_t c = 0; c < n; ++c) {
+      X[(size_t)k * n + c] *= d->Dinv[k];
+      Y[(size_t)k * n + c] *= d->Dinv[k];
+    }
+  /* U⁻ᵀ: ascending k, row k gathers its ancestors */
+  for (int k = 0; k < nv; ++k)
+    for (int i = par[k]; i >= 0; i = par[i])
+      axpy2(X + (size_t)k * n, X + (size_t)i * n, Y + (size_t)k * n, Y + (size_t)i * n,
+            U[(size_t)i * n + (size_t)k], n);
+}
+
+/* X = M⁻¹ from the factor, using its structure: W = D⁻¹ U⁻¹ has row k nonzero only on the
+ * columns of sub(k) (k … k + nvSubtree[k] − 1 for contiguous subtrees, else k … nv − 1), and
+ * M⁻¹ = U⁻ᵀ W is symmetric, so only its upper triangle is formed (row k of U⁻ᵀ W on columns ≥ k
+ * needs its ancestors' rows on the same columns only) and then mirrored */
+static void inverse_rows(const mr_data *d, int nv, double *restrict X) {
+  const int *par = d->parent_dof;
+  const double *U = d->U;
+  const size_t n = (size_t)nv;
+  const int contiguous = mr_work(d)->contiguous;
+  memset(X, 0, n * n * sizeof(double));
+  for (int k = nv - 1; k >= 0; --k) {
+    const size_t end = contiguous ? (size_t)(k + d->nvSubtree[k]) : n;
+    const double *restrict xk = X + (size_t)k * n;
+    X[(size_t)k * n + (size_t)k] = 1.0;
     for (int i = par[k]; i >= 0; i = par[i]) {
       const double u = U[(size_t)i * n + (size_t)k];
       double *restrict xi = X + (size_t)i * n;
-      const double *restrict xk = X + (size_t)k * n;
-      for (size_t c = 0; c < n; ++c)
+      for (size_t c = (size_t)k; c < end; ++c)
         xi[c] -= u * xk[c];
     }
-  for (int k = 0; k < nv; ++k)
-    for (size_t c = 0; c < n; ++c)
-      X[(size_t)k * n + c] *= d->Dinv[k];
-  /* U⁻ᵀ: ascending k, row k gathers its ancestors */
-  for (int k = 0; k < nv; ++k)
+  }
+  for (int k = 0; k < nv; ++k) {
+    double *restrict xk = X + (size_t)k * n;
+    for (size_t c = (size_t)k; c < n; ++c)
+      xk[c] *= d->Dinv[k];
     for (int i = par[k]; i >= 0; i = par[i]) {
       const double u = U[(size_t)i * n + (size_t)k];
-      double *restrict xk = X + (size_t)k * n;
       const double *restrict xi = X + (size_t)i * n;
-      for (size_t c = 0; c < n; ++c)
+      for (size_t c = (size_t)k; c < n; ++c)
         xk[c] -= u * xi[c];
     }
+  }
+  for (size_t r = 0; r < n; ++r)
+    for (size_t c = r + 1; c < n; ++c)
+      X[c * n + r] = X[r * n + c];
 }
 
 mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
@@ -271,12 +312,8 @@ mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, 
   for (size_t r = 0; r < n2; ++r) {
     dd->dddq_dq[r] = -dd->dtau_dq[r];
     dd->dddq_dv[r] = -dd->dtau_dv[r];
-    dd->dddq_dtau[r] = 0.0;
   }
-  for (int k = 0; k < nv; ++k)
-    dd->dddq_dtau[(size_t)k * (size_t)nv + (size_t)k] = 1.0;
-  solve_rows(d, nv, dd->dddq_dq);
-  solve_rows(d, nv, dd->dddq_dv);
-  solve_rows(d, nv, dd->dddq_dtau);
+  solve_rows(d, nv, dd->dddq_dq, dd->dddq_dv);
+  inverse_rows(d, nv, dd->dddq_dtau);
   return MR_OK;
 }
