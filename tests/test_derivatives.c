@@ -16,13 +16,20 @@
  * functions are smooth but not polynomial: Richardson's combination of central differences with
  * steps 2h and h, h = 1e-3, has truncation O(h⁴) = 1e-12 |f⁽⁵⁾| and round-off ε κ / h. Each
  * tolerance is that bound times 100 for the constants (derivatives of order five of products of
- * lever arms, rotations and velocities, sums over up to 38 dofs); κ(M) is estimated by
- * nv max|M| max|M⁻¹|. A sweep of h from 1e-3 to 1e-7 with plain central differences shows the
+ * lever arms, rotations and velocities, sums over up to 38 dofs); κ(M) is the 1-norm condition
+ * number ‖M‖₁ ‖M⁻¹‖₁. A sweep of h from 1e-3 to 1e-7 with plain central differences shows the
  * errors fall as h² down to the round-off floor (docs/derivatives.md), as they must when the
  * analytical derivative is right.
  *
  * moreau rbd --derivatives --json prints the same five matrices as the library at the same
  * state, to the last bit (%.17g round-trips a double).
+ *
+ * The free-motion step (mr_step_free, mr_step_free_derivatives) on the same robots with random PD
+ * gains and targets and on random trees with spherical and free joints (Δt = 0.1, so that the
+ * Jacobians of the exponential matter): its six Jacobians against the same Richardson
+ * differences of mr_step_free, ∂q⁺ compared through q⁺(x ± h e_k) ⊖ q⁺(x) (mr_difference), the
+ * tolerance tol_q(κ(M̃)) for all of them since q⁺ is not polynomial in any input; and bad
+ * parameters (Δt <= 0, gains on a free-flyer dof, k_p without targets) give errors naming them.
  */
 #include "cli_util.h"
 
@@ -183,6 +190,18 @@ static double max_abs(const double *a, int n) {
   return r;
 }
 
+/* the 1-norm condition number ‖A‖₁ ‖A⁻¹‖₁ of an nv x nv matrix given with its inverse */
+static double cond1(const double *A, const double *Ainv, int nv) {
+  double a = 0.0, b = 0.0;
+  for (int c = 0; c < nv; ++c) {
+    double sa = 0.0, sb = 0.0;
+    for (int r = 0; r < nv; ++r)
+      sa += fabs(A[r * nv + c]), sb += fabs(Ainv[r * nv + c]);
+    a = fmax(a, sa), b = fmax(b, sb);
+  }
+  return a * b;
+}
+
 /* max |A − B| relative to max(1, |B|, |f|): the scale of the finite-difference error */
 static double rel_error(const double *A, const double *B, int n, double fscale) {
   double e = 0.0;
@@ -237,15 +256,14 @@ static void check_aba(const mr_model *m, mr_data *d, mr_derivatives *dd, const d
   const double fscale = max_abs(mr_aba(m, d, x->q, x->v, x->tau), nv);
   assert_memory_equal(ddq, d->ddq, (size_t)nv * sizeof(double));
   mr_crba(m, d, x->q);
-  double minv = max_abs(dd->dddq_dtau, nv * nv), mmax = max_abs(d->M, nv * nv);
-  double kappa = nv * mmax * minv;
+  const double kappa = cond1(d->M, dd->dddq_dtau, nv);
   for (int i = 0; i < nv; ++i)
     for (int k = 0; k < nv; ++k) {
       double s = 0.0;
       for (int j = 0; j < nv; ++j)
         s += d->M[i * nv + j] * dd->dddq_dtau[j * nv + k];
-      /* error of a solve: the condition number times the rounding unit */
-      assert_near(s, i == k ? 1.0 : 0.0, 4 * EPS * kappa);
+      /* error of a solve: the condition number times the rounding unit, nv terms */
+      assert_near(s, i == k ? 1.0 : 0.0, nv * EPS * kappa);
     }
   fd_matrix(m, d, x, WRT_Q, 1, fd.f);
   expect_fd("dddq_dq", dd->dddq_dq, fd.f, nv, fscale, tol_q(kappa));
@@ -292,6 +310,139 @@ static void test_random_trees(void **state) {
   uint64_t s = 14;
   for (int t = 0; t < 6; ++t)
     check_model(random_tree(&s, 4 + 3 * t, t % 2), 100 + (uint64_t)t, 3);
+}
+
+/* ---- one time step ---- */
+
+/* the step's inputs and PD settings */
+typedef struct {
+  dstate x;
+  double kp[NMAX], kd[NMAX], target[NMAX];
+  mr_step_params p;
+} step_case;
+
+/* a random state, with PD gains (k_p in [0, 50], k_d in [0, 1]) and targets on every 1-dof
+ * joint when pd */
+static void step_setup(const mr_model *m, mr_data *d, uint64_t *s, int pd, double dt,
+                       step_case *c) {
+  random_state(m, d, s, &c->x);
+  for (int k = 0; k < m->nv; ++k) {
+    const int one = m->bodies[m->dof_body[k]].joint.nv == 1;
+    c->kp[k] = pd && one ? test_rand(s, 0, 50) : 0.0;
+    c->kd[k] = pd && one ? test_rand(s, 0, 1) : 0.0;
+    c->target[k] = test_rand(s, -1, 1);
+  }
+  c->p = (mr_step_params){dt, c->kp, c->kd, c->target};
+}
+
+/* x⁺ with input k moved by t (wrt q: q ⊕ t e_k), as (q⁺ ⊖ q⁺₀, v⁺) stacked: 2 nv numbers */
+static void step_moved(const mr_model *m, mr_data *d, const step_case *c, const double *q0n,
+                       int wrt, int k, double t, double *out) {
+  double q[NMAX], v[NMAX], u[NMAX], e[NMAX] = {0}, qn[NMAX];
+  memcpy(q, c->x.q, sizeof q), memcpy(v, c->x.v, sizeof v), memcpy(u, c->x.tau, sizeof u);
+  e[k] = 1.0;
+  if (wrt == WRT_Q) mr_integrate(m, c->x.q, e, t, q);
+  if (wrt == WRT_V) v[k] += t;
+  if (wrt == WRT_TAU) u[k] += t;
+  assert_int_equal(mr_step_free(m, d, &c->p, q, v, u, qn, out + m->nv, NULL), MR_OK);
+  mr_difference(m, q0n, qn, out);
+}
+
+/* Richardson-combined central differences of the step (header comment), into Jq (∂q⁺) and Jv
+ * (∂v⁺) */
+static void fd_step(const mr_model *m, mr_data *d, const step_case *c, const double *q0n, int wrt,
+                    double *Jq, double *Jv) {
+  const int nv = m->nv;
+  double f[4][2 * NMAX];
+  const double hs[4] = {FD_HQ, -FD_HQ, 2 * FD_HQ, -2 * FD_HQ};
+  for (int k = 0; k < nv; ++k) {
+    for (int s = 0; s < 4; ++s)
+      step_moved(m, d, c, q0n, wrt, k, hs[s], f[s]);
+    for (int i = 0; i < 2 * nv; ++i) {
+      double d1 = (f[0][i] - f[1][i]) / (2 * FD_HQ), d2 = (f[2][i] - f[3][i]) / (4 * FD_HQ);
+      (i < nv ? Jq : Jv)[(i % nv) * nv + k] = (4 * d1 - d2) / 3;
+    }
+  }
+}
+
+/* the step derivatives against finite differences of mr_step_free, and the step they return
+ * against mr_step_free's */
+static void check_step(mr_model *m, uint64_t seed, int nstates, int pd, double dt) {
+  mr_data *d = mr_data_create(m);
+  mr_step_derivatives *sd = mr_step_derivatives_create(m);
+  assert_non_null(d), assert_non_null(sd);
+  const int nv = m->nv;
+  static mat Jq, Jv;
+  for (int t = 0; t < nstates; ++t) {
+    step_case c;
+    step_setup(m, d, &seed, pd, dt, &c);
+    double qn[NMAX], vn[NMAX], qn2[NMAX], vn2[NMAX];
+    assert_int_equal(mr_step_free_derivatives(m, d, sd, &c.p, c.x.q, c.x.v, c.x.tau, qn, vn, NULL),
+                     MR_OK);
+    assert_int_equal(mr_step_free(m, d, &c.p, c.x.q, c.x.v, c.x.tau, qn2, vn2, NULL), MR_OK);
+    assert_memory_equal(vn, vn2, (size_t)nv * sizeof(double));
+    assert_memory_equal(qn, qn2, (size_t)m->nq * sizeof(double));
+    /* κ(M̃) from M̃ and M̃⁻¹ = ∂v⁺/∂τ / Δt; the finite differences' round-off grows with it */
+    static mat Mt, Mtinv;
+    mr_crba(m, d, c.x.q);
+    for (int r = 0; r < nv * nv; ++r)
+      Mt.f[r] = d->M[r], Mtinv.f[r] = sd->dvn_dtau[r] / dt;
+    for (int k = 0; k < nv; ++k)
+      Mt.f[k * nv + k] += dt * (c.kd[k] + m->damping[k]) + dt * dt * c.kp[k];
+    const double kappa = cond1(Mt.f, Mtinv.f, nv);
+    const double fscale = fmax(max_abs(vn, nv), 1.0);
+    const double *an[3][2] = {{sd->dqn_dq, sd->dvn_dq}, {sd->dqn_dv, sd->dvn_dv},
+                              {sd->dqn_dtau, sd->dvn_dtau}};
+    const char *names[3][2] = {{"dqn_dq", "dvn_dq"}, {"dqn_dv", "dvn_dv"},
+                               {"dqn_dtau", "dvn_dtau"}};
+    for (int w = 0; w < 3; ++w) {
+      fd_step(m, d, &c, qn, w, Jq.f, Jv.f);
+      expect_fd(names[w][0], an[w][0], Jq.f, nv, fscale, tol_q(kappa));
+      expect_fd(names[w][1], an[w][1], Jv.f, nv, fscale, tol_q(kappa));
+    }
+  }
+  mr_step_derivatives_free(sd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+static void test_step_robots(void **state) {
+  (void)state;
+  check_step(load_robot("robots/solo12/solo12.urdf", 1), 21, 3, 1, 0.01);
+  check_step(load_robot("robots/talos/talos.urdf", 1), 22, 2, 1, 1e-3);
+  check_step(load_robot("robots/allegro/allegro_right_hand.urdf", 0), 23, 3, 1, 0.01);
+}
+
+/* spherical and free joints take the SO(3) / SE(3) Jacobians of the exponential; a large step
+ * (Δt = 0.1, rotations of up to 0.1 × |v| rad per step) exercises their nonlinear terms */
+static void test_step_random_trees(void **state) {
+  (void)state;
+  uint64_t s = 24;
+  for (int t = 0; t < 4; ++t)
+    check_step(random_tree(&s, 4 + 2 * t, t % 2), 200 + (uint64_t)t, 2, 1, 0.1);
+}
+
+/* bad parameters are reported, not computed */
+static void test_step_errors(void **state) {
+  (void)state;
+  mr_model *m = load_robot("robots/solo12/solo12.urdf", 1);
+  mr_data *d = mr_data_create(m);
+  double q[NMAX], v[NMAX] = {0}, qn[NMAX], vn[NMAX], kp[NMAX] = {0};
+  mr_neutral(m, q);
+  mr_error e;
+  mr_step_params p = {0.0, NULL, NULL, NULL};
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "time step 0"));
+  kp[2] = 1.0; /* a dof of the free-flyer */
+  p = (mr_step_params){0.01, kp, NULL, v};
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "dof 2 of joint 'root_joint'"));
+  kp[2] = 0.0, kp[7] = 1.0;
+  p.q_target = NULL;
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "no q_target"));
+  mr_data_free(d);
+  mr_model_free(m);
 }
 
 /* a comma-separated list of n numbers for the command line, %.17g each */
@@ -352,6 +503,9 @@ int main(void) {
       cmocka_unit_test(test_allegro),
       cmocka_unit_test(test_random_trees),
       cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_step_robots),
+      cmocka_unit_test(test_step_random_trees),
+      cmocka_unit_test(test_step_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,4 +44,47 @@ void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, cons
 mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
                              const double *v, const double *tau, mr_error *err);
 
+/* ---- one time step of the free motion ----
+ *
+ * The semi-implicit Euler step of mr_sim without contacts, constraints or effort limits
+ * (sim.h's header comment), written here from its equations: with the PD gains k_p, k_d per dof
+ * (1-dof joints only), the model's joint damping, e = q_target − q on the dofs with gains,
+ *   M̃ = M(q) + Δt diag(k_d + damping) + Δt² diag(k_p),
+ *   v⁺ = v + Δt M̃⁻¹ (τ + k_p e − b(q, v) + Σ Jᵀ f_ext − (k_d + damping + Δt k_p) v),
+ *   q⁺ = q ⊕ Δt v⁺,
+ * with the external forces d->f_ext held in their bodies' frames. */
+typedef struct {
+  double dt;              /* time step Δt (s), > 0 */
+  const double *kp;       /* PD stiffness per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  const double *kd;       /* PD damping per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  const double *q_target; /* per dof (nv): the target of the dof's coordinate, read where kp ≠ 0 */
+} mr_step_params;
+
+typedef struct mr_step_derivatives {
+  int nv;
+  double *dvn_dq, *dvn_dv, *dvn_dtau; /* ∂v⁺/∂q (tangent), ∂v⁺/∂v, ∂v⁺/∂τ (nv x nv) */
+  double *dqn_dq, *dqn_dv, *dqn_dtau; /* ∂q⁺/∂q, ∂q⁺/∂v, ∂q⁺/∂τ in the tangent space at q⁺ */
+  mr_derivatives *rbd;                /* the RNEA derivatives the chain rule goes through */
+  double *work;                       /* nv x nv scratch and nv vectors */
+} mr_step_derivatives;
+
+/* Memory for the step derivatives of a model; NULL when out of memory. */
+mr_step_derivatives *mr_step_derivatives_create(const mr_model *m);
+void mr_step_derivatives_free(mr_step_derivatives *sd);
+
+/* One free-motion step from (q, v) under torques tau into q_next, v_next (d->a is zeroed and
+ * used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p without
+ * targets; MR_ERR_NUMERIC when M̃ is not positive definite. */
+mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
+                       const double *v, const double *tau, double *q_next, double *v_next,
+                       mr_error *err);
+
+/* The same step (q_next, v_next may be NULL) and its derivatives into sd; ∂x⁺/∂q_target is
+ * ∂x⁺/∂τ diag(k_p). Columns in q are along q ⊕ ε e_k; rows of ∂q⁺ are tangent at q⁺ (the δ with
+ * q⁺(x + ε e_k) = q⁺ ⊕ ε δ + O(ε²)). */
+mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                   const mr_step_params *p, const double *q, const double *v,
+                                   const double *tau, double *q_next, double *v_next,
+                                   mr_error *err);
+
 #endif

@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynamics/derivatives_internal.h"
 #include "dynamics/internal.h"
-#include "moreau/derivatives.h"
 
 /* the Coriolis operator of a body or a subtree: D x = (−2 h_f × x_w, D22 x_w) */
 typedef struct {
@@ -243,7 +243,7 @@ static inline void axpy2(double *restrict xi, const double *restrict xk, double 
 /* X ← M⁻¹ X and Y ← M⁻¹ Y for row-major nv x nv X and Y, with the factor M = U D Uᵀ in d: the
  * three triangular stages of mr_ldlt_solve applied to every column at once as operations on
  * rows, both matrices in the same sweep (one walk of the dof chains for the two) */
-static void solve_rows(const mr_data *d, int nv, double *restrict X, double *restrict Y) {
+void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *restrict Y) {
   const int *par = d->parent_dof;
   const double *U = d->U;
   const size_t n = (size_t)nv;
@@ -268,7 +268,7 @@ static void solve_rows(const mr_data *d, int nv, double *restrict X, double *res
  * columns of sub(k) (k … k + nvSubtree[k] − 1 for contiguous subtrees, else k … nv − 1), and
  * M⁻¹ = U⁻ᵀ W is symmetric, so only its upper triangle is formed (row k of U⁻ᵀ W on columns ≥ k
  * needs its ancestors' rows on the same columns only) and then mirrored */
-static void inverse_rows(const mr_data *d, int nv, double *restrict X) {
+void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
   const int *par = d->parent_dof;
   const double *U = d->U;
   const size_t n = (size_t)nv;
@@ -313,7 +313,7 @@ mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, 
     dd->dddq_dq[r] = -dd->dtau_dq[r];
     dd->dddq_dv[r] = -dd->dtau_dv[r];
   }
-  solve_rows(d, nv, dd->dddq_dq, dd->dddq_dv);
-  inverse_rows(d, nv, dd->dddq_dtau);
+  mr_ldlt_solve_rows(d, nv, dd->dddq_dq, dd->dddq_dv);
+  mr_ldlt_inverse_rows(d, nv, dd->dddq_dtau);
   return MR_OK;
 }
