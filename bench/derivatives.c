@@ -9,11 +9,17 @@
  *   FD RNEA (central)  ∂τ/∂q, ∂τ/∂v by central differences: 4 nv calls of mr_rnea
  *   FD ABA (forward)   ∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ by forward differences: 3 nv + 1 calls of mr_aba
  *   FD ABA (central)   the same by central differences: 6 nv calls of mr_aba
+ *   step               one mr_step_free (Δt = 1 ms, PD gains k_p = 10, k_d = 0.3 on the 1-dof
+ *                      joints)
+ *   step derivs        mr_step_free_derivatives: the step and its six Jacobians
+ *   FD step (central)  the six Jacobians by central differences of mr_step_free (6 nv steps,
+ *                      ∂q⁺ through mr_difference)
  *
  * Timings are interleaved: each round visits every state and, at each state, times a batch of
  * calls of every function in turn, so a change of load on the shared machine falls on all of them
  * alike. 50 states × 5 rounds give 250 samples per function, each the mean of a batch; the table
- * shows the median and the 10th percentile in µs per call, and the ratio of the medians to ABA's. */
+ * shows the median and the 10th percentile in µs per call, and the ratio of the medians to ABA's
+ * (to one step for the step rows). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +30,14 @@
 #include "moreau/urdf.h"
 
 enum { NSTATES = 50, NROUNDS = 5, NSAMPLES = NSTATES * NROUNDS, NMAX = 64 };
-enum { ABA, RNEA_D, ABA_D, FD_RNEA, FD_ABA_FWD, FD_ABA, NFUNCS };
+enum { ABA, RNEA_D, ABA_D, FD_RNEA, FD_ABA_FWD, FD_ABA, STEP, STEP_D, FD_STEP, NFUNCS };
 
-static const char *const func_names[NFUNCS] = {"ABA",        "RNEA derivs",      "ABA derivs",
-                                               "FD RNEA (central)", "FD ABA (forward)",
-                                               "FD ABA (central)"};
+static const char *const func_names[NFUNCS] = {
+    "ABA",  "RNEA derivs", "ABA derivs",       "FD RNEA (central)", "FD ABA (forward)",
+    "FD ABA (central)", "step", "step derivs", "FD step (central)"};
 /* calls per batch: many for the cheap functions, one for the finite differences (a batch of a
  * millisecond or more is often cut by the scheduler on a loaded machine) */
-static const int batch_calls[NFUNCS] = {20, 10, 10, 1, 1, 1};
+static const int batch_calls[NFUNCS] = {20, 10, 10, 1, 1, 1, 10, 5, 1};
 
 typedef struct {
   const char *name, *path;
@@ -124,9 +130,41 @@ static void fd_aba(const mr_model *m, mr_data *d, const double *q, const double 
     }
 }
 
+/* the step's parameters (set per robot) and derivatives */
+static mr_step_params step_params;
+static mr_step_derivatives *step_d;
+
+/* the six step Jacobians by central differences with step h */
+static void fd_step(const mr_model *m, mr_data *d, const double *q, const double *v,
+                    const double *tau, double h) {
+  const int nv = m->nv;
+  double q0n[NMAX], v0n[NMAX], qp[NMAX], vp[NMAX], up[NMAX], e[NMAX] = {0};
+  double qn[2][NMAX], vn[2][NMAX], dq[2][NMAX];
+  mr_step_free(m, d, &step_params, q, v, tau, q0n, v0n, NULL);
+  for (int w = 0; w < 3; ++w)
+    for (int k = 0; k < nv; ++k)
+      for (int s = 0; s < 2; ++s) {
+        const double t = s ? -h : h;
+        memcpy(vp, v, (size_t)nv * sizeof(double));
+        memcpy(up, tau, (size_t)nv * sizeof(double));
+        e[k] = 1.0;
+        if (w == 0) mr_integrate(m, q, e, t, qp);
+        e[k] = 0.0;
+        if (w == 1) vp[k] += t;
+        if (w == 2) up[k] += t;
+        mr_step_free(m, d, &step_params, w == 0 ? qp : q, vp, up, qn[s], vn[s], NULL);
+        mr_difference(m, q0n, qn[s], dq[s]);
+        if (s) {
+          fd_column(J[w], nv, k, dq[0], dq[1], 2 * h);
+          fd_column(J[w], nv, k, vn[0], vn[1], 2 * h);
+        }
+      }
+}
+
 /* one batch of function f at state k; µs per call */
 static double batch(int f, const mr_model *m, mr_data *d, mr_derivatives *dd, const states *S,
                     int k) {
+  double qn[NMAX], vn[NMAX];
   const int n = batch_calls[f];
   double t0 = now_us();
   for (int r = 0; r < n; ++r) {
@@ -142,6 +180,16 @@ static double batch(int f, const mr_model *m, mr_data *d, mr_derivatives *dd, co
       break;
     case FD_RNEA:
       fd_rnea(m, d, S->q[k], S->v[k], S->a[k], 1e-6);
+      break;
+    case STEP:
+      mr_step_free(m, d, &step_params, S->q[k], S->v[k], S->tau[k], qn, vn, NULL);
+      break;
+    case STEP_D:
+      mr_step_free_derivatives(m, d, step_d, &step_params, S->q[k], S->v[k], S->tau[k], qn, vn,
+                               NULL);
+      break;
+    case FD_STEP:
+      fd_step(m, d, S->q[k], S->v[k], S->tau[k], 1e-6);
       break;
     default:
       fd_aba(m, d, S->q[k], S->v[k], S->tau[k], 1e-6, f == FD_ABA);
@@ -177,6 +225,13 @@ static void bench_robot(const robot *r) {
   }
   mr_data *d = mr_data_create(m);
   mr_derivatives *dd = mr_derivatives_create(m);
+  static double kp[NMAX], kd[NMAX], target[NMAX];
+  for (int i = 0; i < m->nv; ++i) {
+    const int one = m->bodies[m->dof_body[i]].joint.nv == 1;
+    kp[i] = one ? 10.0 : 0.0, kd[i] = one ? 0.3 : 0.0, target[i] = 0.0;
+  }
+  step_params = (mr_step_params){1e-3, kp, kd, target};
+  step_d = mr_step_derivatives_create(m);
   static states S;
   static double t[NFUNCS][NSAMPLES];
   random_states(m, &S);
@@ -187,15 +242,16 @@ static void bench_robot(const robot *r) {
       for (int f = 0; f < NFUNCS; ++f)
         t[f][round * NSTATES + k] = batch(f, m, d, dd, &S, k);
   printf("\n%s (nq %d, nv %d, bodies %d)\n", r->name, m->nq, m->nv, m->nbodies - 1);
-  printf("  %-18s %9s %9s %9s\n", "function", "median", "p10", "/ ABA");
+  printf("  %-18s %9s %9s %9s\n", "function", "median", "p10", "/ ref");
   double aba = 0.0;
   for (int f = 0; f < NFUNCS; ++f) {
     qsort(t[f], NSAMPLES, sizeof t[f][0], cmp);
     double med = t[f][NSAMPLES / 2], p10 = t[f][NSAMPLES / 10];
-    if (f == ABA) aba = med;
+    if (f == ABA || f == STEP) aba = med; /* the reference: ABA, then one step */
     printf("  %-18s %9.3f %9.3f %9.2f\n", func_names[f], med, p10, med / aba);
   }
   mr_derivatives_free(dd);
+  mr_step_derivatives_free(step_d);
   mr_data_free(d);
   mr_model_free(m);
 }

@@ -212,7 +212,7 @@ static void configuration_derivatives(const mr_model *m, mr_step_derivatives *sd
       continue;
     }
     if (n == 0) continue;
-    double w[6], X[36], E[36], Jr[36];
+    double w[6] = {0}, X[36], E[36], Jr[36];
     for (int k = 0; k < n; ++k)
       w[k] = dt * vn[iv + k];
     adjoint(w, n, X);
