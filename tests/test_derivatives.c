@@ -30,11 +30,16 @@
  * differences of mr_step_free, ∂q⁺ compared through q⁺(x ± h e_k) ⊖ q⁺(x) (mr_difference), the
  * tolerance tol_q(κ(M̃)) for all of them since q⁺ is not polynomial in any input; and bad
  * parameters (Δt <= 0, gains on a free-flyer dof, k_p without targets) give errors naming them.
+ *
+ * The contact solution's dλ/dg (mr_contact_solution_derivative): a block on the ground in each
+ * mode against closed forms, random three-contact problems against central differences of a
+ * solve converged to 1e-13, and a box sticking on four corners (non-unique λ) reported.
  */
 #include "cli_util.h"
 
 #include <string.h>
 
+#include "core/arena.h"
 #include "core/json.h"
 #include "moreau/derivatives.h"
 #include "moreau/sim.h"
@@ -501,6 +506,196 @@ static void test_step_errors(void **state) {
   mr_model_free(m);
 }
 
+/* ---- the contact solution ---- */
+
+enum { NCMAX = 4 };
+
+/* dλ/dg and dc/dg = (G + R) dλ/dg + 1 of a problem at (λ, c) */
+static void contact_derivative(const mr_contact_problem *p, const double *lambda, const double *c,
+                               double *dl, double *dc, int *modes) {
+  static double work[(3 * NCMAX) * (3 * NCMAX) + 3 * NCMAX + 8];
+  const int n = 3 * p->nc;
+  assert_true(mr_contact_derivative_work_size(p->nc) <= sizeof work);
+  assert_int_equal(mr_contact_solution_derivative(p, lambda, c, 1e-9, dl, modes, work, NULL),
+                   MR_OK);
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < n; ++k) {
+      double x = r == k ? 1.0 : 0.0;
+      for (int j = 0; j < n; ++j)
+        x += p->G[r * n + j] * dl[j * n + k];
+      dc[r * n + k] = x;
+    }
+}
+
+/* a block on the ground, one contact, G = diag(a, a, b) (its inverse effective masses): the
+ * three modes against their closed forms, at the exact solution. Sticking: λ = −G⁻¹ g, so
+ * dλ/dg = −G⁻¹ and dc/dg = 0 (the block stays put whatever its initial velocity or push).
+ * Sliding: λ_N = −g_N / b, λ_T = −μ λ_N ĝ_T, c_T = (‖g_T‖ − a μ λ_N) ĝ_T, so
+ * dc_T/dg_T = ĝ ĝᵀ + (‖c_T‖ / ‖g_T‖)(1 − ĝ ĝᵀ) (the slip speed follows the push one for one,
+ * its direction turns less) and dc_T/dg_N = (a μ / b) ĝ. Separated: dλ/dg = 0, dc/dg = 1. The
+ * formulas are exact; the solver-free comparison has only rounding, 1e-15 */
+static void test_contact_block(void **state) {
+  (void)state;
+  const double a = 2.0, b = 1.5, mu = 0.6;
+  const double G[9] = {a, 0, 0, 0, a, 0, 0, 0, b};
+  double lambda[3], c[3], dl[9], dc[9], expect[9];
+  int mode;
+  mr_contact_problem p = {.nc = 1, .G = G, .mu = &mu};
+  /* sticking: g = (0.1, −0.05, −1) */
+  const double gs[3] = {0.1, -0.05, -1.0};
+  p.g = gs;
+  for (int r = 0; r < 3; ++r)
+    lambda[r] = -gs[r] / G[4 * r], c[r] = 0.0;
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_STICKING);
+  for (int r = 0; r < 9; ++r)
+    expect[r] = r % 4 == 0 ? -1.0 / G[r] : 0.0;
+  assert_vec_near(dl, expect, 9, 1e-15);
+  for (int r = 0; r < 9; ++r)
+    assert_near(dc[r], 0.0, 1e-15);
+  /* sliding: g = (3, 2, −1) */
+  const double gl[3] = {3.0, 2.0, -1.0};
+  p.g = gl;
+  const double gt = hypot(gl[0], gl[1]), u[2] = {gl[0] / gt, gl[1] / gt};
+  const double ln = -gl[2] / b, ct = gt - a * mu * ln;
+  lambda[0] = -mu * ln * u[0], lambda[1] = -mu * ln * u[1], lambda[2] = ln;
+  c[0] = ct * u[0], c[1] = ct * u[1], c[2] = 0.0;
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_SLIDING);
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k)
+      assert_near(dc[r * 3 + k], u[r] * u[k] + ct / gt * ((r == k) - u[r] * u[k]), 1e-15);
+    assert_near(dc[r * 3 + 2], a * mu / b * u[r], 1e-15);
+  }
+  for (int k = 0; k < 3; ++k)
+    assert_near(dc[6 + k], 0.0, 1e-15);
+  /* separated: g_N = +0.5 */
+  const double gf[3] = {1.0, 0.0, 0.5};
+  p.g = gf;
+  memset(lambda, 0, sizeof lambda);
+  memcpy(c, gf, sizeof c);
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_SEPARATED);
+  for (int r = 0; r < 9; ++r) {
+    assert_near(dl[r], 0.0, 0.0);
+    assert_near(dc[r], r % 4 == 0 ? 1.0 : 0.0, 0.0);
+  }
+}
+
+/* a box (mass 2 kg, 0.4 x 0.3 x 0.2 m) resting on its four bottom corners, all sticking: G =
+ * J M⁻¹ Jᵀ is 12 x 12 of rank 6, λ is not unique and neither is dλ/dg: reported, not computed */
+static void test_contact_redundant(void **state) {
+  (void)state;
+  const double m = 2.0, hx = 0.2, hy = 0.15, hz = 0.1;
+  const double I[3] = {m * (4 * hy * hy + 4 * hz * hz) / 12, m * (4 * hx * hx + 4 * hz * hz) / 12,
+                       m * (4 * hx * hx + 4 * hy * hy) / 12};
+  double J[12 * 6] = {0}, G[144], g[12], l[12], c[12] = {0}, mu[4] = {0.5, 0.5, 0.5, 0.5};
+  static double dl[144], work[160 + 16];
+  for (int i = 0; i < 4; ++i) {
+    const double r[3] = {i & 1 ? hx : -hx, i & 2 ? hy : -hy, -hz};
+    /* point velocity v + ω × r: rows [1, −[r]×] */
+    const double S[3][3] = {{0, r[2], -r[1]}, {-r[2], 0, r[0]}, {r[1], -r[0], 0}};
+    for (int a = 0; a < 3; ++a) {
+      J[(3 * i + a) * 6 + a] = 1.0;
+      for (int b = 0; b < 3; ++b)
+        J[(3 * i + a) * 6 + 3 + b] = S[a][b];
+    }
+  }
+  for (int r = 0; r < 12; ++r)
+    for (int k = 0; k < 12; ++k) {
+      double x = 0.0;
+      for (int j = 0; j < 6; ++j)
+        x += J[r * 6 + j] * J[k * 6 + j] / (j < 3 ? m : I[j - 3]);
+      G[r * 12 + k] = x;
+    }
+  for (int i = 0; i < 12; ++i)
+    l[i] = i % 3 == 2 ? m * 9.81 / 4 : 0.0, g[i] = 0.0;
+  mr_contact_problem p = {.nc = 4, .G = G, .g = g, .mu = mu};
+  assert_true(mr_contact_derivative_work_size(4) <= sizeof work);
+  mr_error e;
+  assert_int_equal(mr_contact_solution_derivative(&p, l, c, 1e-9, dl, NULL, work, &e),
+                   MR_ERR_NUMERIC);
+  assert_non_null(strstr(e.msg, "singular"));
+}
+
+/* solve a problem with ncp-pgs to ε 1e-13 into lambda, c; 1 when it converged */
+static int solve_tight(const mr_contact_problem *p, double *lambda, double *c) {
+  mr_solver_settings st = mr_solver_settings_default();
+  st.eps_abs = 1e-13, st.eps_rel = 0.0, st.max_iter = 200000, st.warm_start = 0;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(p->nc, 0)), 0);
+  mr_solver_stats stats;
+  mr_status s = mr_solve("ncp-pgs", p, &st, NULL, &work, lambda, c, &stats, NULL);
+  mr_arena_destroy(&work);
+  return s == MR_OK && stats.converged;
+}
+
+/* 1 when every contact is at least margin away from a change of mode */
+static int clear_of_boundaries(const mr_contact_problem *p, const double *l, const double *c,
+                               double margin) {
+  for (int i = 0; i < p->nc; ++i) {
+    const double *li = l + 3 * i, *ci = c + 3 * i;
+    const double lt = hypot(li[0], li[1]), ct = hypot(ci[0], ci[1]);
+    if (li[2] < margin && ci[2] < margin) return 0; /* touching */
+    if (li[2] >= margin && ct < margin && p->mu[i] * li[2] - lt < margin) return 0; /* onset */
+  }
+  return 1;
+}
+
+/* random problems of 3 contacts (G = B Bᵀ + 0.1, well conditioned, μ in [0.2, 1]) solved to
+ * ε 1e-13 by ncp-pgs: dλ/dg against central differences of the solve with h = 1e-6. Every
+ * contact is at least m = 1e-3 from a change of mode, so the differences stay on one smooth piece
+ * of λ(g). Error bound: the solve's criterion 1e-13 with the smallest eigenvalue of G >= 0.1
+ * leaves λ within 1e-12, 1e-12 / h = 1e-6 in the difference; the truncation h² |λ‴| / 6 with
+ * |λ‴| <~ 1 / m² (the sliding direction ĉ_T turns at that rate) adds 1.7e-7. Every mode
+ * occurs. */
+static void test_contact_random(void **state) {
+  (void)state;
+  uint64_t s = 31;
+  const int nc = 3, n = 9;
+  int seen[3] = {0, 0, 0}, done = 0;
+  for (int tries = 0; done < 12 && tries < 400; ++tries) {
+    double B[81], G[81], g[9], mu[3], l[9], c[9], dl[81], dc[81], fd[81];
+    for (int r = 0; r < n * n; ++r)
+      B[r] = test_rand(&s, -1, 1);
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < n; ++k) {
+        double x = r == k ? 0.1 : 0.0;
+        for (int j = 0; j < n; ++j)
+          x += B[r * n + j] * B[k * n + j];
+        G[r * n + k] = x;
+      }
+    for (int i = 0; i < nc; ++i) {
+      mu[i] = test_rand(&s, 0.2, 1.0);
+      g[3 * i] = test_rand(&s, -2, 2), g[3 * i + 1] = test_rand(&s, -2, 2);
+      g[3 * i + 2] = test_rand(&s, -3, 1);
+    }
+    mr_contact_problem p = {.nc = nc, .G = G, .g = g, .mu = mu};
+    if (!solve_tight(&p, l, c) || !clear_of_boundaries(&p, l, c, 1e-3)) continue;
+    int modes[3];
+    contact_derivative(&p, l, c, dl, dc, modes);
+    const double h = 1e-6;
+    for (int k = 0; k < n; ++k) {
+      double gp[9], lp[9], lm[9], cc[9];
+      memcpy(gp, g, sizeof gp);
+      p.g = gp;
+      gp[k] = g[k] + h;
+      assert_true(solve_tight(&p, lp, cc));
+      gp[k] = g[k] - h;
+      assert_true(solve_tight(&p, lm, cc));
+      for (int r = 0; r < n; ++r)
+        fd[r * n + k] = (lp[r] - lm[r]) / (2 * h);
+    }
+    p.g = g;
+    expect_fd("dlambda_dg", dl, fd, n, 1.0, 1e-12 / h + h * h / (6 * 1e-3 * 1e-3));
+    for (int i = 0; i < nc; ++i)
+      seen[modes[i]] = 1;
+    ++done;
+  }
+  assert_int_equal(done, 12);
+  assert_true(seen[0] && seen[1] && seen[2]);
+}
+
 /* a comma-separated list of n numbers for the command line, %.17g each */
 static void write_list(char *out, size_t size, const double *x, int n) {
   size_t at = 0;
@@ -563,6 +758,9 @@ int main(void) {
       cmocka_unit_test(test_step_random_trees),
       cmocka_unit_test(test_step_errors),
       cmocka_unit_test(test_step_matches_sim),
+      cmocka_unit_test(test_contact_block),
+      cmocka_unit_test(test_contact_random),
+      cmocka_unit_test(test_contact_redundant),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
