@@ -34,6 +34,10 @@
  * The contact solution's dλ/dg (mr_contact_solution_derivative): a block on the ground in each
  * mode against closed forms, random three-contact problems against central differences of a
  * solve converged to 1e-13, and a box sticking on four corners (non-unique λ) reported.
+ *
+ * The step with contacts (mr_step_contact_derivatives): a sphere sliding and rolling on the
+ * ground, dv⁺/d(v₀, push) against central differences of mr_sim_step and the rolling closed
+ * form.
  */
 #include "cli_util.h"
 
@@ -696,6 +700,124 @@ static void test_contact_random(void **state) {
   assert_true(seen[0] && seen[1] && seen[2]);
 }
 
+/* ---- the step with contacts ---- */
+
+/* a sphere (1 kg, radius 0.1 m) resting on the ground (μ = 0.5, touching: one contact), with an
+ * initial velocity and a constant push at its centre; the solver converged to ε 1e-14 */
+static void sphere_scene(double vx, double vy, double fx, double fy, mr_scene *sc) {
+  char text[1200];
+  snprintf(text, sizeof text,
+           "timestep: 0.001\n"
+           "duration: 0.001\n"
+           "solver: {name: ncp-pgs, eps_abs: 1.0e-14, max_iter: 100000}\n"
+           "contact: {margin: 0.001, baumgarte: 0.0}\n"
+           "bodies:\n"
+           "  - name: ground\n"
+           "    fixed: true\n"
+           "    geoms:\n"
+           "      - {type: halfspace, normal: [0, 0, 1], friction: 0.5}\n"
+           "  - name: ball\n"
+           "    mass: 1.0\n"
+           "    position: [0, 0, 0.1]\n"
+           "    linear_velocity: [%.17g, %.17g, 0]\n"
+           "    geoms:\n"
+           "      - {type: sphere, radius: 0.1, friction: 0.5}\n"
+           "forces:\n"
+           "  - {body: ball, type: constant, force: [%.17g, %.17g, 0]}\n",
+           vx, vy, fx, fy);
+  mr_error e;
+  if (mr_scene_parse(text, "sphere", NULL, sc, &e) != MR_OK) fail_msg("%s", e.msg);
+}
+
+/* v⁺ of one mr_sim_step of the scene (inputs: vx, vy, fx, fy) */
+static void sphere_step(const double *in, double *vn) {
+  mr_scene sc;
+  mr_error e;
+  sphere_scene(in[0], in[1], in[2], in[3], &sc);
+  mr_sim *sim = mr_sim_create(&sc, NULL, &e);
+  assert_non_null(sim);
+  assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  assert_int_equal(mr_sim_last(sim)->ncontacts, 1);
+  memcpy(vn, mr_sim_v(sim), 6 * sizeof(double));
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+}
+
+/* dv⁺/d(vx, vy, fx, fy) of the sphere's step: mr_step_contact_derivatives on the problem and
+ * solution mr_sim_step produced, against central differences of mr_sim_step (h = 1e-6) and,
+ * sticking, against the rolling closed form. The free body starts upright and without spin, so
+ * its local and world frames coincide and the push is the body-frame force on its linear dofs.
+ * Error: v⁺ (|v⁺| <= 1.1 m/s) carries the rounding of a few operations, 4 ε |v⁺| = 1e-15, which
+ * the difference divides by 2h: 5e-10; the solve's ε 1e-14 moves v⁺ by Δt ε / m = 1e-17, and the
+ * truncation h² |v⁺‴| / 6 with |v⁺‴| <~ Δt / ‖slip‖² (the slip direction turns; slip >= 0.5 m/s,
+ * or none when sticking) by < 1e-14, both negligible. Tolerance 5e-10 */
+static void check_sphere(const double *in, int mode) {
+  mr_scene sc;
+  mr_error e;
+  sphere_scene(in[0], in[1], in[2], in[3], &sc);
+  mr_sim *sim = mr_sim_create(&sc, NULL, &e);
+  assert_non_null(sim);
+  const mr_model *m = sc.model;
+  assert_int_equal(m->nv, 6);
+  assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  const mr_contact_problem *prob = mr_sim_problem(sim);
+  const double *lambda;
+  const mr_contact *ct;
+  assert_int_equal(mr_sim_contacts(sim, &ct, &lambda), 1);
+  double c[3], dv[36], dt[36], J[18], scratch[18];
+  mr_problem_velocity(prob, lambda, c);
+  mr_data *d = mr_data_create(m);
+  /* the step's contact Jacobian, at the configuration it started from */
+  mr_contact_geometry g = {.type = MR_ROWS_CONTACT, .body1 = ct->body[0], .body2 = ct->body[1],
+                           .point = ct->point, .frame = ct->frame};
+  mr_forward_kinematics(m, d, sc.q0, NULL, NULL);
+  mr_contact_jacobian(m, d, &g, J, scratch);
+  mr_step_derivatives *sd = mr_step_derivatives_create(m);
+  static double work[4096];
+  assert_true(mr_step_contact_work_size(1, 6) <= sizeof work);
+  for (int b = 0; b < m->nbodies; ++b)
+    d->f_ext[b] = mr_force_zero();
+  d->f_ext[1].f = mr_v3(in[2], in[3], 0.0);
+  const double tau[6] = {0};
+  const mr_step_params p = {sc.timestep, NULL, NULL, NULL};
+  int modes[1];
+  static double dl[9], cw[64];
+  assert_int_equal(mr_contact_solution_derivative(prob, lambda, c, 1e-9, dl, modes, cw, NULL),
+                   MR_OK);
+  assert_int_equal(modes[0], mode);
+  assert_int_equal(mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, prob, J, lambda,
+                                               c, 1e-9, dv, dt, work, &e),
+                   MR_OK);
+  const double h = 1e-6;
+  for (int k = 0; k < 4; ++k) {
+    double ip[4], im[4], vp[6], vm[6];
+    memcpy(ip, in, sizeof ip), memcpy(im, in, sizeof im);
+    ip[k] += h, im[k] -= h;
+    sphere_step(ip, vp);
+    sphere_step(im, vm);
+    for (int r = 0; r < 6; ++r) {
+      const double an = k < 2 ? dv[r * 6 + k] : dt[r * 6 + k - 2];
+      assert_near(an, (vp[r] - vm[r]) / (2 * h), 5e-10);
+    }
+  }
+  if (mode == MR_CONTACT_STICKING) {
+    /* rolling: a push F at the centre accelerates it by F / (m (1 + 2/5)) */
+    assert_near(dt[0], 5.0 / 7.0 * sc.timestep, 1e-15);
+    assert_near(dt[1 * 6 + 1], 5.0 / 7.0 * sc.timestep, 1e-15);
+  }
+  mr_step_derivatives_free(sd);
+  mr_data_free(d);
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+}
+
+static void test_step_contact_sphere(void **state) {
+  (void)state;
+  const double sliding[4] = {1.0, 0.3, 0.5, 0.0}, sticking[4] = {0.0, 0.0, 2.0, 1.0};
+  check_sphere(sliding, MR_CONTACT_SLIDING);
+  check_sphere(sticking, MR_CONTACT_STICKING);
+}
+
 /* a comma-separated list of n numbers for the command line, %.17g each */
 static void write_list(char *out, size_t size, const double *x, int n) {
   size_t at = 0;
@@ -761,6 +883,7 @@ int main(void) {
       cmocka_unit_test(test_contact_block),
       cmocka_unit_test(test_contact_random),
       cmocka_unit_test(test_contact_redundant),
+      cmocka_unit_test(test_step_contact_sphere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,4 +112,28 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
                                          const double *c, double tol, double *dlambda_dg,
                                          int *modes, void *work, mr_error *err);
 
+/* ---- the step with contacts, in velocity ----
+ *
+ * The velocity of a step with contacts, v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ, with λ the solution of the
+ * step's problem (force units, g = (J v_f + cor) / Δt), differentiated with respect to v and τ at
+ * fixed configuration (the contact set, J, the gaps and the correction held fixed):
+ *   dv⁺/dx = dv_f/dx + Δt M̃⁻¹ Jᵀ (dλ/dg) J (dv_f/dx) / Δt,   x = v or τ,
+ * with dv_f/dx the free step's (mr_step_free_derivatives) and dλ/dg the active-set derivative
+ * above. The restitution term of cor (e J_N v on a new contact) is not differentiated: exact for
+ * e = 0. */
+
+/* bytes of the work buffer for nc contacts and nv velocities */
+size_t mr_step_contact_work_size(int nc, int nv);
+
+/* dv⁺/dv and dv⁺/dτ (nv x nv each, row-major) of the step from (q, v, τ) whose contact problem
+ * prob, with contact Jacobian J (3nc x nv, the rows of mr_contact_jacobian), has the solution
+ * (lambda, c); tol as in mr_contact_solution_derivative. Also fills sd with the free step's
+ * derivatives. */
+mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                      const mr_step_params *p, const double *q, const double *v,
+                                      const double *tau, const mr_contact_problem *prob,
+                                      const double *J, const double *lambda, const double *c,
+                                      double tol, double *dvn_dv, double *dvn_dtau, void *work,
+                                      mr_error *err);
+
 #endif

@@ -16,7 +16,10 @@
  * with X = ad(w) ([w]× on SO(3), [[Ω, V], [0, Ω]] on SE(3)),
  *   ∂q⁺ = exp(−X) ∂q + Jr(w) Δt ∂v⁺,   Jr(w) = Σₙ (−X)ⁿ / (n + 1)!,   exp(−X) = Σₙ (−X)ⁿ / n!
  * (exp(−X) is the adjoint of exp(w)⁻¹, Jr the right Jacobian of the exponential), both summed
- * as series: |X| = Δt |v⁺| is small in a time step, and the series converge for any w. */
+ * as series: |X| = Δt |v⁺| is small in a time step, and the series converge for any w.
+ *
+ * With contacts (mr_step_contact_derivatives), at fixed configuration: v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ
+ * and g = (J v_f + cor) / Δt, so dv⁺ = (1 + M̃⁻¹ Jᵀ (dλ/dg) J) dv_f, the correction held fixed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,5 +244,64 @@ mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_deriva
   configuration_derivatives(m, sd, p->dt, vn);
   if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
   if (q_next) mr_integrate(m, q, vn, p->dt, q_next);
+  return MR_OK;
+}
+
+/* ---- the step with contacts ---- */
+
+size_t mr_step_contact_work_size(int nc, int nv) {
+  const size_t n = 3 * (size_t)nc, v = (size_t)nv;
+  return (n * n + n * v + 2 * v * v) * sizeof(double) + mr_contact_derivative_work_size(nc) + 64;
+}
+
+/* out ← dvf + M̃⁻¹ Jᵀ D J dvf for one input (D = dλ/dg, L: 3nc x nv scratch) */
+static void contact_chain(const mr_model *m, int nc, const double *J, const double *D,
+                          const double *dvf, double *L, double *out) {
+  const int nv = m->nv, n = 3 * nc;
+  /* L = J dvf (3nc x nv) */
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < nv; ++k) {
+      double s = 0.0;
+      for (int j = 0; j < nv; ++j)
+        s += J[r * nv + j] * dvf[j * nv + k];
+      L[r * nv + k] = s;
+    }
+  /* out = Jᵀ (D L), one row of D L at a time */
+  memset(out, 0, (size_t)nv * (size_t)nv * sizeof(double));
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < nv; ++k) {
+      double s = 0.0;
+      for (int j = 0; j < n; ++j)
+        s += D[r * n + j] * L[j * nv + k];
+      if (s == 0.0) continue;
+      for (int i = 0; i < nv; ++i)
+        out[i * nv + k] += J[r * nv + i] * s;
+    }
+}
+
+mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                      const mr_step_params *p, const double *q, const double *v,
+                                      const double *tau, const mr_contact_problem *prob,
+                                      const double *J, const double *lambda, const double *c,
+                                      double tol, double *dvn_dv, double *dvn_dtau, void *work,
+                                      mr_error *err) {
+  const int nv = m->nv, n = 3 * prob->nc;
+  const size_t n2 = (size_t)nv * (size_t)nv;
+  mr_status st = mr_step_free_derivatives(m, d, sd, p, q, v, tau, NULL, NULL, err);
+  if (st != MR_OK) return st;
+  memcpy(dvn_dv, sd->dvn_dv, n2 * sizeof(double));
+  memcpy(dvn_dtau, sd->dvn_dtau, n2 * sizeof(double));
+  if (n == 0) return MR_OK;
+  double *D = (double *)work, *L = D + (size_t)n * (size_t)n;
+  double *Wv = L + (size_t)n * (size_t)nv, *Wt = Wv + n2;
+  void *cwork = Wt + n2;
+  if ((st = mr_contact_solution_derivative(prob, lambda, c, tol, D, NULL, cwork, err)) != MR_OK)
+    return st;
+  /* Jᵀ D J dv_f for both inputs, then M̃⁻¹ on both */
+  contact_chain(m, prob->nc, J, D, sd->dvn_dv, L, Wv);
+  contact_chain(m, prob->nc, J, D, sd->dvn_dtau, L, Wt);
+  mr_ldlt_solve_rows(d, nv, Wv, Wt);
+  for (size_t r = 0; r < n2; ++r)
+    dvn_dv[r] += Wv[r], dvn_dtau[r] += Wt[r];
   return MR_OK;
 }
