@@ -46,6 +46,7 @@
 #include "core/arena.h"
 #include "core/json.h"
 #include "moreau/derivatives.h"
+#include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/urdf.h"
 
@@ -456,7 +457,7 @@ static void test_step_matches_sim(void **state) {
   mr_error e;
   if (mr_scene_parse(allegro_free_scene, "allegro_free", NULL, &sc, &e) != MR_OK)
     fail_msg("%s", e.msg);
-  mr_sim *sim = mr_sim_create(&sc, NULL, &e);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
   assert_non_null(sim);
   const mr_model *m = sc.model;
   const mr_scene_robot *rb = &sc.robots[0];
@@ -734,7 +735,7 @@ static void sphere_step(const double *in, double *vn) {
   mr_scene sc;
   mr_error e;
   sphere_scene(in[0], in[1], in[2], in[3], &sc);
-  mr_sim *sim = mr_sim_create(&sc, NULL, &e);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
   assert_non_null(sim);
   assert_int_equal(mr_sim_step(sim, &e), MR_OK);
   assert_int_equal(mr_sim_last(sim)->ncontacts, 1);
@@ -755,7 +756,7 @@ static void check_sphere(const double *in, int mode) {
   mr_scene sc;
   mr_error e;
   sphere_scene(in[0], in[1], in[2], in[3], &sc);
-  mr_sim *sim = mr_sim_create(&sc, NULL, &e);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
   assert_non_null(sim);
   const mr_model *m = sc.model;
   assert_int_equal(m->nv, 6);
