@@ -1,6 +1,7 @@
 /* Contact problem assembly (see assembly.h): J from the point Jacobians of the two bodies
  * rotated into each contact frame, G = J M⁻¹ Jᵀ with one tree-sparse solve per row of J, and g
- * with the gap, Baumgarte and restitution corrections of DESIGN.md §4, in force units. Joint limits
+ * with the gap, Baumgarte and restitution corrections of DESIGN.md §4 (the consistent gap law of
+ * docs/solvers.md: cor_N = Φ/Δt for Φ ≥ −δ, −δ/Δt + k_B (Φ + δ)/Δt below), in force units. Joint limits
  * enter as frictionless contacts whose only nonzero row selects the joint's velocity; point
  * constraints as bilateral blocks (problem.kind) corrected by their position error. */
 #include "moreau/assembly.h"
@@ -12,7 +13,7 @@
 #include "core/linalg.h"
 
 mr_assembly_settings mr_assembly_settings_default(void) {
-  mr_assembly_settings s = {1e-3, 0.0, 0.01};
+  mr_assembly_settings s = {1e-3, 0.0, 0.01, 1e-4};
   return s;
 }
 
@@ -79,16 +80,30 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
   }
 }
 
-/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that a
- * new contact whose approach closes its gap within the step takes the restitution target e J_N v
- * alone: adding Φ/Δt to it would cut the rebound by up to margin/Δt (docs/physics.md, A7) */
+/* the gap correction of one contact (velocity units), docs/solvers.md "The gap correction":
+ * Φ/Δt on the band Φ ≥ −δ (every contact aims at Φ = 0 at the end of the step, the same law
+ * above and below zero, so it is affine over a resting patch), continued below −δ with slope
+ * k_B: cor = (−δ + k_B (Φ + δ)) / Δt (the push-out speed is capped at δ/Δt plus Baumgarte) */
+static double gap_correction(double phi, const mr_assembly_settings *s) {
+  if (phi >= -s->band) return phi / s->dt;
+  return (-s->band + s->baumgarte * (phi + s->band)) / s->dt;
+}
+
+/* the normal velocity correction of one contact (velocity units): the gap correction, except
+ * for a new contact approaching faster than the restitution threshold (an impact): its target is
+ * e J_N v alone when the approach closes its gap within the step (adding Φ/Δt would cut the
+ * rebound by up to margin/Δt, docs/physics.md, A7), e J_N v + k_B Φ/Δt when it is first seen in
+ * penetration, e J_N v + Φ/Δt when it is first seen farther than one step's travel */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
-  double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
-  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
+  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold))
+    return gap_correction(c->phi, s);
   /* an impact within this step: the rebound target replaces the gap term */
   if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
-  return cor + c->restitution * vn;
+  /* first seen in penetration: the rebound e|v⁻| is the target, a push-out Φ/Δt would add to it
+   * (up to δ/Δt of energy gained); only Baumgarte applies */
+  if (c->phi < 0.0) return s->baumgarte * c->phi / s->dt + c->restitution * vn;
+  return c->phi / s->dt + c->restitution * vn;
 }
 
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
@@ -101,6 +116,9 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
                         a->max_contacts);
   if (!(s->dt > 0.0))
     return mr_error_set(err, MR_ERR_INVALID, "assembly: time step %g must be > 0", s->dt);
+  if (!(s->band >= 0.0) || !isfinite(s->band))
+    return mr_error_set(err, MR_ERR_INVALID, "assembly: gap band %g must be finite and >= 0",
+                        s->band);
   /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
   for (int i = 0; i < nc; ++i)
     mr_contact_jacobian(m, d, &contacts[i], a->J + (size_t)3 * i * nv, a->MiJt);
