@@ -2,10 +2,13 @@
  * problems well, every stage started from the best iterate so far, the result being the iterate
  * of smallest NCP criterion ε_abs (docs/solvers.md, "ncp-hybrid").
  *
- *   0. start: the warm start λ₀ (projected on the cones) or λ = 0, whichever has the smaller
- *      ε_abs; returns at once when it already meets eps_abs;
- *   1. ncp-pgs, at most HYB_PGS_SWEEPS sweeps (the fast path: well-conditioned problems,
- *      hyperstatic patches with a consistent g);
+ *   0. start: the warm start λ₀ (projected on the cones), or λ = 0 without one; returns at once
+ *      when it already meets eps_abs (ε_abs at the start is not a good judge of a start: at
+ *      λ = 0 it is |g|, while a nearly right warm start of a heavy load has ε_c = |⟨λ, c⟩|
+ *      large through its large λ);
+ *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
+ *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
+ *      reach eps_abs within half of the remaining budget;
  *   2. ncp-admm on the remaining budget (ill-conditioned G: mass ratios, stacks);
  *   3. an active-set Newton polish of the NCP: with the contacts classified at the iterate as
  *      separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or sliding (c_N = 0 and
@@ -28,7 +31,7 @@
 #include "core/arena.h"
 #include "core/linalg.h"
 
-#define HYB_PGS_SWEEPS 200
+#define HYB_PGS_CHUNK 100
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_BACKTRACK 4
@@ -230,25 +233,36 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
-  /* 1. ncp-pgs */
-  sub.max_iter = s->max_iter - *iters < HYB_PGS_SWEEPS ? s->max_iter - *iters : HYB_PGS_SWEEPS;
+  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
   mr_copy(trial, lambda, n);
-  memset(&st, 0, sizeof st);
-  mr_status rc = mr_solver_ncp_pgs(p, &sub, NULL, work, trial, c, &st, err);
-  if (rc) return rc;
-  *iters += st.iterations;
-  double et = ncp_eps(p, trial, c);
-  if (et < *e) mr_copy(lambda, trial, n), *e = et;
-  if (*e <= s->eps_abs) return MR_OK;
-  /* 2. ncp-admm on what remains */
+  double eprev = *e;
+  while (*iters < s->max_iter - HYB_POLISH) {
+    int left = s->max_iter - HYB_POLISH - *iters;
+    sub.max_iter = left < HYB_PGS_CHUNK ? left : HYB_PGS_CHUNK;
+    memset(&st, 0, sizeof st);
+    mr_status rc = mr_solver_ncp_pgs(p, &sub, NULL, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (*e <= s->eps_abs) return MR_OK;
+    if (st.iterations < sub.max_iter) break; /* stalled */
+    /* chunks still needed at the last chunk's rate, against the chunks left */
+    double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
+    eprev = et;
+    if (!(need <= 0.5 * (s->max_iter - *iters) / HYB_PGS_CHUNK)) break;
+  }
+  /* 2. ncp-admm on what remains, its dual started from the best iterate (a state's y belongs
+   * to another start) */
   sub.max_iter = s->max_iter - *iters - HYB_POLISH;
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
-    rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    if (state) state->valid = 0;
+    mr_status rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    et = ncp_eps(p, trial, c);
+    double et = ncp_eps(p, trial, c);
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
   }
   /* 3. the active-set Newton polish */
@@ -284,7 +298,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
   }
-  /* 0. warm or cold, whichever is better */
+  /* 0. the warm start, projected on the cones (λ = 0 without one) */
   int warm = s->warm_start;
   for (int k = 0; k < n; ++k)
     if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
@@ -292,7 +306,6 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   double e = ncp_eps(p, lambda, c);
   mr_zero(start, n);
   double e0 = ncp_eps(p, start, c);
-  if (warm && e0 < e) mr_copy(lambda, start, n), e = e0, warm = 0;
   if (e > s->eps_abs) {
     rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
     /* 4. a warm start that did not converge: again from λ = 0, keep the better */
