@@ -73,8 +73,8 @@ static int corpus_add(corpus *cs, const mr_contact_problem *p, int family, const
   memcpy(q->mu, p->mu, (size_t)p->nc * sizeof(double));
   if (p->R) memcpy(q->R, p->R, n * sizeof(double));
   if (p->kind) memcpy(q->kind, p->kind, (size_t)p->nc);
-  q->p = (mr_contact_problem){.nc = p->nc, .G = q->G, .g = q->g, .mu = q->mu, .R = q->R,
-                              .kind = q->kind, .dt = p->dt};
+  q->p = (mr_contact_problem){
+      .nc = p->nc, .G = q->G, .g = q->g, .mu = q->mu, .R = q->R, .kind = q->kind, .dt = p->dt};
   cs->n++;
   return 0;
 }
@@ -169,19 +169,24 @@ static void add_random(corpus *cs, int nc, int nv, uint64_t seed) {
   double *J = malloc(sizeof(double) * (size_t)n * nv), *G = malloc(sizeof(double) * n * n);
   double *g = malloc(sizeof(double) * n), *mu = malloc(sizeof(double) * nc);
   double *vf = malloc(sizeof(double) * nv);
-  for (int i = 0; i < n * nv; ++i) J[i] = rng_uniform(&seed, -1.0, 1.0);
-  for (int v = 0; v < nv; ++v) vf[v] = rng_uniform(&seed, -1.0, 1.0);
+  for (int i = 0; i < n * nv; ++i)
+    J[i] = rng_uniform(&seed, -1.0, 1.0);
+  for (int v = 0; v < nv; ++v)
+    vf[v] = rng_uniform(&seed, -1.0, 1.0);
   for (int i = 0; i < n; ++i) {
     double acc = 0.0;
     for (int j = 0; j < n; ++j) {
       double gij = 0.0;
-      for (int v = 0; v < nv; ++v) gij += J[i * nv + v] * J[j * nv + v];
+      for (int v = 0; v < nv; ++v)
+        gij += J[i * nv + v] * J[j * nv + v];
       G[i * n + j] = gij;
     }
-    for (int v = 0; v < nv; ++v) acc += J[i * nv + v] * vf[v];
+    for (int v = 0; v < nv; ++v)
+      acc += J[i * nv + v] * vf[v];
     g[i] = acc + (i % 3 == 2 ? rng_uniform(&seed, 0.0, 0.5) : 0.0);
   }
-  for (int i = 0; i < nc; ++i) mu[i] = rng_uniform(&seed, 0.2, 1.0);
+  for (int i = 0; i < nc; ++i)
+    mu[i] = rng_uniform(&seed, 0.2, 1.0);
   mr_contact_problem p = {.nc = nc, .G = G, .g = g, .mu = mu, .dt = 1e-3};
   char name[96];
   snprintf(name, sizeof name, "random nc %d nv %d seed %llu", nc, nv, (unsigned long long)seed);
@@ -203,7 +208,8 @@ static void add_fixture(corpus *cs, const char *path) {
 static void build_corpus(corpus *cs, long max_steps) {
   glob_t gl;
   if (glob("scenes/*.yaml", 0, NULL, &gl) == 0) {
-    for (size_t i = 0; i < gl.gl_pathc; ++i) add_scene_file(cs, gl.gl_pathv[i], max_steps);
+    for (size_t i = 0; i < gl.gl_pathc; ++i)
+      add_scene_file(cs, gl.gl_pathv[i], max_steps);
     globfree(&gl);
   }
   static const int kp[] = {500, 1000, 2000, 3000};
@@ -219,14 +225,17 @@ static void build_corpus(corpus *cs, long max_steps) {
     char to[64], label[64];
     snprintf(to, sizeof to, "mass: %s\n    position: [0, 0, 0.3]", heavy[i]);
     snprintf(label, sizeof label, "heavy on light 1e%d", i + 3);
-    add_scene_variant(cs, "scenes/b5_heavy_on_light.yaml", "mass: 1.0e+3\n    position: [0, 0, 0.3]",
-                      to, 2, label, max_steps, "ncp-hybrid");
+    add_scene_variant(cs, "scenes/b5_heavy_on_light.yaml",
+                      "mass: 1.0e+3\n    position: [0, 0, 0.3]", to, 2, label, max_steps,
+                      "ncp-hybrid");
   }
   static const int sizes[3][2] = {{4, 8}, {10, 24}, {20, 40}};
   for (int k = 0; k < 3; ++k)
-    for (uint64_t seed = 1; seed <= 6; ++seed) add_random(cs, sizes[k][0], sizes[k][1], seed);
+    for (uint64_t seed = 1; seed <= 6; ++seed)
+      add_random(cs, sizes[k][0], sizes[k][1], seed);
   if (glob("tests/fixtures/*.json", 0, NULL, &gl) == 0) {
-    for (size_t i = 0; i < gl.gl_pathc; ++i) add_fixture(cs, gl.gl_pathv[i]);
+    for (size_t i = 0; i < gl.gl_pathc; ++i)
+      add_fixture(cs, gl.gl_pathv[i]);
     globfree(&gl);
   }
 }
@@ -234,7 +243,7 @@ static void build_corpus(corpus *cs, long max_steps) {
 /* ---- solving and reporting ---- */
 
 typedef struct {
-  int ok;          /* NCP ε_abs ≤ 1e-6 */
+  int ok; /* NCP ε_abs ≤ 1e-6 */
   int iterations;
   double time_us, eps_abs;
 } outcome;
@@ -288,11 +297,14 @@ static void report(const corpus *cs, const char **solvers, int ns, outcome **res
   int *sel = malloc(sizeof(int) * (size_t)cs->n);
   double *buf = malloc(sizeof(double) * (size_t)cs->n);
   int m = 0;
-  for (int i = 0; i < cs->n; ++i) m += sel[i] = family < 0 || cs->v[i].family == family;
+  for (int i = 0; i < cs->n; ++i)
+    m += sel[i] = family < 0 || cs->v[i].family == family;
   printf("\n### %s (%d problems)\n\n", family < 0 ? "whole corpus" : family_names[family], m);
-  printf("| solver | NCP ε_abs ≤ 1e-6 | median iterations | max iterations | median µs | max µs |\n");
+  printf(
+      "| solver | NCP ε_abs ≤ 1e-6 | median iterations | max iterations | median µs | max µs |\n");
   printf("|---|---|---|---|---|---|\n");
-  for (int k = 0; k < ns; ++k) report_row(solvers[k], res[k], sel, cs->n, buf);
+  for (int k = 0; k < ns; ++k)
+    report_row(solvers[k], res[k], sel, cs->n, buf);
   free(sel), free(buf);
 }
 
@@ -309,13 +321,15 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
   for (int i = 0; i < cs->n; ++i)
     if (res[ip][i].ok) th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
   printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
-         "(ratio %.2f).\n", m, median(th, m), median(tp, m), median(th, m) / median(tp, m));
+         "(ratio %.2f).\n",
+         m, median(th, m), median(tp, m), median(th, m) / median(tp, m));
   printf("\nProblems ncp-hybrid leaves above 1e-6:\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)
     if (!res[ih][i].ok)
       printf("- %s (nc %d): ε_abs %.2e after %d iterations\n", cs->v[i].name, cs->v[i].nc,
-             res[ih][i].eps_abs, res[ih][i].iterations), ++bad;
+             res[ih][i].eps_abs, res[ih][i].iterations),
+          ++bad;
   if (!bad) printf("- none\n");
   free(th), free(tp);
 }
@@ -325,7 +339,8 @@ int main(int argc, char **argv) {
   corpus cs = {calloc(MAX_PROBLEMS, sizeof(problem)), 0};
   build_corpus(&cs, max_steps);
   int maxnc = 1;
-  for (int i = 0; i < cs.n; ++i) maxnc = cs.v[i].nc > maxnc ? cs.v[i].nc : maxnc;
+  for (int i = 0; i < cs.n; ++i)
+    maxnc = cs.v[i].nc > maxnc ? cs.v[i].nc : maxnc;
   mr_arena work;
   if (mr_arena_init(&work, mr_solver_work_size(maxnc, 0))) return 1;
   double *lambda = malloc(sizeof(double) * 3 * (size_t)maxnc);
@@ -338,15 +353,19 @@ int main(int argc, char **argv) {
     if (!strcmp(name, "soft")) continue;
     solvers[ns] = name;
     res[ns] = calloc((size_t)cs.n, sizeof(outcome));
-    for (int i = 0; i < cs.n; ++i) res[ns][i] = solve_one(name, &cs.v[i], &work, lambda, c);
+    for (int i = 0; i < cs.n; ++i)
+      res[ns][i] = solve_one(name, &cs.v[i], &work, lambda, c);
     ++ns;
   }
   printf("## Contact problem corpus: %d problems (at most %ld steps per scene), cold start, "
-         "ε = 1e-6, 10⁴ iterations\n", cs.n, max_steps);
+         "ε = 1e-6, 10⁴ iterations\n",
+         cs.n, max_steps);
   report(&cs, solvers, ns, res, -1);
-  for (int f = 0; f < N_FAMILIES; ++f) report(&cs, solvers, ns, res, f);
+  for (int f = 0; f < N_FAMILIES; ++f)
+    report(&cs, solvers, ns, res, f);
   report_targets(&cs, solvers, ns, res);
-  for (int k = 0; k < ns; ++k) free(res[k]);
+  for (int k = 0; k < ns; ++k)
+    free(res[k]);
   free(lambda), free(c);
   mr_arena_destroy(&work);
   corpus_free(&cs);

@@ -155,11 +155,14 @@ static void test_corrections(void **state) {
 static double patch_residual(const fixture *f, const double *cor) {
   enum { n = 3 * NC, nv = 6 };
   double A[nv * nv] = {0}, rhs[nv] = {0}, b[n] = {0}, v[nv];
-  for (int i = 0; i < NC; ++i) b[3 * i + 2] = cor[i];
+  for (int i = 0; i < NC; ++i)
+    b[3 * i + 2] = cor[i];
   for (int a = 0; a < nv; ++a) {
-    for (int r = 0; r < n; ++r) rhs[a] += f->a.J[r * nv + a] * b[r];
+    for (int r = 0; r < n; ++r)
+      rhs[a] += f->a.J[r * nv + a] * b[r];
     for (int c = 0; c < nv; ++c)
-      for (int r = 0; r < n; ++r) A[a * nv + c] += f->a.J[r * nv + a] * f->a.J[r * nv + c];
+      for (int r = 0; r < n; ++r)
+        A[a * nv + c] += f->a.J[r * nv + a] * f->a.J[r * nv + c];
   }
   assert_int_equal(mr_cholesky(A, nv), 0);
   memcpy(v, rhs, sizeof v);
@@ -182,14 +185,16 @@ static void test_patch_consistent(void **state) {
   fixture *f = *state;
   const double phis[NC] = {-6e-6, -2e-6, 2e-6, 6e-6}; /* Φ = a x + b y over the corners */
   corners(f->q, 0.0, f->c);
-  for (int i = 0; i < NC; ++i) f->c[i].phi = phis[i];
+  for (int i = 0; i < NC; ++i)
+    f->c[i].phi = phis[i];
   mr_assembly_settings s = mr_assembly_settings_default();
   double cor[NC];
   for (int pass = 0; pass < 2; ++pass) {
     s.band = pass ? 0.0 : mr_assembly_settings_default().band;
     assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL),
                      MR_OK);
-    for (int i = 0; i < NC; ++i) cor[i] = (f->a.g[3 * i + 2] + 9.81) * DT;
+    for (int i = 0; i < NC; ++i)
+      cor[i] = (f->a.g[3 * i + 2] + 9.81) * DT;
     double res = patch_residual(f, cor);
     if (pass == 0)
       assert_true(res <= 1e-12);

@@ -1,6 +1,7 @@
 /* Tests of ncp-hybrid (src/contact/hybrid.c: ncp-pgs, then ncp-admm, then an active-set Newton
- * polish; warm or cold start, the better) on hand-built problems with known answers
- * (tests/contact_problems.h), and of its warm-start guarantee.
+ * polish and a semismooth Newton on the natural map, src/contact/natmap.c; a failed warm solve
+ * is retried cold) on hand-built problems with known answers (tests/contact_problems.h), of its
+ * warm-start guarantee, and of the natural-map Newton alone.
  *
  * Tolerances. ncp-hybrid stops at ε_abs ≤ 1e-6 on the NCP criteria (its own model's). A criterion
  * ε bounds the force error by about ε/σ, σ the smallest eigenvalue of G on the active directions:
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contact/natmap.h"
 #include "contact_problems.h"
 #include "core/arena.h"
 #include "moreau/contact.h"
@@ -119,24 +121,60 @@ static void test_random_rank_deficient(void **unused) {
   static double J[N * NV], G[N * N], g[N], mu[NC], vf[NV];
   uint64_t seed = 7;
   for (int trial = 0; trial < 4; ++trial) {
-    for (int i = 0; i < N * NV; ++i) J[i] = test_rand(&seed, -1.0, 1.0);
-    for (int v = 0; v < NV; ++v) vf[v] = test_rand(&seed, -1.0, 1.0);
+    for (int i = 0; i < N * NV; ++i)
+      J[i] = test_rand(&seed, -1.0, 1.0);
+    for (int v = 0; v < NV; ++v)
+      vf[v] = test_rand(&seed, -1.0, 1.0);
     for (int i = 0; i < N; ++i) {
       g[i] = i % 3 == 2 ? test_rand(&seed, 0.0, 0.5) : 0.0;
-      for (int v = 0; v < NV; ++v) g[i] += J[i * NV + v] * vf[v];
+      for (int v = 0; v < NV; ++v)
+        g[i] += J[i * NV + v] * vf[v];
       for (int j = 0; j < N; ++j) {
         double acc = 0.0;
-        for (int v = 0; v < NV; ++v) acc += J[i * NV + v] * J[j * NV + v];
+        for (int v = 0; v < NV; ++v)
+          acc += J[i * NV + v] * J[j * NV + v];
         G[i * N + j] = acc;
       }
     }
-    for (int i = 0; i < NC; ++i) mu[i] = test_rand(&seed, 0.2, 1.0);
+    for (int i = 0; i < NC; ++i)
+      mu[i] = test_rand(&seed, 0.2, 1.0);
     mr_contact_problem p = {.nc = NC, .G = G, .g = g, .mu = mu};
     result r;
     memset(r.lambda, 0, sizeof r.lambda);
     solve(&p, 0, &r);
     expect_converged(&r, "random");
   }
+}
+
+/* the natural map F(λ) = λ − Π_K(λ − h (c + Γ(c))) vanishes at the NCP solution and only there:
+ * at the closed-form sliding solution of one contact (λ_T = −μ λ_N ĉ_T, c_N = 0) it is 0 to
+ * round-off (1e-12 relative to λ = 9.81 N); moving λ_N by 1 N makes it non-zero. From λ = 0 the
+ * semismooth Newton solves that problem and the resting box (hyperstatic: its Jacobian is
+ * singular on the internal forces, handled by the ridge and refinement) to ε_abs ≤ 1e-6 in at
+ * most 20 steps */
+static void test_natmap_newton(void **unused) {
+  static cp_problem cp;
+  enum { N = CP_MAX_N };
+  static double J[N * N], LU[N * N], F[N], d[N], t[N], l[N], lt[N], c[N], lam[N];
+  int piv[N], steps = 0;
+  natmap_ws w = {J, LU, F, d, t, l, lt, piv};
+  cp_single(&cp, 1.0, 0.1, 0.0, -9.81e-3, 0.5);
+  double sol[3] = {-0.5 * 9.81, 0.0, 9.81};
+  assert_true(mr_natmap_residual(&cp.p, sol, c, F) <= 1e-24 * 9.81 * 9.81);
+  sol[2] += 1.0;
+  assert_true(mr_natmap_residual(&cp.p, sol, c, F) >= 1e-2);
+  const double ones[4] = {1, 1, 1, 1};
+  for (int k = 0; k < 2; ++k) {
+    if (k) cp_stack(&cp, 1, ones, 0.5);
+    memset(lam, 0, sizeof lam);
+    steps = 0;
+    double e0 = mr_problem_criteria(&cp.p, lam, cp.p.g, 1, NULL, NULL, NULL);
+    double e = mr_natmap_newton(&cp.p, 1e-6, 20, &w, lam, c, e0, &steps);
+    print_message("  natural-map Newton: %d steps, eps_abs %.2e\n", steps, e);
+    if (!(e <= 1e-6 && steps <= 20))
+      fail_msg("natural-map Newton: eps_abs %g after %d steps", e, steps);
+  }
+  assert_near(cp_interface_normal(lam, 0), CP_GRAVITY, 1e-3);
 }
 
 int main(void) {
@@ -146,6 +184,7 @@ int main(void) {
       cmocka_unit_test(test_heavy_on_light),
       cmocka_unit_test(test_warm_never_worse),
       cmocka_unit_test(test_random_rank_deficient),
+      cmocka_unit_test(test_natmap_newton),
   };
   return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);
 }

@@ -10,16 +10,19 @@
  *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
  *      reach eps_abs within half of the remaining budget;
  *   2. ncp-admm on the remaining budget (ill-conditioned G: mass ratios, stacks);
- *   3. an active-set Newton polish of the NCP: with the contacts classified at the iterate as
- *      separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or sliding (c_N = 0 and
- *      λ_T = μ λ_N d, d the current friction direction: 1 equation in λ_N), the active equations
+ *   3. an active-set Newton polish of the NCP: with the contacts classified by the natural map
+ *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
+ *      sliding (c_N = 0 and λ_T = μ λ_N d, d the friction direction: 1 equation in λ_N), the
+ *      active equations
  *      are linear in the free unknowns x, M x = r with M = E (G + R) B; M may be singular
  *      (hyperstatic contact sets), so it is solved by iterated Tikhonov, x_{k+1} = x_k +
  *      (M + εI)⁻¹ (r − M x_k) (LU with partial pivoting), which converges to a solution close to
  *      the smallest change of λ. The step (halved up to 3 times) is kept when it lowers ε_abs,
  *      projected on the cones; the classification and d
- *      are then renewed (d ← −c_T/‖c_T‖ of sliding contacts), at most HYB_POLISH times;
- *   4. when the solve started from the warm start and is still above eps_abs, stages 1–3 again
+ *      are then renewed, at most HYB_POLISH times;
+ *   4. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
+ *      it changes the active set by itself where stage 3's frozen classification cannot;
+ *   5. when the solve started from the warm start and is still above eps_abs, stages 1–4 again
  *      from λ = 0 with what remains of the budget: a warm start is never worse than a cold one.
  *
  * Iterations reported: sweeps + ADMM iterations + Newton steps. Stops at eps_abs on ε_abs (the
@@ -27,6 +30,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contact/natmap.h"
 #include "contact/solvers.h"
 #include "core/arena.h"
 #include "core/linalg.h"
@@ -35,6 +39,7 @@
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_BACKTRACK 4
+#define HYB_NEWTON 20
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
@@ -58,7 +63,8 @@ static int lu_factor(double *A, int m, int *piv) {
       }
     for (int i = k + 1; i < m; ++i) {
       double f = A[i * m + k] /= A[k * m + k];
-      for (int j = k + 1; j < m; ++j) A[i * m + j] -= f * A[k * m + j];
+      for (int j = k + 1; j < m; ++j)
+        A[i * m + j] -= f * A[k * m + j];
     }
   }
   return 0;
@@ -68,10 +74,12 @@ static void lu_solve(const double *A, int m, const int *piv, double *x) {
   for (int k = 0; k < m; ++k) {
     double t = x[k];
     x[k] = x[piv[k]], x[piv[k]] = t;
-    for (int i = k + 1; i < m; ++i) x[i] -= A[i * m + k] * x[k];
+    for (int i = k + 1; i < m; ++i)
+      x[i] -= A[i * m + k] * x[k];
   }
   for (int k = m - 1; k >= 0; --k) {
-    for (int j = k + 1; j < m; ++j) x[k] -= A[k * m + j] * x[j];
+    for (int j = k + 1; j < m; ++j)
+      x[k] -= A[k * m + j] * x[j];
     x[k] /= A[k * m + k];
   }
 }
@@ -86,33 +94,38 @@ typedef struct {
   int *col;          /* first unknown of each contact (−1 when free) */
   double *M, *Mf;    /* active matrix and its regularised LU factor, m x m */
   double *r, *x, *t; /* right-hand side, solution, scratch (m) */
+  double *l, *lt;    /* the Newton stage's iterate and trial */
   int *piv;
 } polish_ws;
 
-/* classify the contacts at (λ, c) and number the unknowns */
+/* classify the contacts at (λ, c) by the natural map of the NCP and number the unknowns: with
+ * x = λ − h (c + Γ(c)), h = 1/(G + R)_NN of the contact, Π_K(x) = λ at a solution, and which
+ * piece of the projection x falls in is the contact's class — the polar cone: separated; the
+ * interior of K_μ: sticking; otherwise sliding, with the friction direction x_T/‖x_T‖ (the
+ * active-set rule of semismooth Newton methods on the natural map) */
 static void classify(const mr_contact_problem *p, const double *l, const double *c, polish_ws *w) {
-  double scale = 0.0;
-  for (int k = 0; k < 3 * p->nc; ++k) scale = fmax(scale, fabs(l[k]));
-  double tiny = 1e-12 * fmax(scale, 1e-300);
+  int n = 3 * p->nc;
   w->m = 0;
   for (int i = 0; i < p->nc; ++i) {
     const double *li = l + 3 * i, *ci = c + 3 * i;
-    double lt = hypot(li[0], li[1]), ct = hypot(ci[0], ci[1]), mu = p->mu[i];
+    double mu = p->mu[i], bnn = p->G[(size_t)(3 * i + 2) * n + 3 * i + 2];
+    if (p->R) bnn += p->R[3 * i + 2];
+    double h = bnn > 0.0 ? 1.0 / bnn : 0.0, ct = hypot(ci[0], ci[1]);
+    double x0 = li[0] - h * ci[0], x1 = li[1] - h * ci[1], x2 = li[2] - h * (ci[2] + mu * ct);
+    double xt = hypot(x0, x1);
     w->col[i] = w->m;
     if (mr_problem_bilateral(p, i)) {
       w->cl[i] = CL_BILATERAL, w->m += 3;
-    } else if (li[2] <= tiny) {
+    } else if (mu * xt <= -x2 || (mu == 0.0 && x2 <= 0.0)) {
       w->cl[i] = CL_FREE, w->col[i] = -1;
-    } else if (mu > 0.0 && lt >= mu * li[2] * (1.0 - 1e-9) && (lt > tiny || ct > tiny)) {
-      w->cl[i] = CL_SLIDE, w->m += 1;
-      /* friction opposes the sliding velocity; without one, keep the force's direction */
-      double d0 = ct > tiny ? -ci[0] / ct : li[0] / lt, d1 = ct > tiny ? -ci[1] / ct : li[1] / lt;
-      w->dir[2 * i] = d0, w->dir[2 * i + 1] = d1;
     } else if (mu == 0.0) {
       w->cl[i] = CL_SLIDE, w->m += 1;
       w->dir[2 * i] = w->dir[2 * i + 1] = 0.0;
-    } else {
+    } else if (xt < mu * x2) {
       w->cl[i] = CL_STICK, w->m += 3;
+    } else {
+      w->cl[i] = CL_SLIDE, w->m += 1;
+      w->dir[2 * i] = x0 / xt, w->dir[2 * i + 1] = x1 / xt;
     }
   }
 }
@@ -134,9 +147,8 @@ static double col_entry(const mr_contact_problem *p, const polish_ws *w, int r, 
   const double *row = p->G + (size_t)r * n;
   if (w->cl[j] == CL_SLIDE) {
     double mu = p->mu[j], v = row[3 * j + 2] + mu * (w->dir[2 * j] * row[3 * j] +
-                                                      w->dir[2 * j + 1] * row[3 * j + 1]);
-    if (p->R && r / 3 == j)
-      v += r % 3 == 2 ? p->R[r] : mu * w->dir[2 * j + r % 3] * p->R[r];
+                                                     w->dir[2 * j + 1] * row[3 * j + 1]);
+    if (p->R && r / 3 == j) v += r % 3 == 2 ? p->R[r] : mu * w->dir[2 * j + r % 3] * p->R[r];
     return v;
   }
   return row[3 * j + a] + (p->R && r == 3 * j + a ? p->R[r] : 0.0);
@@ -153,7 +165,8 @@ static void assemble(const mr_contact_problem *p, polish_ws *w, const double *c)
       for (int j = 0; j < p->nc; ++j) {
         if (w->cl[j] == CL_FREE) continue;
         int nu = w->cl[j] == CL_SLIDE ? 1 : 3;
-        for (int a = 0; a < nu; ++a) w->M[q * m + w->col[j] + a] = col_entry(p, w, rows[e], j, a);
+        for (int a = 0; a < nu; ++a)
+          w->M[q * m + w->col[j] + a] = col_entry(p, w, rows[e], j, a);
       }
     }
   }
@@ -163,15 +176,18 @@ static void assemble(const mr_contact_problem *p, polish_ws *w, const double *c)
 static int solve_active(polish_ws *w) {
   int m = w->m;
   double tr = 0.0;
-  for (int k = 0; k < m; ++k) tr = fmax(tr, fabs(w->M[k * m + k]));
+  for (int k = 0; k < m; ++k)
+    tr = fmax(tr, fabs(w->M[k * m + k]));
   double eps = 1e-10 * fmax(tr, 1e-300);
   memcpy(w->Mf, w->M, sizeof(double) * (size_t)m * m);
-  for (int k = 0; k < m; ++k) w->Mf[k * m + k] += eps;
+  for (int k = 0; k < m; ++k)
+    w->Mf[k * m + k] += eps;
   if (lu_factor(w->Mf, m, w->piv)) return -1;
   mr_zero(w->x, m);
   for (int it = 0; it < HYB_REFINE; ++it) {
     mr_matvec(w->t, w->M, w->x, m, m);
-    for (int k = 0; k < m; ++k) w->t[k] = w->r[k] - w->t[k];
+    for (int k = 0; k < m; ++k)
+      w->t[k] = w->r[k] - w->t[k];
     lu_solve(w->Mf, m, w->piv, w->t);
     mr_axpy(w->x, 1.0, w->t, m);
   }
@@ -225,7 +241,17 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
   return e;
 }
 
-/* stages 1–3 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
+/* at most HYB_NEWTON semismooth Newton steps on the natural map from best (ε_abs e) */
+static double newton(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                     double *best, double *c, double e, int *iters) {
+  if (!(e > s->eps_abs) || *iters >= s->max_iter) return e;
+  natmap_ws nw = {w->M, w->Mf, w->r, w->x, w->t, w->l, w->lt, w->piv};
+  int left = s->max_iter - *iters;
+  return mr_natmap_newton(p, s->eps_abs, left < HYB_NEWTON ? left : HYB_NEWTON, &nw, best, c, e,
+                          iters);
+}
+
+/* stages 1–4 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
 static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
                          mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
                          double *c, double *trial, double *e, int *iters, mr_error *err) {
@@ -236,8 +262,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
   mr_copy(trial, lambda, n);
   double eprev = *e;
-  while (*iters < s->max_iter - HYB_POLISH) {
-    int left = s->max_iter - HYB_POLISH - *iters;
+  while (*iters < s->max_iter - HYB_POLISH - HYB_NEWTON) {
+    int left = s->max_iter - HYB_POLISH - HYB_NEWTON - *iters;
     sub.max_iter = left < HYB_PGS_CHUNK ? left : HYB_PGS_CHUNK;
     memset(&st, 0, sizeof st);
     mr_status rc = mr_solver_ncp_pgs(p, &sub, NULL, work, trial, c, &st, err);
@@ -254,7 +280,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   }
   /* 2. ncp-admm on what remains, its dual started from the best iterate (a state's y belongs
    * to another start) */
-  sub.max_iter = s->max_iter - *iters - HYB_POLISH;
+  sub.max_iter = s->max_iter - *iters - HYB_POLISH - HYB_NEWTON;
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
@@ -267,6 +293,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   }
   /* 3. the active-set Newton polish */
   *e = polish(p, s, w, lambda, c, trial, *e, iters);
+  /* 4. semismooth Newton on the natural map (finds the active set by itself) */
+  *e = newton(p, s, w, lambda, c, *e, iters);
   return MR_OK;
 }
 
@@ -283,7 +311,12 @@ static int polish_alloc(polish_ws *w, int nc, mr_arena *a) {
   w->r = mr_arena_doubles(a, (size_t)n + 1);
   w->x = mr_arena_doubles(a, (size_t)n + 1);
   w->t = mr_arena_doubles(a, (size_t)n + 1);
-  return w->cl && w->dir && w->col && w->piv && w->M && w->Mf && w->r && w->x && w->t ? 0 : -1;
+  w->l = mr_arena_doubles(a, (size_t)n + 1);
+  w->lt = mr_arena_doubles(a, (size_t)n + 1);
+  return w->cl && w->dir && w->col && w->piv && w->M && w->Mf && w->r && w->x && w->t && w->l &&
+                 w->lt
+             ? 0
+             : -1;
 }
 
 mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
@@ -302,13 +335,14 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   int warm = s->warm_start;
   for (int k = 0; k < n; ++k)
     if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
-  for (int i = 0; i < p->nc; ++i) mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
+  for (int i = 0; i < p->nc; ++i)
+    mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   double e = ncp_eps(p, lambda, c);
   mr_zero(start, n);
   double e0 = ncp_eps(p, start, c);
   if (e > s->eps_abs) {
     rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
-    /* 4. a warm start that did not converge: again from λ = 0, keep the better */
+    /* 5. a warm start that did not converge: again from λ = 0, keep the better */
     if (!rc && warm && e > s->eps_abs && iters < s->max_iter) {
       double ec = e0;
       mr_zero(start, n);
