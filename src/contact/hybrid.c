@@ -95,6 +95,7 @@ typedef struct {
   double *M, *Mf;    /* active matrix and its regularised LU factor, m x m */
   double *r, *x, *t; /* right-hand side, solution, scratch (m) */
   double *l, *lt;    /* the Newton stage's iterate and trial */
+  int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
   int *piv;
 } polish_ws;
 
@@ -262,6 +263,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
   mr_copy(trial, lambda, n);
   double eprev = *e;
+  int moved = 0;
   while (*iters < s->max_iter - HYB_POLISH - HYB_NEWTON) {
     int left = s->max_iter - HYB_POLISH - HYB_NEWTON - *iters;
     sub.max_iter = left < HYB_PGS_CHUNK ? left : HYB_PGS_CHUNK;
@@ -270,7 +272,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (rc) return rc;
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
-    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (et < *e) mr_copy(lambda, trial, n), *e = et, moved = 1;
     if (*e <= s->eps_abs) return MR_OK;
     if (st.iterations < sub.max_iter) break; /* stalled */
     /* chunks still needed at the last chunk's rate, against the chunks left */
@@ -278,13 +280,14 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     eprev = et;
     if (!(need <= 0.5 * (s->max_iter - *iters) / HYB_PGS_CHUNK)) break;
   }
-  /* 2. ncp-admm on what remains, its dual started from the best iterate (a state's y belongs
-   * to another start) */
+  /* 2. ncp-admm on what remains; the state's dual y and ρ (the previous step's ADMM solve) go
+   * with the warm start, so they are dropped when stage 1 moved the best iterate away from it */
   sub.max_iter = s->max_iter - *iters - HYB_POLISH - HYB_NEWTON;
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
-    if (state) state->valid = 0;
+    if (state && moved) state->valid = 0;
+    w->admm_ran = 1;
     mr_status rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
@@ -327,6 +330,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   polish_ws w;
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
   double *start = mr_arena_doubles(work, (size_t)n + 1);
+  w.admm_ran = 0;
   if (!trial || !start || polish_alloc(&w, p->nc, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
@@ -349,8 +353,11 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
       if (state) state->valid = 0;
       rc = cascade(p, s, state, work, &w, start, c, trial, &ec, &iters, err);
       if (!rc && ec < e) mr_copy(lambda, start, n), e = ec;
+      else if (state) state->valid = 0; /* the state is the cold run's, λ the warm one */
     }
   }
+  /* a state left from an older step does not go with this step's λ */
+  if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);
   if (rc) return rc;
   mr_problem_velocity(p, lambda, c);
