@@ -116,7 +116,8 @@ static void test_resting_forces_cancel_gravity(void **state) {
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL), MR_OK);
   double lambda[3 * NC] = {0}, dv[6];
   for (int i = 0; i < NC; ++i) {
-    assert_near(f->a.g[3 * i + 2], -9.81, 1e-12);
+    /* J v_f / Δt plus the rest depth's d / Δt² (docs/solvers.md) */
+    assert_near(f->a.g[3 * i + 2], -9.81 + s.rest_depth / (DT * DT), 1e-12);
     lambda[3 * i + 2] = MASS * 9.81 / NC;
   }
   mr_contact_impulse_velocity(&f->a, lambda, DT, dv);
@@ -137,7 +138,7 @@ static void test_corrections(void **state) {
   double v[6] = {0, 0, -1.0, 0, 0, 0}; /* falling at 1 m/s: J_N v = −1 */
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
   double gN = -9.81; /* J_N v_f / Δt */
-  assert_near(f->a.g[2], gN + 2e-3 / (DT * DT), 1e-9);
+  assert_near(f->a.g[2], gN + (2e-3 + s.rest_depth) / (DT * DT), 1e-9);
   /* below the band δ: the push-out δ/Δt plus k_B of the excess */
   assert_near(f->a.g[5], gN + (-s.band + 0.5 * (-4e-3 + s.band)) / (DT * DT), 1e-9);
   assert_near(f->a.g[8], gN + (2e-3 / DT + 0.5 * -1.0) / DT, 1e-9);
@@ -178,9 +179,9 @@ static double patch_residual(const fixture *f, const double *cor) {
 /* A resting patch: the box tilted so that its corners lie at Φ = ±2e-6 m and ±6e-6 m (a plane
  * through the corners, Φ affine in the corner position). The correction must be the normal
  * velocity of a rigid motion of the box (in range(J) = range(G)), or the NCP has no all-sticking
- * solution. The consistent law Φ/Δt on [−δ, ∞) gives such a correction (residual at round-off:
- * 1e-12); the former law (δ = 0: Φ/Δt above zero, k_B Φ/Δt below, here k_B = 0) does not: its
- * correction (Φ⁺/Δt) is not affine over the four corners, residual ≈ 0.4 */
+ * solution. The consistent law (Φ + d)/Δt on [−δ, ∞) gives such a correction (residual at
+ * round-off: 1e-12); the former law (δ = d = 0: Φ/Δt above zero, k_B Φ/Δt below, here k_B = 0)
+ * does not: its correction (Φ⁺/Δt) is not affine over the four corners, residual 0.32 */
 static void test_patch_consistent(void **state) {
   fixture *f = *state;
   const double phis[NC] = {-6e-6, -2e-6, 2e-6, 6e-6}; /* Φ = a x + b y over the corners */
@@ -191,6 +192,7 @@ static void test_patch_consistent(void **state) {
   double cor[NC];
   for (int pass = 0; pass < 2; ++pass) {
     s.band = pass ? 0.0 : mr_assembly_settings_default().band;
+    s.rest_depth = pass ? 0.0 : mr_assembly_settings_default().rest_depth;
     assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL),
                      MR_OK);
     for (int i = 0; i < NC; ++i)

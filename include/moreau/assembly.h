@@ -1,7 +1,7 @@
 /* Assembly of the frictional contact problem of a model at its current state (DESIGN.md §4):
  * the contact Jacobian J (3nc x nv), the Delassus matrix G = J M⁻¹ Jᵀ computed through the
  * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
- *   g = (J v_f + cor) / Δt,  cor_N = Φ_N / Δt                 (Φ_N ≥ −δ: the step ends at Φ = 0)
+ *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
  *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
  *                           cor_N += e J_N v for a contact that is new this step
  *                           (approaching faster than the restitution threshold);
@@ -55,6 +55,10 @@ typedef struct {
                                    0.01) */
   double band; /* δ ≥ 0: penetrations up to δ are removed within one step (cor_N = Φ/Δt);
                   deeper ones at δ/Δt plus k_B of the excess (m, default 1e-4) */
+  double rest_depth; /* d in [0, δ]: the depth resting contacts settle at, cor_N = (Φ + d)/Δt
+                        on the band (m, or rad for a revolute limit; default 1e-12: at exactly
+                        Φ = 0 the box-box contact flips between four points and one,
+                        docs/solvers.md) */
 } mr_assembly_settings;
 
 /* Buffers of an assembled problem, sized for at most max_contacts contacts. */

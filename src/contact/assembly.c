@@ -13,7 +13,7 @@
 #include "core/linalg.h"
 
 mr_assembly_settings mr_assembly_settings_default(void) {
-  mr_assembly_settings s = {1e-3, 0.0, 0.01, 1e-4};
+  mr_assembly_settings s = {1e-3, 0.0, 0.01, 1e-4, 1e-12};
   return s;
 }
 
@@ -81,11 +81,12 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
 }
 
 /* the gap correction of one contact (velocity units), docs/solvers.md "The gap correction":
- * Φ/Δt on the band Φ ≥ −δ (every contact aims at Φ = 0 at the end of the step, the same law
- * above and below zero, so it is affine over a resting patch), continued below −δ with slope
- * k_B: cor = (−δ + k_B (Φ + δ)) / Δt (the push-out speed is capped at δ/Δt plus Baumgarte) */
+ * (Φ + d)/Δt on the band Φ ≥ −δ (every contact aims at Φ = −d, d the rest depth, at the end of
+ * the step: the same law above and below zero, so it is affine over a resting patch), continued
+ * below −δ with slope k_B: cor = (−δ + k_B (Φ + δ)) / Δt (the push-out speed is capped at δ/Δt
+ * plus Baumgarte) */
 static double gap_correction(double phi, const mr_assembly_settings *s) {
-  if (phi >= -s->band) return phi / s->dt;
+  if (phi >= -s->band) return (phi + s->rest_depth) / s->dt;
   return (-s->band + s->baumgarte * (phi + s->band)) / s->dt;
 }
 
@@ -119,6 +120,9 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   if (!(s->band >= 0.0) || !isfinite(s->band))
     return mr_error_set(err, MR_ERR_INVALID, "assembly: gap band %g must be finite and >= 0",
                         s->band);
+  if (!(s->rest_depth >= 0.0 && s->rest_depth <= s->band))
+    return mr_error_set(err, MR_ERR_INVALID, "assembly: rest depth %g must be in [0, band %g]",
+                        s->rest_depth, s->band);
   /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
   for (int i = 0; i < nc; ++i)
     mr_contact_jacobian(m, d, &contacts[i], a->J + (size_t)3 * i * nv, a->MiJt);
