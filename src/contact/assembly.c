@@ -91,20 +91,23 @@ static double gap_correction(double phi, const mr_assembly_settings *s) {
 }
 
 /* the normal velocity correction of one contact (velocity units): the gap correction, except
- * for a new contact approaching faster than the restitution threshold (an impact): its target is
- * e J_N v alone when the approach closes its gap within the step (adding Φ/Δt would cut the
- * rebound by up to margin/Δt, docs/physics.md, A7), e J_N v + k_B Φ/Δt when it is first seen in
- * penetration, e J_N v + Φ/Δt when it is first seen farther than one step's travel */
+ * for an open contact (no normal force last step) approaching faster than the restitution
+ * threshold (an impact). While its approach does not close the gap within the step, the gap
+ * correction alone applies (the contact stays open, so the next step is still an impact, and an
+ * impact slower than margin/Δt still rebounds with e); when it does, the target is e J_N v alone
+ * (adding Φ/Δt would cut the rebound by up to margin/Δt, docs/physics.md, A7); an impact that
+ * starts in penetration takes e J_N v + k_B Φ/Δt (a push-out Φ/Δt would add up to δ/Δt to the
+ * rebound) */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
   if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold))
     return gap_correction(c->phi, s);
+  /* an open gap that this step's approach does not close: no impact yet */
+  if (c->phi > -vn * s->dt) return gap_correction(c->phi, s);
   /* an impact within this step: the rebound target replaces the gap term */
-  if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
-  /* first seen in penetration: the rebound e|v⁻| is the target, a push-out Φ/Δt would add to it
-   * (up to δ/Δt of energy gained); only Baumgarte applies */
-  if (c->phi < 0.0) return s->baumgarte * c->phi / s->dt + c->restitution * vn;
-  return c->phi / s->dt + c->restitution * vn;
+  if (c->phi >= 0.0) return c->restitution * vn;
+  /* an impact that starts in penetration: the rebound plus the Baumgarte term */
+  return s->baumgarte * c->phi / s->dt + c->restitution * vn;
 }
 
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
