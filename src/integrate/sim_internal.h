@@ -39,6 +39,7 @@ struct mr_sim {
                                  the body origin at the step's start (nbodies) */
   mr_contact_geometry *cg;    /* contacts, then constraints, as the assembly reads them */
   double *lambda, *c;         /* 3 max_rows */
+  double *lambda_alt, *c_alt; /* 3 max_rows: the solve without push-out (solve_contacts) */
   uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
   mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
