@@ -9,6 +9,7 @@
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
+#   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -43,7 +44,8 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
-.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean
+.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
+        mutants
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -85,6 +87,9 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 
 # Run every test program; print one closing line with the totals.
 run-tests: $(TEST_BIN) $(PROGRAM)
+	@if [ -n "$$CI" ] && [ ! -d "$(SHARED)/reference" ]; then \
+	  echo "CI: $(SHARED)/reference is missing: the reference-robot tests would be skipped"; \
+	  exit 1; fi
 	@pass=0; fail=0; failed=""; \
 	for t in $(TEST_BIN); do \
 	  if MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $$t; then pass=$$((pass+1)); \
@@ -101,6 +106,10 @@ check: deps
 	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" run-tests
+
+# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
+mutants: deps
+	/usr/bin/python3 tools/mutants.py --shared $(SHARED)
 
 bench-bins: $(BENCH_BIN)
 
