@@ -1,7 +1,9 @@
-/* Free-flyer joints inside the time step (free_flyer.c): the step works in the velocity
- * u = (centre-of-mass velocity in the world, body angular velocity) of every free joint, with
- * Pinocchio's v = (origin velocity, angular velocity), both in the body frame, at the interface.
- * docs/physics.md "Free bodies" has the derivation. */
+/* Free bodies inside the time step (free_flyer.c): the step works in the velocity
+ * u = (centre-of-mass velocity in the world, body angular velocity) of every free body (a free
+ * joint whose body carries no other body), with Pinocchio's v = (origin velocity, angular
+ * velocity), both in the body frame, at the interface; floating bases of robots keep
+ * Pinocchio's semi-implicit Euler and q ⊕ Δt v. docs/physics.md "Free bodies" has the
+ * derivation. */
 #ifndef MOREAU_INTEGRATE_FREE_FLYER_H
 #define MOREAU_INTEGRATE_FREE_FLYER_H
 
