@@ -108,15 +108,49 @@ static int isotropic(const mr_mat3 *I) {
   return 1;
 }
 
-/* the angular block of M̃⁻¹ at dofs ia..ia+2, column by column through x (nv) */
-static mr_mat3 angular_block(const mr_model *m, const mr_data *d, int ia, double *x) {
+/* 1 when dofs iv..iv+5 form a block of M̃ of their own (a free body hanging from the world): then
+ * M̃⁻¹ on them needs only their part of the factor */
+static int isolated(const mr_data *d, int iv) {
+  return d->parent_dof[iv] < 0 && d->nvSubtree[iv] == 6;
+}
+
+/* y ← M̃⁻¹ y on an isolated block of 6 dofs from iv: the solves of mr_ldlt_solve restricted to
+ * the block (U z = y backward, D⁻¹, Uᵀ x = z forward) */
+static void block_solve(const mr_model *m, const mr_data *d, int iv, double *y) {
+  const double *U = d->U;
+  int nv = m->nv;
+  for (int k = 5; k >= 0; --k)
+    for (int i = k - 1; i >= 0; --i)
+      y[i] -= U[(size_t)(iv + i) * nv + iv + k] * y[k];
+  for (int k = 0; k < 6; ++k)
+    y[k] *= d->Dinv[iv + k];
+  for (int k = 0; k < 6; ++k)
+    for (int i = 0; i < k; ++i)
+      y[k] -= U[(size_t)(iv + i) * nv + iv + k] * y[i];
+}
+
+/* M̃⁻¹ E t into x (nv), E placing t at the angular dofs of the free joint from iv; on an isolated
+ * block only x[iv..iv+5] is written */
+static void solve_torque(const mr_model *m, const mr_data *d, int iv, mr_vec3 t, double *x) {
+  if (isolated(d, iv)) {
+    double y[6] = {0.0, 0.0, 0.0, t.v[0], t.v[1], t.v[2]};
+    block_solve(m, d, iv, y);
+    for (int k = 0; k < 6; ++k)
+      x[iv + k] = y[k];
+    return;
+  }
+  mr_zero(x, m->nv);
+  store3(t, x + iv + 3);
+  mr_ldlt_solve(m, d, x);
+}
+
+/* the angular block of M̃⁻¹ for the free joint from iv, column by column through x (nv) */
+static mr_mat3 angular_block(const mr_model *m, const mr_data *d, int iv, double *x) {
   mr_mat3 K;
   for (int k = 0; k < 3; ++k) {
-    mr_zero(x, m->nv);
-    x[ia + k] = 1.0;
-    mr_ldlt_solve(m, d, x);
+    solve_torque(m, d, iv, mr_v3(k == 0, k == 1, k == 2), x);
     for (int r = 0; r < 3; ++r)
-      K.m[r][k] = x[ia + r];
+      K.m[r][k] = x[iv + 3 + r];
   }
   return K;
 }
@@ -144,15 +178,17 @@ static void gyro_body(const mr_model *m, const mr_data *d, int i, const double *
                       double *v_next, double *x, double *lag) {
   const mr_mat3 *I = &m->bodies[i].inertia.I;
   if (isotropic(I)) return;
-  int ia = m->bodies[i].joint.idx_v + 3;
-  mr_mat3 K = angular_block(m, d, ia, x);
+  int iv = m->bodies[i].joint.idx_v, ia = iv + 3;
+  mr_mat3 K = angular_block(m, d, iv, x);
   mr_vec3 w = load3(v + ia), g0 = mr_v3_scale(gyro(I, w), dt);
   mr_vec3 we = mr_v3_add(load3(v_next + ia), mr_m3_mulv(&K, g0)); /* without −Δt g(ω) */
   mr_vec3 G = gyro_impulse(&K, w, we, mr_m3_mulv(I, we), dt);
-  mr_zero(x, m->nv);
-  store3(mr_v3_add(G, g0), x + ia);
-  mr_ldlt_solve(m, d, x);
-  mr_axpy(v_next, 1.0, x, m->nv);
+  solve_torque(m, d, iv, mr_v3_add(G, g0), x);
+  if (isolated(d, iv))
+    for (int k = 0; k < 6; ++k)
+      v_next[iv + k] += x[iv + k];
+  else
+    mr_axpy(v_next, 1.0, x, m->nv);
   store3(mr_v3_scale(mr_m3_mulv(&K, G), 0.5), lag + ia);
 }
 
