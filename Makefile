@@ -33,7 +33,7 @@ LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src
                              src/integrate/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
-PEERS_SRC = bench/peers.c
+PEERS_SRC = bench/peers.c bench/scale.c
 BENCH_SRC = $(filter-out $(PEERS_SRC),$(sort $(wildcard bench/*.c)))
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -119,13 +119,15 @@ bench: deps
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
-$(BUILD)/peers: $(PEERS_SRC) $(LIBRARY)
+$(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
 
 bench-peers: deps
 	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps
-	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers \
+	  build/bench/scale
 	build/bench/peers
+	build/bench/scale
 
 run: deps
 	@$(MAKE) --no-print-directory all
