@@ -51,19 +51,17 @@ static void store3(mr_vec3 a, double *x) {
   x[0] = a.v[0], x[1] = a.v[1], x[2] = a.v[2];
 }
 
-/* a free body: a free joint whose body carries no other body (bodies are in topological order,
- * so its children come after it) */
-static int is_free(const mr_model *m, int i) {
-  if (m->bodies[i].joint.type != MR_JOINT_FREE) return 0;
-  for (int j = i + 1; j < m->nbodies; ++j)
-    if (m->bodies[j].parent == i) return 0;
-  return 1;
+/* a free body: a free joint whose body carries no other body, i.e. whose six dofs are the whole
+ * subtree of the first one (every joint but the free one has dofs of its own) */
+static int is_free(const mr_model *m, const mr_data *d, int i) {
+  const mr_joint *j = &m->bodies[i].joint;
+  return j->type == MR_JOINT_FREE && d->nvSubtree[j->idx_v] == 6;
 }
 
-void mr_free_flyer_bias(const mr_model *m, const double *v, double *a) {
+void mr_free_flyer_bias(const mr_model *m, const mr_data *d, const double *v, double *a) {
   mr_zero(a, m->nv);
   for (int i = 1; i < m->nbodies; ++i) {
-    if (!is_free(m, i)) continue;
+    if (!is_free(m, d, i)) continue;
     int iv = m->bodies[i].joint.idx_v;
     mr_vec3 vo = load3(v + iv), w = load3(v + iv + 3), c = m->bodies[i].inertia.c;
     mr_vec3 vc = mr_v3_add(vo, mr_v3_cross(w, c)); /* Rᵀ u_lin */
@@ -196,7 +194,7 @@ void mr_free_flyer_gyroscopic(const mr_model *m, const mr_data *d, const double 
                               double *v_next, double *x, double *lag) {
   mr_zero(lag, m->nv);
   for (int i = 1; i < m->nbodies; ++i)
-    if (is_free(m, i)) gyro_body(m, d, i, v, dt, v_next, x, lag);
+    if (is_free(m, d, i)) gyro_body(m, d, i, v, dt, v_next, x, lag);
 }
 
 /* a free joint's unit quaternion (x, y, z, w) */
@@ -231,9 +229,9 @@ static void integrate_body(const mr_model *m, int i, const double *q, double *v_
   store3(mr_v3_sub(mr_m3_tmulv(&R1, u), mr_v3_cross(om, c)), w);
 }
 
-void mr_free_flyer_integrate(const mr_model *m, const double *q, double *v_next,
-                             const double *lag, double dt, double *q_next) {
+void mr_free_flyer_integrate(const mr_model *m, const mr_data *d, const double *q,
+                             double *v_next, const double *lag, double dt, double *q_next) {
   mr_integrate(m, q, v_next, dt, q_next);
   for (int i = 1; i < m->nbodies; ++i)
-    if (is_free(m, i)) integrate_body(m, i, q, v_next, lag, dt, q_next);
+    if (is_free(m, d, i)) integrate_body(m, i, q, v_next, lag, dt, q_next);
 }

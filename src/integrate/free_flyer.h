@@ -10,9 +10,9 @@
 #include "moreau/dynamics.h"
 
 /* a (nv): the acceleration Ṫ⁻¹ u of the coordinates v = T⁻¹(q) u at constant u, to pass to
- * mr_rnea so that b − Jᵀ f_ext + M a is the bias in the u coordinates (zero but on free joints:
+ * mr_rnea so that b − Jᵀ f_ext + M a is the bias in the u coordinates (zero but on free bodies:
  * a_lin = −ω × (v_lin + ω × c), a_ang = 0) */
-void mr_free_flyer_bias(const mr_model *m, const double *v, double *a);
+void mr_free_flyer_bias(const mr_model *m, const mr_data *d, const double *v, double *a);
 
 /* the gyroscopic torque ω × I_c ω of each free body, taken explicitly in v_next = v + Δt M̃⁻¹ r,
  * replaced by the impulse G = (exp(−Δt [ω_m]×) − 1) I_c ω_e, ω_m = (ω + ω⁺)/2, ω_e the free
@@ -26,7 +26,7 @@ void mr_free_flyer_gyroscopic(const mr_model *m, const mr_data *d, const double 
  * its world velocity u_lin = R (w_lin + ω × c) and whose rotation is R exp(Δt (ω − lag)); w
  * (v_next, the step's velocity in the frame of q) is converted in place to Pinocchio's velocity
  * at q_next */
-void mr_free_flyer_integrate(const mr_model *m, const double *q, double *v_next,
-                             const double *lag, double dt, double *q_next);
+void mr_free_flyer_integrate(const mr_model *m, const mr_data *d, const double *q,
+                             double *v_next, const double *lag, double dt, double *q_next);
 
 #endif

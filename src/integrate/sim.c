@@ -330,7 +330,7 @@ static mr_status dynamics(mr_sim *s, mr_error *err) {
     d->M[(size_t)k * nv + k] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
   mr_status st = mr_ldlt_factor(m, d, err);
   if (st) return st;
-  mr_free_flyer_bias(m, s->v, s->dv);
+  mr_free_flyer_bias(m, d, s->v, s->dv);
   const double *b = mr_rnea(m, d, s->q, s->v, s->dv); /* b(q, v) − Σ Jᵀ f_ext + M a */
   for (int k = 0; k < nv; ++k)
     s->rhs[k] = s->tau[k] + s->kp_step[k] * s->q_err[k] - b[k];
@@ -554,7 +554,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;
   applied_torque(s);
-  mr_free_flyer_integrate(m, s->q, s->v_next, s->rhs, s->scene->timestep, s->q_next);
+  mr_free_flyer_integrate(m, d, s->q, s->v_next, s->rhs, s->scene->timestep, s->q_next);
   if ((st = check_state(s, err))) return st;
   mr_copy(s->q, s->q_next, m->nq);
   mr_copy(s->v, s->v_next, m->nv);
