@@ -196,9 +196,13 @@ static void test_four_bar_open_without_constraint(void **state) {
 }
 
 /* A free box (1 kg, 0.2 m cube) anchored to the world at its corner by a point constraint (type
- * point, world point at the initial configuration): a spatial pendulum. The corner stays put to
- * 1e-6 m (the same one-step drift argument as the 4-bar) while the centre swings down: from the
- * corner straight above the centre's side, the centre falls by more than 1 cm in 0.5 s. */
+ * point, world point at the initial configuration): a spatial pendulum. The corner stays put up
+ * to one step's drift: the centre of mass moves on the chord Δt u while the body turns by
+ * exp(Δt ω), so a point at r from the centre, held at zero velocity, drifts by the centripetal
+ * ½ Δt² |ω × (ω × r)| ≤ ½ Δt² ω² r per step (r = 0.1√3 m), which the default Baumgarte factor 1
+ * removes in the next step: the error stays below the largest one-step drift, plus 1e-8 m for the
+ * solver tolerance. Meanwhile the centre swings down: from the corner straight above the
+ * centre's side, it falls by more than 1 cm in 0.5 s. */
 static void test_point_anchor_free_body(void **state) {
   mr_scene sc = tsim_parse("timestep: 0.001\n"
                            "bodies:\n"
@@ -211,17 +215,24 @@ static void test_point_anchor_free_body(void **state) {
   const mr_model *m = mr_sim_model(s);
   mr_data *d = mr_data_create(m);
   int b = mr_model_body_index(m, "box");
-  double emax = 0.0, zmin = INFINITY;
+  double emax = 0.0, zmin = INFINITY, drift = 0.0, r = 0.1 * sqrt(3.0), dt = 1e-3;
   for (int k = 0; k < 500; ++k) {
+    const double *v = mr_sim_v(s);
+    double w2 = v[3] * v[3] + v[4] * v[4] + v[5] * v[5];
     tsim_steps(s, 1);
+    v = mr_sim_v(s);
+    w2 = fmax(w2, v[3] * v[3] + v[4] * v[4] + v[5] * v[5]);
+    drift = fmax(drift, 0.5 * dt * dt * w2 * r);
     mr_forward_kinematics(m, d, mr_sim_q(s), NULL, NULL);
     mr_vec3 p = mr_v3_add(d->oMi[b].p, mr_m3_mulv(&d->oMi[b].R, mr_v3(0.1, 0.1, 0.1)));
     mr_vec3 e = mr_v3_sub(p, mr_v3(0.1, 0.1, 1.1));
     emax = fmax(emax, sqrt(mr_v3_dot(e, e)));
     zmin = fmin(zmin, mr_sim_q(s)[2]);
   }
-  print_message("anchored box: max anchor error %.2e m, lowest centre z %.4f m\n", emax, zmin);
-  assert_true(emax < 1e-6);
+  print_message("anchored box: max anchor error %.2e m (one-step drift %.2e m), lowest centre z "
+                "%.4f m\n",
+                emax, drift, zmin);
+  assert_true(emax <= drift + 1e-8);
   assert_true(zmin < 0.95);
   mr_data_free(d);
   mr_sim_free(s);

@@ -730,7 +730,9 @@ static void sphere_scene(double vx, double vy, double fx, double fy, mr_scene *s
   if (mr_scene_parse(text, "sphere", NULL, sc, &e) != MR_OK) fail_msg("%s", e.msg);
 }
 
-/* v⁺ of one mr_sim_step of the scene (inputs: vx, vy, fx, fy) */
+/* the velocity update w⁺ of one mr_sim_step of the scene (inputs: vx, vy, fx, fy), in the frame
+ * of the configuration the step started from: mr_sim hands back a free body's v⁺ in the frame of
+ * q⁺, v⁺_lin = R⁺ᵀ R (w⁺_lin + ω⁺ × c) − ω⁺ × c (docs/physics.md, free bodies), undone here */
 static void sphere_step(const double *in, double *vn) {
   mr_scene sc;
   mr_error e;
@@ -739,13 +741,21 @@ static void sphere_step(const double *in, double *vn) {
   assert_non_null(sim);
   assert_int_equal(mr_sim_step(sim, &e), MR_OK);
   assert_int_equal(mr_sim_last(sim)->ncontacts, 1);
-  memcpy(vn, mr_sim_v(sim), 6 * sizeof(double));
+  const double *q0 = sc.q0, *q1 = mr_sim_q(sim), *v1 = mr_sim_v(sim);
+  mr_quat o0 = {q0[3], q0[4], q0[5], q0[6]}, o1 = {q1[3], q1[4], q1[5], q1[6]};
+  mr_mat3 R0 = mr_quat_to_m3(mr_quat_normalize(o0)), R1 = mr_quat_to_m3(mr_quat_normalize(o1));
+  mr_vec3 c = sc.model->bodies[1].inertia.c, w = mr_v3(v1[3], v1[4], v1[5]);
+  mr_vec3 u = mr_m3_mulv(&R1, mr_v3_add(mr_v3(v1[0], v1[1], v1[2]), mr_v3_cross(w, c)));
+  mr_vec3 wl = mr_v3_sub(mr_m3_tmulv(&R0, u), mr_v3_cross(w, c));
+  for (int k = 0; k < 3; ++k)
+    vn[k] = wl.v[k], vn[k + 3] = w.v[k];
   mr_sim_free(sim);
   mr_scene_free(&sc);
 }
 
 /* dv⁺/d(vx, vy, fx, fy) of the sphere's step: mr_step_contact_derivatives on the problem and
- * solution mr_sim_step produced, against central differences of mr_sim_step (h = 1e-6) and,
+ * solution mr_sim_step produced, against central differences of mr_sim_step's velocity update
+ * (sphere_step; h = 1e-6) and,
  * sticking, against the rolling closed form. The free body starts upright and without spin, so
  * its local and world frames coincide and the push is the body-frame force on its linear dofs.
  * Error: v⁺ (|v⁺| <= 1.1 m/s) carries the rounding of a few operations, 4 ε |v⁺| = 1e-15, which

@@ -35,19 +35,18 @@ static void test_a11_resting_box(void **state) {
   pc_check_case(PC_A11);
 }
 
-/* A8 in Δt: the penetration left by the free-flyer's exponential map is one step's sinking,
- * ½ v² Δt²/r, second order (ratio 4 when Δt halves, within 3.6–4.4: v at the last step differs
- * by a Δt), and the speed error (5/7) Δt a³ T⁴/(8 r²) is first order (ratio 1.8–2.2: the next
- * term is O(Δt²)) */
-static void test_a8_first_order(void **state) {
-  pc_result a, b;
-  pc_run_roll("ncp-pgs", 1e-3, 0.5, &a);
-  pc_run_roll("ncp-pgs", 5e-4, 0.5, &b);
-  assert_true(a.ok && b.ok);
-  double qd = a.x[3] / b.x[3], qv = a.err / b.err;
-  if (!(qd >= 3.6 && qd <= 4.4 && qv >= 1.8 && qv <= 2.2))
-    fail_msg("A8: penetration %.3g / %.3g m (ratio %.3f), speed error %.3g / %.3g m/s (ratio %.3f)",
-             a.x[3], b.x[3], qd, a.err, b.err, qv);
+/* A8 at half the step: still exact, the speed error and the penetration at the solver's level
+ * (the bounds of pc_check_roll), where the exponential map of the body twist made the ball sink
+ * Δt a² T³/(6 r) = 1.2 mm and roll too fast by a first-order error */
+static void test_a8_half_step(void **state) {
+  pc_result r;
+  pc_run_roll("ncp-pgs", 5e-4, 0.5, &r);
+  assert_true(r.ok);
+  /* pc_tol_v counts steps of 1 ms: halve its per-step bound */
+  double tol = pc_tol_v(1000, 1, 1.0) / 2.0, pen_tol = 0.5 * pc_tol_v(1, 1, 1.0) / 2.0;
+  if (!(r.err <= tol && r.x[3] <= pen_tol))
+    fail_msg("A8 at 0.5 ms: speed error %.3g m/s (bound %.1g), penetration %.3g m (bound %.1g)",
+             r.err, tol, r.x[3], pen_tol);
 }
 
 /* A11, the forces: a box on four corners is hyperstatic, so the per-contact solvers may leave
@@ -95,7 +94,7 @@ int main(void) {
       cmocka_unit_test(test_a3_slide),          cmocka_unit_test(test_a4_oblique_slide),
       cmocka_unit_test(test_a5_incline_slides), cmocka_unit_test(test_a5_incline_sticks),
       cmocka_unit_test(test_a6_pushed_block),   cmocka_unit_test(test_a7_bouncing_ball),
-      cmocka_unit_test(test_a8_rolling_sphere), cmocka_unit_test(test_a8_first_order),
+      cmocka_unit_test(test_a8_rolling_sphere), cmocka_unit_test(test_a8_half_step),
       cmocka_unit_test(test_a11_resting_box),   cmocka_unit_test(test_a11_forces),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/linalg.h"
+#include "integrate/free_flyer.h"
 #include "integrate/sim_internal.h"
 
 /* a velocity above this (m/s or rad/s) is taken as divergence */
@@ -302,7 +303,9 @@ static void actuation(mr_sim *s) {
   }
 }
 
-/* M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p), factored; rhs = τ + k_p e − b + Σ Jᵀ f_ext */
+/* M̃ = M + Δt diag(k_d + damping) + Δt² diag(k_p), factored; rhs = τ + k_p e − b + Σ Jᵀ f_ext
+ * − M a, a the free joints' change of coordinates (free_flyer.c: their centre of mass moves
+ * in the world frame, without the ω × v term of the body-frame velocity) */
 static mr_status dynamics(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
@@ -315,8 +318,8 @@ static mr_status dynamics(mr_sim *s, mr_error *err) {
     d->M[(size_t)k * nv + k] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
   mr_status st = mr_ldlt_factor(m, d, err);
   if (st) return st;
-  mr_zero(s->dv, nv);
-  const double *b = mr_rnea(m, d, s->q, s->v, s->dv); /* b(q, v) − Σ Jᵀ f_ext */
+  mr_free_flyer_bias(m, d, s->v, s->dv);
+  const double *b = mr_rnea(m, d, s->q, s->v, s->dv); /* b(q, v) − Σ Jᵀ f_ext + M a */
   for (int k = 0; k < nv; ++k)
     s->rhs[k] = s->tau[k] + s->kp_step[k] * s->q_err[k] - b[k];
   return MR_OK;
@@ -331,7 +334,8 @@ static void applied_torque(mr_sim *s) {
 }
 
 /* the free velocity: M̃ v_f = M v + Δt rhs with M = M̃ − Δt (k_d + damping + Δt k_p), i.e.
- * v_f = v + Δt M̃⁻¹ (rhs − (k_d + damping + Δt k_p) v) */
+ * v_f = v + Δt M̃⁻¹ (rhs − (k_d + damping + Δt k_p) v); then the free bodies' gyroscopic
+ * impulse at the midpoint, whose rotation lag rhs keeps for the integration (free_flyer.c) */
 static void free_velocity(mr_sim *s) {
   const mr_model *m = s->m;
   double dt = s->w->timestep;
@@ -340,6 +344,7 @@ static void free_velocity(mr_sim *s) {
   mr_ldlt_solve(m, s->d, s->dv);
   for (int k = 0; k < m->nv; ++k)
     s->v_next[k] = s->v[k] + dt * s->dv[k];
+  mr_free_flyer_gyroscopic(m, s->d, s->v, dt, s->v_next, s->dv, s->rhs);
 }
 
 /* index of key in the previous step's contacts, or -1 */
@@ -616,7 +621,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;
   applied_torque(s);
-  mr_integrate(m, s->q, s->v_next, s->w->timestep, s->q_next);
+  mr_free_flyer_integrate(m, d, s->q, s->v_next, s->rhs, s->w->timestep, s->q_next);
   if ((st = check_state(s, err))) return st;
   contact_wrenches(s);
   mr_copy(s->q, s->q_next, m->nq);

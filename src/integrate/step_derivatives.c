@@ -1,6 +1,9 @@
 /* One free-motion time step and its derivatives (moreau/derivatives.h).
  *
- * The step is mr_sim's semi-implicit Euler step without contacts, constraints or effort limits,
+ * The step is mr_sim's semi-implicit Euler step without contacts, constraints or effort limits
+ * (for a free body only its velocity update without spin: mr_sim moves free bodies on the chord
+ * of their centre of mass, free_flyer.c, which this file does not follow yet;
+ * docs/derivatives.md),
  * written from its documented equations (sim.h): with K_p = diag(k_p), K_d' = diag(k_d +
  * damping), e = q_target − q on the dofs with gains and b̂(q, v) = RNEA(q, v, 0) (gravity,
  * velocity terms and −Σ Jᵀ f_ext),
