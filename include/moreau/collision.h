@@ -23,6 +23,12 @@
 /* the largest number of contacts one pair of geometries produces */
 #define MR_PAIR_MAX_CONTACTS 8
 
+/* the collision range (m): geometry sizes, mesh vertices and placements must stay within ±1e6 m
+ * (far beyond any robot scene; past it, round-off in the narrowphase's 1e-9 tolerances would
+ * exceed the quantities being compared). Meshes and sizes outside it are rejected with an
+ * error; a placement outside it skips its pairs (stats.out_of_range). */
+#define MR_COLLISION_MAX_COORD 1e6
+
 /* One contact point. */
 typedef struct {
   int geom[2];        /* geometry ids (first, second) */
@@ -85,6 +91,7 @@ typedef struct {
   int overflow;     /* contacts that did not fit in max_contacts (warning) */
   int ccd_failures; /* libccd failures turned into "no contact" (warning) */
   int unsupported;  /* pairs of shape types without a collision routine (warning) */
+  int out_of_range; /* pairs skipped: a placement non-finite or beyond MR_COLLISION_MAX_COORD */
 } mr_collision_stats;
 
 typedef struct mr_collision_s mr_collision;
