@@ -313,8 +313,8 @@ static void check_pose(const mr_geom *ga, const mr_se3 *Xa, const mr_geom *gb, c
 
 /* 2000 poses of a pair kind. max_bad is the number of poses measured beyond a target with the
  * current routine (docs/collision.md lists them: deep penetrations where the normal search ends
- * on a lower local maximum of Φ, and tilted capsule or cylinder sides); mesh–box meets every
- * target on every pose (max_bad 0). The count guards against regressions; the worst cases are
+ * on a lower local maximum of Φ, and spread manifold points of tilted faces); capsule–box,
+ * mesh–box, cylinder–capsule and capsule–mesh meet every target on every pose (max_bad 0). The count guards against regressions; the worst cases are
  * printed. */
 static void run_kind(const char *name, mr_geom_type ta, mr_geom_type tb, uint64_t seed,
                      int max_bad) {
@@ -349,7 +349,7 @@ static void run_kind(const char *name, mr_geom_type ta, mr_geom_type tb, uint64_
 }
 
 static void test_capsule_box(void **state) {
-  run_kind("capsule-box", MR_GEOM_CAPSULE, MR_GEOM_BOX, 1, 10);
+  run_kind("capsule-box", MR_GEOM_CAPSULE, MR_GEOM_BOX, 1, 0);
 }
 static void test_cylinder_box(void **state) {
   run_kind("cylinder-box", MR_GEOM_CYLINDER, MR_GEOM_BOX, 2, 4);
@@ -358,16 +358,16 @@ static void test_mesh_box(void **state) {
   run_kind("mesh-box", MR_GEOM_MESH, MR_GEOM_BOX, 3, 0);
 }
 static void test_mesh_mesh(void **state) {
-  run_kind("mesh-mesh", MR_GEOM_MESH, MR_GEOM_MESH, 4, 7);
+  run_kind("mesh-mesh", MR_GEOM_MESH, MR_GEOM_MESH, 4, 6);
 }
 static void test_cylinder_cylinder(void **state) {
-  run_kind("cylinder-cylinder", MR_GEOM_CYLINDER, MR_GEOM_CYLINDER, 5, 14);
+  run_kind("cylinder-cylinder", MR_GEOM_CYLINDER, MR_GEOM_CYLINDER, 5, 12);
 }
 static void test_cylinder_capsule(void **state) {
-  run_kind("cylinder-capsule", MR_GEOM_CYLINDER, MR_GEOM_CAPSULE, 6, 1);
+  run_kind("cylinder-capsule", MR_GEOM_CYLINDER, MR_GEOM_CAPSULE, 6, 0);
 }
 static void test_capsule_mesh(void **state) {
-  run_kind("capsule-mesh", MR_GEOM_CAPSULE, MR_GEOM_MESH, 7, 12);
+  run_kind("capsule-mesh", MR_GEOM_CAPSULE, MR_GEOM_MESH, 7, 0);
 }
 
 /* ---- resting manifolds: at least 3 points on the face, Φ = 0 ± 1e-9 ---- */

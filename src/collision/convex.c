@@ -325,12 +325,14 @@ static int cylinder_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 *x, i
 static int box_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 *x, int *tag) {
   const double *h = s->g->size;
   mr_vec3 dl = mr_m3_tmulv(&s->X.R, d);
-  int free_axes = 0, fixed = 0, n = 0;
+  int free_axes = 0, fixed = 0, n = 0, top = 0;
+  for (int k = 1; k < 3; ++k)
+    if (fabs(dl.v[k]) > fabs(dl.v[top])) top = k;
+  /* the axis most along d never frees (at most an edge's or a face's vertices) */
   for (int k = 0; k < 3; ++k) {
-    if (2 * h[k] * fabs(dl.v[k]) <= eps) free_axes |= 1 << k;
+    if (k != top && 2 * h[k] * fabs(dl.v[k]) <= eps) free_axes |= 1 << k;
     else if (dl.v[k] > 0) fixed |= 1 << k;
   }
-  /* at most two free axes (d is a unit vector); the largest component never frees */
   for (int v = 0; v < 8; ++v) {
     if ((v & ~free_axes) != fixed) continue;
     x[n] = mr_se3_act_point(&s->X, mr_v3(v & 1 ? h[0] : -h[0], v & 2 ? h[1] : -h[1],
@@ -595,7 +597,9 @@ static int single_point(const feature *fa, const feature *fb, mr_vec3 wa, double
 static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_vec3 wa, mr_vec3 wb,
                     double margin, raw_contact *out) {
   double ra = core_radius(a), rb = core_radius(b), scale = fmax(extent(a), extent(b));
-  double eps = margin + 1e-9 * (1.0 + scale), tol = 1e-9 * (1.0 + scale);
+  /* features within the margin of their supporting plane (at most 5 % of the size: a margin
+   * comparable to the shapes would take whole shapes for features) */
+  double eps = fmin(margin, 0.05 * scale) + 1e-9 * (1.0 + scale), tol = 1e-9 * (1.0 + scale);
   mr_mat3 F = mr_contact_frame(n);
   mr_vec3 t1 = mr_v3(F.m[0][0], F.m[1][0], F.m[2][0]), t2 = mr_v3(F.m[0][1], F.m[1][1], F.m[2][1]);
   mr_vec3 o = mr_v3_scale(mr_v3_add(wa, wb), 0.5);
@@ -606,6 +610,8 @@ static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_ve
   int np = overlap_points(&fa, &fb, tol, pts);
   raw_contact tmp[CLIP_MAX + 1];
   double ku[CLIP_MAX][2];
+  mr_vec3 flat[CLIP_MAX]; /* each point on the flatter feature's surface */
+  int a_flat = fa.n >= 3 && fb.n < 3;
   int m = 0;
   double la = lift_radius(&fa, ra), lb = lift_radius(&fb, rb);
   for (int i = 0; i < np; ++i) {
@@ -619,10 +625,25 @@ static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_ve
       dup |= fabs(pts[i].u[0] - ku[j][0]) + fabs(pts[i].u[1] - ku[j][1]) <= tol;
     if (dup) continue;
     ku[m][0] = pts[i].u[0], ku[m][1] = pts[i].u[1];
+    flat[m] = a_flat ? xa : xb;
     tmp[m].n = n, tmp[m].phi = p, tmp[m].feature = pts[i].tag & 0xffffff;
     tmp[m++].p = mr_v3_scale(mr_v3_add(xa, xb), 0.5);
   }
-  if (m == 0) return single_point(&fa, &fb, wa, ra, rb, n, phi, o, t1, t2, out);
+  /* the deepest contact is Φ_N itself. A point feature without it: the single exact contact.
+   * Lifts onto a tilted curved side (capsule end caps, cylinder rims) err by a little: such a
+   * point is clamped to Φ_N, or the deepest is set to Φ_N, kept on the flatter feature's
+   * surface (exact) with the other half of Φ_N along n */
+  double deepest = INFINITY, tphi = 1e-9 * (1.0 + scale);
+  int arg = 0;
+  for (int i = 0; i < m; ++i)
+    if (tmp[i].phi < deepest) deepest = tmp[i].phi, arg = i;
+  if (m == 0 || (deepest > phi + tphi && (fa.n == 1 || fb.n == 1)))
+    return single_point(&fa, &fb, wa, ra, rb, n, phi, o, t1, t2, out);
+  for (int i = 0; i < m; ++i)
+    if (tmp[i].phi < phi - tphi || (i == arg && deepest > phi + tphi)) {
+      tmp[i].phi = phi;
+      tmp[i].p = mr_v3_madd(flat[i], a_flat ? -0.5 * phi : 0.5 * phi, n);
+    }
   m = reduce_contacts(tmp, m, 4);
   for (int i = 0; i < m; ++i)
     out[i] = tmp[i];
