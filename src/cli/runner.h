@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "moreau/scene.h"
+#include "cli/columns.h"
 #include "moreau/sim.h"
 
 /* Figures of a whole run. */
@@ -30,6 +31,7 @@ typedef struct {
   int every;            /* record every N steps */
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */
+  mr_columns columns;   /* trajectory: the optional state column groups */
 } mr_run_options;
 
 /* Run the scene from its initial state to its duration. On divergence or another failure,

@@ -63,6 +63,12 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
     J[2 * nv + c->dof] = c->sign;
     return;
   }
+  /* a joint coupling: v_dof − ratio v_dof2 */
+  if (c->type == MR_ROWS_MIMIC) {
+    J[2 * nv + c->dof] = 1.0;
+    J[2 * nv + c->dof2] -= c->ratio;
+    return;
+  }
   /* world-frame relative point velocity Jacobian: J₁ − J₂ (a point constraint: at its two
    * anchors, left in the world frame) */
   if (c->body1 > 0) mr_point_jacobian(m, d, c->body1, c->point, J);
@@ -79,15 +85,21 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
   }
 }
 
-/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that a
- * new contact whose approach closes its gap within the step takes the restitution target e J_N v
- * alone: adding Φ/Δt to it would cut the rebound by up to margin/Δt (docs/physics.md, A7) */
+/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that an
+ * open contact (no normal force last step) whose approach closes its gap within the step takes
+ * the restitution target e J_N v alone: adding Φ/Δt to it would cut the rebound by up to
+ * margin/Δt (docs/physics.md, A7). While the approach does not close the gap yet, the gap term
+ * alone applies, so an impact slower than margin/Δt still rebounds with e. */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
   double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
   if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
+  /* an open gap that this step's approach does not close: no impact yet, the gap term alone
+   * (the contact stays open, so the next step is still an impact) */
+  if (c->phi > -vn * s->dt) return cor;
   /* an impact within this step: the rebound target replaces the gap term */
-  if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
+  if (c->phi >= 0.0) return c->restitution * vn;
+  /* an impact that starts in penetration: the rebound plus the Baumgarte term */
   return cor + c->restitution * vn;
 }
 
@@ -125,12 +137,15 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
       a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
       a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
     }
-    a->kind[i] = c->type == MR_ROWS_POINT ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
+    int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
+    a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
     bilateral |= a->kind[i] == MR_KIND_BILATERAL;
     if (c->type == MR_ROWS_POINT) {
       mr_vec3 e = mr_v3_sub(c->point, c->point2);
       for (int k = 0; k < 3; ++k)
         a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);
+    } else if (c->type == MR_ROWS_MIMIC) {
+      a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
     } else {
       a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
     }
