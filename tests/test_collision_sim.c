@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "moreau/collision.h"
+#include "moreau/scene.h"
 #include "moreau/sim.h"
 
 static const char *const solvers[] = {"ncp-pgs", "ncp-admm", "ncp-stagproj"};
@@ -40,7 +41,7 @@ static mr_sim *open_scene(const char *text, const char *solver, mr_scene *sc) {
   mr_error err = {0};
   if (mr_scene_parse(text, "collision_sim.yaml", ".", sc, &err))
     fail_msg("scene: %s", err.msg);
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   if (!s) fail_msg("%s: %s", solver, err.msg);
   return s;
 }
