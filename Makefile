@@ -26,6 +26,8 @@ DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev 
            libqhull-dev libassimp-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
+# the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
+TEST_PKGS = libfcl-dev
 
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
@@ -82,6 +84,16 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
 
+# the FCL cross-check links a C++ helper against FCL (and its octomap dependency)
+$(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++14 $(OPT) $(CFLAGS) -I/usr/include/eigen3 -Itests -c $< -o $@
+
+$(BUILD)/tests/test_collision_fcl: tests/test_collision_fcl.c $(BUILD)/tests/fcl_ref.o $(LIBRARY)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(BUILD)/tests/fcl_ref.o $(LIBRARY) $(LIBS) -lcmocka \
+	  -lfcl -loctomap -loctomath -lstdc++ -o $@
+
 # the allocation test counts moreau's own malloc, calloc and realloc calls
 $(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 # the control test steps simulators in threads
@@ -106,9 +118,11 @@ run-tests: $(TEST_BIN) $(PROGRAM)
 	[ $$fail -eq 0 ]
 
 test: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	@$(MAKE) --no-print-directory run-tests
 
 check: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" run-tests

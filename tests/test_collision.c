@@ -326,8 +326,12 @@ static void test_box_box(void **state) {
     for (int i = 0; i < n; ++i)
       mn = fmin(mn, c[i].phi), check_frame(&c[i]);
     if (mn < 0) continue;
-    assert_int_equal(mr_collide(&a, &Xa, &b, &Xc, 0.05, 1, cc, NULL), 1);
-    assert_near(cc[0].phi, mn, 1e-6);
+    int m = mr_collide(&a, &Xa, &b, &Xc, 0.05, 1, cc, NULL);
+    assert_true(m >= 1);
+    double mc = INFINITY;
+    for (int i = 0; i < m; ++i)
+      mc = fmin(mc, cc[i].phi);
+    assert_near(mc, mn, 1e-9);
     compared++;
   }
   assert_true(compared > 5);
@@ -467,6 +471,36 @@ static void test_hfield_box_spike(void **state) {
   mr_hfield_free(h);
 }
 
+static double dome(double x, double y, void *u) {
+  return 0.004 - 0.2 * (x * x + y * y);
+}
+
+/* a box resting on its 4 corners over a dome sampled every 1 cm: about 400 grid vertices lie
+ * under its bottom face, all deeper than the corners. The contacts stay within the pair's
+ * bound (they stream through a reduced buffer) and the deepest is the dome's top, exactly:
+ * bottom face at z = 0.001, top 0.004, so Φ = −0.003 with the face normal +z */
+static void test_hfield_box_many_vertices(void **state) {
+  mr_error err;
+  mr_hfield *h = mr_hfield_from_function(dome, NULL, 61, 61, -0.3, -0.3, 0.01, 0.01, 0.1, &err);
+  assert_non_null(h);
+  mr_geom hf = mr_geom_default(MR_GEOM_HEIGHTFIELD, 0), box = geom(MR_GEOM_BOX, 0.1, 0.1, 0.02);
+  hf.hfield = h;
+  mr_se3 I = mr_se3_identity(), X = mr_se3_make(mr_m3_identity(), mr_v3(0, 0, 0.021));
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  int n = mr_collide(&box, &X, &hf, &I, 2e-3, 0, c, NULL);
+  assert_true(n >= 1 && n <= MR_PAIR_MAX_CONTACTS);
+  double mn = INFINITY;
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    check_frame(&c[i]);
+    if (c[i].phi < mn) mn = c[i].phi, k = i;
+  }
+  /* exact samples of a quadratic: round-off of the sums only */
+  assert_near(mn, -0.003, 1e-12);
+  assert_near(normal_of(&c[k]).v[2], 1.0, 1e-12);
+  mr_hfield_free(h);
+}
+
 /* the bumpy ground of the reference study (EXPERIMENTS.md B10): 501 x 501 samples; spheres of
  * Solo's foot radius placed r + 1 mm above the surface everywhere find a contact with
  * Φ ≤ 1 mm (the surface may rise closer elsewhere under the foot) and Φ > −r */
@@ -525,6 +559,41 @@ static void test_hfield_file(void **state) {
   assert_null(mr_hfield_load("build/no/such/file", 0, 0, 0.5, 1.0, 0.1, &err));
   assert_int_equal(err.status, MR_ERR_IO);
   assert_non_null(strstr(err.msg, "build/no/such/file"));
+}
+
+/* coordinates beyond the collision range: a mesh of 1e20 m vertices is refused when its hull
+ * is computed and when a context is created (a hull filled by hand); a placement at 1e20 m
+ * gives no contact and counts as out of range, without running any iteration on it */
+static void test_out_of_range(void **state) {
+  double v[8 * 3];
+  for (int i = 0; i < 8; ++i)
+    for (int k = 0; k < 3; ++k)
+      v[3 * i + k] = (i >> k & 1 ? 1e20 : -1e20) * (1 + 0.1 * k);
+  mr_mesh mesh = {8, v, 0, NULL, 0, NULL, 0, 0};
+  mr_error err;
+  assert_int_equal(mr_mesh_compute_hull(&mesh, "huge.stl", &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "huge.stl"));
+  assert_non_null(strstr(err.msg, "1e+20"));
+  mr_model *m = mr_model_create("huge");
+  mr_geom g = mr_geom_default(MR_GEOM_MESH, 0);
+  g.mesh = &mesh;
+  mesh.nhull = 8, mesh.hull = v;
+  assert_true(mr_model_add_geom(m, &g, &err) >= 0);
+  m->geoms[0].mesh = &mesh;
+  assert_null(mr_collision_create(m, NULL, 8, &err));
+  assert_non_null(strstr(err.msg, "1e+20"));
+  m->geoms[0].mesh = NULL;
+  mr_model_free(m);
+  mr_geom box = geom(MR_GEOM_BOX, 0.1, 0.1, 0.1), cyl = geom(MR_GEOM_CYLINDER, 0.1, 0.2, 0);
+  mr_se3 Xa = mr_se3_make(mr_m3_identity(), mr_v3(1e20, 0, 3e38)), Xb = mr_se3_identity();
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  mr_collision_stats st = {0};
+  assert_int_equal(mr_collide(&box, &Xa, &cyl, &Xb, 1e-3, 0, c, &st), 0);
+  assert_int_equal(mr_collide(&cyl, &Xb, &box, &Xa, 1e-3, 1, c, &st), 0);
+  assert_int_equal(st.out_of_range, 2);
+  Xa.p = mr_v3(NAN, 0, 0);
+  assert_int_equal(mr_collide(&box, &Xa, &cyl, &Xb, 1e-3, 0, c, &st), 0);
+  assert_int_equal(st.out_of_range, 3);
 }
 
 /* a model of n free bodies with random shapes, plus a ground plane on the world */
@@ -688,6 +757,8 @@ int main(void) {
       cmocka_unit_test(test_hfield_file),
       cmocka_unit_test(test_hfield_box_spike),
       cmocka_unit_test(test_hfield_bumpy),
+      cmocka_unit_test(test_hfield_box_many_vertices),
+      cmocka_unit_test(test_out_of_range),
       cmocka_unit_test(test_broadphase),
       cmocka_unit_test(test_context),
   };

@@ -9,8 +9,8 @@
  *
  * Usage: mr_collision_create once per model (every buffer is sized there), then per step
  * mr_collision_detect(c, body placements) or mr_collision_detect_geoms(c, geom placements); the
- * contacts are in mr_collision_contacts. No allocation happens in a query, except inside
- * libccd's EPA (the one documented exception). See docs/collision.md. */
+ * contacts are in mr_collision_contacts. No allocation happens in a query (GJK and EPA work in
+ * fixed buffers). See docs/collision.md. */
 #ifndef MOREAU_COLLISION_H
 #define MOREAU_COLLISION_H
 
@@ -22,6 +22,12 @@
 
 /* the largest number of contacts one pair of geometries produces */
 #define MR_PAIR_MAX_CONTACTS 8
+
+/* the collision range (m): geometry sizes, mesh vertices and placements must stay within ±1e6 m
+ * (far beyond any robot scene; past it, round-off in the narrowphase's 1e-9 tolerances would
+ * exceed the quantities being compared). Meshes and sizes outside it are rejected with an
+ * error; a placement outside it skips its pairs (stats.out_of_range). */
+#define MR_COLLISION_MAX_COORD 1e6
 
 /* One contact point. */
 typedef struct {
@@ -67,9 +73,11 @@ typedef struct {
   int skip_parent_child; /* skip geometries on parent/child bodies (default 1) */
   mr_broadphase_kind broadphase; /* default MR_BROADPHASE_AUTO; every kind yields the same
                                     pairs in the same order, hence the same contacts */
-  int force_ccd;        /* use libccd for every convex pair, even analytic ones (default 0) */
-  int ccd_max_iter;     /* libccd iteration limit (default 1000) */
-  double ccd_tolerance; /* libccd EPA/MPR tolerance (default 1e-9) */
+  int force_ccd;        /* use the general convex routine (GJK, EPA, candidate axes, feature
+                           clipping) for every convex pair, even analytic ones (default 0) */
+  int ccd_max_iter;     /* iteration limit of libccd's MPR, the fallback when EPA cannot start
+                           (default 1000) */
+  double ccd_tolerance; /* libccd MPR tolerance (default 1e-9) */
   const mr_geom_pair *exclude;
   int nexclude; /* pairs never tested */
   const mr_geom_pair *include;
@@ -83,8 +91,10 @@ typedef struct {
   int npairs;       /* candidate pairs after the broadphase and filters */
   int ncontacts;    /* contacts written */
   int overflow;     /* contacts that did not fit in max_contacts (warning) */
-  int ccd_failures; /* libccd failures turned into "no contact" (warning) */
+  int ccd_failures; /* general convex pairs with no usable normal (EPA and MPR both failed),
+                       turned into "no contact" (warning) */
   int unsupported;  /* pairs of shape types without a collision routine (warning) */
+  int out_of_range; /* pairs skipped: a placement non-finite or beyond MR_COLLISION_MAX_COORD */
 } mr_collision_stats;
 
 typedef struct mr_collision_s mr_collision;
@@ -115,8 +125,9 @@ int mr_collision_pairs(const mr_collision *c, const mr_geom_pair **pairs);
 
 /* Contacts between geometry a at world placement Xa and b at Xb within margin; writes at most
  * MR_PAIR_MAX_CONTACTS contacts in out (geom ids -1, bodies from the geoms, material combined)
- * and returns their number. force_ccd selects libccd even where an analytic routine exists.
- * Warnings (libccd failure, unsupported pair) are added to stats when given. */
+ * and returns their number. force_ccd selects the general convex routine even where an
+ * analytic one exists. Warnings (failures, unsupported pairs, out of range) are added to stats
+ * when given. */
 int mr_collide(const mr_geom *a, const mr_se3 *Xa, const mr_geom *b, const mr_se3 *Xb,
                double margin, int force_ccd, mr_contact *out, mr_collision_stats *stats);
 

@@ -3,7 +3,8 @@
  * reference face (Sutherland-Hodgman), or one edge-edge point (closest points of the two edges).
  * Points within the margin are kept and reduced to 4. When the boxes are apart (Φ_N > 0) and
  * the closest features are not found by the axes (vertex-edge, vertex-vertex), the separating
- * distance along an axis underestimates the gap: libccd then gives the one exact contact. */
+ * distance along an axis underestimates the gap: the general convex routine (convex.c) then gives
+ * the exact contacts. */
 #include <math.h>
 
 #include "collision/narrow.h"
@@ -169,17 +170,21 @@ int box_box(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
     m = face_contacts(&B, ax - 3, n, &A, 1.0, 200, c->margin, out);
   else
     m = edge_edge(&A, &B, (ax - 6) / 3, (ax - 6) % 3, n, sep, c->margin, out);
-  /* apart: check that the axis distance is the true distance, else the exact single point */
+  /* apart: check that the axis distance is the true distance, else the general routine's
+   * exact contacts (vertex-edge, vertex-vertex closest features) */
   if (sep > 0 || m == 0) {
-    raw_contact e;
-    if (!ccd_collide(a, b, c, &e)) return m;
-    double best = INFINITY;
+    raw_contact e[MR_PAIR_MAX_CONTACTS];
+    int ne = convex_collide(a, b, c, e);
+    if (ne == 0) return m;
+    double best = INFINITY, eb = INFINITY;
     for (int i = 0; i < m; ++i)
       best = fmin(best, out[i].phi);
-    if (m == 0 || fabs(best - e.phi) > 1e-9) {
-      out[0] = e;
-      out[0].feature = 300;
-      return 1;
+    for (int i = 0; i < ne; ++i)
+      eb = fmin(eb, e[i].phi);
+    if (m == 0 || fabs(best - eb) > 1e-9) {
+      for (int i = 0; i < ne; ++i)
+        out[i] = e[i], out[i].feature = 300 + i;
+      return ne;
     }
   }
   return m;

@@ -131,6 +131,28 @@ static int copy_materials(mr_collision *c, mr_error *err) {
   return 0;
 }
 
+/* sizes and hull vertices within the collision range (MR_COLLISION_MAX_COORD) */
+static int check_range(const mr_geom *g, mr_error *err) {
+  for (int k = 0; k < 3; ++k)
+    if (!(fabs(g->size[k]) <= MR_COLLISION_MAX_COORD)) {
+      mr_error_set(err, MR_ERR_INVALID,
+                   "collision: geometry '%s' has size[%d] = %g, outside the collision range ±%g m",
+                   g->name, k, g->size[k], MR_COLLISION_MAX_COORD);
+      return -1;
+    }
+  if (g->type != MR_GEOM_MESH || !g->mesh) return 0;
+  for (int i = 0; i < 3 * g->mesh->nhull; ++i)
+    if (!(fabs(g->mesh->hull[i]) <= MR_COLLISION_MAX_COORD)) {
+      mr_error_set(err, MR_ERR_INVALID,
+                   "collision: mesh geometry '%s' (%s): hull vertex %d has coordinate %g, outside "
+                   "the collision range ±%g m",
+                   g->name, g->mesh_file ? g->mesh_file : "no file", i / 3, g->mesh->hull[i],
+                   MR_COLLISION_MAX_COORD);
+      return -1;
+    }
+  return 0;
+}
+
 static int check_settings(const mr_model *m, const mr_collision_settings *s, int max_contacts,
                           mr_error *err) {
   if (s->broadphase != MR_BROADPHASE_SAP && s->broadphase != MR_BROADPHASE_BRUTE &&
@@ -148,6 +170,7 @@ static int check_settings(const mr_model *m, const mr_collision_settings *s, int
   }
   for (int i = 0; i < m->ngeoms; ++i) {
     const mr_geom *g = &m->geoms[i];
+    if (check_range(g, err)) return -1;
     if (g->type == MR_GEOM_MESH && (!g->mesh || g->mesh->nhull < 4)) {
       mr_error_set(err, MR_ERR_INVALID, "collision: mesh geometry '%s' (%s) has no convex hull",
                    g->name, g->mesh_file ? g->mesh_file : "no file");
@@ -283,11 +306,12 @@ static void test_pair(mr_collision *c, int i, int j) {
   c->npairs++;
   const mr_model *m = c->m;
   shape a = {&m->geoms[i], c->X[i]}, b = {&m->geoms[j], c->X[j]};
-  narrow_ctx nc = {c->s.margin, c->s.force_ccd, c->s.ccd_max_iter, c->s.ccd_tolerance, 0, 0};
+  narrow_ctx nc = {c->s.margin, c->s.force_ccd, c->s.ccd_max_iter, c->s.ccd_tolerance, 0, 0, 0};
   raw_contact rc[MR_PAIR_MAX_CONTACTS];
   int n = narrow_collide(&a, &b, &nc, rc);
   c->stats.ccd_failures += nc.ccd_failures;
   c->stats.unsupported += nc.unsupported;
+  c->stats.out_of_range += nc.out_of_range;
   double mu, e, R, RT;
   uint64_t k = pair_key(i, j);
   int hit = -1;
@@ -590,10 +614,12 @@ int mr_collide(const mr_geom *ga, const mr_se3 *Xa, const mr_geom *gb, const mr_
                double margin, int force_ccd, mr_contact *out, mr_collision_stats *stats) {
   mr_collision_settings s = mr_collision_settings_default();
   shape a = {ga, *Xa}, b = {gb, *Xb};
-  narrow_ctx nc = {margin, force_ccd, s.ccd_max_iter, s.ccd_tolerance, 0, 0};
+  narrow_ctx nc = {margin, force_ccd, s.ccd_max_iter, s.ccd_tolerance, 0, 0, 0};
   raw_contact rc[MR_PAIR_MAX_CONTACTS];
   int n = narrow_collide(&a, &b, &nc, rc);
-  if (stats) stats->ccd_failures += nc.ccd_failures, stats->unsupported += nc.unsupported;
+  if (stats)
+    stats->ccd_failures += nc.ccd_failures, stats->unsupported += nc.unsupported,
+        stats->out_of_range += nc.out_of_range;
   for (int q = 0; q < n; ++q) {
     mr_contact *ct = &out[q];
     memset(ct, 0, sizeof *ct);

@@ -1,7 +1,9 @@
-/* The pair dispatch table: one routine per (type a, type b), analytic where one exists, libccd
- * for the other convex pairs, the probe routine against heightfields. A routine written for
- * (A, B) also serves (B, A) with the normal reversed, so swapping two geometries gives the same
- * contacts with opposite normals. */
+/* The pair dispatch table: one routine per (type a, type b), analytic where one exists, the
+ * general convex routine (convex.c: GJK, EPA, candidate axes, feature clipping) for the others,
+ * the probe routine against heightfields. A routine written for (A, B) also serves (B, A) with
+ * the normal reversed, so swapping two geometries gives the same contacts with opposite normals. */
+#include <math.h>
+
 #include "collision/narrow.h"
 
 typedef struct {
@@ -38,49 +40,49 @@ static const pair_entry table[MR_GEOM_TYPE_COUNT][MR_GEOM_TYPE_COUNT] = {
            [S] = FWD(sphere_sphere, 1),
            [B] = FWD(sphere_box, 1),
            [C] = FWD(sphere_capsule, 1),
-           [Y] = FWD(ccd_collide, 0),
-           [E] = FWD(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [Y] = FWD(convex_collide, 0),
+           [E] = FWD(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [B] = {[H] = FWD(box_halfspace, 0),
            [S] = REV(sphere_box, 1),
            [B] = FWD(box_box, 1),
-           [C] = FWD(ccd_collide, 0),
-           [Y] = FWD(ccd_collide, 0),
-           [E] = FWD(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [C] = FWD(convex_collide, 0),
+           [Y] = FWD(convex_collide, 0),
+           [E] = FWD(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [C] = {[H] = FWD(capsule_halfspace, 0),
            [S] = REV(sphere_capsule, 1),
-           [B] = REV(ccd_collide, 0),
+           [B] = REV(convex_collide, 0),
            [C] = FWD(capsule_capsule, 1),
-           [Y] = FWD(ccd_collide, 0),
-           [E] = FWD(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [Y] = FWD(convex_collide, 0),
+           [E] = FWD(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [Y] = {[H] = FWD(cylinder_halfspace, 0),
-           [S] = REV(ccd_collide, 0),
-           [B] = REV(ccd_collide, 0),
-           [C] = REV(ccd_collide, 0),
-           [Y] = FWD(ccd_collide, 0),
-           [E] = FWD(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [S] = REV(convex_collide, 0),
+           [B] = REV(convex_collide, 0),
+           [C] = REV(convex_collide, 0),
+           [Y] = FWD(convex_collide, 0),
+           [E] = FWD(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [E] = {[H] = FWD(convex_halfspace, 0),
-           [S] = REV(ccd_collide, 0),
-           [B] = REV(ccd_collide, 0),
-           [C] = REV(ccd_collide, 0),
-           [Y] = REV(ccd_collide, 0),
-           [E] = FWD(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [S] = REV(convex_collide, 0),
+           [B] = REV(convex_collide, 0),
+           [C] = REV(convex_collide, 0),
+           [Y] = REV(convex_collide, 0),
+           [E] = FWD(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [M] = {[H] = FWD(mesh_halfspace, 0),
-           [S] = REV(ccd_collide, 0),
-           [B] = REV(ccd_collide, 0),
-           [C] = REV(ccd_collide, 0),
-           [Y] = REV(ccd_collide, 0),
-           [E] = REV(ccd_collide, 0),
-           [M] = FWD(ccd_collide, 0),
+           [S] = REV(convex_collide, 0),
+           [B] = REV(convex_collide, 0),
+           [C] = REV(convex_collide, 0),
+           [Y] = REV(convex_collide, 0),
+           [E] = REV(convex_collide, 0),
+           [M] = FWD(convex_collide, 0),
            [F] = FWD(convex_hfield, 0)},
     [F] = {[S] = REV(convex_hfield, 0),
            [B] = REV(convex_hfield, 0),
@@ -90,16 +92,31 @@ static const pair_entry table[MR_GEOM_TYPE_COUNT][MR_GEOM_TYPE_COUNT] = {
            [M] = REV(convex_hfield, 0)},
 };
 
+/* a finite placement, and sizes, within the collision range (NaN fails every comparison) */
+static int in_range(const shape *s) {
+  for (int k = 0; k < 3; ++k) {
+    if (!(fabs(s->X.p.v[k]) <= MR_COLLISION_MAX_COORD)) return 0;
+    if (!(fabs(s->g->size[k]) <= MR_COLLISION_MAX_COORD)) return 0;
+    for (int j = 0; j < 3; ++j)
+      if (!(fabs(s->X.R.m[k][j]) <= 1.0 + 1e-6)) return 0;
+  }
+  return 1;
+}
+
 int narrow_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
   if ((unsigned)a->g->type >= MR_GEOM_TYPE_COUNT || (unsigned)b->g->type >= MR_GEOM_TYPE_COUNT)
     return 0;
+  if (!in_range(a) || !in_range(b)) {
+    c->out_of_range++;
+    return 0;
+  }
   pair_entry e = table[a->g->type][b->g->type];
   if (!e.fn) {
     /* halfspace/heightfield against each other: static ground, nothing to report */
     c->unsupported++;
     return 0;
   }
-  pair_fn fn = e.analytic && c->force_ccd ? ccd_collide : e.fn;
+  pair_fn fn = e.analytic && c->force_ccd ? convex_collide : e.fn;
   int n = e.swap ? fn(b, a, c, out) : fn(a, b, c, out);
   if (e.swap)
     for (int k = 0; k < n; ++k)

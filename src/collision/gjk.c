@@ -2,14 +2,12 @@
  * their true support functions, with the closest point of each simplex found by enumerating its
  * faces (Johnson's distance sub-algorithm done by brute force: the minimum-norm point among the
  * sub-simplices whose affine closest point has positive barycentric weights). Gives the exact
- * distance and witness points of separated shapes, which libccd (penetration only) does not. */
+ * distance and witness points of separated shapes. When the shapes overlap, the last simplex
+ * (a tetrahedron enclosing the origin, or fewer vertices when the origin lies on its boundary) is
+ * handed to EPA (epa.c). Bounded: at most 128 iterations. */
 #include <math.h>
 
 #include "collision/narrow.h"
-
-typedef struct {
-  mr_vec3 w, a, b; /* w = a − b, a on shape a, b on shape b */
-} gjk_vertex;
 
 /* min-norm point of the affine hull of the vertices in mask with weights lam; 0 if degenerate
  * or some weight is not positive */
@@ -84,21 +82,22 @@ static int simplex_closest(gjk_vertex *s, int *n, mr_vec3 *v, double *lam) {
   return 0;
 }
 
-int gjk_distance(const shape *a, const shape *b, double *dist, mr_vec3 *pa, mr_vec3 *pb) {
-  gjk_vertex s[4];
+int gjk_run(const convex *a, const convex *b, gjk_vertex *s, int *ns, double *dist, mr_vec3 *pa,
+            mr_vec3 *pb) {
   double lam[4] = {1, 0, 0, 0};
-  mr_vec3 d = mr_v3_sub(a->X.p, b->X.p);
+  mr_vec3 d = mr_v3_sub(a->s->X.p, b->s->X.p);
   if (mr_v3_norm(d) < 1e-12) d = mr_v3(0, 0, 1);
   /* first vertex along −d (closest direction guess) */
-  s[0].a = shape_support(a, mr_v3_neg(d)), s[0].b = shape_support(b, d);
+  s[0].a = convex_support(a, mr_v3_neg(d)), s[0].b = convex_support(b, d);
   s[0].w = mr_v3_sub(s[0].a, s[0].b);
   int n = 1;
+  *ns = 1;
   mr_vec3 v = s[0].w;
   for (int it = 0; it < 128; ++it) {
     double vv = mr_v3_dot(v, v);
     if (vv < 1e-24) return 0;
     gjk_vertex w;
-    w.a = shape_support(a, mr_v3_neg(v)), w.b = shape_support(b, v);
+    w.a = convex_support(a, mr_v3_neg(v)), w.b = convex_support(b, v);
     w.w = mr_v3_sub(w.a, w.b);
     /* no progress: v is the closest point up to round-off */
     if (vv - mr_v3_dot(v, w.w) <= 1e-13 * vv + 1e-300) break;
@@ -107,7 +106,9 @@ int gjk_distance(const shape *a, const shape *b, double *dist, mr_vec3 *pa, mr_v
       if (mr_v3_norm(mr_v3_sub(s[i].w, w.w)) < 1e-15) dup = 1;
     if (dup) break;
     s[n++] = w;
+    *ns = n;
     if (simplex_closest(s, &n, &v, lam)) return 0;
+    *ns = n;
   }
   *pa = mr_v3_zero(), *pb = mr_v3_zero();
   for (int i = 0; i < n; ++i)

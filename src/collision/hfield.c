@@ -328,9 +328,12 @@ static mr_vec3 probe_at(const shape *a, const mr_se3 *Xl, int k, int count, doub
 }
 
 /* grid vertices of the field that poke into box a (field frame Xl) deeper than thresh: the
- * terrain's peaks under a box face, which the box's vertices cannot see */
+ * terrain's peaks under a box face, which the box's vertices cannot see. Any number of grid
+ * vertices may lie under the box: they stream through a buffer of MR_PAIR_MAX_CONTACTS that is
+ * reduced to 4 whenever it fills, so at most MR_PAIR_MAX_CONTACTS come out. */
 static int box_grid_points(const mr_hfield *h, const mr_geom *g, const mr_se3 *Xl, double thresh,
-                           raw_contact *out, int cap) {
+                           raw_contact *out) {
+  enum { cap = MR_PAIR_MAX_CONTACTS };
   double ex = 0, ey = 0;
   for (int k = 0; k < 3; ++k)
     ex += fabs(Xl->R.m[0][k]) * g->size[k], ey += fabs(Xl->R.m[1][k]) * g->size[k];
@@ -371,13 +374,13 @@ int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *ou
     n += probe_field(h, x, r, c->margin, r > 0 ? 4 : 1, k, buf + n);
     if (n > MR_PAIR_MAX_CONTACTS) n = reduce_contacts(buf, n, 4);
   }
-  /* terrain peaks inside a box, deeper than its vertices' contacts */
+  /* terrain peaks inside a box, deeper than its vertices' contacts (4 + at most 8 fit) */
   if (a->g->type == MR_GEOM_BOX) {
     double thresh = c->margin;
     for (int k = 0; k < n; ++k)
       thresh = fmin(thresh, buf[k].phi);
     n = reduce_contacts(buf, n, 4);
-    n += box_grid_points(h, a->g, &Xl, thresh, buf + n, MR_PAIR_MAX_CONTACTS - n);
+    n += box_grid_points(h, a->g, &Xl, thresh, buf + n);
   }
   n = reduce_contacts(buf, n, 4);
   /* back to the world frame */

@@ -26,6 +26,7 @@ typedef struct {
   double ccd_tolerance;
   int ccd_failures;
   int unsupported;
+  int out_of_range; /* pairs skipped: placement or shape beyond MR_COLLISION_MAX_COORD */
 } narrow_ctx;
 
 /* a pair routine: contacts between a and b (normal from b to a), at most MR_PAIR_MAX_CONTACTS */
@@ -34,12 +35,38 @@ typedef int (*pair_fn)(const shape *a, const shape *b, narrow_ctx *c, raw_contac
 /* dispatch: contacts of the pair in either order (swapped routines flip the normal) */
 int narrow_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 
-/* libccd between two bounded convex shapes: at most one contact */
-int ccd_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+/* a convex object for GJK and EPA: a shape, or its core (a capsule's segment, a sphere's
+ * centre: the shape is the core inflated by its radius), inflated by a further radius */
+typedef struct {
+  const shape *s;
+  int core;       /* use the core of a capsule or sphere */
+  double inflate; /* radius added in every direction */
+} convex;
 
-/* GJK distance of separated shapes: 1 with the distance and witness points, 0 if they touch
- * or overlap */
-int gjk_distance(const shape *a, const shape *b, double *dist, mr_vec3 *pa, mr_vec3 *pb);
+/* world support point of a convex object along d */
+mr_vec3 convex_support(const convex *c, mr_vec3 d);
+/* the radius of a shape around its core (capsule, sphere), 0 for the others */
+double core_radius(const shape *s);
+
+/* a vertex of the Minkowski difference: w = a − b, a on object a, b on object b */
+typedef struct {
+  mr_vec3 w, a, b;
+} gjk_vertex;
+
+/* GJK: 1 when separated, with the distance and witness points; 0 when touching or overlapping,
+ * with the last simplex in s[0..*ns) (a tetrahedron enclosing the origin when *ns = 4) */
+int gjk_run(const convex *a, const convex *b, gjk_vertex *s, int *ns, double *dist, mr_vec3 *pa,
+            mr_vec3 *pb);
+
+/* EPA (Expanding Polytope Algorithm) from a GJK simplex enclosing the origin, in fixed buffers,
+ * bounded: 1 with the unit normal n from b towards a, the depth (overlap along n) and the
+ * witness points; 0 when no enclosing polytope could be built */
+int epa_run(const convex *a, const convex *b, const gjk_vertex *s, int ns, mr_vec3 *n,
+            double *depth, mr_vec3 *pa, mr_vec3 *pb);
+
+/* general convex pairs (convex.c): exact signed distance and normal, manifold by clipping the
+ * two shapes' support features; at most 4 contacts */
+int convex_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 
 /* analytic routines (pairs.c, box.c) */
 int sphere_sphere(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);

@@ -175,28 +175,32 @@ int box_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contact *ou
   return n;
 }
 
-/* cylinder a on halfspace b: per cap, the deepest rim point, or 4 rim points when the cap is
- * parallel to the plane */
+/* cylinder a on halfspace b: per cap, the exact lowest rim point (the rim point along the
+ * radial part of −n), and when the cap is within the margin of flat (rim height spread
+ * 2 r sin θ ≤ margin), the 7 further rim points at eighths of a turn from it, each with its own
+ * exact Φ; reduced to 4 (a standing cylinder: 4 rim points at Φ = 0) */
 int cylinder_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
   mr_vec3 nw = axis(&b->X, 2), ax = axis(&a->X, 2);
   double r = a->g->size[0], hl = a->g->size[1];
   mr_vec3 radial = mr_v3_madd(mr_v3_neg(nw), mr_v3_dot(nw, ax), ax);
   double rn = mr_v3_norm(radial);
+  /* in-cap unit axes: u towards the lowest rim point (local x when the cap is flat), v = ax × u */
+  mr_vec3 u = rn > 1e-12 ? mr_v3_scale(radial, 1.0 / rn) : axis(&a->X, 0);
+  mr_vec3 v = mr_v3_cross(ax, u);
+  int flat = 2 * r * rn <= c->margin + 1e-12;
+  raw_contact tmp[16];
   int n = 0;
   for (int cap = 0; cap < 2; ++cap) {
     mr_vec3 cc = mr_v3_madd(a->X.p, cap ? hl : -hl, ax);
-    if (rn > 1e-9) {
-      mr_vec3 x = mr_v3_madd(cc, r / rn, radial);
-      n += point_plane(x, b, c->margin, 4 * cap, out + n);
-      continue;
-    }
-    /* flat cap: the rim points along the local ±x, ±y axes */
-    for (int k = 0; k < 4; ++k) {
-      mr_vec3 e = axis(&a->X, k & 1);
-      mr_vec3 x = mr_v3_madd(cc, k < 2 ? r : -r, e);
-      n += point_plane(x, b, c->margin, 4 * cap + k, out + n);
+    for (int k = 0; k < (flat ? 8 : 1); ++k) {
+      double th = 2 * M_PI * k / 8;
+      mr_vec3 x = mr_v3_madd(mr_v3_madd(cc, r * cos(th), u), r * sin(th), v);
+      n += point_plane(x, b, c->margin, 8 * cap + k, tmp + n);
     }
   }
+  n = reduce_contacts(tmp, n, 4);
+  for (int k = 0; k < n; ++k)
+    out[k] = tmp[k];
   return n;
 }
 

@@ -377,6 +377,12 @@ mr_status mr_mesh_compute_hull(mr_mesh *m, const char *name, mr_error *err) {
   if (m->nvert < 4)
     return mr_error_set(err, MR_ERR_INVALID, "%s: mesh has %d vertices, a hull needs 4", name,
                         m->nvert);
+  /* coordinates beyond the collision range would defeat the narrowphase's tolerances */
+  for (int i = 0; i < 3 * m->nvert; ++i)
+    if (!(fabs(m->vert[i]) <= MR_COLLISION_MAX_COORD))
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "%s: vertex %d has coordinate %g, outside the collision range ±%g m",
+                          name, i / 3, m->vert[i], MR_COLLISION_MAX_COORD);
   char msg[1024] = "";
   FILE *errfile = fmemopen(msg, sizeof msg - 1, "w");
   qhT qh_qh, *qh = &qh_qh;

@@ -1,0 +1,197 @@
+/* Collision in simulation: bodies resting on the manifolds of the general convex pairs, with
+ * every rigid NCP solver (ncp-pgs, ncp-admm, ncp-stagproj), and a box and a plate settling on
+ * sine, bumpy and file heightfields.
+ *
+ * - A capsule dropped 2 cm onto a box comes to rest on it: over the last 4 s of 5 s its centre
+ *   stays within 1 mm of the resting height r + box top (the tolerance of the acceptance
+ *   criterion; the exact rest height is a closed form, the 1 mm bounds the margin-deep
+ *   penetration the contact model allows plus the solvers' residual).
+ * - A cylinder and a convex mesh cube standing on a box or on a halfspace, started exactly
+ *   resting, sink by at most 0.1 mm and drift horizontally by at most 0.1 mm over 5 s (a
+ *   resting body under a 4-point manifold has a static equilibrium with zero motion; 0.1 mm is
+ *   the acceptance bound, well above the solvers' per-step residual times 5000 steps).
+ * - Heightfields: a box and a thin plate dropped 1 cm onto the sine, bumpy and file grounds for
+ *   2 s: every step succeeds, the state stays finite, and the lowest point never sinks more than
+ *   the geometry's depth can tolerate (Φ_N ≥ −5 mm: a body tunnelling through the surface would
+ *   show Φ_N of the order of its own size). */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "moreau/collision.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+static const char *const solvers[] = {"ncp-pgs", "ncp-admm", "ncp-stagproj"};
+
+/* a unit cube of half side 0.05 as OBJ (a convex mesh body) */
+static void write_cube(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  for (int v = 0; v < 8; ++v)
+    fprintf(f, "v %g %g %g\n", v & 1 ? 0.05 : -0.05, v & 2 ? 0.05 : -0.05, v & 4 ? 0.05 : -0.05);
+  static const int q[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4},
+                              {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+  for (int k = 0; k < 6; ++k)
+    fprintf(f, "f %d %d %d %d\n", q[k][0] + 1, q[k][1] + 1, q[k][2] + 1, q[k][3] + 1);
+  fclose(f);
+}
+
+static mr_sim *open_scene(const char *text, const char *solver, mr_scene *sc) {
+  mr_error err = {0};
+  if (mr_scene_parse(text, "collision_sim.yaml", ".", sc, &err))
+    fail_msg("scene: %s", err.msg);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
+  if (!s) fail_msg("%s: %s", solver, err.msg);
+  return s;
+}
+
+/* run n steps; the free body's position history bounds: min and max z, max horizontal drift
+ * from its start, from step `from` on */
+typedef struct {
+  double zmin, zmax, drift;
+} track;
+
+static track run(mr_sim *s, int n, int from, const char *what) {
+  track t = {INFINITY, -INFINITY, 0};
+  const double *q = mr_sim_q(s);
+  double x0 = q[0], y0 = q[1];
+  for (int k = 0; k < n; ++k) {
+    mr_error err = {0};
+    if (mr_sim_step(s, &err)) fail_msg("%s: step %d: %s", what, k, err.msg);
+    q = mr_sim_q(s);
+    if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2]))) fail_msg("%s: NaN at %d", what, k);
+    if (k < from) continue;
+    t.zmin = fmin(t.zmin, q[2]), t.zmax = fmax(t.zmax, q[2]);
+    t.drift = fmax(t.drift, hypot(q[0] - x0, q[1] - y0));
+  }
+  return t;
+}
+
+/* a capsule (r 0.05, length 0.6, lying along x) dropped 2 cm onto a fixed box (top z = 0.1):
+ * rest height 0.15 ± 1 mm over the last 4 s */
+static void test_capsule_drop(void **state) {
+  static const char text[] =
+      "timestep: 0.001\nduration: 5.0\ncontact: {margin: 0.001, baumgarte: 0.1}\n"
+      "bodies:\n"
+      "  - name: table\n    fixed: true\n"
+      "    geoms: [{type: box, size: [2.0, 2.0, 0.2], friction: 0.8}]\n"
+      "  - name: bar\n    mass: 1.0\n    position: [0.1, -0.05, 0.17]\n"
+      "    orientation: [0.70710678118654752, 0, 0.70710678118654752, 0]\n"
+      "    geoms: [{type: capsule, radius: 0.05, length: 0.6, friction: 0.8}]\n";
+  for (int k = 0; k < 3; ++k) {
+    mr_scene sc;
+    mr_sim *s = open_scene(text, solvers[k], &sc);
+    track t = run(s, 5000, 1000, solvers[k]);
+    printf("capsule on box, %-13s z in [%.6f, %.6f]\n", solvers[k], t.zmin, t.zmax);
+    assert_true(fabs(t.zmin - 0.15) <= 1e-3 && fabs(t.zmax - 0.15) <= 1e-3);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
+/* a body standing on a fixed box (top z = 0.1) or on the ground plane, started at rest exactly
+ * touching: sinks and drifts by at most 0.1 mm over 5 s */
+static void standing(const char *geom, double half_height, int on_box) {
+  char text[1200];
+  double z0 = (on_box ? 0.1 : 0.0) + half_height;
+  snprintf(text, sizeof text,
+           "timestep: 0.001\nduration: 5.0\ncontact: {margin: 0.001, baumgarte: 0.1}\n"
+           "bodies:\n"
+           "  - name: support\n    fixed: true\n    geoms: [%s]\n"
+           "  - name: body\n    mass: 1.0\n    inertia: [0.002, 0.002, 0.002]\n"
+           "    position: [0.05, 0.02, %.17g]\n"
+           "    orientation: [0, 0, 0.19866933079506122, 0.98006657784124163]\n"
+           "    geoms: [%s]\n",
+           on_box ? "{type: box, size: [1.0, 1.0, 0.2], friction: 0.8}"
+                  : "{type: halfspace, friction: 0.8}",
+           z0, geom);
+  for (int k = 0; k < 3; ++k) {
+    mr_scene sc;
+    mr_sim *s = open_scene(text, solvers[k], &sc);
+    track t = run(s, 5000, 0, solvers[k]);
+    printf("%.40s on %s, %-13s sink %.3g m, drift %.3g m\n", geom, on_box ? "box" : "plane",
+           solvers[k], z0 - t.zmin, t.drift);
+    assert_true(z0 - t.zmin <= 1e-4 && t.zmax - z0 <= 1e-4);
+    assert_true(t.drift <= 1e-4);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
+static void test_cylinder_standing(void **state) {
+  const char *g = "{type: cylinder, radius: 0.05, length: 0.2, friction: 0.8}";
+  standing(g, 0.1, 1);
+  standing(g, 0.1, 0);
+}
+
+static void test_mesh_standing(void **state) {
+  write_cube("build/collision_sim_cube.obj");
+  const char *g = "{type: mesh, file: build/collision_sim_cube.obj, friction: 0.8}";
+  standing(g, 0.05, 1);
+  standing(g, 0.05, 0);
+}
+
+/* a box and a plate dropped onto heightfields: every step runs, Φ_N stays above −5 mm */
+static void settle(const char *ground, const char *body, double z) {
+  char text[1200];
+  snprintf(text, sizeof text,
+           "timestep: 0.001\nduration: 1.0\ncontact: {margin: 0.001, baumgarte: 0.1}\n"
+           "solver: {max_iter: 300}\n"
+           "bodies:\n"
+           "  - name: ground\n    fixed: true\n    geoms: [%s]\n"
+           "  - name: body\n    mass: 1.0\n    position: [0.1, 0.05, %.17g]\n"
+           "    geoms: [%s]\n",
+           ground, z, body);
+  for (int k = 0; k < 3; ++k) {
+    mr_scene sc;
+    mr_sim *s = open_scene(text, solvers[k], &sc);
+    double worst = INFINITY;
+    for (int i = 0; i < 1000; ++i) {
+      mr_error err = {0};
+      if (mr_sim_step(s, &err)) fail_msg("%s: step %d: %s", solvers[k], i, err.msg);
+      const mr_contact *c;
+      const double *lam;
+      int nc = mr_sim_contacts(s, &c, &lam);
+      for (int j = 0; j < nc; ++j)
+        worst = fmin(worst, c[j].phi);
+      assert_true(isfinite(mr_sim_q(s)[2]));
+    }
+    printf("%.30s on %.40s, %-13s min Φ %.3g m, final z %.4f\n", body, ground, solvers[k], worst,
+           mr_sim_q(s)[2]);
+    assert_true(worst >= -5e-3);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
+static void test_hfield_settle(void **state) {
+  FILE *f = fopen("build/collision_sim_ground.txt", "w");
+  assert_non_null(f);
+  for (int j = 0; j < 41; ++j) {
+    for (int i = 0; i < 41; ++i)
+      fprintf(f, "%s%.6f", i ? " " : "", 0.02 * sin(0.5 * i) * cos(0.3 * j));
+    fprintf(f, "\n");
+  }
+  fclose(f);
+  const char *grounds[3] = {
+      "{type: heightfield, function: sine, extent: [-1, 1, -1, 1], step: 0.02, amplitude: 0.03, "
+      "wavelength: 0.8, friction: 0.8}",
+      "{type: heightfield, function: bumpy, extent: [-1, 1, -1, 1], step: 0.02, friction: 0.8}",
+      "{type: heightfield, file: build/collision_sim_ground.txt, extent: [-1, 1, -1, 1], "
+      "friction: 0.8}"};
+  for (int g = 0; g < 3; ++g) {
+    settle(grounds[g], "{type: box, size: [0.2, 0.2, 0.1], friction: 0.8}", 0.45);
+    settle(grounds[g], "{type: box, size: [0.4, 0.3, 0.02], friction: 0.8}", 0.45);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_capsule_drop),
+      cmocka_unit_test(test_cylinder_standing),
+      cmocka_unit_test(test_mesh_standing),
+      cmocka_unit_test(test_hfield_settle),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
