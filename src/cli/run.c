@@ -1,6 +1,7 @@
 /* moreau run and moreau compare: step a scene with one solver, or with several side by side. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/runner.h"
+#include "core/output.h"
 
 static const char run_usage[] =
     "usage: moreau run SCENE.yaml [options]\n"
@@ -25,7 +27,11 @@ static const char run_usage[] =
     "  --summary FILE.json the run's summary as JSON\n"
     "  --dump-problems DIR save every step's contact problem (the 'moreau solve' format)\n"
     "  --quiet             no progress bar and no summary on stdout\n"
-    "Exit status: 0 done, 1 the simulation diverged or failed, 2 bad usage or bad scene.\n";
+    "Outputs appear only when the run succeeds: each is written to a temporary file and\n"
+    "renamed into place; a failed run leaves every path as it was. SIGINT (Ctrl-C) stops\n"
+    "after the current step, keeps the rows written, marks the summary interrupted.\n"
+    "Exit status: 0 done, 1 the simulation diverged or failed or an output could not be\n"
+    "written, 2 bad usage or bad scene, 130 interrupted by SIGINT.\n";
 
 static const char compare_usage[] =
     "usage: moreau compare SCENE.yaml [--solvers a,b,...] [--dt X] [--duration T]\n"
@@ -150,20 +156,18 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
   return 0;
 }
 
-static FILE *open_output(const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) fprintf(stderr, "moreau run: cannot write '%s': %s\n", path, strerror(errno));
-  return f;
-}
-
-/* the output files of a run, from the options or the scene's record block */
+/* the output files of a run, from the options or the scene's record block; each is written
+ * to a temporary file and renamed into place only when the run and every write succeeded */
 typedef struct {
   char traj[MR_SCENE_PATH_MAX], contacts[MR_SCENE_PATH_MAX];
+  const char *summary;
+  mr_output otraj, ocontacts, osummary;
 } run_outputs;
 
 /* contacts CSV: --contacts, record.contacts, or with record.contact_forces the trajectory's
  * name with _contacts.csv */
 static void output_paths(const run_args *a, const mr_scene *sc, run_outputs *o) {
+  memset(o, 0, sizeof *o);
   snprintf(o->traj, sizeof o->traj, "%s", a->out ? a->out : sc->record.trajectory);
   const char *c = a->contacts ? a->contacts : sc->record.contacts;
   if (c[0]) {
@@ -172,34 +176,91 @@ static void output_paths(const run_args *a, const mr_scene *sc, run_outputs *o) 
     size_t n = strlen(o->traj);
     if (n > 4 && !strcmp(o->traj + n - 4, ".csv")) n -= 4;
     snprintf(o->contacts, sizeof o->contacts, "%.*s_contacts.csv", (int)n, o->traj);
-  } else {
-    o->contacts[0] = '\0';
   }
+  o->summary = a->summary ? a->summary : sc->record.summary;
 }
 
-static int open_outputs(const run_outputs *o, mr_run_options *opt) {
-  if (o->traj[0] && !(opt->csv = open_output(o->traj))) return 2;
-  if (o->contacts[0] && !(opt->contacts_csv = open_output(o->contacts))) return 2;
+/* no two of the scene and the outputs may be one file: the run would overwrite its input or
+ * interleave two outputs */
+static int check_distinct(const char *scene, const run_outputs *o) {
+  const char *path[] = {scene, o->traj, o->contacts, o->summary};
+  const char *what[] = {"the scene", "the trajectory (--out)", "the contacts CSV (--contacts)",
+                        "the summary (--summary)"};
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
+      if (path[i][0] && path[j][0] && mr_output_same_file(path[i], path[j])) {
+        fprintf(stderr, "moreau run: %s and %s are the same file '%s'\n", what[i], what[j],
+                path[j]);
+        return 2;
+      }
   return 0;
 }
 
-/* close the outputs; a failed run's files are removed: it is reported, never written out */
-static void close_outputs(const run_outputs *o, mr_run_options *opt, int failed) {
-  if (opt->csv) fclose(opt->csv);
-  if (opt->contacts_csv) fclose(opt->contacts_csv);
-  if (failed && o->traj[0]) remove(o->traj);
-  if (failed && o->contacts[0]) remove(o->contacts);
+static int open_output(mr_output *o, const char *path) {
+  mr_error err = {0};
+  if (!path[0] || !mr_output_open(o, path, &err)) return 0;
+  fprintf(stderr, "moreau run: %s\n", err.msg);
+  return 2;
 }
 
-static int write_summary(const run_args *a, const mr_scene *sc, const char *solver,
-                         const mr_run_summary *r) {
-  const char *sum = a->summary ? a->summary : sc->record.summary;
-  if (!sum[0]) return 0;
-  FILE *f = open_output(sum);
-  if (!f) return 2;
-  mr_run_summary_json(f, a->scene, solver, r);
-  fclose(f);
+static void discard_outputs(run_outputs *o) {
+  mr_output_discard(&o->otraj);
+  mr_output_discard(&o->ocontacts);
+  mr_output_discard(&o->osummary);
+}
+
+static int open_outputs(run_outputs *o, mr_run_options *opt) {
+  int code = open_output(&o->otraj, o->traj) || open_output(&o->ocontacts, o->contacts);
+  if (code) return discard_outputs(o), 2;
+  opt->csv = o->otraj.f, opt->csv_path = o->traj;
+  opt->contacts_csv = o->ocontacts.f, opt->contacts_path = o->contacts;
   return 0;
+}
+
+/* write the summary, then put every output in place; a write error fails the run and leaves
+ * every path as it was (only a failing rename after a successful one, which needs the directory
+ * to change under the run, could leave some outputs in place) */
+static int commit_outputs(const run_args *a, const char *solver, const mr_run_summary *r,
+                          run_outputs *o) {
+  if (open_output(&o->osummary, o->summary)) return discard_outputs(o), 1;
+  if (o->osummary.f) mr_run_summary_json(o->osummary.f, a->scene, solver, r);
+  mr_output *all[] = {&o->otraj, &o->ocontacts, &o->osummary};
+  mr_error err = {0};
+  /* every write is checked before the first rename */
+  for (int k = 0; k < 3; ++k)
+    if (mr_output_close(all[k], &err)) {
+      fprintf(stderr, "moreau run: %s\n", err.msg);
+      return discard_outputs(o), 1;
+    }
+  for (int k = 0; k < 3; ++k)
+    if (mr_output_commit(all[k], &err)) {
+      fprintf(stderr, "moreau run: %s\n", err.msg);
+      return discard_outputs(o), 1;
+    }
+  return 0;
+}
+
+/* SIGINT asks the run to stop after the current step; a second one kills as usual */
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+static mr_status run_interruptible(const mr_scene *sc, mr_run_options *opt, mr_run_summary *r,
+                                   mr_error *err) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  stop_requested = 0;
+  opt->stop = &stop_requested;
+  sigaction(SIGINT, &sa, &old);
+  mr_status st = mr_run_scene(sc, opt, r, err);
+  sigaction(SIGINT, &old, NULL);
+  return st;
 }
 
 int mr_cmd_run(int argc, char **argv) {
@@ -218,17 +279,18 @@ int mr_cmd_run(int argc, char **argv) {
                         .progress = !a.quiet && isatty(2)};
   run_outputs out;
   output_paths(&a, &sc, &out);
-  int code = open_outputs(&out, &opt);
+  int code = check_distinct(a.scene, &out);
+  if (!code) code = open_outputs(&out, &opt);
   mr_run_summary r;
   mr_error err = {0};
-  mr_status st = code ? MR_OK : mr_run_scene(&sc, &opt, &r, &err);
-  close_outputs(&out, &opt, code || st);
+  mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
   if (st) {
+    discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
     code = st == MR_ERR_INVALID || st == MR_ERR_UNSUPPORTED ? 2 : 1;
-  } else if (!code) {
+  } else if (!code && !(code = commit_outputs(&a, solver, &r, &out))) {
     if (!a.quiet) mr_run_summary_print(stdout, solver, &r);
-    code = write_summary(&a, &sc, solver, &r);
+    if (r.interrupted) code = 130;
   }
   mr_scene_free(&sc);
   return code;
