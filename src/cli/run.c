@@ -128,10 +128,16 @@ static mr_status apply_set(mr_scene *sc, const char *kv, mr_error *err) {
                         "--set: unknown key '%s' (solver.FIELD, contact.baumgarte, "
                         "contact.margin, contact.restitution_threshold)",
                         key);
+  /* the ranges of the scene's contact block (docs/scene-format.md) */
+  double hi = target == &sc->contact.baumgarte ? 1.0
+              : target == &sc->contact.margin  ? MR_SCENE_MARGIN_MAX
+                                               : INFINITY;
   char *end = NULL;
+  errno = 0;
   double x = strtod(val, &end);
-  if (end == val || *end || !isfinite(x) || x < 0.0)
-    return mr_error_set(err, MR_ERR_INVALID, "--set %s: '%s' is not a number >= 0", key, val);
+  if (end == val || *end || errno || !isfinite(x) || x < 0.0 || x > hi)
+    return mr_error_set(err, MR_ERR_INVALID, "--set %s: '%s' is not a number in [0, %g]", key, val,
+                        hi);
   *target = x;
   return MR_OK;
 }
@@ -147,6 +153,13 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
     fprintf(stderr, "moreau %s: %d warning(s), the last: %s\n", cmd, sc->nwarnings, sc->warning);
   if (a->dt > 0.0) sc->timestep = a->dt;
   if (a->duration > 0.0) sc->duration = a->duration;
+  long steps;
+  if (mr_scene_step_count(sc->timestep, sc->duration, &steps, &err)) {
+    fprintf(stderr, "moreau %s: %s%s%s\n", cmd, a->dt > 0.0 ? "--dt: " : "",
+            a->duration > 0.0 ? "--duration: " : "", err.msg);
+    mr_scene_free(sc);
+    return 2;
+  }
   for (int k = 0; k < a->nsets; ++k)
     if (apply_set(sc, a->sets[k], &err)) {
       fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
@@ -296,7 +309,11 @@ int mr_cmd_run(int argc, char **argv) {
   return code;
 }
 
-/* the solvers to compare: the list given (split in buf), or every registered one */
+/* the most solvers one comparison runs */
+#define COMPARE_MAX 32
+
+/* the solvers to compare: the list given (split in buf), or every registered one; returns the
+ * count, or -1 after a message for an empty name, an over-long list or more than cap names */
 static int solver_list(const char *spec, char *buf, size_t size, const char *names[], int cap) {
   int n = 0;
   if (!spec) {
@@ -304,11 +321,17 @@ static int solver_list(const char *spec, char *buf, size_t size, const char *nam
       names[n++] = mr_solver_at(i)->name;
     return n;
   }
+  if (strlen(spec) >= size)
+    return usage_error("compare", "--solvers: the list is longer than %s characters", "1023"), -1;
   snprintf(buf, size, "%s", spec);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
-       tok = strtok_r(NULL, ",", &save))
-    names[n++] = tok;
-  return n;
+  for (char *s = buf, *comma = s;; s = comma + 1) {
+    comma = strchr(s, ',');
+    if (comma) *comma = '\0';
+    if (!*s) return usage_error("compare", "--solvers '%s': an empty solver name", spec), -1;
+    if (n == cap) return usage_error("compare", "--solvers: more than %s solvers", "32"), -1;
+    names[n++] = s;
+    if (!comma) return n;
+  }
 }
 
 int mr_cmd_compare(int argc, char **argv) {
@@ -317,9 +340,10 @@ int mr_cmd_compare(int argc, char **argv) {
   if (parse_args("compare", argc, argv, &a)) return 2;
   if (a.solver || a.out || a.contacts || a.summary || a.dump)
     return usage_error("compare", "%s", "compare takes --solvers, --dt, --duration and --set");
-  const char *names[32];
+  const char *names[COMPARE_MAX];
   char buf[1024];
-  int n = solver_list(a.solvers, buf, sizeof buf, names, 32);
+  int n = solver_list(a.solvers, buf, sizeof buf, names, COMPARE_MAX);
+  if (n < 0) return 2;
   for (int i = 0; i < n; ++i)
     if (!mr_solver_find(names[i])) return usage_error("compare", "unknown solver '%s'", names[i]);
   mr_scene sc;

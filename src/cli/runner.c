@@ -123,9 +123,10 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err) {
   memset(summary, 0, sizeof *summary);
+  long nsteps;
+  if (mr_scene_step_count(scene->timestep, scene->duration, &nsteps, err)) return MR_ERR_INVALID;
   mr_sim *s = mr_sim_create(scene, opt->solver, err);
   if (!s) return err ? err->status : MR_ERR_NOMEM;
-  long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
   int every = opt->every > 0 ? opt->every : 1;
   summary->energy_start = mr_sim_energy(s);
   if (opt->csv) csv_header(opt->csv, scene->model, opt);
