@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -85,6 +86,35 @@ static mr_status dump_problem(mr_sim *s, const char *dir, mr_error *err) {
   return mr_problem_file_save(path, mr_sim_problem(s), NULL, err);
 }
 
+/* the contact of a solver failure ("... at contact K: ..."), named by its geometries and
+ * bodies; rows past the contacts are joint limits and point constraints */
+static void name_contact(const mr_sim *s, const char *msg, char *out, size_t size) {
+  const char *at = strstr(msg, " at contact ");
+  out[0] = '\0';
+  if (!at) return;
+  int k = atoi(at + 12), n = mr_sim_last(s)->ncontacts;
+  const mr_contact *c;
+  mr_sim_contacts(s, &c, NULL);
+  const mr_model *m = mr_sim_model(s);
+  if (k >= n) {
+    snprintf(out, size, " [row %d is constraint %d: a joint limit or point constraint]", k, k - n);
+    return;
+  }
+  const mr_geom *g1 = &m->geoms[c[k].geom[0]], *g2 = &m->geoms[c[k].geom[1]];
+  snprintf(out, size, " [contact %d: geometry '%s' of body '%s' against '%s' of body '%s']", k,
+           g1->name, m->bodies[g1->body].name, g2->name, m->bodies[g2->body].name);
+}
+
+/* a failed step's message with the step and the time in front, when the step did not say them */
+static void locate_failure(const mr_sim *s, double dt, mr_error *err) {
+  if (!err || strstr(err->msg, "at step ")) return;
+  char where[640], msg[MR_ERROR_MSG_MAX];
+  name_contact(s, err->msg, where, sizeof where);
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  mr_error_set(err, err->status, "step %ld (t = %.6g s): %s%s", mr_sim_steps(s) + 1,
+               mr_sim_time(s) + dt, msg, where);
+}
+
 /* a write error on an output (a full disk, /dev/full) stops the run */
 static mr_status check_outputs(const mr_run_options *o, mr_error *err) {
   if (o->csv && ferror(o->csv))
@@ -134,7 +164,10 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   mr_status st = MR_OK;
   double t0 = now_s();
   for (long k = 0; k < nsteps && st == MR_OK; ++k) {
-    if ((st = mr_sim_step(s, err))) break;
+    if ((st = mr_sim_step(s, err))) {
+      locate_failure(s, scene->timestep, err);
+      break;
+    }
     summary->steps++;
     accumulate(summary, mr_sim_last(s));
     if (opt->csv && (k + 1) % every == 0) csv_row(opt->csv, s, opt);
