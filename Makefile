@@ -11,6 +11,7 @@
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
+#   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -36,7 +37,7 @@ LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src
                              src/integrate/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
-PEERS_SRC = bench/peers.c
+PEERS_SRC = bench/peers.c bench/scale.c
 BENCH_SRC = $(filter-out $(PEERS_SRC),$(sort $(wildcard bench/*.c)))
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -55,7 +56,7 @@ FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 FUZZ_BIN   = $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
 
 .PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
-        fuzz fuzz-bins fuzz-run
+        mutants fuzz fuzz-bins fuzz-run
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -97,6 +98,9 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 
 # Run every test program; print one closing line with the totals.
 run-tests: $(TEST_BIN) $(PROGRAM)
+	@if [ -n "$$CI" ] && [ ! -d "$(SHARED)/reference" ]; then \
+	  echo "CI: $(SHARED)/reference is missing: the reference-robot tests would be skipped"; \
+	  exit 1; fi
 	@pass=0; fail=0; failed=""; \
 	for t in $(TEST_BIN); do \
 	  if MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $$t; then pass=$$((pass+1)); \
@@ -126,9 +130,10 @@ $(BUILD)/fuzz/fuzz_qpcc: src/cli/qpcc.c
 
 fuzz-bins: $(FUZZ_BIN)
 
-# Each harness mutates a working corpus (build/fuzz/corpus/NAME, kept between runs) seeded
-# from fuzz/corpus/NAME for FUZZ_TIME seconds; a crash, leak, UB report, 10 s input or 2 GB
-# RSS stops it with the input saved as build/fuzz/crash-NAME-*.
+# Each harness mutates a working corpus ($(BUILD)/fuzz/corpus/NAME, i.e.
+# build/fuzz/fuzz/corpus/NAME, kept between runs) seeded from fuzz/corpus/NAME for FUZZ_TIME
+# seconds; a crash, leak, UB report, 10 s input or 2 GB RSS stops it with the input saved as
+# build/fuzz/fuzz/crash-NAME-*.
 fuzz-run: fuzz-bins
 	@for h in $(FUZZ_NAMES); do \
 	  mkdir -p $(BUILD)/fuzz/corpus/$$h; \
@@ -145,6 +150,10 @@ fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-run
 
+# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
+mutants: deps
+	/usr/bin/python3 tools/mutants.py --shared $(SHARED)
+
 bench-bins: $(BENCH_BIN)
 
 bench: deps
@@ -153,13 +162,15 @@ bench: deps
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
-$(BUILD)/peers: $(PEERS_SRC) $(LIBRARY)
+$(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
 
 bench-peers: deps
 	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps
-	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers \
+	  build/bench/scale
 	build/bench/peers
+	build/bench/scale
 
 run: deps
 	@$(MAKE) --no-print-directory all

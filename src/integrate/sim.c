@@ -383,8 +383,10 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
       mr_scene_pair_tangential_compliance(s->scene, c->geom[0], c->geom[1],
                                           &g->tangential_compliance);
     }
+    /* an impact: the contact carried no normal force last step (absent, or present within the
+     * margin but still open), so this step is the first that can close it */
     int prev = find_previous(s, c->key);
-    g->is_new = prev < 0;
+    g->is_new = prev < 0 || !(s->prev_lambda[3 * prev + 2] > 0.0);
     for (int k = 0; k < 3; ++k)
       s->lambda[3 * i + k] = prev < 0 ? 0.0 : s->prev_lambda[3 * prev + k];
     s->keys[i] = c->key;
