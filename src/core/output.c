@@ -65,6 +65,10 @@ mr_status mr_output_open(mr_output *o, const char *path, mr_error *err) {
       return mr_error_set(err, MR_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     return MR_OK;
   }
+  /* a file the user may not write stays protected, although its directory would allow the
+   * rename */
+  if (exists && access(o->target, W_OK) != 0)
+    return mr_error_set(err, MR_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
   int fd = create_temp(o, exists ? st.st_mode & 07777 : 0666, exists);
   if (fd < 0) {
     o->tmp[0] = '\0';
