@@ -11,6 +11,9 @@
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
+#   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
+#   make install    library (static and shared), headers, moreau.pc and the moreau command into
+#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local)
 #   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 
 CC      ?= cc
@@ -34,7 +37,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/io/*.c))
+                             src/integrate/*.c src/model/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c bench/scale.c
@@ -91,6 +94,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 
 # the allocation test counts moreau's own malloc, calloc and realloc calls
 $(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+# the control test steps simulators in threads
+$(BUILD)/tests/test_control: TEST_LDFLAGS = -pthread
 
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
@@ -188,5 +193,69 @@ format:
 
 clean:
 	rm -rf build
+
+# ---- shared library, pkg-config file, installation ----
+
+MR_VERSION   = 0.1.0
+MR_SOVERSION = 0
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SHLIB        = $(BUILD)/libmoreau.so.$(MR_VERSION)
+SHLIB_SONAME = libmoreau.so.$(MR_SOVERSION)
+PC_FILE      = $(BUILD)/moreau.pc
+PC_REQUIRES  = ccd qhull_r libxml-2.0 yaml-0.1
+
+.PHONY: shared install
+
+# library objects are position independent so that the shared library can link them; without
+# semantic interposition calls inside the library stay direct and inlinable, as in the .a
+$(LIB_OBJ): ALL_CFLAGS += -fPIC -fno-semantic-interposition
+
+shared: $(SHLIB) $(PC_FILE)
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SHLIB_SONAME) $^ $(LIBS) -o $@
+	ln -sf libmoreau.so.$(MR_VERSION) $(BUILD)/$(SHLIB_SONAME)
+	ln -sf $(SHLIB_SONAME) $(BUILD)/libmoreau.so
+
+$(PC_FILE): Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: moreau' \
+	  'Description: rigid-body time-stepping simulation with frictional contact models' \
+	  'Version: $(MR_VERSION)' 'Requires.private: $(PC_REQUIRES)' \
+	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS)' 'Cflags: -I$${includedir}' > $@
+
+install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/moreau \
+	  $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(LIBRARY) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libmoreau.so.$(MR_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHLIB_SONAME)
+	ln -sf $(SHLIB_SONAME) $(DESTDIR)$(PREFIX)/lib/libmoreau.so
+	install -m 644 include/moreau/*.h $(DESTDIR)$(PREFIX)/include/moreau/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/
+
+# the install test and the Python tests use the shared library and the pkg-config file
+run-tests: $(SHLIB) $(PC_FILE)
+# the install test links its example with the flags of this build (sanitizers under make check)
+$(BUILD)/tests/test_install: TEST_LDFLAGS = -DMR_TEST_LINK_FLAGS='"$(LDFLAGS)"'
+
+# ---- Python bindings (python/moreau, ctypes over the shared library) ----
+
+PY_PKGS  = python3-numpy
+DEB_PKGS += $(PY_PKGS)
+PYTHON  ?= /usr/bin/python3
+# under the sanitizers the interpreter must load their runtimes before the library
+PY_ENV   = $(if $(findstring sanitize=address,$(CFLAGS)),LD_PRELOAD="$$($(CC) \
+           -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+           ASAN_OPTIONS=detect_leaks=0)
+
+.PHONY: python-test
+python-test: $(SHLIB) $(PROGRAM)
+	MOREAU_LIB=$(abspath $(SHLIB)) MOREAU_BIN=$(abspath $(PROGRAM)) $(PY_ENV) \
+	  $(PYTHON) -m unittest discover -s python/tests -t python
+run-tests: python-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_BIN:=.d)

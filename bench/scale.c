@@ -256,7 +256,7 @@ static int measure_size(scene_kind kind, int n, const char *solver, int with_mor
     fprintf(stderr, "scene: %s\n", err.msg);
     goto done;
   }
-  if (with_moreau && !(r.s = mr_sim_create(&sc, solver, &err))) {
+  if (with_moreau && !(r.s = mr_sim_from_scene(&sc, solver, &err))) {
     fprintf(stderr, "moreau: %s\n", err.msg);
     goto scene;
   }

@@ -199,14 +199,15 @@ static int csv_record(const char **p, char fields[][128], int max) {
   return n;
 }
 
-/* geometry names with a comma, a quote and a line break come back whole from the contacts CSV */
+/* geometry names with a comma, a quote and a line break come back whole from the contacts CSV,
+ * and a body name with a comma and quotes from the trajectory's header */
 static void test_csv_quoting(void **state) {
   char scene[64], args[512], out[OUT];
   static char text[1 << 20];
   cli_write_temp("timestep: 0.001\nduration: 0.003\nbodies:\n"
                  "  - {name: ground, fixed: true, geoms: [{type: halfspace, "
                  "name: \"floor, \\\"main\\\"\\nlevel\"}]}\n"
-                 "  - name: cube\n    mass: 1.0\n    position: [0, 0, 0.1]\n"
+                 "  - name: \"cube, \\\"one\\\"\"\n    mass: 1.0\n    position: [0, 0, 0.1]\n"
                  "    geoms: [{type: box, size: [0.2, 0.2, 0.2], name: \"plain\"}]\n",
                  ".yaml", scene);
   const char *csv = "/tmp/moreau_test_quote.csv", *traj = "/tmp/moreau_test_quote_t.csv";
@@ -230,6 +231,9 @@ static void test_csv_quoting(void **state) {
   for (int k = 0; k < n; ++k)
     if (!strcmp(fields[k], "ncontacts")) col = k;
   assert_true(col >= 0);
+  /* the header names the body's free joint whole: t, then its 7 q and 6 v columns */
+  assert_string_equal(fields[1], "cube, \"one\"/root_joint_x");
+  assert_string_equal(fields[13], "cube, \"one\"/root_joint_wz");
   while (*p) {
     assert_int_equal(csv_record(&p, fields, 32), n);
     total += atoi(fields[col]);

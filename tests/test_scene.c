@@ -641,7 +641,7 @@ static void test_all_scenes(void **state) {
       fail_msg("%s", err.msg);
     }
     /* and it steps: the simulator is created and one step leaves a finite state */
-    mr_sim *sim = mr_sim_create(&s, NULL, &err);
+    mr_sim *sim = mr_sim_from_scene(&s, NULL, &err);
     if (!sim) fail_msg("%s: %s", g.gl_pathv[i], err.msg);
     if (mr_sim_step(sim, &err)) fail_msg("%s: step 1: %s", g.gl_pathv[i], err.msg);
     for (int k = 0; k < s.model->nq; ++k)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "moreau/scene.h"
+#include "cli/columns.h"
 #include "moreau/sim.h"
 
 /* Figures of a whole run. */
@@ -32,6 +33,7 @@ typedef struct {
   int every;            /* record every N steps */
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */
+  mr_columns columns;   /* trajectory: the optional state column groups */
   const char *csv_path, *contacts_path; /* the outputs' names, for write-error messages */
   const volatile sig_atomic_t *stop;    /* when set to non-zero, stop after the current step */
 } mr_run_options;
