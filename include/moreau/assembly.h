@@ -20,8 +20,10 @@ typedef enum {
   MR_ROWS_CONTACT = 0, /* a contact from the collision module */
   MR_ROWS_LIMIT,       /* a joint limit: a frictionless contact (μ = 0) on one velocity dof,
                           rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound */
-  MR_ROWS_POINT        /* a bilateral point constraint: rows = the world-frame relative
+  MR_ROWS_POINT,       /* a bilateral point constraint: rows = the world-frame relative
                           velocity of point (on body1) and point2 (on body2), λ ∈ R³ */
+  MR_ROWS_MIMIC        /* a bilateral joint coupling: rows (0, 0, e_dofᵀ − ratio e_dof2ᵀ),
+                          Φ = q_dof − ratio q_dof2 − offset, corrected by baumgarte Φ / Δt² */
 } mr_rows_type;
 
 /* One contact as the assembly needs it (filled from the collision module's contacts), or one
@@ -39,9 +41,11 @@ typedef struct {
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
+  int dof2;         /* MR_ROWS_MIMIC: the leader's velocity index (dof is the follower's) */
+  double ratio;     /* MR_ROWS_MIMIC: the multiplier */
   mr_vec3 point2;   /* MR_ROWS_POINT: the anchor on body2, world frame (point is body1's) */
-  double baumgarte; /* MR_ROWS_POINT: fraction of the position error point − point2 removed
-                       per step, g += baumgarte (point − point2) / Δt² */
+  double baumgarte; /* MR_ROWS_POINT, MR_ROWS_MIMIC: fraction of the position error (point −
+                       point2, or Φ) removed per step, g += baumgarte error / Δt² */
 } mr_contact_geometry;
 
 typedef struct {

@@ -161,8 +161,8 @@ double mr_hfield_height(const mr_hfield *h, double x, double y);
  * hull (qhull) and volumes. A mesh far from convex (closed, |volume| < 0.9 hull volume) sets
  * *nonconvex (if given) so that the caller can warn. Returns NULL with err filled. */
 mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error *err);
-/* The same from a file's bytes in memory: name gives the format (".obj", otherwise STL) and
- * prefixes messages. */
+/* The same from a file's bytes in memory, for STL and OBJ only: name gives the format (its
+ * ".stl" or ".obj" extension; other names are MR_ERR_UNSUPPORTED) and prefixes messages. */
 mr_mesh *mr_mesh_parse(const char *data, size_t size, const char *name, mr_vec3 scale,
                        int *nonconvex, mr_error *err);
 /* Compute the hull of a mesh whose vert/face are filled (hull, nhull, hull_volume, volume). */
@@ -170,8 +170,9 @@ mr_status mr_mesh_compute_hull(mr_mesh *mesh, const char *name, mr_error *err);
 void mr_mesh_free(mr_mesh *mesh);
 
 /* Load every MESH geometry's mesh_file into geom->mesh (skipping those already loaded).
- * *nwarnings (if given) counts non-convex meshes; the name of the last one goes to warn_msg
- * (if given, MR_ERROR_MSG_MAX bytes). */
+ * *nwarnings (if given) is increased by the number of non-convex meshes (earlier warnings, such
+ * as the URDF loader's, are kept); the name of the last one goes to warn_msg (if given,
+ * MR_ERROR_MSG_MAX bytes). */
 mr_status mr_model_load_meshes(mr_model *m, int *nwarnings, char *warn_msg, mr_error *err);
 
 #endif

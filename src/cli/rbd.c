@@ -25,6 +25,10 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --floating           add a free-flyer joint (root_joint) at the root link\n"
+    "  --inertia-fix        replace an inertia that is not physical (indefinite, or\n"
+    "                       breaking A + B >= C) by the nearest physical one, with a warning\n"
+    "  --lock JOINT         treat a moving joint as fixed at q = 0 (repeatable)\n"
+    "  --lock-massless      treat as fixed every moving joint that carries no inertia\n"
     "  --package-root DIR   search DIR for package://NAME/... mesh paths (repeatable;\n"
     "                       then MOREAU_PACKAGE_PATH, colon-separated)\n"
     "  --q LIST             configuration, nq comma-separated numbers (default: neutral;\n"
@@ -39,9 +43,11 @@ static const char usage_text[] =
 
 typedef struct {
   const char *model;
-  int floating, json;
+  int floating, json, inertia_fix, lock_massless;
   const char *roots[RBD_MAX_ROOTS];
   int nroots;
+  const char *locks[RBD_MAX_ROOTS];
+  int nlocks;
   const char *q, *v, *tau, *a; /* raw lists, NULL for the defaults */
 } rbd_args;
 
@@ -76,6 +82,14 @@ static int parse_option(int argc, char **argv, int *i, rbd_args *a) {
     if (strcmp(opt, lists[k]) == 0) return take_value(argc, argv, i, dst[k]);
   if (strcmp(opt, "--floating") == 0)
     a->floating = 1;
+  else if (strcmp(opt, "--inertia-fix") == 0)
+    a->inertia_fix = 1;
+  else if (strcmp(opt, "--lock-massless") == 0)
+    a->lock_massless = 1;
+  else if (strcmp(opt, "--lock") == 0) {
+    if (a->nlocks == RBD_MAX_ROOTS) return usage_error("more than %s --lock options", "32");
+    return take_value(argc, argv, i, &a->locks[a->nlocks++]);
+  }
   else if (strcmp(opt, "--json") == 0)
     a->json = 1;
   else if (strcmp(opt, "--package-root") == 0) {
@@ -300,9 +314,18 @@ static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
 
 /* ---- the command ---- */
 
+static void print_warning(void *user, const char *msg) {
+  fprintf(stderr, "moreau rbd: warning: %s\n", msg);
+}
+
 static int load(const rbd_args *a, mr_model **m) {
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = a->floating;
+  o.inertia_fix = a->inertia_fix;
+  o.lock_massless = a->lock_massless;
+  o.lock_joints = a->locks;
+  o.nlock_joints = a->nlocks;
+  o.warn = print_warning;
   o.package_roots = a->roots;
   o.npackage_roots = a->nroots;
   mr_error e = {MR_OK, ""};

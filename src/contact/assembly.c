@@ -63,6 +63,12 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
     J[2 * nv + c->dof] = c->sign;
     return;
   }
+  /* a joint coupling: v_dof − ratio v_dof2 */
+  if (c->type == MR_ROWS_MIMIC) {
+    J[2 * nv + c->dof] = 1.0;
+    J[2 * nv + c->dof2] -= c->ratio;
+    return;
+  }
   /* world-frame relative point velocity Jacobian: J₁ − J₂ (a point constraint: at its two
    * anchors, left in the world frame) */
   if (c->body1 > 0) mr_point_jacobian(m, d, c->body1, c->point, J);
@@ -131,12 +137,15 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
       a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
       a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
     }
-    a->kind[i] = c->type == MR_ROWS_POINT ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
+    int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
+    a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
     bilateral |= a->kind[i] == MR_KIND_BILATERAL;
     if (c->type == MR_ROWS_POINT) {
       mr_vec3 e = mr_v3_sub(c->point, c->point2);
       for (int k = 0; k < 3; ++k)
         a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);
+    } else if (c->type == MR_ROWS_MIMIC) {
+      a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
     } else {
       a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
     }
