@@ -1,13 +1,17 @@
 /* Assembly of the frictional contact problem of a model at its current state (DESIGN.md §4):
  * the contact Jacobian J (3nc x nv), the Delassus matrix G = J M⁻¹ Jᵀ computed through the
  * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
- *   g = (J v_f + cor) / Δt,  cor_N = Φ_N / Δt (Φ_N ≥ 0),  k_B Φ_N / Δt (Φ_N < 0),
+ *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
+ *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
  *                           cor_N += e J_N v for a contact that is new this step
  *                           (approaching faster than the restitution threshold);
  * except that a new contact whose gap closes within the step (0 ≤ Φ_N ≤ −Δt J_N v) takes
  * cor_N = e J_N v alone: the impact happens inside the step, and adding the gap term would cut
- * the rebound by up to margin/Δt (the sum, as DESIGN.md §4 writes it, is kept for contacts
- * first seen farther away than one step's travel). All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
+ * the rebound by up to margin/Δt (the sum is kept for contacts first seen farther away than one
+ * step's travel; one first seen in penetration takes e J_N v + k_B Φ_N/Δt, no push-out). The law is the same above and below Φ = 0, hence affine over a rigid patch
+ * whose corners lie in [−δ, ∞): J v_f + cor then stays in range(J) = range(G) for a resting foot
+ * or box and the NCP keeps its all-sticking solution (docs/solvers.md, "The gap correction").
+ * All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
  * problem is c / Δt. The result is viewed as an mr_contact_problem. */
 #ifndef MOREAU_ASSEMBLY_H
 #define MOREAU_ASSEMBLY_H
@@ -53,6 +57,12 @@ typedef struct {
   double baumgarte;             /* k_B in [0, 1] (default 0) */
   double restitution_threshold; /* apply restitution only when |J_N v| exceeds this (m/s, default
                                    0.01) */
+  double band; /* δ ≥ 0: penetrations up to δ are removed within one step (cor_N = Φ/Δt);
+                  deeper ones at δ/Δt plus k_B of the excess (m, default 1e-4) */
+  double rest_depth; /* d in [0, δ]: the depth resting contacts settle at, cor_N = (Φ + d)/Δt
+                        on the band (m, or rad for a revolute limit; default 1e-12: at exactly
+                        Φ = 0 the box-box contact flips between four points and one,
+                        docs/solvers.md) */
 } mr_assembly_settings;
 
 /* Buffers of an assembled problem, sized for at most max_contacts contacts. */
