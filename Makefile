@@ -3,7 +3,9 @@
 #   make            build/libmoreau.a and build/moreau
 #   make run        the default demo (installs missing Debian packages first)
 #   make test       every cmocka test program (installs missing Debian packages first)
-#   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
+#                   short fuzzing smoke run of every parser (installs clang first)
+#   make fuzz       a bounded libFuzzer campaign, FUZZ_TIME seconds per parser (default 60)
 #   make bench      benchmark programs, built with -O3 -march=native
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
@@ -28,6 +30,8 @@ DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev 
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
 TEST_PKGS = libfcl-dev
+# libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
+FUZZ_PKGS = clang libclang-rt-14-dev
 
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
@@ -50,8 +54,15 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
+# one libFuzzer harness per parser (fuzz/fuzz_NAME.c, seeds in fuzz/corpus/NAME/)
+FUZZ_NAMES = scene urdf mesh problem qpcc
+FUZZ_TIME  ?= 60
+FUZZ_SMOKE ?= 5
+FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_BIN   = $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+
 .PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
-        robots-table mutants
+        robots-table mutants fuzz fuzz-bins fuzz-run
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -126,6 +137,38 @@ check: deps
 	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" run-tests
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_SMOKE)
+
+# The harnesses link clang's libFuzzer; the library they fuzz is built by clang with coverage
+# instrumentation and ASan + UBSan in build/fuzz.
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(LIBRARY)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(LIBRARY) $(LIBS) -o $@
+
+# the QPCC reader is file-local to the command's source, which the harness includes
+$(BUILD)/fuzz/fuzz_qpcc: src/cli/qpcc.c
+
+fuzz-bins: $(FUZZ_BIN)
+
+# Each harness mutates a working corpus ($(BUILD)/fuzz/corpus/NAME, i.e.
+# build/fuzz/fuzz/corpus/NAME, kept between runs) seeded from fuzz/corpus/NAME for FUZZ_TIME
+# seconds; a crash, leak, UB report, 10 s input or 2 GB RSS stops it with the input saved as
+# build/fuzz/fuzz/crash-NAME-*.
+fuzz-run: fuzz-bins
+	@for h in $(FUZZ_NAMES); do \
+	  mkdir -p $(BUILD)/fuzz/corpus/$$h; \
+	  echo "== fuzz $$h ($(FUZZ_TIME) s)"; \
+	  $(BUILD)/fuzz/fuzz_$$h -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
+	    -max_len=65536 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$h- \
+	    $(BUILD)/fuzz/corpus/$$h fuzz/corpus/$$h 2>$(BUILD)/fuzz/$$h.log \
+	    || { tail -40 $(BUILD)/fuzz/$$h.log; exit 1; }; \
+	  grep -E "^stat::(number_of_executed_units|new_units_added)" $(BUILD)/fuzz/$$h.log; \
+	done
+
+fuzz: deps
+	@$(MAKE) --no-print-directory deps DEB_PKGS="$(FUZZ_PKGS)"
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
+	  CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-run
 
 # one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
 mutants: deps
@@ -239,4 +282,4 @@ python-test: $(SHLIB) $(PROGRAM)
 	  $(PYTHON) -m unittest discover -s python/tests -t python
 run-tests: python-test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_BIN:=.d)

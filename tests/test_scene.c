@@ -224,7 +224,7 @@ static void test_errors(void **state) {
                "did you mean 'timestep'?");
   expect_error("timestep: abc\n", "t.yaml:1:11:", "'timestep': expected a number, got 'abc'");
   expect_error("gravity: [0, -9.81]\n", "t.yaml:1:10:", "'gravity': expected a list of 3");
-  expect_error("timestep: 0\n", "1:11:", "'timestep': must be > 0");
+  expect_error("timestep: 0\n", "1:11:", "'timestep': must be >= 1e-09 s, got 0");
   expect_error("duration: -1\n", "1:11:", "'duration': must be >= 0");
   expect_error("timestep: [0.001\n", "t.yaml:2:1: YAML syntax error", NULL);
   expect_error("solver: {name: ncp-pg}\n", "1:16:", "did you mean 'ncp-pgs'?");

@@ -14,6 +14,7 @@
 #ifndef MOREAU_COLLISION_H
 #define MOREAU_COLLISION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "moreau/error.h"
@@ -171,6 +172,10 @@ double mr_hfield_height(const mr_hfield *h, double x, double y);
  * hull (qhull) and volumes. A mesh far from convex (closed, |volume| < 0.9 hull volume) sets
  * *nonconvex (if given) so that the caller can warn. Returns NULL with err filled. */
 mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error *err);
+/* The same from a file's bytes in memory, for STL and OBJ only: name gives the format (its
+ * ".stl" or ".obj" extension; other names are MR_ERR_UNSUPPORTED) and prefixes messages. */
+mr_mesh *mr_mesh_parse(const char *data, size_t size, const char *name, mr_vec3 scale,
+                       int *nonconvex, mr_error *err);
 /* Compute the hull of a mesh whose vert/face are filled (hull, nhull, hull_volume, volume). */
 mr_status mr_mesh_compute_hull(mr_mesh *mesh, const char *name, mr_error *err);
 void mr_mesh_free(mr_mesh *mesh);

@@ -19,6 +19,12 @@
 
 #define MR_SCENE_PATH_MAX MR_PATH_MAX
 
+/* Bounds on a scene's numbers, checked where they are read (docs/scene-format.md, "Limits"). */
+#define MR_SCENE_TIMESTEP_MIN 1e-9  /* s: smallest time step */
+#define MR_SCENE_STEPS_MAX 1e9      /* most steps in a run: duration / timestep */
+#define MR_SCENE_MAX_CONTACTS 10000 /* largest contact.max_contacts: G is (3n)² doubles */
+#define MR_SCENE_MARGIN_MAX 1e3     /* m: largest contact.margin */
+
 /* The scene's parts are the world's (world.h): mr_scene_compile copies them into a world. */
 typedef mr_world_body mr_scene_body;
 typedef mr_world_sine mr_scene_sine;
@@ -112,6 +118,11 @@ int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, doubl
  * parsing and range rules as the scene's solver block. */
 mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const char *value,
                                 mr_error *err);
+
+/* The number of steps of a run, round(duration / timestep). Fails with MR_ERR_INVALID when
+ * the time step is below MR_SCENE_TIMESTEP_MIN, the count exceeds MR_SCENE_STEPS_MAX, or a
+ * positive duration rounds to no step; the message names the two values. */
+mr_status mr_scene_step_count(double timestep, double duration, long *steps, mr_error *err);
 
 /* Levenshtein distance between two strings (for "did you mean" suggestions). */
 int mr_edit_distance(const char *a, const char *b);

@@ -14,6 +14,8 @@
 
 #include <math.h>
 
+#include "core/output.h"
+
 static const char *const free_q[] = {"x", "y", "z", "qx", "qy", "qz", "qw"};
 static const char *const free_v[] = {"vx", "vy", "vz", "wx", "wy", "wz"};
 
@@ -25,12 +27,20 @@ static const char *const *suffixes(const mr_joint *j, int velocity) {
   return velocity ? one_v : one_q;
 }
 
+/* one header field "a" "b" "c" joined, quoted per RFC 4180 when a name needs it */
+static void column(FILE *f, const char *a, const char *b, const char *c) {
+  char name[3 * MR_NAME_MAX + 16];
+  snprintf(name, sizeof name, "%s%s%s", a, b, c);
+  fputc(',', f);
+  mr_csv_write_field(f, name);
+}
+
 static void joint_columns(FILE *f, const mr_model *m, int velocity) {
   for (int b = 1; b < m->nbodies; ++b) {
     const mr_joint *j = &m->bodies[b].joint;
     const char *const *sfx = suffixes(j, velocity);
     for (int k = 0; k < (velocity ? j->nv : j->nq); ++k)
-      fprintf(f, ",%s_%s", j->name, sfx[k]);
+      column(f, j->name, "_", sfx[k]);
   }
 }
 
@@ -40,13 +50,13 @@ void mr_columns_header(FILE *f, const mr_world *w, const mr_columns *o) {
   joint_columns(f, m, 1);
   for (int b = 1; o->world_velocity && b < m->nbodies; ++b)
     for (int k = 0; m->bodies[b].joint.type == MR_JOINT_FREE && k < 6; ++k)
-      fprintf(f, ",%s_world_%s", m->bodies[b].joint.name, free_v[k]);
+      column(f, m->bodies[b].joint.name, "_world_", free_v[k]);
   for (int b = 1; o->poses && b < m->nbodies; ++b)
     for (int k = 0; k < 7; ++k)
-      fprintf(f, ",%s_%s%s", m->bodies[b].name, k < 3 ? "p" : "", free_q[k]);
+      column(f, m->bodies[b].name, k < 3 ? "_p" : "_", free_q[k]);
   for (int r = 0; o->com && r < w->nrobots; ++r)
-    fprintf(f, ",%s/com_x,%s/com_y,%s/com_z", w->robots[r].name, w->robots[r].name,
-            w->robots[r].name);
+    for (int k = 0; k < 3; ++k)
+      column(f, w->robots[r].name, "/com_", free_q[k]);
 }
 
 /* the unit quaternion (x, y, z, w) of a rotation matrix */

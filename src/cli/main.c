@@ -1,4 +1,5 @@
 /* The moreau command: a table of subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,13 +24,23 @@ static void usage(FILE *f) {
   fprintf(f, "\n'moreau COMMAND --help' documents each command.\n");
 }
 
+/* standard output may be a full disk or a closed pipe: a lost write fails the command */
+static int check_stdout(int code) {
+  errno = 0;
+  if (fflush(stdout) == 0 && !ferror(stdout)) return code;
+  fprintf(stderr, "moreau: cannot write standard output: %s\n",
+          errno ? strerror(errno) : "I/O error");
+  return code ? code : 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return check_stdout(argc < 2 ? 2 : 0);
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return check_stdout(commands[i].run(argc - 1, argv + 1));
   fprintf(stderr, "moreau: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

@@ -3,6 +3,7 @@
  * JSON format is documented in docs/qpcc.md. Exit codes: 0 optimum found, 1 infeasible, budget
  * exhausted, non-convex or unbounded objective (or a QP failure), 2 bad usage or input. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,40 @@ static void problem_free(problem_file *pf) {
   free(pf->mu), free(pf->H), free(pf->c), free(pf->C), free(pf->d), free(pf->nd);
 }
 
+/* the largest dimension (nv, nu, contacts, tangents, task rows) a problem file may give: the
+ * search solves dense QPs of that order, and products such as nv·nv then stay far from
+ * overflowing int (docs/qpcc.md) */
+#define QPCC_DIM_MAX 2048
+
+/* a zeroed rows x cols array of doubles, NULL when the size overflows or memory runs out */
+static double *doubles2(int rows, int cols) {
+  size_t r = rows > 0 ? (size_t)rows : 1, c = cols > 0 ? (size_t)cols : 1;
+  if (c > SIZE_MAX / sizeof(double) / r) return NULL;
+  return calloc(r * c, sizeof(double));
+}
+
 static double *doubles(int n) {
-  return calloc(n > 0 ? (size_t)n : 1, sizeof(double));
+  return doubles2(n, 1);
 }
 
 static mr_status where(mr_error *err, const char *name, const mr_json *v, const char *msg,
                        const char *key) {
   return mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: %s '%s'", name, v->line, v->col, msg, key);
+}
+
+/* a dimension read from the file, at most QPCC_DIM_MAX */
+static mr_status dimension(mr_error *err, const char *name, const mr_json *v, const char *key,
+                           long n) {
+  if (n <= QPCC_DIM_MAX) return MR_OK;
+  return mr_error_set(err, MR_ERR_INVALID, "%s:%d:%d: '%s' gives %ld entries, more than %d", name,
+                      v->line, v->col, key, n, QPCC_DIM_MAX);
+}
+
+/* every array allocated, or an out-of-memory error */
+static mr_status allocated(mr_error *err, const char *name, const void *a, const void *b,
+                           const void *c) {
+  if (a && b && c) return MR_OK;
+  return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", name);
 }
 
 /* a required member */
@@ -70,8 +98,10 @@ static mr_status parse_dynamics(const mr_json *root, const char *name, problem_f
   if (st) return st;
   if (v->type != MR_JSON_ARRAY || v->count < 1)
     return where(err, name, v, "expected a non-empty array for", "f");
+  if ((st = dimension(err, name, v, "f", v->count))) return st;
   int nv = pf->p.nv = v->count;
-  pf->f = doubles(nv), pf->M = doubles(nv * nv);
+  pf->f = doubles(nv), pf->M = doubles2(nv, nv);
+  if ((st = allocated(err, name, pf->f, pf->M, pf->M))) return st;
   st = mr_json_read_vector(v, name, "f", pf->f, nv, err);
   if (!st) st = member(root, "M", name, &v, err);
   if (!st) st = mr_json_read_matrix(v, name, "M", pf->M, nv, nv, err);
@@ -79,8 +109,10 @@ static mr_status parse_dynamics(const mr_json *root, const char *name, problem_f
   if (st || !a) return st;
   if (a->type != MR_JSON_ARRAY || a->count != nv || a->child->type != MR_JSON_ARRAY)
     return where(err, name, a, "expected nv rows for", "A");
+  if ((st = dimension(err, name, a->child, "A", a->child->count))) return st;
   int nu = pf->p.nu = a->child->count;
-  pf->A = doubles(nv * nu), pf->ulb = doubles(nu), pf->uub = doubles(nu);
+  pf->A = doubles2(nv, nu), pf->ulb = doubles(nu), pf->uub = doubles(nu);
+  if ((st = allocated(err, name, pf->A, pf->ulb, pf->uub))) return st;
   st = mr_json_read_matrix(a, name, "A", pf->A, nv, nu, err);
   for (int j = 0; j < nu; ++j)
     pf->ulb[j] = -HUGE_VAL, pf->uub[j] = HUGE_VAL;
@@ -123,15 +155,21 @@ static mr_status parse_contacts(const mr_json *root, const char *name, problem_f
   const mr_json *cs = mr_json_get(root, "contacts");
   if (!cs) return MR_OK;
   if (cs->type != MR_JSON_ARRAY) return where(err, name, cs, "expected an array for", "contacts");
-  int nc = pf->p.nc = cs->count, total = 0, t = 0;
-  for (const mr_json *c = cs->child; c; c = c->next) {
+  mr_status st = dimension(err, name, cs, "contacts", cs->count);
+  long total = 0;
+  for (const mr_json *c = cs->child; c && !st; c = c->next) {
     const mr_json *tg = c->type == MR_JSON_OBJECT ? mr_json_get(c, "tangents") : NULL;
     total += tg && tg->type == MR_JSON_ARRAY ? tg->count : 0;
+    st = dimension(err, name, c, "tangents (all contacts)", total);
   }
-  pf->N = doubles(nc * pf->p.nv), pf->D = doubles(total * pf->p.nv), pf->mu = doubles(nc);
+  if (st) return st;
+  int nc = pf->p.nc = cs->count, t = 0;
+  pf->N = doubles2(nc, pf->p.nv), pf->D = doubles2((int)total, pf->p.nv), pf->mu = doubles(nc);
   pf->nd = calloc((size_t)nc + 1, sizeof(int));
+  if ((st = allocated(err, name, pf->N, pf->D, pf->mu)) ||
+      (st = allocated(err, name, pf->nd, pf->nd, pf->nd)))
+    return st;
   int i = 0;
-  mr_status st = MR_OK;
   for (const mr_json *c = cs->child; c && !st; c = c->next, ++i)
     st = parse_contact(c, name, pf, i, &t, err);
   return st;
@@ -149,17 +187,21 @@ static mr_status parse_objective(const mr_json *root, const char *name, problem_
     return where(err, name, o, "expected an object for", "objective");
   if (o) st = known_keys(o, okeys, name, err);
   if (!st && o && (v = mr_json_get(o, "H")))
-    pf->H = doubles(ny * ny), st = mr_json_read_matrix(v, name, "H", pf->H, ny, ny, err);
+    pf->H = doubles2(ny, ny), st = allocated(err, name, pf->H, pf->H, pf->H),
+    st = st ? st : mr_json_read_matrix(v, name, "H", pf->H, ny, ny, err);
   if (!st && o && (v = mr_json_get(o, "c")))
-    pf->c = doubles(ny), st = mr_json_read_vector(v, name, "c", pf->c, ny, err);
+    pf->c = doubles(ny), st = allocated(err, name, pf->c, pf->c, pf->c),
+    st = st ? st : mr_json_read_vector(v, name, "c", pf->c, ny, err);
   if (!st && o && (v = mr_json_get(o, "constant")))
     st = number(v, name, "constant", &pf->p.c0, err);
   const mr_json *cs = mr_json_get(root, "constraints");
   if (st || !cs) return st;
   if (cs->type != MR_JSON_ARRAY)
     return where(err, name, cs, "expected an array for", "constraints");
+  if ((st = dimension(err, name, cs, "constraints", cs->count))) return st;
   int m = pf->p.m_task = cs->count, i = 0;
-  pf->C = doubles(m * ny), pf->d = doubles(m);
+  pf->C = doubles2(m, ny), pf->d = doubles(m);
+  if ((st = allocated(err, name, pf->C, pf->d, pf->d))) return st;
   for (const mr_json *r = cs->child; r && !st; r = r->next, ++i) {
     if (r->type != MR_JSON_OBJECT)
       return where(err, name, r, "expected an object for", "constraints");

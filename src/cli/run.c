@@ -1,6 +1,7 @@
 /* moreau run and moreau compare: step a scene with one solver, or with several side by side. */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/runner.h"
+#include "core/output.h"
 
 static const char run_usage[] =
     "usage: moreau run SCENE.yaml [options]\n"
@@ -25,7 +27,11 @@ static const char run_usage[] =
     "  --summary FILE.json the run's summary as JSON\n"
     "  --dump-problems DIR save every step's contact problem (the 'moreau solve' format)\n"
     "  --quiet             no progress bar and no summary on stdout\n"
-    "Exit status: 0 done, 1 the simulation diverged or failed, 2 bad usage or bad scene.\n";
+    "Outputs appear only when the run succeeds: each is written to a temporary file and\n"
+    "renamed into place; a failed run leaves every path as it was. SIGINT (Ctrl-C) stops\n"
+    "after the current step, keeps the rows written, marks the summary interrupted.\n"
+    "Exit status: 0 done, 1 the simulation diverged or failed or an output could not be\n"
+    "written, 2 bad usage or bad scene, 130 interrupted by SIGINT.\n";
 
 static const char compare_usage[] =
     "usage: moreau compare SCENE.yaml [--solvers a,b,...] [--dt X] [--duration T]\n"
@@ -122,10 +128,16 @@ static mr_status apply_set(mr_scene *sc, const char *kv, mr_error *err) {
                         "--set: unknown key '%s' (solver.FIELD, contact.baumgarte, "
                         "contact.margin, contact.restitution_threshold)",
                         key);
+  /* the ranges of the scene's contact block (docs/scene-format.md) */
+  double hi = target == &sc->contact.baumgarte ? 1.0
+              : target == &sc->contact.margin  ? MR_SCENE_MARGIN_MAX
+                                               : INFINITY;
   char *end = NULL;
+  errno = 0;
   double x = strtod(val, &end);
-  if (end == val || *end || !isfinite(x) || x < 0.0)
-    return mr_error_set(err, MR_ERR_INVALID, "--set %s: '%s' is not a number >= 0", key, val);
+  if (end == val || *end || errno || !isfinite(x) || x < 0.0 || x > hi)
+    return mr_error_set(err, MR_ERR_INVALID, "--set %s: '%s' is not a number in [0, %g]", key, val,
+                        hi);
   *target = x;
   return MR_OK;
 }
@@ -141,6 +153,13 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
     fprintf(stderr, "moreau %s: %d warning(s), the last: %s\n", cmd, sc->nwarnings, sc->warning);
   if (a->dt > 0.0) sc->timestep = a->dt;
   if (a->duration > 0.0) sc->duration = a->duration;
+  long steps;
+  if (mr_scene_step_count(sc->timestep, sc->duration, &steps, &err)) {
+    fprintf(stderr, "moreau %s: %s%s%s\n", cmd, a->dt > 0.0 ? "--dt: " : "",
+            a->duration > 0.0 ? "--duration: " : "", err.msg);
+    mr_scene_free(sc);
+    return 2;
+  }
   for (int k = 0; k < a->nsets; ++k)
     if (apply_set(sc, a->sets[k], &err)) {
       fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
@@ -150,20 +169,18 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
   return 0;
 }
 
-static FILE *open_output(const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) fprintf(stderr, "moreau run: cannot write '%s': %s\n", path, strerror(errno));
-  return f;
-}
-
-/* the output files of a run, from the options or the scene's record block */
+/* the output files of a run, from the options or the scene's record block; each is written
+ * to a temporary file and renamed into place only when the run and every write succeeded */
 typedef struct {
   char traj[MR_SCENE_PATH_MAX], contacts[MR_SCENE_PATH_MAX];
+  const char *summary;
+  mr_output otraj, ocontacts, osummary;
 } run_outputs;
 
 /* contacts CSV: --contacts, record.contacts, or with record.contact_forces the trajectory's
  * name with _contacts.csv */
 static void output_paths(const run_args *a, const mr_scene *sc, run_outputs *o) {
+  memset(o, 0, sizeof *o);
   snprintf(o->traj, sizeof o->traj, "%s", a->out ? a->out : sc->record.trajectory);
   const char *c = a->contacts ? a->contacts : sc->record.contacts;
   if (c[0]) {
@@ -172,34 +189,91 @@ static void output_paths(const run_args *a, const mr_scene *sc, run_outputs *o) 
     size_t n = strlen(o->traj);
     if (n > 4 && !strcmp(o->traj + n - 4, ".csv")) n -= 4;
     snprintf(o->contacts, sizeof o->contacts, "%.*s_contacts.csv", (int)n, o->traj);
-  } else {
-    o->contacts[0] = '\0';
   }
+  o->summary = a->summary ? a->summary : sc->record.summary;
 }
 
-static int open_outputs(const run_outputs *o, mr_run_options *opt) {
-  if (o->traj[0] && !(opt->csv = open_output(o->traj))) return 2;
-  if (o->contacts[0] && !(opt->contacts_csv = open_output(o->contacts))) return 2;
+/* no two of the scene and the outputs may be one file: the run would overwrite its input or
+ * interleave two outputs */
+static int check_distinct(const char *scene, const run_outputs *o) {
+  const char *path[] = {scene, o->traj, o->contacts, o->summary};
+  const char *what[] = {"the scene", "the trajectory (--out)", "the contacts CSV (--contacts)",
+                        "the summary (--summary)"};
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j)
+      if (path[i][0] && path[j][0] && mr_output_same_file(path[i], path[j])) {
+        fprintf(stderr, "moreau run: %s and %s are the same file '%s'\n", what[i], what[j],
+                path[j]);
+        return 2;
+      }
   return 0;
 }
 
-/* close the outputs; a failed run's files are removed: it is reported, never written out */
-static void close_outputs(const run_outputs *o, mr_run_options *opt, int failed) {
-  if (opt->csv) fclose(opt->csv);
-  if (opt->contacts_csv) fclose(opt->contacts_csv);
-  if (failed && o->traj[0]) remove(o->traj);
-  if (failed && o->contacts[0]) remove(o->contacts);
+static int open_output(mr_output *o, const char *path) {
+  mr_error err = {0};
+  if (!path[0] || !mr_output_open(o, path, &err)) return 0;
+  fprintf(stderr, "moreau run: %s\n", err.msg);
+  return 2;
 }
 
-static int write_summary(const run_args *a, const mr_scene *sc, const char *solver,
-                         const mr_run_summary *r) {
-  const char *sum = a->summary ? a->summary : sc->record.summary;
-  if (!sum[0]) return 0;
-  FILE *f = open_output(sum);
-  if (!f) return 2;
-  mr_run_summary_json(f, a->scene, solver, r);
-  fclose(f);
+static void discard_outputs(run_outputs *o) {
+  mr_output_discard(&o->otraj);
+  mr_output_discard(&o->ocontacts);
+  mr_output_discard(&o->osummary);
+}
+
+static int open_outputs(run_outputs *o, mr_run_options *opt) {
+  int code = open_output(&o->otraj, o->traj) || open_output(&o->ocontacts, o->contacts);
+  if (code) return discard_outputs(o), 2;
+  opt->csv = o->otraj.f, opt->csv_path = o->traj;
+  opt->contacts_csv = o->ocontacts.f, opt->contacts_path = o->contacts;
   return 0;
+}
+
+/* write the summary, then put every output in place; a write error fails the run and leaves
+ * every path as it was (only a failing rename after a successful one, which needs the directory
+ * to change under the run, could leave some outputs in place) */
+static int commit_outputs(const run_args *a, const char *solver, const mr_run_summary *r,
+                          run_outputs *o) {
+  if (open_output(&o->osummary, o->summary)) return discard_outputs(o), 1;
+  if (o->osummary.f) mr_run_summary_json(o->osummary.f, a->scene, solver, r);
+  mr_output *all[] = {&o->otraj, &o->ocontacts, &o->osummary};
+  mr_error err = {0};
+  /* every write is checked before the first rename */
+  for (int k = 0; k < 3; ++k)
+    if (mr_output_close(all[k], &err)) {
+      fprintf(stderr, "moreau run: %s\n", err.msg);
+      return discard_outputs(o), 1;
+    }
+  for (int k = 0; k < 3; ++k)
+    if (mr_output_commit(all[k], &err)) {
+      fprintf(stderr, "moreau run: %s\n", err.msg);
+      return discard_outputs(o), 1;
+    }
+  return 0;
+}
+
+/* SIGINT asks the run to stop after the current step; a second one kills as usual */
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+static mr_status run_interruptible(const mr_scene *sc, mr_run_options *opt, mr_run_summary *r,
+                                   mr_error *err) {
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  stop_requested = 0;
+  opt->stop = &stop_requested;
+  sigaction(SIGINT, &sa, &old);
+  mr_status st = mr_run_scene(sc, opt, r, err);
+  sigaction(SIGINT, &old, NULL);
+  return st;
 }
 
 int mr_cmd_run(int argc, char **argv) {
@@ -221,23 +295,28 @@ int mr_cmd_run(int argc, char **argv) {
                                     .com = sc.record.com}};
   run_outputs out;
   output_paths(&a, &sc, &out);
-  int code = open_outputs(&out, &opt);
+  int code = check_distinct(a.scene, &out);
+  if (!code) code = open_outputs(&out, &opt);
   mr_run_summary r;
   mr_error err = {0};
-  mr_status st = code ? MR_OK : mr_run_scene(&sc, &opt, &r, &err);
-  close_outputs(&out, &opt, code || st);
+  mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
   if (st) {
+    discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
     code = st == MR_ERR_INVALID || st == MR_ERR_UNSUPPORTED ? 2 : 1;
-  } else if (!code) {
+  } else if (!code && !(code = commit_outputs(&a, solver, &r, &out))) {
     if (!a.quiet) mr_run_summary_print(stdout, solver, &r);
-    code = write_summary(&a, &sc, solver, &r);
+    if (r.interrupted) code = 130;
   }
   mr_scene_free(&sc);
   return code;
 }
 
-/* the solvers to compare: the list given (split in buf), or every registered one */
+/* the most solvers one comparison runs */
+#define COMPARE_MAX 32
+
+/* the solvers to compare: the list given (split in buf), or every registered one; returns the
+ * count, or -1 after a message for an empty name, an over-long list or more than cap names */
 static int solver_list(const char *spec, char *buf, size_t size, const char *names[], int cap) {
   int n = 0;
   if (!spec) {
@@ -245,11 +324,17 @@ static int solver_list(const char *spec, char *buf, size_t size, const char *nam
       names[n++] = mr_solver_at(i)->name;
     return n;
   }
+  if (strlen(spec) >= size)
+    return usage_error("compare", "--solvers: the list is longer than %s characters", "1023"), -1;
   snprintf(buf, size, "%s", spec);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < cap;
-       tok = strtok_r(NULL, ",", &save))
-    names[n++] = tok;
-  return n;
+  for (char *s = buf, *comma = s;; s = comma + 1) {
+    comma = strchr(s, ',');
+    if (comma) *comma = '\0';
+    if (!*s) return usage_error("compare", "--solvers '%s': an empty solver name", spec), -1;
+    if (n == cap) return usage_error("compare", "--solvers: more than %s solvers", "32"), -1;
+    names[n++] = s;
+    if (!comma) return n;
+  }
 }
 
 int mr_cmd_compare(int argc, char **argv) {
@@ -258,9 +343,10 @@ int mr_cmd_compare(int argc, char **argv) {
   if (parse_args("compare", argc, argv, &a)) return 2;
   if (a.solver || a.out || a.contacts || a.summary || a.dump)
     return usage_error("compare", "%s", "compare takes --solvers, --dt, --duration and --set");
-  const char *names[32];
+  const char *names[COMPARE_MAX];
   char buf[1024];
-  int n = solver_list(a.solvers, buf, sizeof buf, names, 32);
+  int n = solver_list(a.solvers, buf, sizeof buf, names, COMPARE_MAX);
+  if (n < 0) return 2;
   for (int i = 0; i < n; ++i)
     if (!mr_solver_find(names[i])) return usage_error("compare", "unknown solver '%s'", names[i]);
   mr_scene sc;

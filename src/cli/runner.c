@@ -1,12 +1,15 @@
 /* The run loop of `moreau run` and `moreau compare`: step, record, accumulate the summary. */
 #include "cli/runner.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "contact/problem_io.h"
 #include "core/json.h"
+#include "core/output.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -49,8 +52,11 @@ static void contacts_rows(FILE *f, const mr_sim *s) {
   for (int i = 0; i < n; ++i) {
     const double *l = lambda + 3 * i;
     mr_vec3 fw = mr_m3_mulv(&c[i].frame, mr_v3(l[0], l[1], l[2]));
-    fprintf(f, "%.9g,%d,%s,%s,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-            mr_sim_time(s), i, m->geoms[c[i].geom[0]].name, m->geoms[c[i].geom[1]].name,
+    fprintf(f, "%.9g,%d,", mr_sim_time(s), i);
+    mr_csv_write_field(f, m->geoms[c[i].geom[0]].name);
+    fputc(',', f);
+    mr_csv_write_field(f, m->geoms[c[i].geom[1]].name);
+    fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
             c[i].point.v[0], c[i].point.v[1], c[i].point.v[2], c[i].frame.m[0][2],
             c[i].frame.m[1][2], c[i].frame.m[2][2], c[i].phi, l[0], l[1], l[2], fw.v[0], fw.v[1],
             fw.v[2]);
@@ -71,6 +77,46 @@ static mr_status dump_problem(mr_sim *s, const char *dir, mr_error *err) {
   char path[2048];
   snprintf(path, sizeof path, "%s/step_%06ld.json", dir, mr_sim_steps(s));
   return mr_problem_file_save(path, mr_sim_problem(s), NULL, err);
+}
+
+/* the contact of a solver failure ("... at contact K: ..."), named by its geometries and
+ * bodies; rows past the contacts are joint limits and point constraints */
+static void name_contact(const mr_sim *s, const char *msg, char *out, size_t size) {
+  const char *at = strstr(msg, " at contact ");
+  out[0] = '\0';
+  if (!at) return;
+  int k = atoi(at + 12), n = mr_sim_last(s)->ncontacts;
+  const mr_contact *c;
+  mr_sim_contacts(s, &c, NULL);
+  const mr_model *m = mr_sim_model(s);
+  if (k >= n) {
+    snprintf(out, size, " [row %d is constraint %d: a joint limit or point constraint]", k, k - n);
+    return;
+  }
+  const mr_geom *g1 = &m->geoms[c[k].geom[0]], *g2 = &m->geoms[c[k].geom[1]];
+  snprintf(out, size, " [contact %d: geometry '%s' of body '%s' against '%s' of body '%s']", k,
+           g1->name, m->bodies[g1->body].name, g2->name, m->bodies[g2->body].name);
+}
+
+/* a failed step's message with the step and the time in front, when the step did not say them */
+static void locate_failure(const mr_sim *s, double dt, mr_error *err) {
+  if (!err || strstr(err->msg, "at step ")) return;
+  char where[640], msg[MR_ERROR_MSG_MAX];
+  name_contact(s, err->msg, where, sizeof where);
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  mr_error_set(err, err->status, "step %ld (t = %.6g s): %s%s", mr_sim_steps(s) + 1,
+               mr_sim_time(s) + dt, msg, where);
+}
+
+/* a write error on an output (a full disk, /dev/full) stops the run */
+static mr_status check_outputs(const mr_run_options *o, mr_error *err) {
+  if (o->csv && ferror(o->csv))
+    return mr_error_set(err, MR_ERR_IO, "%s: cannot write: %s",
+                        o->csv_path ? o->csv_path : "trajectory", strerror(errno));
+  if (o->contacts_csv && ferror(o->contacts_csv))
+    return mr_error_set(err, MR_ERR_IO, "%s: cannot write: %s",
+                        o->contacts_path ? o->contacts_path : "contacts", strerror(errno));
+  return MR_OK;
 }
 
 /* fold one step's figures into the running summary */
@@ -100,9 +146,10 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err) {
   memset(summary, 0, sizeof *summary);
+  long nsteps;
+  if (mr_scene_step_count(scene->timestep, scene->duration, &nsteps, err)) return MR_ERR_INVALID;
   mr_sim *s = mr_sim_from_scene(scene, opt->solver, err);
   if (!s) return err ? err->status : MR_ERR_NOMEM;
-  long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
   int every = opt->every > 0 ? opt->every : 1;
   summary->energy_start = mr_sim_energy(s);
   if (opt->csv) csv_header(opt->csv, mr_sim_world(s), opt);
@@ -110,16 +157,24 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   mr_status st = MR_OK;
   double t0 = now_s();
   for (long k = 0; k < nsteps && st == MR_OK; ++k) {
-    if ((st = mr_sim_step(s, err))) break;
+    if ((st = mr_sim_step(s, err))) {
+      locate_failure(s, scene->timestep, err);
+      break;
+    }
     summary->steps++;
     accumulate(summary, mr_sim_last(s));
     if (opt->csv && (k + 1) % every == 0) csv_row(opt->csv, s, opt);
     if (opt->contacts_csv && (k + 1) % every == 0) contacts_rows(opt->contacts_csv, s);
     if (opt->dump_dir) st = dump_problem(s, opt->dump_dir, err);
+    if (!st) st = check_outputs(opt, err);
     if (opt->progress) progress(k + 1, nsteps);
+    if (!st && opt->stop && *opt->stop) {
+      summary->interrupted = 1;
+      break;
+    }
   }
   finish(summary, s, now_s() - t0);
-  if (opt->progress && st) fputc('\n', stderr);
+  if (opt->progress && (st || summary->interrupted)) fputc('\n', stderr);
   mr_sim_free(s);
   return st;
 }
@@ -137,6 +192,7 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
           s->energy_end - s->energy_start);
   fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
           s->collision_failures);
+  if (s->interrupted) fputs("interrupted     yes: the run stopped early on SIGINT\n", f);
 }
 
 static void json_field(FILE *f, const char *key, double x, int last) {
@@ -150,7 +206,7 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   mr_json_write_string(f, scene);
   fputs(",\n  \"solver\": ", f);
   mr_json_write_string(f, solver);
-  fputs(",\n", f);
+  fprintf(f, ",\n  \"interrupted\": %s,\n", s->interrupted ? "true" : "false");
   json_field(f, "steps", (double)s->steps, 0);
   json_field(f, "sim_time", s->sim_time, 0);
   json_field(f, "wall_time", s->wall_time, 0);

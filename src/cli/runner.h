@@ -2,6 +2,7 @@
 #ifndef MOREAU_CLI_RUNNER_H
 #define MOREAU_CLI_RUNNER_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "moreau/scene.h"
@@ -20,6 +21,7 @@ typedef struct {
   double energy_start, energy_end;
   long not_converged, collision_failures;
   double mean_solve_us;
+  int interrupted; /* the run stopped early on a request (SIGINT), after a whole row */
 } mr_run_summary;
 
 typedef struct {
@@ -32,10 +34,14 @@ typedef struct {
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */
   mr_columns columns;   /* trajectory: the optional state column groups */
+  const char *csv_path, *contacts_path; /* the outputs' names, for write-error messages */
+  const volatile sig_atomic_t *stop;    /* when set to non-zero, stop after the current step */
 } mr_run_options;
 
 /* Run the scene from its initial state to its duration. On divergence or another failure,
- * returns the status with err naming the step; summary then covers the steps done. */
+ * returns the status with err naming the step; summary then covers the steps done. A write
+ * error on an output stops the run with MR_ERR_IO naming the file. A stop request ends the run
+ * with MR_OK after the current step's rows, and summary->interrupted set. */
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err);
 

@@ -27,7 +27,7 @@ static void solve_usage(FILE *f) {
           "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
           "criteria eps_abs, eps_p, eps_d, eps_c.\n\n"
           "  --solver NAME   the solver (see --list)\n"
-          "  --max-iter N    iteration limit (default 10000)\n"
+          "  --max-iter N    iteration limit, 1 to 1e7 (default 10000)\n"
           "  --eps-abs X     target on the solver's own criterion (default 1e-6)\n"
           "  --json          print one JSON object instead of text\n"
           "  --list          list the solvers with their model and description\n");
@@ -102,7 +102,7 @@ static int parse_valued(solve_args *a, int argc, char **argv, int *i) {
   if (strcmp(opt, "--solver") == 0)
     a->solver = val;
   else if (strcmp(opt, "--max-iter") == 0)
-    ok = parse_int(val, 0, 1000000000, &a->s.max_iter);
+    ok = parse_int(val, 1, 10000000, &a->s.max_iter); /* the scene's range of max_iter */
   else
     ok = parse_positive(val, &a->s.eps_abs);
   if (!ok) fprintf(stderr, "moreau solve: bad value '%s' for %s\n", val, opt);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/output.h"
 
 #define SYM_TOL 1e-9
 
@@ -259,11 +260,10 @@ static void write_body(FILE *out, const mr_contact_problem *p, const double *lam
 
 mr_status mr_problem_file_save(const char *path, const mr_contact_problem *p, const double *lambda0,
                                mr_error *err) {
-  FILE *out = fopen(path, "w");
-  if (!out) return mr_error_set(err, MR_ERR_IO, "%s: cannot open for writing", path);
-  fprintf(out, "{\"nc\": %d", p->nc);
-  write_body(out, p, lambda0);
-  fputs("}\n", out);
-  if (fclose(out) != 0) return mr_error_set(err, MR_ERR_IO, "%s: write failed", path);
-  return MR_OK;
+  mr_output out;
+  if (mr_output_open(&out, path, err)) return MR_ERR_IO;
+  fprintf(out.f, "{\"nc\": %d", p->nc);
+  write_body(out.f, p, lambda0);
+  fputs("}\n", out.f);
+  return mr_output_commit(&out, err);
 }

@@ -98,6 +98,19 @@ static int finite_vec(const double *x, int n) {
   return 1;
 }
 
+/* the first non-finite entry of λ or c, named by its contact and component (t1, t2, n) */
+static mr_status non_finite(const char *name, const double *lambda, const double *c, int n,
+                            mr_error *err) {
+  static const char *const comp[] = {"t1", "t2", "n"};
+  for (int k = 0; k < n; ++k)
+    if (!isfinite(lambda[k]) || !isfinite(c[k]))
+      return mr_error_set(err, MR_ERR_NUMERIC,
+                          "%s: non-finite contact force or velocity at contact %d: lambda_%s = %g, "
+                          "c_%s = %g",
+                          name, k / 3, comp[k % 3], lambda[k], comp[k % 3], c[k]);
+  return mr_error_set(err, MR_ERR_NUMERIC, "%s: non-finite contact criterion (eps_abs)", name);
+}
+
 mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
                    mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
                    mr_solver_stats *stats, mr_error *err) {
@@ -120,7 +133,7 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
   stats->eps_abs =
       mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
   if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
-    return mr_error_set(err, MR_ERR_NUMERIC, "%s: non-finite contact force or velocity", name);
+    return non_finite(name, lambda, c, n, err);
   return MR_OK;
 }
 

@@ -17,6 +17,10 @@ mr_status mr_read_file(const char *path, char **text, size_t *len, mr_error *err
   while (buf) {
     n += fread(buf + n, 1, cap - n - 1, f);
     if (n < cap - 1) break;
+    if (cap > MR_FILE_MAX) {
+      free(buf), fclose(f);
+      return mr_error_set(err, MR_ERR_LIMIT, "%s: larger than %zu bytes", path, MR_FILE_MAX);
+    }
     char *b = realloc(buf, cap * 2);
     if (!b) free(buf);
     buf = b, cap *= 2;

@@ -33,8 +33,13 @@ static inline double dot4(const double *restrict a, const double *restrict b, in
   return (s0 + s1) + (s2 + s3);
 }
 
-static mr_status pivot_error(mr_error *err, double Dk, int k) {
-  return mr_error_set(err, MR_ERR_NUMERIC, "ldlt: pivot %g of dof %d is not positive", Dk, k);
+/* a pivot D_k <= 0: M is not positive definite; name the dof's body and joint */
+static mr_status pivot_error(const mr_model *m, mr_error *err, double Dk, int k) {
+  const mr_body *b = &m->bodies[m->dof_body[k]];
+  return mr_error_set(err, MR_ERR_NUMERIC,
+                      "ldlt: pivot %g of dof %d (body '%s', joint '%s' coordinate %d of %d) is not "
+                      "positive: the mass matrix is not positive definite",
+                      Dk, k, b->name, b->joint.name, k - b->joint.idx_v, b->joint.nv);
 }
 
 /* row-oriented factorisation for contiguous subtrees; short rows (fingers, leaves) take plain
@@ -52,7 +57,7 @@ static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
     tmp[nt] = tmp[nt + 1] = tmp[nt + 2] = 0.0;
     const int shortrow = nt < 4;
     double Dk = M[k * nv + k] - (shortrow ? dot(Uk, tmp, nt) : dot4(Uk, tmp, nt));
-    if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
+    if (!(Dk > 0.0)) return pivot_error(m, err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
     if (shortrow)
@@ -77,7 +82,7 @@ static mr_status factor_chains(const mr_model *m, mr_data *d, mr_error *err) {
       U[r * nv + k] = M[r * nv + k];
   for (int k = nv - 1; k >= 0; --k) {
     double Dk = U[k * nv + k];
-    if (!(Dk > 0.0)) return pivot_error(err, Dk, k);
+    if (!(Dk > 0.0)) return pivot_error(m, err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
     U[k * nv + k] = 1.0;

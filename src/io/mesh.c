@@ -23,6 +23,7 @@
 #include <assimp/scene.h>
 #include <libqhull_r/qhull_ra.h>
 
+#include "core/file.h"
 #include "moreau/collision.h"
 
 /* a growing mesh under construction */
@@ -67,6 +68,11 @@ static char *read_file(const char *path, size_t *size, mr_error *err) {
   char *buf = NULL;
   size_t n = 0, cap = 0, got;
   do {
+    if (n > MR_FILE_MAX) {
+      free(buf), fclose(f);
+      mr_error_set(err, MR_ERR_LIMIT, "%s: larger than %zu bytes", path, MR_FILE_MAX);
+      return NULL;
+    }
     if (n + 65536 + 1 > cap) {
       cap = cap ? 2 * cap : 1 << 17;
       char *p = realloc(buf, cap);
@@ -429,20 +435,57 @@ void mr_mesh_free(mr_mesh *m) {
   free(m);
 }
 
-mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error *err) {
-  if (nonconvex) *nonconvex = 0;
+static mr_mesh *mesh_build(char *data, size_t size, const char *path, mr_vec3 scale, int *nonconvex,
+                           mr_error *err);
+
+/* every scale factor positive and finite */
+static int scale_ok(const char *path, mr_vec3 scale, mr_error *err) {
   for (int k = 0; k < 3; ++k)
     if (!(scale.v[k] != 0) || !isfinite(scale.v[k])) {
       mr_error_set(err, MR_ERR_INVALID, "%s: mesh scale %g must be finite and non-zero", path,
                    scale.v[k]);
-      return NULL;
+      return 0;
     }
+  return 1;
+}
+
+mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error *err) {
+  if (nonconvex) *nonconvex = 0;
+  if (!scale_ok(path, scale, err)) return NULL;
   size_t size;
   char *data = read_file(path, &size, err);
   if (!data) return NULL;
+  mr_mesh *m = mesh_build(data, size, path, scale, nonconvex, err);
+  free(data);
+  return m;
+}
+
+mr_mesh *mr_mesh_parse(const char *data, size_t size, const char *name, mr_vec3 scale,
+                       int *nonconvex, mr_error *err) {
+  if (nonconvex) *nonconvex = 0;
+  if (!scale_ok(name, scale, err)) return NULL;
+  /* assimp's formats are read from a path: only STL and OBJ parse from memory */
+  if (!has_ext(name, ".stl") && !has_ext(name, ".obj")) {
+    mr_error_set(err, MR_ERR_UNSUPPORTED, "%s: only STL and OBJ parse from memory", name);
+    return NULL;
+  }
+  char *copy = malloc(size + 1);
+  if (!copy) {
+    mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", name);
+    return NULL;
+  }
+  memcpy(copy, data, size);
+  copy[size] = '\0';
+  mr_mesh *m = mesh_build(copy, size, name, scale, nonconvex, err);
+  free(copy);
+  return m;
+}
+
+/* the mesh of a file's bytes (NUL-terminated, modified by the text parsers) */
+static mr_mesh *mesh_build(char *data, size_t size, const char *path, mr_vec3 scale, int *nonconvex,
+                           mr_error *err) {
   builder b = {0};
   mr_status st = parse_file(data, size, path, &b, err);
-  free(data);
   if (st == MR_OK && b.nf == 0)
     st = mr_error_set(err, MR_ERR_PARSE, "%s: empty mesh (no triangles)", path);
   mr_mesh *m = st == MR_OK ? calloc(1, sizeof *m) : NULL;

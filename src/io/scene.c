@@ -23,21 +23,38 @@ static const char *const *solver_names(const char **names, int cap) {
 }
 
 /* the settable fields of mr_solver_settings, by name */
+/* the settable fields of mr_solver_settings, by name, with the range of the integer ones:
+ * iteration counts are capped so that one step's work stays bounded (docs/scene-format.md) */
 typedef enum { F_INT, F_DOUBLE, F_BOOL } field_kind;
 static const struct {
   const char *name;
   field_kind kind;
   size_t offset;
+  int imin, imax;
 } settings_fields[] = {
-#define FIELD(n, k)                                                                                \
-  { #n, k, offsetof(mr_solver_settings, n) }
-    FIELD(max_iter, F_INT),     FIELD(eps_abs, F_DOUBLE),     FIELD(eps_rel, F_DOUBLE),
-    FIELD(omega, F_DOUBLE),     FIELD(warm_start, F_BOOL),    FIELD(rho, F_DOUBLE),
-    FIELD(rho_ratio, F_DOUBLE), FIELD(rho_power, F_DOUBLE),   FIELD(rho_update_every, F_INT),
-    FIELD(power_iter, F_INT),   FIELD(alpha0, F_DOUBLE),      FIELD(alpha_decay, F_DOUBLE),
-    FIELD(alpha_min, F_DOUBLE), FIELD(bisection_iter, F_INT), FIELD(compliance_eps, F_DOUBLE),
-    FIELD(armijo_c, F_DOUBLE),  FIELD(backtrack, F_DOUBLE),   FIELD(inner_iter, F_INT),
-    FIELD(soft_k, F_DOUBLE),    FIELD(soft_d, F_DOUBLE),      FIELD(soft_vreg, F_DOUBLE),
+#define FIELD(n, k, lo, hi)                                                                        \
+  { #n, k, offsetof(mr_solver_settings, n), lo, hi }
+    FIELD(max_iter, F_INT, 1, 10000000),
+    FIELD(eps_abs, F_DOUBLE, 0, 0),
+    FIELD(eps_rel, F_DOUBLE, 0, 0),
+    FIELD(omega, F_DOUBLE, 0, 0),
+    FIELD(warm_start, F_BOOL, 0, 1),
+    FIELD(rho, F_DOUBLE, 0, 0),
+    FIELD(rho_ratio, F_DOUBLE, 0, 0),
+    FIELD(rho_power, F_DOUBLE, 0, 0),
+    FIELD(rho_update_every, F_INT, 0, 10000000),
+    FIELD(power_iter, F_INT, 0, 1000),
+    FIELD(alpha0, F_DOUBLE, 0, 0),
+    FIELD(alpha_decay, F_DOUBLE, 0, 0),
+    FIELD(alpha_min, F_DOUBLE, 0, 0),
+    FIELD(bisection_iter, F_INT, 0, 1000),
+    FIELD(compliance_eps, F_DOUBLE, 0, 0),
+    FIELD(armijo_c, F_DOUBLE, 0, 0),
+    FIELD(backtrack, F_DOUBLE, 0, 0),
+    FIELD(inner_iter, F_INT, 0, 100000),
+    FIELD(soft_k, F_DOUBLE, 0, 0),
+    FIELD(soft_d, F_DOUBLE, 0, 0),
+    FIELD(soft_vreg, F_DOUBLE, 0, 0),
 #undef FIELD
 };
 #define NFIELDS ((int)(sizeof settings_fields / sizeof settings_fields[0]))
@@ -130,9 +147,13 @@ static mr_status set_field(mr_ydoc *y, const mr_ynode *n, int f, mr_solver_setti
     break;
   }
   if (st) return st;
-  if (iv < 0 || dv < 0 || (strcmp(key, "max_iter") == 0 && iv < 1))
-    return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be %s, got '%s'", key,
-                         strcmp(key, "max_iter") == 0 ? ">= 1" : ">= 0", mr_yaml_text(n));
+  int lo = settings_fields[f].imin, hi = settings_fields[f].imax;
+  if (settings_fields[f].kind == F_INT && (iv < lo || iv > hi))
+    return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be in [%d, %d], got '%s'", key, lo, hi,
+                         mr_yaml_text(n));
+  if (dv < 0)
+    return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be >= 0, got '%s'", key,
+                         mr_yaml_text(n));
   if (settings_fields[f].kind == F_DOUBLE)
     memcpy(base, &dv, sizeof dv);
   else
@@ -174,6 +195,26 @@ static mr_status parse_solver(mr_scene_ctx *c, const mr_ynode *n) {
   return MR_OK;
 }
 
+mr_status mr_scene_step_count(double timestep, double duration, long *steps, mr_error *err) {
+  *steps = 0;
+  if (!(timestep >= MR_SCENE_TIMESTEP_MIN))
+    return mr_error_set(err, MR_ERR_INVALID, "time step %g s is below %g s", timestep,
+                        MR_SCENE_TIMESTEP_MIN);
+  if (!(duration >= 0.0))
+    return mr_error_set(err, MR_ERR_INVALID, "duration %g s is not >= 0", duration);
+  double n = floor(duration / timestep + 0.5);
+  if (!(n <= MR_SCENE_STEPS_MAX))
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "duration %g s at time step %g s is %.3g steps, more than %.0e", duration,
+                        timestep, n, MR_SCENE_STEPS_MAX);
+  if (duration > 0.0 && n < 1.0)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "duration %g s is shorter than half the time step %g s: no step", duration,
+                        timestep);
+  *steps = (long)n;
+  return MR_OK;
+}
+
 mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const char *value,
                                 mr_error *err) {
   for (int f = 0; f < NFIELDS; ++f) {
@@ -212,9 +253,13 @@ static mr_status parse_contact(mr_scene_ctx *c, const mr_ynode *n) {
   if (o->baumgarte > 1.0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "baumgarte"), MR_ERR_INVALID,
                          "'baumgarte': must be in [0, 1], got %g", o->baumgarte);
-  if (o->max_contacts < 0)
+  if (o->max_contacts < 0 || o->max_contacts > MR_SCENE_MAX_CONTACTS)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "max_contacts"), MR_ERR_INVALID,
-                         "'max_contacts': must be >= 0, got %d", o->max_contacts);
+                         "'max_contacts': must be in [0, %d], got %d", MR_SCENE_MAX_CONTACTS,
+                         o->max_contacts);
+  if (o->margin > MR_SCENE_MARGIN_MAX)
+    return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "margin"), MR_ERR_INVALID,
+                         "'margin': must be in [0, %g] m, got %g", MR_SCENE_MARGIN_MAX, o->margin);
   return MR_OK;
 }
 
@@ -254,12 +299,19 @@ static mr_status parse_time(mr_scene_ctx *c, const mr_ynode *root) {
       mr_yaml_opt_double(&c->y, root, "duration", &s->duration) ||
       mr_yaml_opt_vec(&c->y, root, "gravity", g, 3))
     return scene_status(c);
-  if (!(s->timestep > 0))
+  if (!(s->timestep >= MR_SCENE_TIMESTEP_MIN))
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, root, "timestep"), MR_ERR_INVALID,
-                         "'timestep': must be > 0, got %g", s->timestep);
+                         "'timestep': must be >= %g s, got %g", MR_SCENE_TIMESTEP_MIN, s->timestep);
   if (s->duration < 0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, root, "duration"), MR_ERR_INVALID,
                          "'duration': must be >= 0, got %g", s->duration);
+  long steps;
+  mr_error e;
+  if (mr_scene_step_count(s->timestep, s->duration, &steps, &e)) {
+    mr_ynode *d = mr_yaml_get(&c->y, root, "duration");
+    return mr_yaml_error(&c->y, d ? d : mr_yaml_get(&c->y, root, "timestep"), MR_ERR_INVALID, "%s",
+                         e.msg);
+  }
   s->model->gravity = mr_v3(g[0], g[1], g[2]);
   return MR_OK;
 }

@@ -208,6 +208,75 @@ static mr_status hfield_function(mr_scene_ctx *c, const mr_ynode *n, const doubl
   return MR_OK;
 }
 
+/* the longest number token of a heightfield file (longer ones are errors, never truncated) */
+#define HFIELD_TOKEN_MAX 63
+
+/* a grid of numbers being read: values in row order, the row length, where the reader is */
+typedef struct {
+  double *vals;
+  int count, cap, nx, ny, row;
+  int line, col;
+} hfield_grid;
+
+static mr_status grid_error(mr_scene_ctx *c, const char *path, const hfield_grid *g, int col,
+                            const char *fmt, const char *what) {
+  char msg[200];
+  snprintf(msg, sizeof msg, fmt, what);
+  return mr_error_set(c->err, MR_ERR_PARSE, "%s:%d:%d: heightfield: %s", path, g->line, col, msg);
+}
+
+/* one token: a finite number appended to the grid */
+static mr_status grid_value(mr_scene_ctx *c, const char *path, hfield_grid *g, const char *tok,
+                            int col) {
+  char *end;
+  double x = strtod(tok, &end);
+  if (*end || !isfinite(x)) return grid_error(c, path, g, col, "'%s' is not a finite number", tok);
+  if (g->count == g->cap) {
+    if (g->cap > 25000000) return grid_error(c, path, g, col, "%s", "more than 5e7 values");
+    double *nv = realloc(g->vals, (size_t)(g->cap = 2 * g->cap + 1024) * sizeof *nv);
+    if (!nv) return mr_error_set(c->err, MR_ERR_NOMEM, "%s: out of memory", path);
+    g->vals = nv;
+  }
+  g->vals[g->count++] = x, g->row++;
+  return MR_OK;
+}
+
+/* the end of a line (or of the file): rows must have equal lengths */
+static mr_status grid_row_end(mr_scene_ctx *c, const char *path, hfield_grid *g) {
+  if (!g->row) return MR_OK;
+  if (!g->nx) g->nx = g->row;
+  if (g->row != g->nx) {
+    char what[64];
+    snprintf(what, sizeof what, "%d values where the first row has %d", g->row, g->nx);
+    return grid_error(c, path, g, 1, "row of %s", what);
+  }
+  g->ny++, g->row = 0;
+  return MR_OK;
+}
+
+/* tokenise by hand so that line ends count rows; the last line needs no line end */
+static mr_status grid_read(mr_scene_ctx *c, FILE *f, const char *path, hfield_grid *g) {
+  char tok[HFIELD_TOKEN_MAX + 1];
+  int tl = 0, tcol = 0, ch;
+  mr_status st = MR_OK;
+  g->line = 1;
+  do {
+    ch = fgetc(f);
+    ++g->col;
+    int sep = ch == EOF || ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r';
+    if (!sep && tl == HFIELD_TOKEN_MAX)
+      return tok[tl] = '\0',
+             grid_error(c, path, g, tcol, "a token longer than 63 characters ('%s...')", tok);
+    if (!sep && !tl) tcol = g->col;
+    if (!sep) tok[tl++] = (char)ch;
+    if (sep && tl) tok[tl] = '\0', tl = 0, st = grid_value(c, path, g, tok, tcol);
+    if (!st && (ch == '\n' || ch == EOF)) st = grid_row_end(c, path, g);
+    if (ch == '\n') g->line++, g->col = 0;
+  } while (!st && ch != EOF);
+  if (!st && ferror(f)) st = mr_error_set(c->err, MR_ERR_IO, "%s: read error", path);
+  return st;
+}
+
 /* a text file of ny rows of nx heights (row iy is y = y0 + iy dy); the extent spans the grid */
 static mr_status hfield_file(mr_scene_ctx *c, const mr_ynode *fnode, const double ext[4],
                              mr_hfield **out) {
@@ -217,56 +286,21 @@ static mr_status hfield_file(mr_scene_ctx *c, const mr_ynode *fnode, const doubl
     return mr_yaml_error(&c->y, fnode, MR_ERR_IO, "'file': heightfield file '%s' not found", rel);
   FILE *f = fopen(path, "r");
   if (!f) return mr_yaml_error(&c->y, fnode, MR_ERR_IO, "'file': cannot open '%s'", path);
-  int nx = 0, ny = 0, cap = 0, count = 0, row = 0, ch;
-  double *vals = NULL;
-  char tok[64];
-  int tl = 0, bad = 0;
-  /* tokenise by hand so that line ends count rows */
-  while (!bad && (ch = fgetc(f)) != EOF) {
-    int sep = ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r';
-    if (!sep && tl < 63) tok[tl++] = (char)ch;
-    if (sep && tl) {
-      tok[tl] = '\0', tl = 0;
-      char *end;
-      double x = strtod(tok, &end);
-      if (*end || !isfinite(x)) bad = 1;
-      if (count == cap) {
-        double *nv = realloc(vals, (size_t)(cap = 2 * cap + 1024) * sizeof *nv);
-        if (!nv)
-          bad = 2;
-        else
-          vals = nv;
-      }
-      if (!bad) vals[count++] = x, row++;
-    }
-    if (ch == '\n' && row) {
-      if (!nx)
-        nx = row;
-      else if (row != nx)
-        bad = 3;
-      ny++, row = 0;
-    }
-  }
+  hfield_grid g = {0};
+  mr_status st = grid_read(c, f, path, &g);
   fclose(f);
-  /* a last row without a line end */
-  if (!bad && row) {
-    if (!nx) nx = row;
-    if (row != nx) bad = 3;
-    ny++;
-  }
-  if (bad || nx < 2 || ny < 2) {
-    free(vals);
-    return mr_yaml_error(&c->y, fnode, MR_ERR_PARSE,
-                         "'file': '%s' is not a grid of numbers (rows of equal length, at least "
-                         "2x2)%s",
-                         path, bad == 1 ? ": a value is not a finite number" : "");
-  }
-  mr_hfield *h = hfield_new(nx, ny);
-  if (!h) return free(vals), mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
-  memcpy(h->h, vals, (size_t)nx * ny * sizeof *vals);
-  free(vals);
+  if (!st && (g.nx < 2 || g.ny < 2))
+    st = mr_yaml_error(&c->y, fnode, MR_ERR_PARSE,
+                       "'file': '%s' is not a grid of numbers (rows of equal length, at least "
+                       "2x2): %d x %d",
+                       path, g.nx, g.ny);
+  if (st) return free(g.vals), st;
+  mr_hfield *h = hfield_new(g.nx, g.ny);
+  if (!h) return free(g.vals), mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  memcpy(h->h, g.vals, (size_t)g.nx * g.ny * sizeof *g.vals);
+  free(g.vals);
   h->x0 = ext[0], h->y0 = ext[2];
-  h->dx = (ext[1] - ext[0]) / (nx - 1), h->dy = (ext[3] - ext[2]) / (ny - 1);
+  h->dx = (ext[1] - ext[0]) / (g.nx - 1), h->dy = (ext[3] - ext[2]) / (g.ny - 1);
   *out = h;
   return MR_OK;
 }

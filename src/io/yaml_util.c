@@ -13,8 +13,49 @@
 
 #include "moreau/scene.h"
 
+/* Nesting deeper than this is refused before the document is built: libyaml's scanner spends
+ * time quadratic in the flow nesting depth (10⁵ levels of '[' took 31 s), and no scene needs more
+ * than a handful of levels. */
+#define YAML_DEPTH_MAX 64
+
+static mr_status syntax_error(const yaml_parser_t *p, const char *name, mr_error *err) {
+  return mr_error_set(err, MR_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s%s%s", name,
+                      p->problem_mark.line + 1, p->problem_mark.column + 1,
+                      p->problem ? p->problem : "malformed input", p->context ? " " : "",
+                      p->context ? p->context : "");
+}
+
+/* walk the events and stop at the first collection nested deeper than YAML_DEPTH_MAX; the walk
+ * ends there, so its cost stays bounded whatever the input's depth */
+static mr_status check_depth(const char *text, size_t len, const char *name, mr_error *err) {
+  yaml_parser_t p;
+  if (!yaml_parser_initialize(&p))
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", name);
+  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+  mr_status st = MR_OK;
+  for (int depth = 0, done = 0; !done && !st;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&p, &e)) {
+      st = syntax_error(&p, name, err);
+      break;
+    }
+    int open = e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT;
+    int close = e.type == YAML_SEQUENCE_END_EVENT || e.type == YAML_MAPPING_END_EVENT;
+    depth += open - close;
+    if (depth > YAML_DEPTH_MAX)
+      st = mr_error_set(err, MR_ERR_PARSE, "%s:%zu:%zu: nesting deeper than %d levels", name,
+                        e.start_mark.line + 1, e.start_mark.column + 1, YAML_DEPTH_MAX);
+    done = e.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&e);
+  }
+  yaml_parser_delete(&p);
+  return st;
+}
+
 mr_status mr_yaml_parse(mr_ydoc *d, const char *text, size_t len, const char *name, mr_error *err) {
   memset(d, 0, sizeof *d);
+  mr_status depth = check_depth(text, len, name, err);
+  if (depth) return depth;
   d->name = name;
   d->err = err;
   yaml_parser_t p;
@@ -23,10 +64,7 @@ mr_status mr_yaml_parse(mr_ydoc *d, const char *text, size_t len, const char *na
   yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
   mr_status st = MR_OK;
   if (!yaml_parser_load(&p, &d->doc)) {
-    st = mr_error_set(err, MR_ERR_PARSE, "%s:%zu:%zu: YAML syntax error: %s%s%s", name,
-                      p.problem_mark.line + 1, p.problem_mark.column + 1,
-                      p.problem ? p.problem : "malformed input", p.context ? " " : "",
-                      p.context ? p.context : "");
+    st = syntax_error(&p, name, err);
   } else {
     d->loaded = 1;
   }
