@@ -30,6 +30,10 @@ typedef struct {
   int every;            /* record every N steps */
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */
+  /* called with the simulator once before the first step and after every step (a replay
+   * recorder), or NULL */
+  void (*on_step)(void *ctx, const mr_sim *s);
+  void *ctx;
 } mr_run_options;
 
 /* Run the scene from its initial state to its duration. On divergence or another failure,
