@@ -359,10 +359,7 @@ static void test_html_options(void **state) {
 /* URDF visual meshes: the reference Solo-12 has 17 STL visual elements, all drawn */
 static void test_visual_meshes(void **state) {
   const char *root = test_reference_root();
-  if (!root) {
-    printf("reference robots absent: visual meshes not tested\n");
-    return;
-  }
+  if (!root) skip(); /* reference robots absent: reported by cmocka */
   make_workdir();
   char scene[8192], path[128], page[128], out[8192];
   snprintf(scene, sizeof scene,
@@ -387,6 +384,41 @@ static void test_visual_meshes(void **state) {
   free(s);
 }
 
+/* a URDF's visual elements: a box with a robot-level material colour is drawn with its half
+ * extents and rgba; a COLLADA mesh is counted as not drawn, with the reason */
+static void test_visual_elements(void **state) {
+  make_workdir();
+  char urdf[128], scene[128], page[128], cmd[512], out[8192];
+  snprintf(urdf, sizeof urdf, "%s/box.urdf", workdir);
+  snprintf(scene, sizeof scene, "%s/box.yaml", workdir);
+  snprintf(page, sizeof page, "%s/box.html", workdir);
+  FILE *f = fopen(urdf, "w");
+  assert_non_null(f);
+  fputs("<robot name=\"r\"><material name=\"red\"><color rgba=\"1 0 0 1\"/></material>\n"
+        "<link name=\"base\"><inertial><mass value=\"1\"/><inertia ixx=\"0.01\" "
+        "iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>\n"
+        "<visual><geometry><box size=\"0.1 0.2 0.3\"/></geometry>"
+        "<material name=\"red\"/></visual>\n"
+        "<visual><geometry><mesh filename=\"part.dae\"/></geometry></visual>\n"
+        "<collision><geometry><box size=\"0.1 0.2 0.3\"/></geometry></collision>"
+        "</link></robot>\n",
+        f);
+  fclose(f);
+  f = fopen(scene, "w");
+  assert_non_null(f);
+  fprintf(f, "timestep: 0.001\nduration: 0.01\nrobots:\n  - {name: r, urdf: %s, floating: true}\n",
+          urdf);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "view '%s' -o '%s'", scene, page);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
+  assert_non_null(strstr(out, "1 visual element(s) not drawn"));
+  assert_non_null(strstr(out, "visual mesh 'part.dae': only STL and OBJ are drawn"));
+  char *s = read_page(page);
+  assert_int_equal(count_substr(s, "\"visual\":1"), 1);
+  assert_non_null(strstr(s, "\"size\":[0.05,0.1,0.15],\"rgba\":[1,0,0,1]"));
+  free(s);
+}
+
 /* bad input: a clear message and exit 2 */
 static void test_view_errors(void **state) {
   make_workdir();
@@ -408,7 +440,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_errors),       cmocka_unit_test(test_html_options),
       cmocka_unit_test(test_trajectory_replay), cmocka_unit_test(test_visual_meshes),
-      cmocka_unit_test(test_demo_in_chromium),
+      cmocka_unit_test(test_visual_elements),   cmocka_unit_test(test_demo_in_chromium),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[128];

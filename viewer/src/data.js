@@ -2,6 +2,8 @@
 // little-endian Float32 / Int32 arrays.
 
 function bytes(b64) {
+  // native decoding where the browser has it (Chromium 140+, Firefox 133+, Safari 18.2+)
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64).buffer;
   const s = atob(b64);
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; ++i) out[i] = s.charCodeAt(i);

@@ -24,8 +24,7 @@ function range(runs, key, log) {
     }
   if (!(lo <= hi)) return null;
   if (hi - lo < 1e-12 * Math.max(1, Math.abs(hi))) { lo -= 0.5; hi += 0.5; }
-  const pad = 0.05 * (hi - lo);
-  return [lo - pad, hi + pad];
+  return [lo, hi];
 }
 
 function label(y, log) {
@@ -92,11 +91,12 @@ class Panel {
     const rg = range(this.runs, this.fig.key, this.fig.log);
     ctx.strokeStyle = '#bbb'; ctx.strokeRect(PAD.l + 0.5, PAD.t + 0.5, this.w, h);
     if (!rg) { ctx.fillText('not recorded', PAD.l + 6, PAD.t + 14); return; }
-    const [lo, hi] = rg;
+    // the data's range, labelled, inside 5 % margins so that a flat line stays off the frame
+    const [lo, hi] = rg, pad = 0.05 * (hi - lo);
     const sx = (t) => PAD.l + t / this.tmax * this.w;
-    const sy = (y) => PAD.t + h - (y - lo) / (hi - lo) * h;
-    ctx.fillText(label(hi, this.fig.log), 2, PAD.t + 8);
-    ctx.fillText(label(lo, this.fig.log), 2, PAD.t + h);
+    const sy = (y) => PAD.t + h - (y - lo + pad) / (hi - lo + 2 * pad) * h;
+    ctx.fillText(label(hi, this.fig.log), 2, sy(hi) + 4);
+    ctx.fillText(label(lo, this.fig.log), 2, sy(lo) + 4);
     this.runs.forEach((r, k) => {
       if (r.hidden) return;
       drawSeries(ctx, r.stats.t, r.stats[this.fig.key], this.fig.log, sx, sy, this.colors[k]);
