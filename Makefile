@@ -10,6 +10,10 @@
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
 #   make format     apply .clang-format to the sources
+#   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
+#   make install    library (static and shared), headers, moreau.pc and the moreau command into
+#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local)
+#   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 #
 # The moreau program embeds the replay viewer (viewer/): `npm ci` installs three.js and esbuild
 # from viewer/package-lock.json, esbuild bundles viewer/src/ into one script, and the page
@@ -34,10 +38,10 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/io/*.c))
+                             src/integrate/*.c src/model/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
-PEERS_SRC = bench/peers.c
+PEERS_SRC = bench/peers.c bench/scale.c
 BENCH_SRC = $(filter-out $(PEERS_SRC),$(sort $(wildcard bench/*.c)))
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -53,7 +57,8 @@ VIEWER_NPM    = viewer/node_modules/.package-lock.json
 VIEWER_BUNDLE = $(BUILD)/viewer/viewer.js
 VIEWER_OBJ    = $(BUILD)/obj/viewer_assets.o
 
-.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean
+.PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
+        mutants
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -113,6 +118,8 @@ $(BUILD)/tests/test_viewer: TEST_LIBS = -lz
 
 # the allocation test counts moreau's own malloc, calloc and realloc calls
 $(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+# the control test steps simulators in threads
+$(BUILD)/tests/test_control: TEST_LDFLAGS = -pthread
 
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
@@ -120,6 +127,9 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 
 # Run every test program; print one closing line with the totals.
 run-tests: $(TEST_BIN) $(PROGRAM)
+	@if [ -n "$$CI" ] && [ ! -d "$(SHARED)/reference" ]; then \
+	  echo "CI: $(SHARED)/reference is missing: the reference-robot tests would be skipped"; \
+	  exit 1; fi
 	@pass=0; fail=0; failed=""; \
 	for t in $(TEST_BIN); do \
 	  if MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $$t; then pass=$$((pass+1)); \
@@ -137,6 +147,10 @@ check: deps
 	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" run-tests
 
+# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
+mutants: deps
+	/usr/bin/python3 tools/mutants.py --shared $(SHARED)
+
 bench-bins: $(BENCH_BIN)
 
 bench: deps
@@ -145,13 +159,15 @@ bench: deps
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
-$(BUILD)/peers: $(PEERS_SRC) $(LIBRARY)
+$(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
 
 bench-peers: deps
 	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps
-	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" build/bench/peers \
+	  build/bench/scale
 	build/bench/peers
+	build/bench/scale
 
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -171,5 +187,69 @@ format:
 
 clean:
 	rm -rf build
+
+# ---- shared library, pkg-config file, installation ----
+
+MR_VERSION   = 0.1.0
+MR_SOVERSION = 0
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SHLIB        = $(BUILD)/libmoreau.so.$(MR_VERSION)
+SHLIB_SONAME = libmoreau.so.$(MR_SOVERSION)
+PC_FILE      = $(BUILD)/moreau.pc
+PC_REQUIRES  = ccd qhull_r libxml-2.0 yaml-0.1
+
+.PHONY: shared install
+
+# library objects are position independent so that the shared library can link them; without
+# semantic interposition calls inside the library stay direct and inlinable, as in the .a
+$(LIB_OBJ): ALL_CFLAGS += -fPIC -fno-semantic-interposition
+
+shared: $(SHLIB) $(PC_FILE)
+
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SHLIB_SONAME) $^ $(LIBS) -o $@
+	ln -sf libmoreau.so.$(MR_VERSION) $(BUILD)/$(SHLIB_SONAME)
+	ln -sf $(SHLIB_SONAME) $(BUILD)/libmoreau.so
+
+$(PC_FILE): Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: moreau' \
+	  'Description: rigid-body time-stepping simulation with frictional contact models' \
+	  'Version: $(MR_VERSION)' 'Requires.private: $(PC_REQUIRES)' \
+	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS)' 'Cflags: -I$${includedir}' > $@
+
+install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/moreau \
+	  $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(LIBRARY) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libmoreau.so.$(MR_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHLIB_SONAME)
+	ln -sf $(SHLIB_SONAME) $(DESTDIR)$(PREFIX)/lib/libmoreau.so
+	install -m 644 include/moreau/*.h $(DESTDIR)$(PREFIX)/include/moreau/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/
+
+# the install test and the Python tests use the shared library and the pkg-config file
+run-tests: $(SHLIB) $(PC_FILE)
+# the install test links its example with the flags of this build (sanitizers under make check)
+$(BUILD)/tests/test_install: TEST_LDFLAGS = -DMR_TEST_LINK_FLAGS='"$(LDFLAGS)"'
+
+# ---- Python bindings (python/moreau, ctypes over the shared library) ----
+
+PY_PKGS  = python3-numpy
+DEB_PKGS += $(PY_PKGS)
+PYTHON  ?= /usr/bin/python3
+# under the sanitizers the interpreter must load their runtimes before the library
+PY_ENV   = $(if $(findstring sanitize=address,$(CFLAGS)),LD_PRELOAD="$$($(CC) \
+           -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+           ASAN_OPTIONS=detect_leaks=0)
+
+.PHONY: python-test
+python-test: $(SHLIB) $(PROGRAM)
+	MOREAU_LIB=$(abspath $(SHLIB)) MOREAU_BIN=$(abspath $(PROGRAM)) $(PY_ENV) \
+	  $(PYTHON) -m unittest discover -s python/tests -t python
+run-tests: python-test
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

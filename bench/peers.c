@@ -137,7 +137,7 @@ typedef struct {
 static int run_case(const peer_case *pc, const mr_scene *sc, const mjModel *m, const char *solver,
                     int batches, peer_result *r) {
   mr_error err;
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   mjData *d = mj_makeData(m);
   int force_body[16], probe = mj_id(m, mjOBJ_BODY, pc->probe), status = -1;
   int mr_probe = -1;

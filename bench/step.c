@@ -55,7 +55,7 @@ static void run_series(mr_scene *sc, const char *solver, int warm, int n, series
   mr_error err;
   memset(r, 0, sizeof *r);
   sc->settings.warm_start = warm;
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   if (!s) {
     r->failed = 1;
     snprintf(r->msg, sizeof r->msg, "%.90s", err.msg);

@@ -78,7 +78,7 @@ b1() {
         f=$OUT/b1_${shape}_${v0}ms_$solver.csv
         run "scenes/b1_sliding_cube_${shape}_${v0}ms.yaml" "$solver" "$TMP/b1.csv" --duration "$dur"
         # t, E (cube, J), E analytical, rise z − z0 (m), vx
-        cols "$TMP/b1.csv" t energy q2 q0 v0 | awk -F, -v v0="$v0" '
+        cols "$TMP/b1.csv" t energy cube/root_joint_z cube/root_joint_x cube/root_joint_vx | awk -F, -v v0="$v0" '
           NR == 1 { print "t,E,E_ana,rise,x,vx"; next }
           { v = v0 - 0.4 * 9.81 * $1; if (v < 0) v = 0;
             printf "%s,%.10g,%.10g,%.6g,%.8g,%.8g\n", $1, $2 - 9.81 * 0.1, 0.5 * v * v, $3 - 0.1, $4, $5 }' >"$f"
@@ -142,7 +142,7 @@ b2() {
       END { for (k = 1; k <= n; k++) { t = order[k]; line = t;
           for (c = 0; c < 4; c++) line = line "," ((t SUBSEP c) in fy ? fy[t SUBSEP c] : 0);
           print line } }' "$TMP/b2c.csv" >"$TMP/b2f.csv"
-    cols "$TMP/b2.csv" t q0 v0 v1 | awk -F, -v forces="$TMP/b2f.csv" '
+    cols "$TMP/b2.csv" t cube/root_joint_x cube/root_joint_vx cube/root_joint_vy | awk -F, -v forces="$TMP/b2f.csv" '
       BEGIN { while ((getline line < forces) > 0) { split(line, a, ","); f[a[1]] = substr(line, length(a[1]) + 2) } }
       NR == 1 { print "t,x,vx,vy,fy0,fy1,fy2,fy3,vx_ana"; next }
       { t0 = 0.4 * 9.81 / 20; va = $1 > t0 ? 10 * ($1 * $1 - t0 * t0) - 0.4 * 9.81 * ($1 - t0) : 0;
@@ -184,7 +184,7 @@ B3_SOLVERS="ncp-pgs ncp-admm ncp-stagproj lcp-pgs ccp-pgs raisim"
 
 # sampled CSV: k,x,vx at t = 0.01 k
 sampled() {
-  cols "$1" t q0 v0 | awk -F, 'NR > 1 { k = $1 / 0.01; r = int(k + 0.5);
+  cols "$1" t cube/root_joint_x cube/root_joint_vx | awk -F, 'NR > 1 { k = $1 / 0.01; r = int(k + 0.5);
     if (k - r < 1e-6 && r - k < 1e-6) print r "," $2 "," $3 }'
 }
 
@@ -400,7 +400,7 @@ b6_tangential() {
       solo_with_feet "friction: $B6_MU, tangential_compliance: $R" >"$TMP/b6t.yaml"
       "$MOREAU" run "$TMP/b6t.yaml" --solver "$solver" --out "$TMP/b6t.csv" --contacts "$TMP/b6tc.csv" \
         --summary "$TMP/summary.json" --quiet
-      cols "$TMP/b6t.csv" t v0 >"$TMP/b6v.csv"
+      cols "$TMP/b6t.csv" t solo/root_joint_vx >"$TMP/b6v.csv"
       # base velocity statistics
       local vstat
       vstat=$(awk -F, 'NR == 1 { next }
@@ -569,7 +569,8 @@ locomotion() {
   echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
   for solver in $RIGID; do
     run "$scene" "$solver" "$TMP/$tag.csv" --duration "$duration"
-    cols "$TMP/$tag.csv" t q0 q1 q2 v0 v1 v2 eps_abs iterations | awk -F, '
+    cols "$TMP/$tag.csv" t solo/root_joint_x solo/root_joint_y solo/root_joint_z solo/root_joint_vx solo/root_joint_vy solo/root_joint_vz eps_abs \
+      iterations | awk -F, '
       NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
       { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
       >"$OUT/${tag}_$solver.csv"

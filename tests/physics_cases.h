@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/spatial.h"
 
@@ -44,7 +45,7 @@ static inline int pc_open(const char *text, const char *solver, mr_scene *sc, mr
     snprintf(r->msg, sizeof r->msg, "scene: %s", err.msg);
     return 0;
   }
-  *s = mr_sim_create(sc, solver, &err);
+  *s = mr_sim_from_scene(sc, solver, &err);
   if (!*s) {
     snprintf(r->msg, sizeof r->msg, "simulator: %s", err.msg);
     mr_scene_free(sc);

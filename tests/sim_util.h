@@ -2,6 +2,7 @@
 #ifndef MOREAU_TEST_SIM_UTIL_H
 #define MOREAU_TEST_SIM_UTIL_H
 
+#include "moreau/scene.h"
 #include "moreau/sim.h"
 
 #include "test_util.h"
@@ -25,7 +26,7 @@ static inline mr_scene tsim_load(const char *path) {
 /* a simulator of the scene with the solver (NULL: the scene's) */
 static inline mr_sim *tsim_create(const mr_scene *sc, const char *solver) {
   mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   if (!s) fail_msg("simulator (%s): %s", solver ? solver : sc->solver, err.msg);
   return s;
 }

@@ -131,14 +131,25 @@ static void test_corrections(void **state) {
   s.baumgarte = 0.5;
   corners(f->q, 2e-3, f->c);
   f->c[1].phi = -4e-3;
-  f->c[2].is_new = 1;
-  f->c[2].restitution = 0.5;
+  /* open contacts (no force last step) with e = 0.5: corner 2's 2 mm gap is not closed by
+   * this step's 1 mm approach (gap term alone), corner 3's 0.5 mm is (rebound target alone) */
+  f->c[2].is_new = f->c[3].is_new = 1;
+  f->c[2].restitution = f->c[3].restitution = 0.5;
+  f->c[3].phi = 5e-4;
   double v[6] = {0, 0, -1.0, 0, 0, 0}; /* falling at 1 m/s: J_N v = −1 */
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
   double gN = -9.81; /* J_N v_f / Δt */
   assert_near(f->a.g[2], gN + 2e-3 / (DT * DT), 1e-9);
   assert_near(f->a.g[5], gN + 0.5 * -4e-3 / (DT * DT), 1e-9);
-  assert_near(f->a.g[8], gN + (2e-3 / DT + 0.5 * -1.0) / DT, 1e-9);
+  assert_near(f->a.g[8], gN + 2e-3 / (DT * DT), 1e-9);
+  assert_near(f->a.g[11], gN + 0.5 * -1.0 / DT, 1e-9);
+  /* an impact that starts in penetration: the Baumgarte term plus the rebound target */
+  f->c[1].is_new = 1;
+  f->c[1].restitution = 0.5;
+  assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
+  assert_near(f->a.g[5], gN + (0.5 * -4e-3 / DT + 0.5 * -1.0) / DT, 1e-9);
+  f->c[1].is_new = f->c[2].is_new = f->c[3].is_new = 0;
+  f->c[1].restitution = f->c[2].restitution = f->c[3].restitution = 0.0;
   mr_error err;
   mr_contact_geometry many[NC + 1];
   corners(f->q, 0, many);

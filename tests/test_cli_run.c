@@ -34,9 +34,17 @@ static void test_run_outputs(void **state) {
   assert_non_null(f);
   static char line[1 << 16];
   assert_non_null(fgets(line, sizeof line, f));
-  const char *cols[] = {"t,",       "q0,",          "q6,",        "v0,",
-                        "v5,",      "energy,",      "ncontacts,", "iterations,",
-                        "eps_abs,", "penetration,", "solve_us"};
+  const char *cols[] = {"t,",
+                        "cube/root_joint_x,",
+                        "cube/root_joint_qw,",
+                        "cube/root_joint_vx,",
+                        "cube/root_joint_wz,",
+                        "energy,",
+                        "ncontacts,",
+                        "iterations,",
+                        "eps_abs,",
+                        "penetration,",
+                        "solve_us"};
   for (size_t k = 0; k < sizeof cols / sizeof cols[0]; ++k)
     if (!strstr(line, cols[k])) fail_msg("CSV header lacks %s: %s", cols[k], line);
   int rows = 0;

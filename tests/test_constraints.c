@@ -283,8 +283,12 @@ static void test_limit_holds_under_gravity(void **state) {
  * penalty spring of k = 1e5 N m/rad, so at rest it sits τ/k = 4.3e-5 rad past the bound (its
  * documented artifact), and the impact at ω ≈ √(2 g sin(0.5) / l) = 4.3 rad/s compresses the
  * spring by up to ω √(I/k) = 6.8e-3 rad undamped (I = 0.25 kg m²; asserted ≤ 1e-2 rad). Every one
- * ends at rest carrying the static torque (1e-3 N m: the 2.5e-4 bound above, loosened for the
- * first-order solvers' looser stops). */
+ * ends at rest carrying the static torque within the 2.5e-4 N m bound above (ε / G_NN; the soft
+ * model's spring is at its static deflection, which carries the same torque up to its damping
+ * of the last 1e-9 rad/s). At rest |v| is the solver's residual velocity: c ≥ −ε gives
+ * |v⁺| ≤ ε Δt = 1e-9 rad/s for the rigid solvers; ccp-newton's compliant contact keeps a
+ * velocity of order R λ (R = 1e-6 G_NN in force units, λ ≈ 4.3 N m, G_NN = Δt / M̃ ≈ 4e-3:
+ * 1.7e-8 rad/s), asserted below 1e-7 rad/s. */
 static void test_limit_every_solver(void **state) {
   double tau = 1.0 * G_ACC * 0.5 * cos(0.5);
   for (int k = 0; k < mr_solver_count(); ++k) {
@@ -294,8 +298,8 @@ static void test_limit_every_solver(void **state) {
     print_message("limit %-13s overshoot %9.2e rad, lambda %.6f N m, |v| %.1e, converged %d\n",
                   name, r.overshoot, r.lambda, r.v, r.converged);
     assert_true(r.overshoot <= (soft ? 1e-2 : newton ? 1e-6 : 1e-9));
-    assert_near(r.lambda, tau, 1e-3);
-    assert_true(r.v < 1e-4);
+    assert_near(r.lambda, tau, 2.5e-4);
+    if (!(r.v <= (newton ? 1e-7 : 1e-9))) fail_msg("%s: |v| = %g at rest", name, r.v);
   }
 }
 

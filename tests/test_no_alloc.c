@@ -7,6 +7,7 @@
  * library and are not counted here. */
 #include <stddef.h>
 
+#include "moreau/control.h"
 #include "sim_util.h"
 
 static long allocations; /* calls to malloc, calloc and realloc from moreau's code */
@@ -69,6 +70,33 @@ static void test_hand(void **state) {
   steps_allocate_nothing("scenes/b8_allegro_hold.yaml", 5, 20);
 }
 
+/* a control loop: controls set by name and index, a wrench, and every read-out between steps
+ * allocate nothing either (a real-time controller calls them every step) */
+static void test_control_loop(void **state) {
+  mr_scene sc = tsim_load("scenes/b9_solo_trot.yaml");
+  mr_sim *s = tsim_create(&sc, NULL);
+  const mr_world *w = mr_sim_world(s);
+  int base = mr_world_body_index(w, "solo/base_link"), knee = mr_world_joint_dof(w, "solo/FL_KFE");
+  mr_error err = {0};
+  mr_contact_force c[16];
+  tsim_steps(s, 5);
+  long before = allocations;
+  for (int k = 0; k < 50; ++k) {
+    assert_int_equal(mr_sim_set_joint_target_named(s, "solo/HR_KFE", 1.5, &err), MR_OK);
+    assert_int_equal(mr_sim_set_joint_gains(s, knee, 20.0, 0.5, &err), MR_OK);
+    assert_int_equal(mr_sim_set_joint_torque(s, knee, 0.1, &err), MR_OK);
+    assert_int_equal(mr_sim_set_wrench(s, base, mr_v3(1, 0, 0), mr_v3_zero(), &err), MR_OK);
+    tsim_steps(s, 1);
+    mr_sim_contact_forces(s, c, 16);
+    (void)mr_sim_contact_wrenches(s);
+    (void)mr_sim_body_poses(s);
+    (void)mr_sim_com(s, 0);
+  }
+  if (allocations != before) fail_msg("%ld allocations in the control loop", allocations - before);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counter_sees_allocations),
@@ -76,6 +104,7 @@ int main(void) {
       cmocka_unit_test(test_bumpy_trot),
       cmocka_unit_test(test_constraints),
       cmocka_unit_test(test_hand),
+      cmocka_unit_test(test_control_loop),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);
 }

@@ -40,10 +40,7 @@ static mr_model *load(const robot *r) {
 /* every cross-check at random states; Jacobians on every body and a few frames */
 static void check_robot(const robot *r, uint64_t seed) {
   mr_model *m = load(r);
-  if (!m) {
-    printf("reference robots absent: %s skipped\n", r->path);
-    return;
-  }
+  if (!m) skip(); /* reference robots absent: reported by cmocka, an error under CI */
   mr_data *d = mr_data_create(m);
   assert_non_null(d);
   static rstate x;

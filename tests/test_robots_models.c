@@ -101,10 +101,7 @@ static mr_model *load_project(const robot_case *c) {
 /* the reference model (no collision meshes needed); NULL when the reference is absent */
 static mr_model *load_reference(const robot_case *c) {
   const char *root = test_reference_root();
-  if (!root) {
-    printf("reference robots absent: comparison with %s skipped\n", c->reference);
-    return NULL;
-  }
+  if (!root) skip(); /* reference robots absent: reported by cmocka, an error under CI */
   char path[4600], pkg[4200];
   snprintf(path, sizeof path, "%s/%s", root, c->reference);
   snprintf(pkg, sizeof pkg, "%s/..", root);

@@ -35,7 +35,7 @@ typedef struct {
   double restitution; /* e in [0, 1] */
   double compliance;  /* normal compliance R_N (0 = rigid) */
   double tangential_compliance; /* R_T of rows t₁ and t₂ (0 = rigid) */
-  int is_new;         /* 1 on the first step the contact exists (restitution applies) */
+  int is_new;         /* 1 when the contact carried no normal force last step (restitution applies) */
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */

@@ -166,6 +166,10 @@ mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,
 int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 placement,
                     const char *prefix, mr_error *err);
 
+/* A deep copy of src (same indices; meshes and heightfields duplicated). NULL with err filled
+ * when out of memory. */
+mr_model *mr_model_copy(const mr_model *src, mr_error *err);
+
 /* ---- queries ---- */
 
 int mr_model_body_index(const mr_model *m, const char *name);  /* -1 if none */

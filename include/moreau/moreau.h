@@ -10,8 +10,10 @@
 #include "moreau/contact.h"
 #include "moreau/urdf.h"
 #include "moreau/assembly.h"
+#include "moreau/world.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
+#include "moreau/control.h"
 #include "moreau/qpcc.h"
 
 #endif

@@ -1,7 +1,9 @@
 /* Scenes: a YAML file (docs/scene-format.md) describing free and fixed bodies, robots loaded from
  * URDF, materials, external forces, the solver and its settings, the time step and what to
  * record. mr_scene_load reads it into one combined mr_model plus the initial state and the
- * options a simulation run needs; it does not step anything.
+ * options a simulation run needs; it does not step anything. mr_scene_compile turns a loaded
+ * scene (after any overrides, e.g. the command line's --dt) into the immutable mr_world that
+ * simulators read (world.h); the scene keeps what only a run needs (record paths, warnings).
  *
  * Model layout: body 0 is the world and carries the geometries of every fixed scene body (placed
  * at the body's pose); each free scene body follows, in scene order, as a body hanging from the
@@ -13,58 +15,18 @@
 
 #include "moreau/contact.h"
 #include "moreau/model.h"
+#include "moreau/world.h"
 
-#define MR_SCENE_PATH_MAX 1024
+#define MR_SCENE_PATH_MAX MR_PATH_MAX
 
-/* a body of the scene file */
-typedef struct {
-  char name[MR_NAME_MAX];
-  int fixed;        /* 1: geometries attached to the world */
-  int body;         /* index in the model (0 for a fixed body) */
-  int idx_q, idx_v; /* first index in q and v (-1 for a fixed body) */
-} mr_scene_body;
-
-/* a robot: its slice of the model and state, and its PD posture controller */
-/* A sinusoidal offset of one joint's PD target: q_t += amplitude sin(2π frequency t + phase). */
-typedef struct {
-  int idx_q, idx_v; /* the joint's coordinate and dof in the robot's q and v slices */
-  double amplitude; /* rad (or m for a prismatic joint) */
-  double frequency; /* Hz */
-  double phase;     /* rad */
-} mr_scene_sine;
-
-typedef struct {
-  char name[MR_NAME_MAX];
-  char urdf[MR_SCENE_PATH_MAX]; /* resolved path */
-  int floating;                 /* 1: free-flyer base */
-  int self_collision;           /* 1: the robot's own geometries collide with each other
-                                   (default 0: only with other bodies and robots) */
-  int first_body, nbodies;      /* model bodies [first_body, first_body + nbodies) */
-  int idx_q, idx_v, nq, nv;     /* slice of the scene's q and v */
-  int pd;                       /* 1 when a pd block was given */
-  double *kp;                   /* [nv] proportional gains, N m / rad (0 on the free-flyer) */
-  double *kd;                   /* [nv] derivative gains, N m s / rad (0 on the free-flyer) */
-  double *q_target;             /* [nq] target configuration (default: the initial one) */
-  int nsines;                   /* time-varying targets: sine offsets (pd.sine), e.g. a gait */
-  mr_scene_sine *sines;
-  int joint_limits; /* 1 (default): the URDF position limits of its 1-dof joints are
-                       unilateral constraints of the contact problem */
-  double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
-                       with the PD torque to the URDF effort limits */
-} mr_scene_robot;
-
-/* a bilateral point constraint (the scene's constraints list): the point anchor1 of body1 and
- * the point anchor2 of body2 (0 = the world) coincide; λ ∈ R³ */
-typedef struct {
-  char body1_name[MR_NAME_MAX], body2_name[MR_NAME_MAX];
-  int body1, body2; /* model body indices (0 = world) */
-  int world_point;  /* 1 (type point): anchors from a world point at the initial configuration,
-                       computed by the simulator; 0 (type loop): anchors given */
-  mr_vec3 point;    /* type point: the world point (m) */
-  mr_vec3 anchor1;  /* the point in body1's frame (m; type point: set by mr_sim_create) */
-  mr_vec3 anchor2;  /* the point in body2's frame */
-  double baumgarte; /* fraction of the position error removed per step, [0, 1] (default 1) */
-} mr_scene_constraint;
+/* The scene's parts are the world's (world.h): mr_scene_compile copies them into a world. */
+typedef mr_world_body mr_scene_body;
+typedef mr_world_sine mr_scene_sine;
+typedef mr_world_robot mr_scene_robot;
+typedef mr_world_constraint mr_scene_constraint;
+typedef mr_world_pair mr_scene_pair;
+typedef mr_world_force mr_scene_force;
+typedef mr_world_contact mr_scene_contact;
 
 /* a named material */
 typedef struct {
@@ -72,43 +34,6 @@ typedef struct {
   double friction, restitution, compliance;
   double tangential_compliance;
 } mr_scene_material;
-
-/* contact parameters overriding the combination rule for one pair (of geometries or bodies) */
-typedef struct {
-  char a[MR_NAME_MAX], b[MR_NAME_MAX]; /* the names as written */
-  int geom_a, geom_b;                  /* geometry indices, or -1 when the side names a body */
-  int body_a, body_b; /* model body indices, or -1 when the side names a geometry */
-  double friction, restitution, compliance; /* NAN when not given */
-  double tangential_compliance;             /* NAN when not given */
-} mr_scene_pair;
-
-typedef enum {
-  MR_FORCE_CONSTANT = 0, /* f0 (torque t0) over [start, start + duration) */
-  MR_FORCE_RAMP, /* 0 before start; f0 → f1 linearly over [start, start + duration]; f1 after */
-  MR_FORCE_SINE, /* f0 + f1 sin(2π frequency (t − start) + phase) over [start, start + duration) */
-  MR_FORCE_IMPULSE /* f0 over [start, start + duration): impulse f0 · duration */
-} mr_force_type;
-
-/* an external force on a body, a function of time; world frame, applied at the body origin */
-typedef struct {
-  int body; /* model body index */
-  char body_name[MR_NAME_MAX];
-  mr_force_type type;
-  double start, duration;  /* s; duration INFINITY when open-ended */
-  mr_vec3 f0, f1;          /* N: constant/impulse value; ramp from/to; sine offset/amplitude */
-  mr_vec3 t0, t1;          /* N m: torques, same roles as f0, f1 */
-  double frequency, phase; /* sine: Hz, rad */
-} mr_scene_force;
-
-/* contact options */
-typedef struct {
-  double margin;                /* m: contacts are generated below this distance (default 0) */
-  double baumgarte;             /* k_B in [0, 1] (default 0) */
-  double restitution_threshold; /* m/s: no bounce below this approach speed (default 0.01) */
-  int max_contacts;             /* bound on simultaneous contacts, 0 = derived (default 0) */
-  double limit_margin; /* rad or m: a joint limit enters the problem when the joint is closer
-                          than this (plus 2 Δt |v|) to its bound (default 0.01) */
-} mr_scene_contact;
 
 /* what to record */
 typedef struct {
@@ -119,6 +44,9 @@ typedef struct {
   char trajectory[MR_SCENE_PATH_MAX]; /* CSV path, "" = none (default "") */
   char contacts[MR_SCENE_PATH_MAX];   /* CSV path of contact forces, "" = none */
   char summary[MR_SCENE_PATH_MAX];    /* JSON summary path, "" = none */
+  int world_velocity; /* trajectory: free-flyers' velocities also in the world frame (0) */
+  int poses;          /* trajectory: every body's world pose (default 0) */
+  int com;            /* trajectory: every robot's centre of mass (default 0) */
 } mr_scene_record;
 
 typedef struct {
@@ -154,7 +82,18 @@ mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err);
  * the current directory). */
 mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr_scene *scene,
                          mr_error *err);
+/* free what a loaded scene owns (the struct itself is the caller's) */
 void mr_scene_free(mr_scene *scene);
+
+/* The world of a loaded scene: a deep copy of its model, initial state, settings, robots,
+ * pairs, forces and constraints. NULL with err filled when out of memory. */
+mr_world *mr_scene_compile(const mr_scene *scene, mr_error *err);
+
+/* A simulator (sim.h) on the scene's compiled world, which the simulator owns and frees: the
+ * scene may be freed or changed afterwards without effect on it. solver may be NULL (the
+ * scene's) or a registry name. NULL with err filled on failure. */
+typedef struct mr_sim mr_sim;
+mr_sim *mr_sim_from_scene(const mr_scene *scene, const char *solver, mr_error *err);
 
 /* Force k at time t, world frame, applied at the origin of forces[k].body. */
 void mr_scene_force_at(const mr_scene *s, int k, double t, mr_vec3 *force, mr_vec3 *torque);

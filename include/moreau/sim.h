@@ -1,4 +1,4 @@
-/* The simulator: one time step of a scene (DESIGN.md §1 and §4).
+/* The simulator: one time step of a world (world.h; DESIGN.md §1 and §4).
  *
  *   kinematics → collision → M̃, b, LDLᵀ of M̃ → v_f → contact problem → solver →
  *   v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ → q⁺ = q ⊕ Δt v⁺
@@ -34,7 +34,7 @@
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/dynamics.h"
-#include "moreau/scene.h"
+#include "moreau/world.h"
 
 /* Wall time of the stages of one step (µs, CLOCK_MONOTONIC; about ten clock reads per step):
  * kinematics (forward kinematics), collision (mr_collision_detect), dynamics (external forces,
@@ -70,13 +70,17 @@ typedef struct mr_sim mr_sim;
 typedef enum { MR_SIM_LIMIT = 0, MR_SIM_POINT } mr_sim_constraint_type;
 typedef struct {
   mr_sim_constraint_type type;
-  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the scene constraint */
+  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the world's constraint */
   int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
 } mr_sim_constraint;
 
-/* A simulator for a loaded scene (borrowed: it must outlive the simulator). The state starts
- * at the scene's q0, v0. solver may be NULL (the scene's) or a registry name. */
-mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err);
+/* A simulator on a compiled world (world.h; borrowed and only read: it must outlive the
+ * simulator, and any number of simulators may share it, one per thread). All the memory a step
+ * needs is allocated here. The state starts at the world's q0, v0 with its initial controls.
+ * solver may be NULL (the world's) or a registry name. mr_sim_from_scene (scene.h) makes a
+ * simulator that owns the world compiled from a scene. */
+mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err);
+/* free the simulator (and the world it owns, if made by mr_sim_from_scene); NULL is a no-op */
 void mr_sim_free(mr_sim *s);
 
 /* One step of Δt. MR_ERR_NUMERIC when the state diverges (NaN, Inf, or a velocity above
@@ -88,16 +92,26 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err);
  * until the next call or step. */
 mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts, mr_error *err);
 
-/* Reset to the scene's initial state (time 0, no warm start). */
+/* Reset to the world's initial state and controls (time 0, no warm start, no user wrench):
+ * the simulator then steps exactly as a new one. */
 void mr_sim_reset(mr_sim *s);
 
+/* the configuration q [nq] (free-flyer: world position, quaternion x y z w) */
 const double *mr_sim_q(const mr_sim *s);
+/* the velocity v [nv] (free-flyer: linear then angular velocity, local frame) */
 const double *mr_sim_v(const mr_sim *s);
+/* the simulated time (s) */
 double mr_sim_time(const mr_sim *s);
+/* the steps done since creation or the last reset */
 long mr_sim_steps(const mr_sim *s);
+/* the last step's figures (mr_step_stats) */
 const mr_step_stats *mr_sim_last(const mr_sim *s);
+/* the counted warnings since creation or the last reset */
 const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s);
+/* the world's kinematic tree */
 const mr_model *mr_sim_model(const mr_sim *s);
+/* the world the simulator reads */
+const mr_world *mr_sim_world(const mr_sim *s);
 /* The last step's contacts and their forces (3 per contact, contact frame (t₁, t₂, n), N). */
 int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda);
 /* The last step's active constraints and their forces (3 per constraint, after the contacts'

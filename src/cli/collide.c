@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "core/json.h"
+#include "moreau/scene.h"
 #include "moreau/sim.h"
 
 static const char usage[] =
@@ -65,7 +66,7 @@ int mr_cmd_collide(int argc, char **argv) {
   mr_scene sc;
   mr_error err = {0};
   if (mr_scene_load(path, &sc, &err)) return fprintf(stderr, "moreau collide: %s\n", err.msg), 2;
-  mr_sim *s = mr_sim_create(&sc, NULL, &err);
+  mr_sim *s = mr_sim_from_scene(&sc, NULL, &err);
   const mr_contact *c = NULL;
   int n = 0, code = 0;
   if (!s || mr_sim_collide(s, &c, &n, &err)) {

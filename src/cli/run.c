@@ -220,7 +220,10 @@ int mr_cmd_run(int argc, char **argv) {
                         .energy = sc.record.energy,
                         .solver_stats = sc.record.solver_stats,
                         .dump_dir = a.dump,
-                        .progress = !a.quiet && isatty(2)};
+                        .progress = !a.quiet && isatty(2),
+                        .columns = {.world_velocity = sc.record.world_velocity,
+                                    .poses = sc.record.poses,
+                                    .com = sc.record.com}};
   run_outputs out;
   output_paths(&a, &sc, &out);
   int code = open_outputs(&out, &opt);

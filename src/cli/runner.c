@@ -14,26 +14,19 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* CSV header: t, q0…, v0…, [energy], ncontacts, [iterations, eps_abs], penetration,
- * [solve_us] */
-static void csv_header(FILE *f, const mr_model *m, const mr_run_options *o) {
+/* CSV header: t, the named state columns (columns.c), [energy], ncontacts, [iterations,
+ * eps_abs], penetration, [solve_us] */
+static void csv_header(FILE *f, const mr_world *w, const mr_run_options *o) {
   fputs("t", f);
-  for (int k = 0; k < m->nq; ++k)
-    fprintf(f, ",q%d", k);
-  for (int k = 0; k < m->nv; ++k)
-    fprintf(f, ",v%d", k);
+  mr_columns_header(f, w, &o->columns);
   fputs(o->energy ? ",energy,ncontacts" : ",ncontacts", f);
   fputs(o->solver_stats ? ",iterations,eps_abs,penetration,solve_us\n" : ",penetration\n", f);
 }
 
 static void csv_row(FILE *f, mr_sim *s, const mr_run_options *o) {
-  const mr_model *m = mr_sim_model(s);
   const mr_step_stats *st = mr_sim_last(s);
   fprintf(f, "%.9g", mr_sim_time(s));
-  for (int k = 0; k < m->nq; ++k)
-    fprintf(f, ",%.17g", mr_sim_q(s)[k]);
-  for (int k = 0; k < m->nv; ++k)
-    fprintf(f, ",%.17g", mr_sim_v(s)[k]);
+  mr_columns_row(f, s, &o->columns);
   if (o->energy) fprintf(f, ",%.17g", st->kinetic + st->potential);
   fprintf(f, ",%d", st->ncontacts);
   if (o->solver_stats)
@@ -107,12 +100,12 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err) {
   memset(summary, 0, sizeof *summary);
-  mr_sim *s = mr_sim_create(scene, opt->solver, err);
+  mr_sim *s = mr_sim_from_scene(scene, opt->solver, err);
   if (!s) return err ? err->status : MR_ERR_NOMEM;
   long nsteps = (long)floor(scene->duration / scene->timestep + 0.5);
   int every = opt->every > 0 ? opt->every : 1;
   summary->energy_start = mr_sim_energy(s);
-  if (opt->csv) csv_header(opt->csv, scene->model, opt);
+  if (opt->csv) csv_header(opt->csv, mr_sim_world(s), opt);
   if (opt->contacts_csv) contacts_header(opt->contacts_csv);
   mr_status st = MR_OK;
   if (opt->on_step) opt->on_step(opt->ctx, s);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "moreau/scene.h"
+#include "cli/columns.h"
 #include "moreau/sim.h"
 
 /* Figures of a whole run. */
@@ -30,6 +31,7 @@ typedef struct {
   int every;            /* record every N steps */
   const char *dump_dir; /* write each step's contact problem here, or NULL */
   int progress;         /* draw a progress bar on stderr */
+  mr_columns columns;   /* trajectory: the optional state column groups */
   /* called with the simulator once before the first step and after every step (a replay
    * recorder), or NULL */
   void (*on_step)(void *ctx, const mr_sim *s);

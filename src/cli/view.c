@@ -1,8 +1,9 @@
 /* moreau view: a self-contained HTML replay of a run (docs/viewer.md).
  *
  * Input is either a scene (run from its initial state with its solver, recorded at the display
- * rate) or a recorded run: the trajectory CSV of `moreau run --out` (columns t, q0…, and the
- * optional energy, ncontacts, iterations, eps_abs, penetration) with the scene it came from
+ * rate) or a recorded run: the trajectory CSV of `moreau run --out` (columns t, the scene's
+ * configuration columns named as columns.h names them, and the optional energy, ncontacts,
+ * iterations, eps_abs, penetration) with the scene it came from
  * (--scene) and optionally the contacts CSV of `moreau run --contacts`, whose world force f and
  * normal n split into the normal force (n·f) n and the friction force f − (n·f) n. */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/columns.h"
 #include "cli/commands.h"
 #include "cli/replay.h"
 #include "cli/runner.h"
@@ -236,20 +238,42 @@ static int trajectory_row(const csv_reader *c, const int *scol, int nq, double *
   return 0;
 }
 
+/* the scene's configuration columns, as `moreau run --out` names them (columns.h), must follow
+ * t */
+static int check_q_columns(const csv_reader *c, const mr_scene *sc, const char *path) {
+  mr_error err = {0};
+  mr_world *w = mr_scene_compile(sc, &err);
+  if (!w) return fprintf(stderr, "moreau view: %s\n", err.msg), 2;
+  char *names = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&names, &size);
+  mr_columns none = {0};
+  if (f) mr_columns_header(f, w, &none), fclose(f);
+  mr_world_free(w);
+  int code = names ? 0 : 2;
+  const char *p = names ? names + 1 : "";
+  for (int k = 1; !code && k <= sc->model->nq; ++k) {
+    size_t len = strcspn(p, ",");
+    if (k >= c->ncols || strlen(c->cols[k]) != len || strncmp(c->cols[k], p, len)) {
+      fprintf(stderr,
+              "moreau view: %s:1: column %d is '%s', expected '%.*s' (the scene's %d "
+              "configuration columns follow t)\n",
+              path, k + 1, k < c->ncols ? c->cols[k] : "", (int)len, p, sc->model->nq);
+      code = 2;
+    }
+    p += len + (p[len] == ',');
+  }
+  free(names);
+  return code;
+}
+
 static int replay_trajectory(const view_args *a, const mr_scene *sc, mr_replay *r) {
   contact_rows ct = {0};
   csv_reader c = {0};
   int code = a->contacts ? read_contacts(a->contacts, &ct) : 0, scol[5], next = 0;
   if (!code) code = csv_open(&c, a->input);
   int nq = sc->model->nq;
-  char want[32];
-  snprintf(want, sizeof want, "q%d", nq - 1);
-  if (!code && (csv_column(&c, "q0") != 1 || csv_column(&c, want) != nq ||
-                (c.ncols > nq + 1 && !strncmp(c.cols[nq + 1], "q", 1)))) {
-    fprintf(stderr, "moreau view: %s:1: expected columns q0..%s after t (the scene's nq = %d)\n",
-            a->input, want, nq);
-    code = 2;
-  }
+  if (!code) code = check_q_columns(&c, sc, a->input);
   double *q = malloc((size_t)nq * sizeof *q);
   mr_error err = {0};
   if (!code && !q) code = 2, fprintf(stderr, "moreau view: out of memory\n");

@@ -79,15 +79,21 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
   }
 }
 
-/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that a
- * new contact whose approach closes its gap within the step takes the restitution target e J_N v
- * alone: adding Φ/Δt to it would cut the rebound by up to margin/Δt (docs/physics.md, A7) */
+/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that an
+ * open contact (no normal force last step) whose approach closes its gap within the step takes
+ * the restitution target e J_N v alone: adding Φ/Δt to it would cut the rebound by up to
+ * margin/Δt (docs/physics.md, A7). While the approach does not close the gap yet, the gap term
+ * alone applies, so an impact slower than margin/Δt still rebounds with e. */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
   double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
   if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
+  /* an open gap that this step's approach does not close: no impact yet, the gap term alone
+   * (the contact stays open, so the next step is still an impact) */
+  if (c->phi > -vn * s->dt) return cor;
   /* an impact within this step: the rebound target replaces the gap term */
-  if (c->phi >= 0.0 && c->phi <= -vn * s->dt) return c->restitution * vn;
+  if (c->phi >= 0.0) return c->restitution * vn;
+  /* an impact that starts in penetration: the rebound plus the Baumgarte term */
   return cor + c->restitution * vn;
 }
 

@@ -1,7 +1,8 @@
 /* Appending one model to another (scenes combine free bodies and several robots into a single
  * kinematic tree). Bodies keep their order, so the topological numbering (parent < child) holds;
  * the roots of the appended tree hang from a chosen body at a chosen placement. Joint limits,
- * damping, armature, frames and geometries (meshes and heightfields deep-copied) follow. */
+ * damping, armature, frames and geometries (meshes and heightfields deep-copied) follow.
+ * mr_model_copy duplicates a whole model, array by array (indices unchanged). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,4 +151,44 @@ int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 
   if (!rc) rc = append_geoms(dst, src, body_map, placement, prefix, err);
   free(body_map);
   return rc ? -1 : (src->nbodies > 1 ? first : dst->nbodies);
+}
+
+/* a malloc'ed copy of n elements of size elem (NULL when n == 0) */
+static void *dup_array(const void *src, int n, size_t elem, int *fail) {
+  if (n <= 0 || !src) return NULL;
+  void *d = malloc((size_t)n * elem);
+  if (!d) return *fail = 1, NULL;
+  return memcpy(d, src, (size_t)n * elem);
+}
+
+/* the geometries' owned parts: mesh file name, mesh, heightfield */
+static void copy_geom_parts(mr_geom *g, int *fail) {
+  if (g->mesh_file && !(g->mesh_file = strdup(g->mesh_file))) *fail = 1;
+  g->mesh = g->mesh ? copy_mesh(g->mesh, fail) : NULL;
+  g->hfield = g->hfield ? copy_hfield(g->hfield, fail) : NULL;
+}
+
+mr_model *mr_model_copy(const mr_model *src, mr_error *err) {
+  mr_model *m = calloc(1, sizeof *m);
+  if (!m) return mr_error_set(err, MR_ERR_NOMEM, "out of memory copying a model"), NULL;
+  *m = *src;
+  int fail = 0, nq = src->nq, nv = src->nv;
+  m->bodies = dup_array(src->bodies, src->nbodies, sizeof *m->bodies, &fail);
+  m->frames = dup_array(src->frames, src->nframes, sizeof *m->frames, &fail);
+  m->geoms = dup_array(src->geoms, src->ngeoms, sizeof *m->geoms, &fail);
+  for (int k = 0; m->geoms && k < src->ngeoms; ++k)
+    copy_geom_parts(&m->geoms[k], &fail);
+  if (!m->geoms) m->ngeoms = 0;
+  m->lower = dup_array(src->lower, nq, sizeof(double), &fail);
+  m->upper = dup_array(src->upper, nq, sizeof(double), &fail);
+  m->velocity_limit = dup_array(src->velocity_limit, nv, sizeof(double), &fail);
+  m->effort_limit = dup_array(src->effort_limit, nv, sizeof(double), &fail);
+  m->damping = dup_array(src->damping, nv, sizeof(double), &fail);
+  m->armature = dup_array(src->armature, nv, sizeof(double), &fail);
+  m->dof_body = dup_array(src->dof_body, nv, sizeof(int), &fail);
+  m->cap_bodies = src->nbodies, m->cap_frames = src->nframes, m->cap_geoms = src->ngeoms;
+  m->cap_q = nq, m->cap_v = nv;
+  if (!fail) return m;
+  mr_model_free(m);
+  return mr_error_set(err, MR_ERR_NOMEM, "out of memory copying model '%s'", src->name), NULL;
 }

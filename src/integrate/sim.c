@@ -7,50 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/arena.h"
 #include "core/linalg.h"
+#include "integrate/sim_internal.h"
 
 /* a velocity above this (m/s or rad/s) is taken as divergence */
 #define DIVERGENCE_VELOCITY 1e4
-
-struct mr_sim {
-  const mr_scene *scene;
-  const mr_model *m;
-  mr_data *d;
-  mr_collision *col;
-  mr_contact_assembly as;
-  mr_assembly_settings as_settings;
-  const mr_solver_info *solver;
-  mr_solver_settings settings;
-  mr_solver_state state;
-  mr_arena work;
-  int max_contacts;
-  int max_rows; /* blocks of 3 rows: contacts, joint limits and point constraints */
-  int max_limits;
-
-  double *q, *v;              /* state (nq, nv) */
-  double *q_next, *v_next;    /* candidate state of the step (nq, nv) */
-  double *tau, *rhs, *dv;     /* nv */
-  double *kp, *kd;            /* PD gains over the whole model (nv) */
-  double *kp_step, *kd_step;  /* this step's implicit gains: 0 on a dof saturated at its effort */
-  double *tau_cmd, *tau_act;  /* commanded torques (nv); last step's actuation torques (nv) */
-  double *q_err;              /* q_t ⊖ q per dof (nv), from each robot's slice */
-  mr_contact_geometry *cg;    /* contacts, then constraints, as the assembly reads them */
-  double *lambda, *c;         /* 3 max_rows */
-  uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
-  double *prev_lambda;        /* last step's forces (3 max_rows) */
-  mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
-  mr_sim_constraint *prev_cons;
-  mr_vec3 *anchor1, *anchor2; /* the scene constraints' anchors in their bodies' frames */
-  int nc, prev_nc;            /* contacts this step, contacts and constraints last step */
-  int nk, prev_nk;            /* active constraints (joint limits, points) */
-
-  double t;
-  double t_assembled, t_solved; /* clock of the step after assembly and after the solver (µs) */
-  long steps;
-  mr_step_stats last;
-  mr_sim_warnings warnings;
-};
 
 /* ---- creation ---- */
 
@@ -59,57 +20,65 @@ static mr_status alloc_doubles(double **p, size_t n, mr_error *err) {
   return *p ? MR_OK : mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
 }
 
-/* the bound on simultaneous contacts: the scene's, or 8 per geometry (at least 64) */
-static int contact_bound(const mr_scene *sc) {
-  if (sc->contact.max_contacts > 0) return sc->contact.max_contacts;
-  int n = 8 * sc->model->ngeoms;
+/* the bound on simultaneous contacts: the world's, or 8 per geometry (at least 64) */
+static int contact_bound(const mr_world *w) {
+  if (w->contact.max_contacts > 0) return w->contact.max_contacts;
+  int n = 8 * w->model->ngeoms;
   return n < 64 ? 64 : n;
 }
 
 /* the number of 1-dof joints whose position limits are constraints */
-static int limit_bound(const mr_scene *sc) {
+static int limit_bound(const mr_world *w) {
   int n = 0;
-  for (int r = 0; r < sc->nrobots; ++r) {
-    const mr_scene_robot *rb = &sc->robots[r];
+  for (int r = 0; r < w->nrobots; ++r) {
+    const mr_world_robot *rb = &w->robots[r];
     for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b)
-      n += sc->model->bodies[b].joint.nv == 1;
+      n += w->model->bodies[b].joint.nv == 1;
   }
   return n;
 }
 
-/* per-dof PD gains and commanded torques over the model from the robots' slices */
-static void gather_gains(mr_sim *s) {
-  for (int r = 0; r < s->scene->nrobots; ++r) {
-    const mr_scene_robot *rb = &s->scene->robots[r];
+/* the world's initial controls: per-dof PD gains, commanded torques and targets over the model
+ * from the robots' slices (targets elsewhere: the initial configuration); no user wrench */
+void mr_sim_initial_controls(mr_sim *s) {
+  const mr_world *w = s->w;
+  mr_zero(s->kp, s->m->nv);
+  mr_zero(s->kd, s->m->nv);
+  mr_zero(s->tau_cmd, s->m->nv);
+  mr_copy(s->q_target, w->q0, s->m->nq);
+  for (int r = 0; r < w->nrobots; ++r) {
+    const mr_world_robot *rb = &w->robots[r];
     for (int k = 0; rb->torque && k < rb->nv; ++k)
       s->tau_cmd[rb->idx_v + k] = rb->torque[k];
+    if (rb->q_target) mr_copy(s->q_target + rb->idx_q, rb->q_target, rb->nq);
     if (!rb->pd) continue;
     for (int k = 0; k < rb->nv; ++k) {
       s->kp[rb->idx_v + k] = rb->kp[k];
       s->kd[rb->idx_v + k] = rb->kd[k];
     }
   }
+  memset(s->wrench, 0, (size_t)s->m->nbodies * sizeof *s->wrench);
 }
 
 /* the robot a geometry belongs to (its name is "ROBOT/..."), or -1 */
-static int geom_robot(const mr_scene *sc, const mr_geom *g) {
-  for (int r = 0; r < sc->nrobots; ++r) {
-    size_t n = strlen(sc->robots[r].name);
-    if (!strncmp(g->name, sc->robots[r].name, n) && g->name[n] == '/') return r;
+static int geom_robot(const mr_world *w, const mr_geom *g) {
+  for (int r = 0; r < w->nrobots; ++r) {
+    size_t n = strlen(w->robots[r].name);
+    if (!strncmp(g->name, w->robots[r].name, n) && g->name[n] == '/') return r;
   }
   return -1;
 }
 
 /* pairs of geometries of one robot whose self-collision is off; *out is malloc'ed */
-static int self_pairs(const mr_scene *sc, mr_geom_pair **out) {
-  const mr_model *m = sc->model;
+static int self_pairs(const mr_world *w, mr_geom_pair **out) {
+  const mr_model *m = w->model;
   int n = 0, cap = 0;
   *out = NULL;
   for (int a = 0; a < m->ngeoms; ++a) {
-    int ra = geom_robot(sc, &m->geoms[a]);
-    if (ra < 0 || sc->robots[ra].self_collision) continue;
+    int ra = geom_robot(w, &m->geoms[a]);
+    if (ra < 0 || w->robots[ra].self_collision) continue;
     for (int b = a + 1; b < m->ngeoms; ++b) {
-      if (geom_robot(sc, &m->geoms[b]) != ra) continue;
+      if (geom_robot(w, &m->geoms[b]) != ra) continue;
       if (n == cap) {
         mr_geom_pair *p = realloc(*out, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *p);
         if (!p) return free(*out), *out = NULL, -1;
@@ -123,9 +92,9 @@ static int self_pairs(const mr_scene *sc, mr_geom_pair **out) {
 
 static mr_status create_collision(mr_sim *s, mr_error *err) {
   mr_collision_settings cs = mr_collision_settings_default();
-  cs.margin = s->scene->contact.margin;
+  cs.margin = s->w->contact.margin;
   mr_geom_pair *exclude = NULL;
-  int nexclude = self_pairs(s->scene, &exclude);
+  int nexclude = self_pairs(s->w, &exclude);
   if (nexclude < 0) return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
   cs.exclude = exclude;
   cs.nexclude = nexclude;
@@ -138,8 +107,8 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   int nq = s->m->nq, nv = s->m->nv, n3 = 3 * s->max_rows, nk = s->max_rows - s->max_contacts;
   double **vecs[] = {&s->q,       &s->q_next,  &s->v,       &s->v_next, &s->tau,
                      &s->rhs,     &s->dv,      &s->kp,      &s->kd,     &s->q_err,
-                     &s->kp_step, &s->kd_step, &s->tau_cmd, &s->tau_act};
-  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv};
+                     &s->kp_step, &s->kd_step, &s->tau_cmd, &s->tau_act, &s->q_target};
+  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nq};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
     if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
   if (alloc_doubles(&s->lambda, n3, err) || alloc_doubles(&s->c, n3, err) ||
@@ -151,11 +120,13 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   s->prev_keys = calloc((size_t)s->max_rows, sizeof *s->prev_keys);
   s->cons = calloc((size_t)(nk ? nk : 1), sizeof *s->cons);
   s->prev_cons = calloc((size_t)(nk ? nk : 1), sizeof *s->prev_cons);
-  int npts = s->scene->nconstraints;
+  int npts = s->w->nconstraints;
   s->anchor1 = calloc((size_t)(npts ? npts : 1), sizeof *s->anchor1);
   s->anchor2 = calloc((size_t)(npts ? npts : 1), sizeof *s->anchor2);
+  s->wrench = calloc((size_t)s->m->nbodies, sizeof *s->wrench);
+  s->contact_wrench = calloc((size_t)s->m->nbodies, sizeof *s->contact_wrench);
   if (!s->cg || !s->keys || !s->prev_keys || !s->cons || !s->prev_cons || !s->anchor1 ||
-      !s->anchor2)
+      !s->anchor2 || !s->wrench || !s->contact_wrench)
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
   if (mr_arena_init(&s->work, mr_solver_work_size(s->max_rows, 0)))
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for the solver workspace");
@@ -175,15 +146,15 @@ static mr_vec3 world_to_body(const mr_data *d, int b, mr_vec3 p) {
 /* the point constraints' anchors; a world point is attached to both bodies at q0 */
 static void constraint_anchors(mr_sim *s) {
   mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
-  for (int k = 0; k < s->scene->nconstraints; ++k) {
-    const mr_scene_constraint *c = &s->scene->constraints[k];
+  for (int k = 0; k < s->w->nconstraints; ++k) {
+    const mr_world_constraint *c = &s->w->constraints[k];
     s->anchor1[k] = c->world_point ? world_to_body(s->d, c->body1, c->point) : c->anchor1;
     s->anchor2[k] = c->world_point ? world_to_body(s->d, c->body2, c->point) : c->anchor2;
   }
 }
 
-mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) {
-  const char *name = solver ? solver : scene->solver;
+mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
+  const char *name = solver ? solver : w->solver;
   const mr_solver_info *info = mr_solver_find(name);
   if (!info) {
     mr_error_set(err, MR_ERR_INVALID, "unknown solver '%s' ('moreau solve --list' names them)",
@@ -195,24 +166,23 @@ mr_sim *mr_sim_create(const mr_scene *scene, const char *solver, mr_error *err) 
     mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
     return NULL;
   }
-  s->scene = scene;
-  s->m = scene->model;
+  s->w = w;
+  s->m = w->model;
   s->solver = info;
-  s->settings = scene->settings;
-  s->max_contacts = contact_bound(scene);
-  s->max_limits = limit_bound(scene);
-  s->max_rows = s->max_contacts + s->max_limits + scene->nconstraints;
+  s->settings = w->settings;
+  s->max_contacts = contact_bound(w);
+  s->max_limits = limit_bound(w);
+  s->max_rows = s->max_contacts + s->max_limits + w->nconstraints;
   s->as_settings = mr_assembly_settings_default();
-  s->as_settings.dt = scene->timestep;
-  s->as_settings.baumgarte = scene->contact.baumgarte;
-  s->as_settings.restitution_threshold = scene->contact.restitution_threshold;
+  s->as_settings.dt = w->timestep;
+  s->as_settings.baumgarte = w->contact.baumgarte;
+  s->as_settings.restitution_threshold = w->contact.restitution_threshold;
   s->d = mr_data_create(s->m);
   if (!s->d) mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
   if (!s->d || create_buffers(s, err) || create_collision(s, err)) {
     mr_sim_free(s);
     return NULL;
   }
-  gather_gains(s);
   mr_sim_reset(s);
   constraint_anchors(s);
   return s;
@@ -236,12 +206,20 @@ void mr_sim_free(mr_sim *s) {
   free(s->prev_cons);
   free(s->anchor1);
   free(s->anchor2);
+  free(s->wrench);
+  free(s->contact_wrench);
+  free(s->q_target);
+  mr_world_free(s->owned);
   free(s);
 }
 
+void mr_sim_adopt_world(mr_sim *s, mr_world *w) {
+  s->owned = w;
+}
+
 void mr_sim_reset(mr_sim *s) {
-  mr_copy(s->q, s->scene->q0, s->m->nq);
-  mr_copy(s->v, s->scene->v0, s->m->nv);
+  mr_copy(s->q, s->w->q0, s->m->nq);
+  mr_copy(s->v, s->w->v0, s->m->nv);
   s->t = 0.0;
   s->steps = 0;
   s->nc = s->prev_nc = s->nk = s->prev_nk = 0;
@@ -250,6 +228,8 @@ void mr_sim_reset(mr_sim *s) {
   s->state.rho = 0.0;
   memset(&s->last, 0, sizeof s->last);
   memset(&s->warnings, 0, sizeof s->warnings);
+  memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
+  mr_sim_initial_controls(s);
 }
 
 /* ---- the stages of a step ---- */
@@ -261,37 +241,43 @@ static double clock_us(void) {
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
 }
 
-/* external forces of the scene at time t, as body-frame spatial forces in d->f_ext */
-static void apply_forces(mr_sim *s) {
-  const mr_scene *sc = s->scene;
-  for (int i = 0; i < s->m->nbodies; ++i)
-    s->d->f_ext[i] = mr_force_zero();
-  for (int k = 0; k < sc->nforces; ++k) {
-    int b = sc->forces[k].body;
-    mr_vec3 f, tq;
-    mr_scene_force_at(sc, k, s->t, &f, &tq);
-    /* world force and torque at the body origin, expressed in the body frame */
-    const mr_mat3 *R = &s->d->oMi[b].R;
-    mr_force fb = {mr_m3_tmulv(R, f), mr_m3_tmulv(R, tq)};
-    s->d->f_ext[b] = mr_force_add(s->d->f_ext[b], fb);
-  }
+/* a world force and torque at body b's origin, added to d->f_ext in the body frame */
+static void add_world_wrench(mr_data *d, int b, mr_vec3 f, mr_vec3 tq) {
+  const mr_mat3 *R = &d->oMi[b].R;
+  mr_force fb = {mr_m3_tmulv(R, f), mr_m3_tmulv(R, tq)};
+  d->f_ext[b] = mr_force_add(d->f_ext[b], fb);
 }
 
-/* q_t ⊖ q on the robots' 1-dof joints (the only ones with PD gains) */
+/* external forces at time t — the world's forces and the user's wrenches — as body-frame
+ * spatial forces in d->f_ext */
+static void apply_forces(mr_sim *s) {
+  const mr_world *w = s->w;
+  for (int i = 0; i < s->m->nbodies; ++i)
+    s->d->f_ext[i] = mr_force_zero();
+  for (int k = 0; k < w->nforces; ++k) {
+    mr_vec3 f, tq;
+    mr_world_force_at(&w->forces[k], s->t, &f, &tq);
+    add_world_wrench(s->d, w->forces[k].body, f, tq);
+  }
+  for (int b = 1; b < s->m->nbodies; ++b)
+    add_world_wrench(s->d, b, s->wrench[b].f, s->wrench[b].n);
+}
+
+/* q_t ⊖ q on the robots' 1-dof joints (the only ones with PD gains), q_t the simulator's
+ * targets plus the world's sine offsets */
 static void posture_error(mr_sim *s) {
   mr_zero(s->q_err, s->m->nv);
-  for (int r = 0; r < s->scene->nrobots; ++r) {
-    const mr_scene_robot *rb = &s->scene->robots[r];
-    if (!rb->pd) continue;
+  for (int r = 0; r < s->w->nrobots; ++r) {
+    const mr_world_robot *rb = &s->w->robots[r];
     for (int b = rb->first_body; b < rb->first_body + rb->nbodies; ++b) {
       const mr_joint *j = &s->m->bodies[b].joint;
       if (j->nq != 1) continue;
-      s->q_err[j->idx_v] = rb->q_target[j->idx_q - rb->idx_q] - s->q[j->idx_q];
+      s->q_err[j->idx_v] = s->q_target[j->idx_q] - s->q[j->idx_q];
     }
     /* time-varying targets, taken at the end of the step (the implicit PD acts on q⁺) */
-    double t = s->t + s->scene->timestep;
+    double t = s->t + s->w->timestep;
     for (int k = 0; k < rb->nsines; ++k) {
-      const mr_scene_sine *sn = &rb->sines[k];
+      const mr_world_sine *sn = &rb->sines[k];
       s->q_err[rb->idx_v + sn->idx_v] +=
           sn->amplitude * sin(2.0 * M_PI * sn->frequency * t + sn->phase);
     }
@@ -318,7 +304,7 @@ static void actuation(mr_sim *s) {
 static mr_status dynamics(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
-  double dt = s->scene->timestep;
+  double dt = s->w->timestep;
   int nv = m->nv;
   posture_error(s);
   actuation(s);
@@ -336,7 +322,7 @@ static mr_status dynamics(mr_sim *s, mr_error *err) {
 
 /* the actuation torque the step applied: τ + k_p (e − Δt v⁺) − k_d v⁺ */
 static void applied_torque(mr_sim *s) {
-  double dt = s->scene->timestep;
+  double dt = s->w->timestep;
   for (int k = 0; k < s->m->nv; ++k)
     s->tau_act[k] = s->tau[k] + s->kp_step[k] * (s->q_err[k] - dt * s->v_next[k]) -
                     s->kd_step[k] * s->v_next[k];
@@ -346,7 +332,7 @@ static void applied_torque(mr_sim *s) {
  * v_f = v + Δt M̃⁻¹ (rhs − (k_d + damping + Δt k_p) v) */
 static void free_velocity(mr_sim *s) {
   const mr_model *m = s->m;
-  double dt = s->scene->timestep;
+  double dt = s->w->timestep;
   for (int k = 0; k < m->nv; ++k)
     s->dv[k] = s->rhs[k] - (s->kd_step[k] + m->damping[k] + dt * s->kp_step[k]) * s->v[k];
   mr_ldlt_solve(m, s->d, s->dv);
@@ -377,14 +363,16 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
     g->restitution = c->restitution;
     g->compliance = c->compliance;
     g->tangential_compliance = c->tangential_compliance;
-    if (s->scene->npairs > 0) {
-      mr_scene_pair_params(s->scene, c->geom[0], c->geom[1], &g->mu, &g->restitution,
+    if (s->w->npairs > 0) {
+      mr_world_pair_params(s->w, c->geom[0], c->geom[1], &g->mu, &g->restitution,
                            &g->compliance);
-      mr_scene_pair_tangential_compliance(s->scene, c->geom[0], c->geom[1],
+      mr_world_pair_tangential_compliance(s->w, c->geom[0], c->geom[1],
                                           &g->tangential_compliance);
     }
+    /* an impact: the contact carried no normal force last step (absent, or present within the
+     * margin but still open), so this step is the first that can close it */
     int prev = find_previous(s, c->key);
-    g->is_new = prev < 0;
+    g->is_new = prev < 0 || !(s->prev_lambda[3 * prev + 2] > 0.0);
     for (int k = 0; k < 3; ++k)
       s->lambda[3 * i + k] = prev < 0 ? 0.0 : s->prev_lambda[3 * prev + k];
     s->keys[i] = c->key;
@@ -411,9 +399,9 @@ static mr_contact_geometry *add_block(mr_sim *s, int n, uint64_t key, mr_sim_con
  * frictionless contact on its velocity with gap Φ = the distance to the bound */
 static int gather_limits(mr_sim *s, int n) {
   const mr_model *m = s->m;
-  double dt = s->scene->timestep, margin = s->scene->contact.limit_margin;
-  for (int r = 0; r < s->scene->nrobots; ++r) {
-    const mr_scene_robot *rb = &s->scene->robots[r];
+  double dt = s->w->timestep, margin = s->w->contact.limit_margin;
+  for (int r = 0; r < s->w->nrobots; ++r) {
+    const mr_world_robot *rb = &s->w->robots[r];
     for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b) {
       const mr_joint *j = &m->bodies[b].joint;
       if (j->nv != 1 || j->nq != 1) continue;
@@ -434,10 +422,10 @@ static int gather_limits(mr_sim *s, int n) {
   return n;
 }
 
-/* the scene's point constraints: anchors in the world at the current kinematics */
+/* the world's point constraints: anchors in the world at the current kinematics */
 static int gather_points(mr_sim *s, int n) {
-  for (int k = 0; k < s->scene->nconstraints; ++k) {
-    const mr_scene_constraint *c = &s->scene->constraints[k];
+  for (int k = 0; k < s->w->nconstraints; ++k) {
+    const mr_world_constraint *c = &s->w->constraints[k];
     mr_sim_constraint info = {MR_SIM_POINT, k, 0};
     mr_contact_geometry *g = add_block(s, n++, (UINT64_C(1) << 62) | (uint64_t)k, info);
     g->type = MR_ROWS_POINT;
@@ -482,7 +470,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.eps_abs = stats.eps_abs;
   s->last.solve_us = stats.time_us;
   if (!stats.converged) s->warnings.not_converged++;
-  mr_contact_impulse_velocity(&s->as, s->lambda, s->scene->timestep, s->dv);
+  mr_contact_impulse_velocity(&s->as, s->lambda, s->w->timestep, s->dv);
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
 }
@@ -493,12 +481,12 @@ static mr_status check_state(const mr_sim *s, mr_error *err) {
     if (!isfinite(s->v_next[k]) || fabs(s->v_next[k]) > DIVERGENCE_VELOCITY)
       return mr_error_set(err, MR_ERR_NUMERIC,
                           "diverged at step %ld (t = %.6g s): v[%d] = %g (dof of body '%s')",
-                          s->steps + 1, s->t + s->scene->timestep, k, s->v_next[k],
+                          s->steps + 1, s->t + s->w->timestep, k, s->v_next[k],
                           s->m->bodies[s->m->dof_body[k]].name);
   for (int k = 0; k < s->m->nq; ++k)
     if (!isfinite(s->q_next[k]))
       return mr_error_set(err, MR_ERR_NUMERIC, "diverged at step %ld (t = %.6g s): q[%d] = %g",
-                          s->steps + 1, s->t + s->scene->timestep, k, s->q_next[k]);
+                          s->steps + 1, s->t + s->w->timestep, k, s->q_next[k]);
   return MR_OK;
 }
 
@@ -510,6 +498,25 @@ static void remember_contacts(mr_sim *s) {
   mr_copy(s->prev_lambda, s->lambda, 3 * n);
   s->prev_nc = n;
   s->prev_nk = s->nk;
+}
+
+/* the contact wrench on each body: world-frame forces f = C λ of its contacts (−f on the second
+ * body) and their moments about the body origin, at the step's start kinematics */
+static void contact_wrenches(mr_sim *s) {
+  const mr_contact *cs = mr_collision_contacts(s->col);
+  memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
+  for (int i = 0; i < s->nc; ++i) {
+    const double *l = s->lambda + 3 * i;
+    mr_vec3 f = mr_m3_mulv(&cs[i].frame, mr_v3(l[0], l[1], l[2]));
+    for (int k = 0; k < 2; ++k) {
+      int b = cs[i].body[k];
+      mr_vec3 fk = k ? mr_v3_scale(f, -1.0) : f;
+      mr_vec3 r = mr_v3_sub(cs[i].point, s->d->oMi[b].p);
+      mr_force *w = &s->contact_wrench[b];
+      w->f = mr_v3_add(w->f, fk);
+      w->n = mr_v3_add(w->n, mr_v3_cross(r, fk));
+    }
+  }
 }
 
 /* kinematics and collision at the current state; *t_kinematics (if given) is the clock after
@@ -547,12 +554,13 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;
   applied_torque(s);
-  mr_integrate(m, s->q, s->v_next, s->scene->timestep, s->q_next);
+  mr_integrate(m, s->q, s->v_next, s->w->timestep, s->q_next);
   if ((st = check_state(s, err))) return st;
+  contact_wrenches(s);
   mr_copy(s->q, s->q_next, m->nq);
   mr_copy(s->v, s->v_next, m->nv);
   remember_contacts(s);
-  s->t += s->scene->timestep;
+  s->t += s->w->timestep;
   s->steps++;
   s->last.kinetic = mr_kinetic_energy(m, d, s->q, s->v);
   s->last.potential = mr_potential_energy(m, d, s->q);
@@ -590,6 +598,9 @@ const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s) {
 }
 const mr_model *mr_sim_model(const mr_sim *s) {
   return s->m;
+}
+const mr_world *mr_sim_world(const mr_sim *s) {
+  return s->w;
 }
 const mr_contact_problem *mr_sim_problem(const mr_sim *s) {
   return &s->as.problem;

@@ -226,8 +226,10 @@ static mr_status record_path(mr_scene_ctx *c, const mr_ynode *n, const char *key
 }
 
 static mr_status parse_record(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {"every",      "contact_forces", "solver_stats", "energy",
-                                     "trajectory", "contacts",       "summary",      NULL};
+  static const char *const keys[] = {"every",    "contact_forces", "solver_stats",
+                                     "energy",   "trajectory",     "contacts",
+                                     "summary",  "world_velocity", "poses",
+                                     "com",      NULL};
   mr_scene_record *r = &c->s->record;
   if (mr_yaml_check_map(&c->y, n, keys, "'record'") ||
       mr_yaml_opt_int(&c->y, n, "every", &r->every) ||
@@ -235,7 +237,9 @@ static mr_status parse_record(mr_scene_ctx *c, const mr_ynode *n) {
       mr_yaml_opt_bool(&c->y, n, "solver_stats", &r->solver_stats) ||
       mr_yaml_opt_bool(&c->y, n, "energy", &r->energy) ||
       record_path(c, n, "trajectory", r->trajectory) ||
-      record_path(c, n, "contacts", r->contacts) || record_path(c, n, "summary", r->summary))
+      record_path(c, n, "contacts", r->contacts) || record_path(c, n, "summary", r->summary) ||
+      mr_yaml_opt_bool(&c->y, n, "world_velocity", &r->world_velocity) ||
+      mr_yaml_opt_bool(&c->y, n, "poses", &r->poses) || mr_yaml_opt_bool(&c->y, n, "com", &r->com))
     return scene_status(c);
   if (r->every < 1)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "every"), MR_ERR_INVALID,
@@ -540,6 +544,9 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].q_target);
     free(s->robots[i].sines);
     free(s->robots[i].torque);
+    for (int k = 0; k < s->robots[i].npostures; ++k)
+      free(s->robots[i].postures[k].q);
+    free(s->robots[i].postures);
   }
   free(s->robots);
   free(s->materials);

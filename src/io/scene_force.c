@@ -6,7 +6,8 @@
  *   ramp      F = f0 + (f1 − f0) min(τ/T, 1)          for τ ≥ 0 (saturates at f1 after T)
  *   sine      F = f0 + f1 sin(2π ν τ + φ)            for 0 ≤ τ < T
  *   impulse   F = f0 = J / T (J the impulse in N s)   for 0 ≤ τ < T (T defaults to one step)
- * and zero outside these windows; torques follow the same rules with t0, t1. */
+ * and zero outside these windows; torques follow the same rules with t0, t1. This file parses
+ * them; their evaluation, and that of the pair overrides, belongs to the world (world.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,33 +28,26 @@ static const char *const keys_impulse[] = {"body",    "type",  "start",  "durati
                                            "impulse", "force", "torque", NULL};
 static const char *const *const force_keys[] = {keys_constant, keys_ramp, keys_sine, keys_impulse};
 
-/* ---- evaluation ---- */
-
-static mr_vec3 lerp(mr_vec3 a, mr_vec3 b, double s) {
-  return mr_v3_madd(a, s, mr_v3_sub(b, a));
-}
+/* ---- evaluation (world.c, over the scene's parts) ---- */
 
 void mr_scene_force_at(const mr_scene *s, int k, double t, mr_vec3 *force, mr_vec3 *torque) {
-  const mr_scene_force *f = &s->forces[k];
-  double tau = t - f->start;
-  *force = *torque = mr_v3_zero();
-  if (tau < 0) return;
-  int inside = tau < f->duration;
-  switch (f->type) {
-  case MR_FORCE_RAMP: {
-    double a = f->duration > 0 ? fmin(tau / f->duration, 1.0) : 1.0;
-    *force = lerp(f->f0, f->f1, a);
-    *torque = lerp(f->t0, f->t1, a);
-  } break;
-  case MR_FORCE_SINE: {
-    double sn = sin(2 * M_PI * f->frequency * tau + f->phase);
-    if (inside) *force = mr_v3_madd(f->f0, sn, f->f1), *torque = mr_v3_madd(f->t0, sn, f->t1);
-  } break;
-  case MR_FORCE_CONSTANT:
-  case MR_FORCE_IMPULSE:
-    if (inside) *force = f->f0, *torque = f->t0;
-    break;
-  }
+  mr_world_force_at(&s->forces[k], t, force, torque);
+}
+
+/* the scene's model and pairs seen as a world, for the pair look-ups */
+static mr_world pair_view(const mr_scene *s) {
+  return (mr_world){.model = s->model, .npairs = s->npairs, .pairs = s->pairs};
+}
+
+int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, double *compliance) {
+  mr_world w = pair_view(s);
+  return mr_world_pair_tangential_compliance(&w, g1, g2, compliance);
+}
+
+int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
+                         double *compliance) {
+  mr_world w = pair_view(s);
+  return mr_world_pair_params(&w, g1, g2, friction, restitution, compliance);
 }
 
 /* ---- parsing ---- */
@@ -229,50 +223,4 @@ mr_status scene_pairs(mr_scene_ctx *c, const mr_ynode *seq) {
     s->npairs = i + 1;
   }
   return MR_OK;
-}
-
-/* does side (geom, body) of a pair match geometry g? */
-static int side_matches(const mr_model *m, int geom, int body, int g) {
-  return geom >= 0 ? geom == g : m->geoms[g].body == body;
-}
-
-static int pair_matches(const mr_model *m, const mr_scene_pair *p, int g1, int g2) {
-  return (side_matches(m, p->geom_a, p->body_a, g1) && side_matches(m, p->geom_b, p->body_b, g2)) ||
-         (side_matches(m, p->geom_a, p->body_a, g2) && side_matches(m, p->geom_b, p->body_b, g1));
-}
-
-/* the override of pair (g1, g2): geometry-named overrides take precedence over body-named ones;
- * the last match wins; NULL when none matches */
-static const mr_scene_pair *pair_override(const mr_scene *s, int g1, int g2) {
-  const mr_scene_pair *hit = NULL;
-  for (int pass = 0; pass < 2 && !hit; ++pass)
-    for (int i = 0; i < s->npairs; ++i) {
-      const mr_scene_pair *p = &s->pairs[i];
-      int by_geom = p->geom_a >= 0 && p->geom_b >= 0;
-      if ((pass == 0) == by_geom && pair_matches(s->model, p, g1, g2)) hit = p;
-    }
-  return hit;
-}
-
-int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, double *compliance) {
-  const mr_geom *a = &s->model->geoms[g1], *b = &s->model->geoms[g2];
-  *compliance = a->tangential_compliance + b->tangential_compliance;
-  const mr_scene_pair *hit = pair_override(s, g1, g2);
-  if (!hit || isnan(hit->tangential_compliance)) return 0;
-  *compliance = hit->tangential_compliance;
-  return 1;
-}
-
-int mr_scene_pair_params(const mr_scene *s, int g1, int g2, double *friction, double *restitution,
-                         double *compliance) {
-  const mr_geom *a = &s->model->geoms[g1], *b = &s->model->geoms[g2];
-  *friction = sqrt(a->friction * b->friction);
-  *restitution = fmax(a->restitution, b->restitution);
-  *compliance = a->compliance + b->compliance;
-  const mr_scene_pair *hit = pair_override(s, g1, g2);
-  if (!hit) return 0;
-  if (!isnan(hit->friction)) *friction = hit->friction;
-  if (!isnan(hit->restitution)) *restitution = hit->restitution;
-  if (!isnan(hit->compliance)) *compliance = hit->compliance;
-  return 1;
 }

@@ -16,7 +16,7 @@ static const char *const robot_keys[] = {
     "name",          "urdf",        "srdf",     "floating",        "self_collision",
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
-    "joint_limits",  "torques",     NULL};
+    "joint_limits",  "torques",     "armature", NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 
@@ -163,6 +163,60 @@ static mr_status srdf_path(mr_scene_ctx *c, const mr_ynode *n, const char *urdf,
                          "'posture': needs an SRDF file; '%s' not found (set 'srdf')", out);
   fclose(f);
   return MR_OK;
+}
+
+/* the SRDF file of a robot for its named postures: the 'srdf' key, or the URDF path with the
+ * extension .srdf when that file exists; "" when there is none */
+static void postures_file(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, char *out) {
+  mr_ynode *sn = mr_yaml_get(&c->y, n, "srdf");
+  out[0] = '\0';
+  if (sn) {
+    if (scene_resolve(c, mr_yaml_text(sn), out, MR_SCENE_PATH_MAX)) out[0] = '\0';
+    return;
+  }
+  snprintf(out, MR_SCENE_PATH_MAX, "%s", urdf);
+  char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+  if (dot && (!slash || dot > slash)) *dot = '\0';
+  if (strlen(out) + 6 < MR_SCENE_PATH_MAX) strcat(out, ".srdf");
+  FILE *f = fopen(out, "r");
+  if (f)
+    fclose(f);
+  else
+    out[0] = '\0';
+}
+
+/* every SRDF group_state as a named posture: the robot's initial configuration q with the
+ * group_state's joint values applied */
+static mr_status robot_postures(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                const double *q, mr_scene_robot *r) {
+  char srdf[MR_SCENE_PATH_MAX];
+  postures_file(c, n, r->urdf, srdf);
+  if (!srdf[0]) return MR_OK;
+  xmlDoc *doc = xmlReadFile(srdf, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+  int count = 0;
+  for (xmlNode *g = root ? child_named(root, "group_state", NULL) : NULL; g;
+       g = child_named(root, "group_state", g))
+    ++count;
+  mr_status st = MR_OK;
+  r->postures = calloc((size_t)(count ? count : 1), sizeof *r->postures);
+  if (!r->postures) st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (xmlNode *g = root && !st ? child_named(root, "group_state", NULL) : NULL; g && !st;
+       g = child_named(root, "group_state", g)) {
+    mr_world_posture *p = &r->postures[r->npostures];
+    if (!(p->q = malloc((size_t)(m->nq ? m->nq : 1) * sizeof *p->q))) {
+      st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+      break;
+    }
+    r->npostures++;
+    xmlChar *name = xmlGetProp(g, (const xmlChar *)"name");
+    snprintf(p->name, sizeof p->name, "%s", name ? (const char *)name : "");
+    xmlFree(name);
+    memcpy(p->q, q, (size_t)m->nq * sizeof *q);
+    apply_state(m, g, p->q);
+  }
+  if (doc) xmlFreeDoc(doc);
+  return st;
 }
 
 /* joints: {NAME: value, ...} */
@@ -316,11 +370,64 @@ static mr_status robot_torques(mr_scene_ctx *c, const mr_ynode *n, const mr_mode
   return MR_OK;
 }
 
+/* a per-joint value ≥ 0 (kp, kd, armature) into out[dof of m]: one number for every 1-dof
+ * joint, or a map {JOINT: value} (joints not named keep 0) */
+static mr_status per_joint(mr_scene_ctx *c, const mr_ynode *v, const char *key, const mr_model *m,
+                           double *out) {
+  double x = 0.0;
+  if (mr_yaml_is_scalar(v)) {
+    if (mr_yaml_double(&c->y, v, key, &x)) return scene_status(c);
+    if (!(x >= 0.0) || !isfinite(x))
+      return mr_yaml_error(&c->y, v, MR_ERR_INVALID, "'%s': must be a finite number >= 0, got %g",
+                           key, x);
+    for (int b = 1; b < m->nbodies; ++b)
+      if (m->bodies[b].joint.nv == 1) out[m->bodies[b].joint.idx_v] = x;
+    return MR_OK;
+  }
+  if (mr_yaml_need_map(&c->y, v, key)) return scene_status(c);
+  for (int i = 0; i < mr_yaml_map_size(v); ++i) {
+    mr_ynode *k = mr_yaml_map_key(&c->y, v, i);
+    const char *near = NULL;
+    double probe = 0.0;
+    int b = mr_model_joint_index(m, mr_yaml_text(k));
+    if (b <= 0 || m->bodies[b].joint.nv != 1) {
+      joint_q(m, &probe, mr_yaml_text(k), &near);
+      return mr_yaml_error(&c->y, k, MR_ERR_INVALID,
+                           "'%s': the robot has no 1-dof joint '%s'%s%s%s", key, mr_yaml_text(k),
+                           near ? ": did you mean '" : "", near ? near : "", near ? "'?" : "");
+    }
+    mr_ynode *vn = mr_yaml_map_value(&c->y, v, i);
+    if (mr_yaml_double(&c->y, vn, mr_yaml_text(k), &x)) return scene_status(c);
+    if (!(x >= 0.0) || !isfinite(x))
+      return mr_yaml_error(&c->y, vn, MR_ERR_INVALID,
+                           "'%s.%s': must be a finite number >= 0, got %g", key, mr_yaml_text(k),
+                           x);
+    out[m->bodies[b].joint.idx_v] = x;
+  }
+  return MR_OK;
+}
+
+/* armature: rotor inertia added to the diagonal of M on the robot's dofs (the scene model dst,
+ * the robot's dofs from r->idx_v) */
+static mr_status robot_armature(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                const mr_scene_robot *r, mr_model *dst) {
+  mr_ynode *an = mr_yaml_get(&c->y, n, "armature");
+  if (!an) return MR_OK;
+  double *a = malloc((size_t)(m->nv ? m->nv : 1) * sizeof *a);
+  if (!a) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < m->nv; ++k)
+    a[k] = NAN; /* not given: the model's value stays */
+  mr_status st = per_joint(c, an, "armature", m, a);
+  for (int k = 0; !st && k < m->nv; ++k)
+    if (!isnan(a[k])) dst->armature[r->idx_v + k] = a[k];
+  free(a);
+  return st;
+}
+
 /* kp, kd per dof (0 on multi-dof joints such as the free-flyer), targets per coordinate */
 static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, const double *q,
                           mr_scene_robot *r) {
   mr_ynode *pd = mr_yaml_get(&c->y, n, "pd");
-  double kp = 0, kd = 0;
   r->kp = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kp);
   r->kd = calloc((size_t)(m->nv ? m->nv : 1), sizeof *r->kd);
   r->q_target = calloc((size_t)(m->nq ? m->nq : 1), sizeof *r->q_target);
@@ -331,15 +438,10 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
   if (robot_torques(c, n, m, r)) return scene_status(c);
   if (!pd) return MR_OK;
   r->pd = 1;
-  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") || mr_yaml_opt_double(&c->y, pd, "kp", &kp) ||
-      mr_yaml_opt_double(&c->y, pd, "kd", &kd))
+  mr_ynode *kp = mr_yaml_get(&c->y, pd, "kp"), *kd = mr_yaml_get(&c->y, pd, "kd");
+  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") ||
+      (kp && per_joint(c, kp, "kp", m, r->kp)) || (kd && per_joint(c, kd, "kd", m, r->kd)))
     return scene_status(c);
-  if (kp < 0 || kd < 0)
-    return mr_yaml_error(&c->y, pd, MR_ERR_INVALID, "'pd': kp %g and kd %g must be >= 0", kp, kd);
-  for (int b = 1; b < m->nbodies; ++b) {
-    const mr_joint *j = &m->bodies[b].joint;
-    if (j->nv == 1) r->kp[j->idx_v] = kp, r->kd[j->idx_v] = kd;
-  }
   mr_ynode *tn = mr_yaml_get(&c->y, pd, "targets");
   if (tn && joint_values(c, tn, m, r->q_target, "targets")) return scene_status(c);
   mr_ynode *sn = mr_yaml_get(&c->y, pd, "sine");
@@ -401,7 +503,7 @@ static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model 
     double base[7] = {X.p.v[0], X.p.v[1], X.p.v[2], qb.x, qb.y, qb.z, qb.w};
     memcpy(qf, base, sizeof base);
   }
-  if (robot_pd(c, n, m, q, r)) return scene_status(c);
+  if (robot_pd(c, n, m, q, r) || robot_postures(c, n, m, q, r)) return scene_status(c);
   if (scene_grow_state(c, r->idx_q + r->nq, r->idx_v + r->nv)) return scene_status(c);
   memcpy(c->s->q0 + r->idx_q, q, (size_t)r->nq * sizeof *q);
   for (int k = 0; k < r->nv; ++k)
@@ -451,6 +553,7 @@ static mr_status parse_robot(mr_scene_ctx *c, const mr_ynode *n, int index) {
   if (!st && !q) st = mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
   if (!st) st = robot_state(c, n, m, q, X, qb, r);
   if (!st) st = robot_contact(c, n, s->model, first_geom);
+  if (!st) st = robot_armature(c, n, m, r, s->model);
   free(q);
   mr_model_free(m);
   return st;

@@ -1,0 +1,348 @@
+/* How the step's cost grows with the number of bodies, moreau against MuJoCo (Debian
+ * libmujoco-dev 2.2.2) on the same generated scenes in one process:
+ *   spheres  N spheres (r 5 cm, 1 kg) resting on a plane, one contact each, 0.15 m apart;
+ *   stacks   N/4 columns of 4 cubes (10 cm, 1 kg) resting on a plane, 0.3 m apart;
+ *   bin      N cubes (10 cm, 1 kg) dropped in layers into a bin (floor and four walls).
+ * Both sides: Δt = 1 ms, μ = 0.5, no margin, elliptic friction cones (condim 3), MuJoCo's Newton
+ * solver (tolerance 1e-8, at most 100 iterations), moreau's solver from the command line (default
+ * ncp-pgs, warm started). Resting scenes start at touch; per size WARMUP steps of each simulator
+ * are run unmeasured, then batches of BATCH steps alternate between the two, every step timed.
+ * The bin is dynamic: each simulator runs the same DROP steps from the same start and the steps
+ * of the second half are timed. Reported per size: median µs/step of each, their ratio, mean
+ * contacts and iterations per step; per scene the exponent p of cost ∝ N^p fitted by least
+ * squares on log-log over the measured sizes. A size whose moreau step is projected (from the
+ * previous size at the exponent measured so far, at least 3 when only one size was measured
+ * before) above BUDGET_US is not run, and says so.
+ * Run: make bench-peers (or build/bench/scale [solver [max_n]]). */
+#include <math.h>
+#include <mujoco/mujoco.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+#define WARMUP 50
+#define BATCH 10
+#define BATCHES 6
+#define DROP 400
+#define BUDGET_US 2e5
+#define MAX_SIZES 8
+
+typedef enum { SPHERES, STACKS, BIN } scene_kind;
+static const char *kind_name[] = {"spheres", "stacks", "bin"};
+
+/* a growable text buffer */
+typedef struct {
+  char *s;
+  size_t n, cap;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void put(text *t, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? t->cap - t->n : 0, fmt, ap);
+    va_end(ap);
+    if (t->s && t->n + (size_t)k < t->cap) {
+      t->n += (size_t)k;
+      return;
+    }
+    t->cap = 2 * (t->cap + (size_t)k + 64);
+    t->s = realloc(t->s, t->cap);
+    if (!t->s) abort();
+  }
+}
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n ? x[n / 2] : NAN;
+}
+
+/* body k's initial centre; the bin's layout in its own function */
+typedef struct {
+  double x, y, z;
+} pos3;
+
+static int grid_side(int n) {
+  int s = (int)ceil(sqrt((double)n));
+  return s < 1 ? 1 : s;
+}
+
+/* the bin's inner half width: cubes fill it about half in the horizontal */
+static double bin_half(int n) {
+  int side = grid_side((n + 3) / 4);
+  return 0.5 * 0.15 * side + 0.1;
+}
+
+static pos3 body_pos(scene_kind kind, int n, int k) {
+  if (kind == SPHERES) {
+    int side = grid_side(n);
+    return (pos3){0.15 * (k % side), 0.15 * (k / side), 0.05};
+  }
+  if (kind == STACKS) {
+    int col = k / 4, level = k % 4, side = grid_side((n + 3) / 4);
+    return (pos3){0.3 * (col % side), 0.3 * (col / side), 0.05 + 0.1 * level};
+  }
+  /* bin: layers of side × side cubes 0.15 m apart, the first 0.2 m above the floor */
+  int side = grid_side((n + 3) / 4), layer = k / (side * side), r = k % (side * side);
+  double h = bin_half(n) - 0.1;
+  return (pos3){-h + 0.05 + 0.15 * (r % side), -h + 0.05 + 0.15 * (r / side),
+                0.25 + 0.15 * layer};
+}
+
+/* the moreau scene */
+static char *moreau_scene(scene_kind kind, int n) {
+  text t = {0};
+  put(&t, "timestep: 0.001\nduration: 10\ncontact: {margin: 0.0}\nbodies:\n");
+  put(&t, "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}");
+  if (kind == BIN) {
+    double h = bin_half(n), w = 2 * h + 0.2;
+    put(&t, ",\n      {type: box, size: [0.1, %g, 1.0], position: [%g, 0, 0.5], friction: 0.5}", w,
+        h + 0.05);
+    put(&t, ",\n      {type: box, size: [0.1, %g, 1.0], position: [%g, 0, 0.5], friction: 0.5}", w,
+        -h - 0.05);
+    put(&t, ",\n      {type: box, size: [%g, 0.1, 1.0], position: [0, %g, 0.5], friction: 0.5}", w,
+        h + 0.05);
+    put(&t, ",\n      {type: box, size: [%g, 0.1, 1.0], position: [0, %g, 0.5], friction: 0.5}", w,
+        -h - 0.05);
+  }
+  put(&t, "]}\n");
+  for (int k = 0; k < n; ++k) {
+    pos3 p = body_pos(kind, n, k);
+    if (kind == SPHERES)
+      put(&t,
+          "  - {name: b%d, mass: 1, position: [%.6f, %.6f, %.6f], geoms: [{type: sphere, "
+          "radius: 0.05, friction: 0.5}]}\n",
+          k, p.x, p.y, p.z);
+    else
+      put(&t,
+          "  - {name: b%d, mass: 1, position: [%.6f, %.6f, %.6f], geoms: [{type: box, "
+          "size: [0.1, 0.1, 0.1], friction: 0.5}]}\n",
+          k, p.x, p.y, p.z);
+  }
+  return t.s;
+}
+
+/* the MuJoCo model of the same scene, as MJCF written to a temporary file */
+static mjModel *mujoco_model(scene_kind kind, int n) {
+  text t = {0};
+  /* contact capacity: one per sphere, four per cube (its face on the floor or on a cube) with
+   * room for the bin's walls; three constraint rows per elliptic contact */
+  int ncon = kind == SPHERES ? n + 10 : kind == STACKS ? 4 * n + 20 : 6 * n + 50;
+  put(&t, "<mujoco><option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" "
+          "jacobian=\"sparse\" iterations=\"100\" tolerance=\"1e-8\"/>\n"
+          "<size nconmax=\"%d\" njmax=\"%d\"/>\n",
+      ncon, 3 * ncon);
+  put(&t, "<default><geom friction=\"0.5 0 0\" condim=\"3\"/></default><worldbody>\n");
+  put(&t, "<geom type=\"plane\" size=\"0 0 1\"/>\n");
+  if (kind == BIN) {
+    double h = bin_half(n), w = h + 0.1;
+    put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, h + 0.05);
+    put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, -h - 0.05);
+    put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, h + 0.05);
+    put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, -h - 0.05);
+  }
+  for (int k = 0; k < n; ++k) {
+    pos3 p = body_pos(kind, n, k);
+    put(&t, "<body pos=\"%.6f %.6f %.6f\"><freejoint/>", p.x, p.y, p.z);
+    if (kind == SPHERES)
+      put(&t, "<geom type=\"sphere\" size=\"0.05\" mass=\"1\"/></body>\n");
+    else
+      put(&t, "<geom type=\"box\" size=\"0.05 0.05 0.05\" mass=\"1\"/></body>\n");
+  }
+  put(&t, "</worldbody></mujoco>\n");
+  char path[] = "/tmp/moreau-scale-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0 || write(fd, t.s, t.n) != (ssize_t)t.n) abort();
+  close(fd);
+  free(t.s);
+  char msg[1000] = "";
+  mjModel *m = mj_loadXML(path, NULL, msg, sizeof msg);
+  unlink(path);
+  if (!m) fprintf(stderr, "mujoco: %s\n", msg);
+  return m;
+}
+
+typedef struct {
+  double us_moreau, us_mujoco, contacts_moreau, contacts_mujoco, iter_moreau, iter_mujoco;
+  int ran_moreau, no_mujoco;
+} measure;
+
+typedef struct {
+  mr_sim *s;
+  mjModel *mm;
+  mjData *md;
+  double *tm, *tj; /* per-step times */
+  int nm, nj;
+  double cm, cj, im, ij; /* sums of contacts and iterations */
+} run_state;
+
+static int step_moreau(run_state *r, int timed) {
+  mr_error err = {0};
+  double t0 = now_us();
+  if (mr_sim_step(r->s, &err)) {
+    fprintf(stderr, "moreau: %s\n", err.msg);
+    return -1;
+  }
+  if (timed) {
+    r->tm[r->nm++] = now_us() - t0;
+    r->cm += mr_sim_last(r->s)->ncontacts;
+    r->im += mr_sim_last(r->s)->iterations;
+  }
+  return 0;
+}
+
+static void step_mujoco(run_state *r, int timed) {
+  double t0 = now_us();
+  mj_step(r->mm, r->md);
+  if (timed) {
+    r->tj[r->nj++] = now_us() - t0;
+    r->cj += r->md->ncon;
+    r->ij += r->md->solver_iter;
+  }
+}
+
+/* steps of both simulators; resting scenes alternate batches, the bin runs each through */
+static int run_both(scene_kind kind, run_state *r, int with_moreau) {
+  if (kind == BIN) {
+    for (int k = 0; k < DROP; ++k) {
+      if (with_moreau && step_moreau(r, k >= DROP / 2)) return -1;
+    }
+    for (int k = 0; k < DROP; ++k)
+      step_mujoco(r, k >= DROP / 2);
+    return 0;
+  }
+  for (int k = 0; k < WARMUP; ++k) {
+    if (with_moreau && step_moreau(r, 0)) return -1;
+    step_mujoco(r, 0);
+  }
+  for (int b = 0; b < BATCHES; ++b) {
+    for (int k = 0; k < BATCH; ++k)
+      if (with_moreau && step_moreau(r, 1)) return -1;
+    for (int k = 0; k < BATCH; ++k)
+      step_mujoco(r, 1);
+  }
+  return 0;
+}
+
+static int measure_size(scene_kind kind, int n, const char *solver, int with_moreau,
+                        measure *out) {
+  int steps = DROP + WARMUP + BATCH * BATCHES;
+  run_state r = {0};
+  r.tm = calloc((size_t)steps, sizeof(double));
+  r.tj = calloc((size_t)steps, sizeof(double));
+  mr_scene sc;
+  mr_error err = {0};
+  int ok = -1;
+  char *yaml = moreau_scene(kind, n);
+  if (mr_scene_parse(yaml, "scale.yaml", ".", &sc, &err)) {
+    fprintf(stderr, "scene: %s\n", err.msg);
+    goto done;
+  }
+  if (with_moreau && !(r.s = mr_sim_from_scene(&sc, solver, &err))) {
+    fprintf(stderr, "moreau: %s\n", err.msg);
+    goto scene;
+  }
+  /* MuJoCo 2.2.2 sizes its constraint arrays njmax × njmax: large stacks do not fit (its
+   * compiler already fails to make a data object) */
+  r.mm = mujoco_model(kind, n);
+  if (!r.mm || !(r.md = mj_makeData(r.mm))) {
+    if (r.mm) mj_deleteModel(r.mm);
+    out->no_mujoco = 1;
+    ok = 0;
+    goto sim;
+  }
+  if (run_both(kind, &r, with_moreau) == 0) {
+    out->ran_moreau = with_moreau;
+    out->us_moreau = with_moreau ? median(r.tm, r.nm) : NAN;
+    out->contacts_moreau = with_moreau ? r.cm / r.nm : NAN;
+    out->iter_moreau = with_moreau ? r.im / r.nm : NAN;
+    out->us_mujoco = median(r.tj, r.nj);
+    out->contacts_mujoco = r.cj / r.nj;
+    out->iter_mujoco = r.ij / r.nj;
+    ok = 0;
+  }
+  mj_deleteData(r.md);
+  mj_deleteModel(r.mm);
+sim:
+  mr_sim_free(r.s);
+scene:
+  mr_scene_free(&sc);
+done:
+  free(yaml);
+  free(r.tm);
+  free(r.tj);
+  return ok;
+}
+
+/* least-squares slope of log y against log x over the finite entries */
+static double fit_exponent(const int *n, const double *y, int k) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int m = 0;
+  for (int i = 0; i < k; ++i) {
+    if (!(y[i] > 0) || !isfinite(y[i])) continue;
+    double lx = log((double)n[i]), ly = log(y[i]);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, ++m;
+  }
+  if (m < 2) return NAN;
+  return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+int main(int argc, char **argv) {
+  const char *solver = argc > 1 ? argv[1] : "ncp-pgs";
+  int max_n = argc > 2 ? atoi(argv[2]) : 1000;
+  const int sizes[] = {10, 30, 100, 300, 1000};
+  printf("moreau (%s, warm start) against MuJoCo %s (Newton, elliptic cones), Δt = 1 ms\n\n",
+         solver, mj_versionString());
+  printf("| scene | N | moreau µs/step | MuJoCo µs/step | ratio | contacts moreau / MuJoCo | "
+         "iterations moreau / MuJoCo |\n|---|---|---|---|---|---|---|\n");
+  for (int kind = SPHERES; kind <= BIN; ++kind) {
+    int ns[MAX_SIZES], k = 0;
+    double ym[MAX_SIZES], yj[MAX_SIZES], last = 0.0; /* last: moreau's measured or projected */
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; ++i) {
+      int n = sizes[i];
+      /* project moreau's step from the sizes measured so far */
+      double p = k >= 2 && isfinite(fit_exponent(ns, ym, k)) ? fit_exponent(ns, ym, k) : 3.0;
+      double projected = k >= 1 ? last * pow((double)n / ns[k - 1], fmax(p, 1.0)) : 0.0;
+      int with_moreau = projected <= BUDGET_US;
+      measure m = {0};
+      if (measure_size((scene_kind)kind, n, solver, with_moreau, &m)) return 1;
+      if (m.no_mujoco) {
+        printf("| %s | %d | not run | MuJoCo could not allocate its data | | | |\n",
+               kind_name[kind], n);
+        break;
+      }
+      ns[k] = n, ym[k] = m.us_moreau, yj[k] = m.us_mujoco, ++k;
+      last = with_moreau ? m.us_moreau : projected;
+      if (with_moreau)
+        printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f |\n", kind_name[kind],
+               n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco, m.contacts_moreau,
+               m.contacts_mujoco, m.iter_moreau, m.iter_mujoco);
+      else
+        printf("| %s | %d | not run (projected %.2g s) | %.1f | | – / %.1f | – / %.1f |\n",
+               kind_name[kind], n, projected * 1e-6, m.us_mujoco, m.contacts_mujoco,
+               m.iter_mujoco);
+      fflush(stdout);
+    }
+    printf("| %s | exponent p | %.2f | %.2f | | | |\n", kind_name[kind], fit_exponent(ns, ym, k),
+           fit_exponent(ns, yj, k));
+  }
+  return 0;
+}

@@ -1,0 +1,307 @@
+"""moreau from Python: ctypes bindings over the shared library libmoreau.so, numpy arrays.
+
+    import moreau
+    world = moreau.World("scenes/solo_stand.yaml")    # a compiled, read-only world
+    sim = moreau.Sim(world)                            # one simulator (state, controls)
+    sim.target[world.coordinate("solo/FL_KFE")] = -1.4 # PD target, written in place
+    sim.step(100)
+    print(sim.q[:3], sim.stats["eps_abs"], len(sim.contacts()))
+
+State and controls (q, v, torque, target, kp, kd, contact_wrenches) are numpy views of the
+simulator's own memory: writing them changes what the next step uses, and reading them after a
+step shows the new values without a copy. Units and frames are those of docs/api.md: SI, a
+free-flyer's q = [x, y, z, qx, qy, qz, qw] and v = [linear, angular] in the base's local frame,
+world-frame wrenches, poses and contact forces.
+
+The library is found through the MOREAU_LIB environment variable (a path to libmoreau.so), then
+next to this package in a source tree (build/libmoreau.so), then on the system's library path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+import numpy as np
+
+__all__ = ["World", "Sim", "MoreauError", "library_path"]
+
+
+class MoreauError(RuntimeError):
+    """A failed library call; the message is the library's (file, line, value)."""
+
+
+class _Vec3(ctypes.Structure):
+    _fields_ = [("v", ctypes.c_double * 3)]
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("msg", ctypes.c_char * 512)]
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [("nq", ctypes.c_int), ("nv", ctypes.c_int), ("nbodies", ctypes.c_int),
+                ("ngeoms", ctypes.c_int), ("nrobots", ctypes.c_int),
+                ("timestep", ctypes.c_double), ("duration", ctypes.c_double)]
+
+
+class _Timing(ctypes.Structure):
+    _fields_ = [(k, ctypes.c_double) for k in
+                ("kinematics", "collision", "dynamics", "assembly", "solver", "integration",
+                 "total")]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [("ncontacts", ctypes.c_int), ("nconstraints", ctypes.c_int),
+                ("iterations", ctypes.c_int), ("converged", ctypes.c_int),
+                ("eps_abs", ctypes.c_double), ("penetration", ctypes.c_double),
+                ("solve_us", ctypes.c_double), ("kinetic", ctypes.c_double),
+                ("potential", ctypes.c_double), ("timing", _Timing)]
+
+
+# one contact of the last step (mr_contact_force, control.h)
+CONTACT_DTYPE = np.dtype([("geom", np.int32, 2), ("body", np.int32, 2), ("point", np.float64, 3),
+                          ("normal", np.float64, 3), ("phi", np.float64),
+                          ("force_local", np.float64, 3), ("force", np.float64, 3)], align=True)
+
+
+def library_path():
+    """The path of the shared library these bindings load."""
+    env = os.environ.get("MOREAU_LIB")
+    if env:
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    local = os.path.join(here, "..", "..", "build", "libmoreau.so")
+    if os.path.exists(local):
+        return os.path.normpath(local)
+    found = ctypes.util.find_library("moreau")
+    if not found:
+        raise OSError("libmoreau.so not found: build it (make shared), install it (make install) "
+                      "or set MOREAU_LIB")
+    return found
+
+
+def _declare(lib):
+    """Argument and result types of the functions used here."""
+    P, I, D, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_double, ctypes.c_char_p
+    E = ctypes.POINTER(_Error)
+    DP = ctypes.POINTER(ctypes.c_double)
+    sigs = {
+        "mr_world_load": (P, [S, E]), "mr_world_free": (None, [P]),
+        "mr_world_get_info": (_Info, [P]),
+        "mr_world_body_name": (S, [P, I]), "mr_world_dof_name": (S, [P, I]),
+        "mr_world_geom_name": (S, [P, I]), "mr_world_robot_name": (S, [P, I]),
+        "mr_world_robot_slice": (I, [P, I] + [ctypes.POINTER(I)] * 6),
+        "mr_world_joint_dof": (I, [P, S]), "mr_world_dof_coordinate": (I, [P, I]),
+        "mr_world_body_index": (I, [P, S]), "mr_world_robot_index": (I, [P, S]),
+        "mr_sim_create": (P, [P, S, E]), "mr_sim_free": (None, [P]),
+        "mr_sim_step": (I, [P, E]), "mr_sim_reset": (None, [P]),
+        "mr_sim_reset_posture": (I, [P, S, S, E]),
+        "mr_sim_qpos": (DP, [P]), "mr_sim_qvel": (DP, [P]),
+        "mr_sim_ctrl_torque": (DP, [P]), "mr_sim_ctrl_target": (DP, [P]),
+        "mr_sim_ctrl_kp": (DP, [P]), "mr_sim_ctrl_kd": (DP, [P]),
+        "mr_sim_set_state": (I, [P, DP, DP, E]), "mr_sim_set_time": (None, [P, D]),
+        "mr_sim_time": (D, [P]), "mr_sim_steps": (ctypes.c_long, [P]),
+        "mr_sim_last": (ctypes.POINTER(_Stats), [P]),
+        "mr_sim_set_joint_torque": (I, [P, I, D, E]),
+        "mr_sim_set_joint_target": (I, [P, I, D, E]),
+        "mr_sim_set_joint_gains": (I, [P, I, D, D, E]),
+        "mr_sim_set_wrench": (I, [P, I, _Vec3, _Vec3, E]),
+        "mr_sim_clear_wrenches": (None, [P]),
+        "mr_sim_contact_forces": (I, [P, P, I]),
+        "mr_sim_contact_wrenches": (DP, [P]), "mr_sim_body_poses": (DP, [P]),
+        "mr_sim_com": (_Vec3, [P, I]), "mr_sim_energy": (D, [P]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    return lib
+
+
+_lib = _declare(ctypes.CDLL(library_path()))
+
+
+def _check(status, err):
+    if status:
+        raise MoreauError(err.msg.decode(errors="replace"))
+
+
+def _view(ptr, shape):
+    """A numpy array over library memory (no copy)."""
+    return np.ctypeslib.as_array(ptr, shape=shape)
+
+
+class World:
+    """A compiled world loaded from a YAML scene: read-only, shareable by several Sims."""
+
+    def __init__(self, path):
+        err = _Error()
+        self._ptr = _lib.mr_world_load(os.fsencode(path), ctypes.byref(err))
+        if not self._ptr:
+            raise MoreauError(err.msg.decode(errors="replace"))
+        info = _lib.mr_world_get_info(self._ptr)
+        self.nq, self.nv, self.nbodies = info.nq, info.nv, info.nbodies
+        self.timestep, self.duration = info.timestep, info.duration
+        self.body_names = [_lib.mr_world_body_name(self._ptr, b).decode()
+                           for b in range(info.nbodies)]
+        self.dof_names = [_lib.mr_world_dof_name(self._ptr, k).decode() for k in range(info.nv)]
+        self.geom_names = [_lib.mr_world_geom_name(self._ptr, g).decode()
+                           for g in range(info.ngeoms)]
+        self.robots = [_lib.mr_world_robot_name(self._ptr, r).decode()
+                       for r in range(info.nrobots)]
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            _lib.mr_world_free(self._ptr)
+            self._ptr = None
+
+    def dof(self, joint):
+        """The velocity index of a 1-dof joint named "ROBOT/JOINT"."""
+        k = _lib.mr_world_joint_dof(self._ptr, joint.encode())
+        if k < 0:
+            raise KeyError(f"no 1-dof joint '{joint}' (names are ROBOT/JOINT)")
+        return k
+
+    def coordinate(self, joint):
+        """The configuration index of a 1-dof joint named "ROBOT/JOINT"."""
+        return _lib.mr_world_dof_coordinate(self._ptr, self.dof(joint))
+
+    def body(self, name):
+        """The index of a body ("ROBOT/LINK" or a scene body)."""
+        b = _lib.mr_world_body_index(self._ptr, name.encode())
+        if b < 0:
+            raise KeyError(f"no body '{name}'")
+        return b
+
+    def robot(self, name):
+        """The robot's slices: dict(q=slice, v=slice, bodies=range)."""
+        r = _lib.mr_world_robot_index(self._ptr, name.encode())
+        if r < 0:
+            raise KeyError(f"no robot '{name}' (robots: {', '.join(self.robots)})")
+        v = [ctypes.c_int() for _ in range(6)]
+        _lib.mr_world_robot_slice(self._ptr, r, *[ctypes.byref(x) for x in v])
+        iq, nq, iv, nv, b0, nb = (x.value for x in v)
+        return {"index": r, "q": slice(iq, iq + nq), "v": slice(iv, iv + nv),
+                "bodies": range(b0, b0 + nb)}
+
+
+class Sim:
+    """A simulator on a World: its state, controls and per-step statistics."""
+
+    def __init__(self, world, solver=None):
+        err = _Error()
+        self.world = world  # kept alive as long as the simulator
+        self._ptr = _lib.mr_sim_create(world._ptr, solver.encode() if solver else None,
+                                       ctypes.byref(err))
+        if not self._ptr:
+            raise MoreauError(err.msg.decode(errors="replace"))
+        nq, nv, nb = world.nq, world.nv, world.nbodies
+        self.q = _view(_lib.mr_sim_qpos(self._ptr), (nq,))
+        self.v = _view(_lib.mr_sim_qvel(self._ptr), (nv,))
+        self.torque = _view(_lib.mr_sim_ctrl_torque(self._ptr), (nv,))
+        self.target = _view(_lib.mr_sim_ctrl_target(self._ptr), (nq,))
+        self.kp = _view(_lib.mr_sim_ctrl_kp(self._ptr), (nv,))
+        self.kd = _view(_lib.mr_sim_ctrl_kd(self._ptr), (nv,))
+        # per body: force (3) then moment about the body origin (3), world frame
+        self.contact_wrenches = _view(_lib.mr_sim_contact_wrenches(self._ptr), (nb, 6))
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            _lib.mr_sim_free(self._ptr)
+            self._ptr = None
+
+    def step(self, n=1):
+        """n steps of the world's Δt; raises MoreauError on divergence."""
+        err = _Error()
+        for _ in range(n):
+            _check(_lib.mr_sim_step(self._ptr, ctypes.byref(err)), err)
+
+    def reset(self, robot=None, posture=None):
+        """Back to the initial state and controls, or with a robot in an SRDF posture."""
+        if robot is None:
+            _lib.mr_sim_reset(self._ptr)
+            return
+        err = _Error()
+        _check(_lib.mr_sim_reset_posture(self._ptr, robot.encode(), posture.encode(),
+                                         ctypes.byref(err)), err)
+
+    def set_state(self, q=None, v=None):
+        """Copy q and/or v in (quaternions normalised; non-finite values refused)."""
+        err = _Error()
+        qa = None if q is None else np.ascontiguousarray(q, dtype=np.float64)
+        va = None if v is None else np.ascontiguousarray(v, dtype=np.float64)
+        as_ptr = (lambda a: None if a is None
+                  else a.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        _check(_lib.mr_sim_set_state(self._ptr, as_ptr(qa), as_ptr(va), ctypes.byref(err)), err)
+
+    @property
+    def time(self):
+        return _lib.mr_sim_time(self._ptr)
+
+    @time.setter
+    def time(self, t):
+        _lib.mr_sim_set_time(self._ptr, float(t))
+
+    @property
+    def steps(self):
+        return _lib.mr_sim_steps(self._ptr)
+
+    def _dof(self, joint):
+        return self.world.dof(joint) if isinstance(joint, str) else int(joint)
+
+    def set_torque(self, joint, tau):
+        """Commanded torque of a joint (name or dof), N m or N."""
+        err = _Error()
+        _check(_lib.mr_sim_set_joint_torque(self._ptr, self._dof(joint), tau, ctypes.byref(err)),
+               err)
+
+    def set_target(self, joint, q):
+        """PD target of a 1-dof joint (name or dof), rad or m."""
+        err = _Error()
+        _check(_lib.mr_sim_set_joint_target(self._ptr, self._dof(joint), q, ctypes.byref(err)),
+               err)
+
+    def set_gains(self, joint, kp, kd):
+        """PD gains of a 1-dof joint (name or dof)."""
+        err = _Error()
+        _check(_lib.mr_sim_set_joint_gains(self._ptr, self._dof(joint), kp, kd,
+                                           ctypes.byref(err)), err)
+
+    def set_wrench(self, body, force, torque=(0.0, 0.0, 0.0)):
+        """World-frame force (N) and torque (N m) at a body's origin, every step until changed."""
+        err = _Error()
+        b = self.world.body(body) if isinstance(body, str) else int(body)
+        f, t = _Vec3((ctypes.c_double * 3)(*force)), _Vec3((ctypes.c_double * 3)(*torque))
+        _check(_lib.mr_sim_set_wrench(self._ptr, b, f, t, ctypes.byref(err)), err)
+
+    def clear_wrenches(self):
+        _lib.mr_sim_clear_wrenches(self._ptr)
+
+    def contacts(self):
+        """The last step's contacts as a structured array (CONTACT_DTYPE), a copy."""
+        n = _lib.mr_sim_contact_forces(self._ptr, None, 0)
+        out = np.zeros(n, dtype=CONTACT_DTYPE)
+        if n:
+            _lib.mr_sim_contact_forces(self._ptr, out.ctypes.data, n)
+        return out
+
+    def body_poses(self):
+        """World placements at the current state: (R [nbodies, 3, 3], p [nbodies, 3]), copies."""
+        X = _view(_lib.mr_sim_body_poses(self._ptr), (self.world.nbodies, 12))
+        return X[:, :9].reshape(-1, 3, 3).copy(), X[:, 9:].copy()
+
+    def com(self, robot=None):
+        """Centre of mass (world frame, m) of a robot, or of every body."""
+        r = -1 if robot is None else self.world.robot(robot)["index"]
+        return np.array(_lib.mr_sim_com(self._ptr, r).v)
+
+    @property
+    def stats(self):
+        """The last step's figures: contacts, solver iterations and criteria, energies, times."""
+        s = _lib.mr_sim_last(self._ptr).contents
+        d = {k: getattr(s, k) for k, _ in _Stats._fields_ if k != "timing"}
+        d["timing"] = {k: getattr(s.timing, k) for k, _ in _Timing._fields_}
+        return d
+
+    def energy(self):
+        """Kinetic plus potential energy of the current state (J)."""
+        return _lib.mr_sim_energy(self._ptr)

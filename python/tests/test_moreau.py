@@ -1,0 +1,158 @@
+"""The Python bindings against the C library's own results and closed forms.
+
+Run by `make test` with MOREAU_LIB (the build's shared library) and MOREAU_BIN (the moreau
+command) set. numpy is required: without it the import fails and so does the suite."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import moreau
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def scene(name):
+    return os.path.join(ROOT, "scenes", name)
+
+
+def scene_text(text):
+    """A world from YAML text (written to a temporary file next to nothing else)."""
+    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    f.write(text)
+    f.close()
+    try:
+        return moreau.World(f.name)
+    finally:
+        os.unlink(f.name)
+
+
+BALL = """timestep: 0.001
+bodies: [{name: ball, mass: 2.0, position: [0, 0, 10], geoms: [{type: sphere, radius: 0.1}]}]
+"""
+
+BOX = """timestep: 0.001
+contact: {margin: 0.001}
+solver: {max_iter: 2000}
+bodies:
+  - {name: ground, fixed: true, geoms: [{type: halfspace}]}
+  - {name: box, mass: 2.0, position: [0, 0, 0.05], geoms: [{type: box, size: [0.4, 0.3, 0.1]}]}
+"""
+
+
+class TestBindings(unittest.TestCase):
+    def test_state_views_and_closed_form(self):
+        """q and v are views; a written state steps as semi-implicit Euler says, exactly up to
+        one rounding per operation (|z| <= 10: 1e-14)"""
+        world = scene_text(BALL)
+        sim = moreau.Sim(world)
+        q = sim.q
+        sim.v[:] = [0.5, 0, 0, 0, 0, 0]
+        sim.step()
+        dt, vz = 1e-3, -9.81e-3
+        self.assertIs(q, sim.q)
+        self.assertAlmostEqual(q[0], dt * 0.5, delta=1e-14)  # the view shows the new state
+        self.assertAlmostEqual(q[2], 10.0 + dt * vz, delta=1e-14)
+        self.assertAlmostEqual(sim.v[2], vz, delta=1e-14)
+        self.assertAlmostEqual(sim.time, dt, delta=1e-15)
+        sim.set_state(q=[0, 0, 5, 0, 0, 0, 2.0])
+        self.assertEqual(sim.q[6], 1.0)  # normalised quaternion
+        with self.assertRaises(moreau.MoreauError):
+            sim.set_state(q=[0, 0, np.nan, 0, 0, 0, 1])
+
+    def test_torque_view_equals_setter_and_scene(self):
+        """a torque written in the numpy view, through the setter, or in the scene gives the
+        same trajectory bit for bit"""
+        base = ("timestep: 0.001\nrobots:\n  - name: solo\n"
+                f"    urdf: {ROOT}/robots/solo12/solo12.urdf\n    position: [0, 0, 1.0]\n")
+        w, wt = scene_text(base), scene_text(base + "    torques: {FL_KFE: 0.4}\n")
+        a, b, c = moreau.Sim(w), moreau.Sim(w), moreau.Sim(wt)
+        a.torque[w.dof("solo/FL_KFE")] = 0.4
+        b.set_torque("solo/FL_KFE", 0.4)
+        for s in (a, b, c):
+            s.step(100)
+        np.testing.assert_array_equal(a.q, b.q)
+        np.testing.assert_array_equal(a.q, c.q)
+        free = moreau.Sim(w)
+        free.step(100)
+        self.assertFalse(np.array_equal(a.q, free.q))
+
+    def test_matches_the_command_line(self):
+        """the bindings step the library exactly as `moreau run` does (CSV written with 17
+        significant digits: the round trip is exact)"""
+        world = moreau.World(scene("a6_pushed_block.yaml"))
+        sim = moreau.Sim(world)
+        sim.step(200)
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "traj.csv")
+            subprocess.run([os.environ["MOREAU_BIN"], "run", scene("a6_pushed_block.yaml"),
+                            "--duration", "0.2", "--quiet", "--out", out], check=True)
+            with open(out) as f:
+                rows = list(csv.reader(f))
+        last = [float(x) for x in rows[-1][1:1 + world.nq]]
+        np.testing.assert_array_equal(np.array(last), sim.q)
+
+    def test_contacts_and_wrenches_of_a_resting_box(self):
+        """the box's weight is carried by its four corner contacts: sum of normal forces and the
+        box's contact wrench are m g within 1e-3 (the tolerance of tests/test_sim.c's resting
+        box: solver tolerance plus residual settling)"""
+        world = scene_text(BOX)
+        sim = moreau.Sim(world)
+        sim.step(500)
+        c = sim.contacts()
+        mg = 2.0 * 9.81
+        self.assertEqual(len(c), 4)
+        self.assertEqual(sim.stats["ncontacts"], 4)
+        self.assertAlmostEqual(c["force_local"][:, 2].sum(), mg, delta=1e-3 * mg)
+        box = world.body("box")
+        self.assertAlmostEqual(sim.contact_wrenches[box, 2], mg, delta=1e-3 * mg)
+        self.assertTrue(sim.stats["converged"])
+        self.assertLessEqual(sim.stats["eps_abs"], 1e-6)
+        self.assertGreater(sim.stats["iterations"], 0)
+
+    def test_shared_world(self):
+        """two simulators on one world run as two simulators on two worlds, bit for bit"""
+        shared = moreau.World(scene("b9_solo_trot.yaml"))
+        w1, w2 = moreau.World(scene("b9_solo_trot.yaml")), moreau.World(scene("b9_solo_trot.yaml"))
+        a, b = moreau.Sim(shared), moreau.Sim(shared)
+        c, d = moreau.Sim(w1), moreau.Sim(w2)
+        for s, tau in ((a, 0.3), (b, -0.2), (c, 0.3), (d, -0.2)):
+            s.set_torque("solo/FL_KFE", tau)
+        for _ in range(200):
+            for s in (a, b, c, d):
+                s.step()
+        np.testing.assert_array_equal(a.q, c.q)
+        np.testing.assert_array_equal(b.q, d.q)
+
+    def test_postures_names_and_errors(self):
+        world = moreau.World(scene("solo_stand.yaml"))
+        sim = moreau.Sim(world)
+        sim.reset("solo", "straight_standing")
+        self.assertEqual(sim.q[world.coordinate("solo/FL_HAA")], 0.0)
+        self.assertEqual(sim.target[world.coordinate("solo/FL_HAA")], 0.0)
+        with self.assertRaisesRegex(moreau.MoreauError, "standing"):
+            sim.reset("solo", "sitting")
+        with self.assertRaises(KeyError):
+            world.dof("FL_KFE")
+        with self.assertRaisesRegex(moreau.MoreauError, "no_such.yaml"):
+            moreau.World("no_such.yaml")
+        self.assertIn("solo/FL_KFE", world.dof_names)
+        self.assertEqual(world.robots, ["solo"])
+        # the centre of mass of the only robot is that of every body
+        np.testing.assert_allclose(sim.com("solo"), sim.com(), rtol=0, atol=1e-14)
+
+    def test_example_trots_upright(self):
+        """python/examples/solo_trot.py: stands back up and trots; ends upright"""
+        example = os.path.join(ROOT, "python", "examples", "solo_trot.py")
+        r = subprocess.run([sys.executable, example, scene("solo_stand.yaml"), "3.0"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("upright", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
