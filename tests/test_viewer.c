@@ -385,7 +385,8 @@ static void test_visual_meshes(void **state) {
 }
 
 /* a URDF's visual elements: a box with a robot-level material colour is drawn with its half
- * extents and rgba; a COLLADA mesh is counted as not drawn, with the reason */
+ * extents and rgba; a mesh file that does not exist is counted as not drawn, with the
+ * reason */
 static void test_visual_elements(void **state) {
   make_workdir();
   char urdf[128], scene[128], page[128], cmd[512], out[8192];
@@ -412,11 +413,47 @@ static void test_visual_elements(void **state) {
   snprintf(cmd, sizeof cmd, "view '%s' -o '%s'", scene, page);
   assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
   assert_non_null(strstr(out, "1 visual element(s) not drawn"));
-  assert_non_null(strstr(out, "visual mesh 'part.dae': only STL and OBJ are drawn"));
+  assert_non_null(strstr(out, "visual mesh 'part.dae' not found"));
   char *s = read_page(page);
   assert_int_equal(count_substr(s, "\"visual\":1"), 1);
   assert_non_null(strstr(s, "\"size\":[0.05,0.1,0.15],\"rgba\":[1,0,0,1]"));
   free(s);
+}
+
+/* a Collada visual mesh (a link of example-robot-data's hextilt) is read through assimp and
+ * drawn as its triangles */
+static void test_visual_collada(void **state) {
+  const char *root = test_reference_root();
+  if (!root) skip(); /* reference robots absent: reported by cmocka */
+  make_workdir();
+  char urdf[128], scene[128], page[128], cmd[512], out[8192];
+  snprintf(urdf, sizeof urdf, "%s/dae.urdf", workdir);
+  snprintf(scene, sizeof scene, "%s/dae.yaml", workdir);
+  snprintf(page, sizeof page, "%s/dae.html", workdir);
+  FILE *f = fopen(urdf, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "<robot name=\"r\"><link name=\"base\"><inertial><mass value=\"1\"/><inertia "
+          "ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/>"
+          "</inertial>\n<visual><geometry><mesh filename=\"file://%s/robots/hextilt_description/"
+          "meshes/link_1.dae\"/></geometry></visual>\n</link></robot>\n",
+          root);
+  fclose(f);
+  f = fopen(scene, "w");
+  assert_non_null(f);
+  fprintf(f, "timestep: 0.001\nduration: 0.01\nrobots:\n  - {name: r, urdf: %s, floating: true}\n",
+          urdf);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "view '%s' -o '%s'", scene, page);
+  int code = cli_run(cmd, 1, out, sizeof out);
+  if (code) fail_msg("%s", out);
+  assert_null(strstr(out, "not drawn"));
+  char *s = read_page(page);
+  assert_int_equal(count_substr(s, "\"visual\":1"), 1);
+  size_t nface = 0;
+  float *face = page_array(s, "face", &nface);
+  assert_true(nface >= 3 && nface % 3 == 0);
+  free(face), free(s);
 }
 
 /* bad input: a clear message and exit 2 */
@@ -441,7 +478,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_view_errors),       cmocka_unit_test(test_html_options),
       cmocka_unit_test(test_trajectory_replay), cmocka_unit_test(test_visual_meshes),
-      cmocka_unit_test(test_visual_elements),   cmocka_unit_test(test_demo_in_chromium),
+      cmocka_unit_test(test_visual_elements),   cmocka_unit_test(test_visual_collada),
+      cmocka_unit_test(test_demo_in_chromium),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[128];

@@ -17,7 +17,7 @@ typedef struct mr_replay mr_replay;
 
 /* A replay of scene (borrowed: it must outlive the replay) recording fps frames per simulated
  * second (0: every step). The URDF robots' visual elements are read here; files that cannot be
- * drawn (a mesh format other than STL and OBJ, a missing file) are counted in *nskipped with the
+ * drawn (a missing or unreadable mesh file) are counted in *nskipped with the
  * last reason in skipped_msg (MR_ERROR_MSG_MAX bytes), not an error. NULL with err filled on
  * failure (unreadable URDF, out of memory). */
 mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, char *skipped_msg,

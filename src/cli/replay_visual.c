@@ -2,14 +2,14 @@
  *
  * The model keeps only collision geometry (the URDF loader skips <visual>); here each robot's
  * URDF is read again with libxml2 and every <link>'s <visual> elements become drawables: a
- * <mesh> (binary or ASCII STL, Wavefront OBJ; other formats such as COLLADA .dae are skipped and
- * counted), <box>, <sphere> or <cylinder>, at origin ∘ (the link's frame in its body), with the
- * rgba of its <material> (inline, or a robot-level material of that name). The link named L of
- * robot R is the model frame "R/L" (a body, or a link merged into one by a fixed joint), whose
- * placement in its body composes with the visual's origin: ᵇX_v = ᵇX_L · ᴸX_v. Mesh paths
- * resolve as collision meshes do: package://NAME/REST under every ancestor directory of the
- * URDF file, then under the MOREAU_PACKAGE_PATH roots; file:// and relative paths against the
- * URDF's directory. */
+ * <mesh> (any file mr_mesh_load reads: STL, OBJ, Collada .dae and the other formats of assimp;
+ * a file that is missing or unreadable is skipped and counted), <box>, <sphere> or <cylinder>, at
+ * origin ∘ (the link's frame in its body), with the rgba of its <material> (inline, or a
+ * robot-level material of that name). The link named L of robot R is the model frame "R/L" (a body,
+ * or a link merged into one by a fixed joint), whose placement in its body composes with the
+ * visual's origin: ᵇX_v = ᵇX_L · ᴸX_v. Mesh paths resolve as collision meshes do:
+ * package://NAME/REST under every ancestor directory of the URDF file, then under the
+ * MOREAU_PACKAGE_PATH roots; file:// and relative paths against the URDF's directory. */
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -97,12 +97,8 @@ static int resolve_mesh(const char *urdf, const char *name, char *out, size_t si
   return n >= 0 && (size_t)n < size && file_exists(out) ? 0 : -1;
 }
 
-static int has_ext(const char *path, const char *ext) {
-  size_t n = strlen(path), e = strlen(ext);
-  return n > e && !strcasecmp(path + n - e, ext);
-}
-
-/* <mesh filename scale>: loaded when STL or OBJ, otherwise skipped (returns 1) */
+/* <mesh filename scale>: loaded by mr_mesh_load (STL, OBJ, and through assimp Collada and the
+ * other formats it reads), otherwise skipped (returns 1) */
 static int read_mesh(visual_ctx *c, const xmlNode *s, mr_replay_visual *v) {
   xmlChar *fn = xmlGetProp(s, (const xmlChar *)"filename");
   double scale[3] = {1, 1, 1};
@@ -110,8 +106,6 @@ static int read_mesh(visual_ctx *c, const xmlNode *s, mr_replay_visual *v) {
   int bad = !fn || attr_numbers(s, "scale", scale, 3);
   if (bad)
     skip(c, "%s: a visual <mesh> without a valid filename or scale%s", "");
-  else if (!has_ext((const char *)fn, ".stl") && !has_ext((const char *)fn, ".obj"))
-    bad = 1, skip(c, "%s: visual mesh '%s': only STL and OBJ are drawn", (const char *)fn);
   else if (resolve_mesh(c->robot->urdf, (const char *)fn, path, sizeof path))
     bad = 1, skip(c, "%s: visual mesh '%s' not found", (const char *)fn);
   if (!bad) {
