@@ -1,7 +1,8 @@
 # moreau: build, test, run, bench.
 #
 #   make            build/libmoreau.a and build/moreau
-#   make run        the default demo (installs missing Debian packages first)
+#   make run        the default demo, and its replay out/demo.html (installs missing Debian
+#                   packages first)
 #   make test       every cmocka test program (installs missing Debian packages first)
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
 #                   short fuzzing smoke run of every parser (installs clang first)
@@ -16,6 +17,10 @@
 #   make install    library (static and shared), headers, moreau.pc and the moreau command into
 #                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local)
 #   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
+#
+# The moreau program embeds the replay viewer (viewer/): `npm ci` installs three.js and esbuild
+# from viewer/package-lock.json, esbuild bundles viewer/src/ into one script, and the page
+# template and that script are linked in as data (docs/viewer.md).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -25,7 +30,7 @@ BUILD   ?= build
 SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
-           libqhull-dev libassimp-dev
+           libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
@@ -60,16 +65,22 @@ FUZZ_TIME  ?= 60
 FUZZ_SMOKE ?= 5
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_BIN   = $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%)
+VIEWER_SRC    = $(sort $(wildcard viewer/src/*.js))
+VIEWER_NPM    = viewer/node_modules/.package-lock.json
+VIEWER_BUNDLE = $(BUILD)/viewer/viewer.js
+VIEWER_OBJ    = $(BUILD)/obj/viewer_assets.o
 
 .PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
         robots-table mutants fuzz fuzz-bins fuzz-run
 
 all: $(LIBRARY) $(PROGRAM)
 
-# Install what is missing (as root through apt-get; otherwise print the command).
+# Install what is missing (as root through apt-get; otherwise print the command). A package
+# whose command is on PATH counts as present (npm also comes with other builds of nodejs).
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  dpkg -s $$p >/dev/null 2>&1 || command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing:$$missing"; \
@@ -88,12 +99,35 @@ $(LIBRARY): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PROGRAM): $(CLI_OBJ) $(LIBRARY)
-	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIBRARY) $(LIBS) -o $@
+$(PROGRAM): $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY)
+	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY) $(LIBS) -o $@
+
+# the viewer: three.js and esbuild from npm, one minified script, linked in with the page
+$(VIEWER_NPM): viewer/package.json viewer/package-lock.json
+	cd viewer && npm ci --no-audit --no-fund --loglevel=error
+
+$(VIEWER_BUNDLE): $(VIEWER_SRC) $(VIEWER_NPM)
+	@mkdir -p $(dir $@)
+	viewer/node_modules/.bin/esbuild viewer/src/main.js --bundle --minify --format=iife \
+	  --log-level=warning --outfile=$@
+
+$(VIEWER_OBJ): $(VIEWER_BUNDLE) viewer/page.html
+	@mkdir -p $(dir $@)
+	@{ echo '.section .rodata'; \
+	   echo '.global mr_viewer_page, mr_viewer_page_end, mr_viewer_js, mr_viewer_js_end'; \
+	   echo 'mr_viewer_page: .incbin "$(abspath viewer/page.html)"'; \
+	   echo 'mr_viewer_page_end: .byte 0'; \
+	   echo 'mr_viewer_js: .incbin "$(abspath $(VIEWER_BUNDLE))"'; \
+	   echo 'mr_viewer_js_end: .byte 0'; \
+	   echo '.section .note.GNU-stack,"",@progbits'; } > $(BUILD)/viewer/assets.s
+	$(CC) -c $(BUILD)/viewer/assets.s -o $@
 
 $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka $(TEST_LIBS) -o $@
+
+# the viewer test decodes PNG screenshots with zlib
+$(BUILD)/tests/test_viewer: TEST_LIBS = -lz
 
 # the FCL cross-check links a C++ helper against FCL (and its octomap dependency)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
@@ -194,7 +228,9 @@ bench-peers: deps
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(PROGRAM) run scenes/demo.yaml
+	@mkdir -p out
+	$(PROGRAM) run scenes/demo.yaml --html out/demo.html
+	@echo "open out/demo.html in a browser to replay the demo (docs/viewer.md)"
 
 # installs the plotting packages through the deps recipe, then runs every experiment
 experiments: deps

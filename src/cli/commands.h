@@ -19,5 +19,6 @@ int mr_cmd_check(int argc, char **argv);
 int mr_cmd_rbd(int argc, char **argv);
 int mr_cmd_qpcc(int argc, char **argv);
 int mr_cmd_solve(int argc, char **argv);
+int mr_cmd_view(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/replay.h"
 #include "cli/runner.h"
 #include "core/output.h"
 
@@ -26,6 +27,8 @@ static const char run_usage[] =
     "                      force in the contact frame (t1, t2, n) and in the world frame\n"
     "  --summary FILE.json the run's summary as JSON\n"
     "  --dump-problems DIR save every step's contact problem (the 'moreau solve' format)\n"
+    "  --html FILE.html    a self-contained replay page (docs/viewer.md), written even when\n"
+    "                      the run diverges\n"
     "  --quiet             no progress bar and no summary on stdout\n"
     "Outputs appear only when the run succeeds: each is written to a temporary file and\n"
     "renamed into place; a failed run leaves every path as it was. SIGINT (Ctrl-C) stops\n"
@@ -35,12 +38,13 @@ static const char run_usage[] =
 
 static const char compare_usage[] =
     "usage: moreau compare SCENE.yaml [--solvers a,b,...] [--dt X] [--duration T]\n"
-    "                      [--set KEY=VALUE]...\n"
+    "                      [--set KEY=VALUE]... [--html FILE.html]\n"
     "Run the scene once per solver (default: every solver) and print the summaries side by\n"
-    "side. Exit status: 0 every run finished, 1 some run diverged, 2 bad usage or bad scene.\n";
+    "side; --html writes one replay page with every run overlaid (docs/viewer.md).\n"
+    "Exit status: 0 every run finished, 1 some run diverged, 2 bad usage or bad scene.\n";
 
 typedef struct {
-  const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump;
+  const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump, *html;
   const char *sets[64];
   int nsets, quiet;
   double dt, duration;
@@ -84,6 +88,7 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
                         : !strcmp(o, "--contacts")      ? &a->contacts
                         : !strcmp(o, "--summary")       ? &a->summary
                         : !strcmp(o, "--dump-problems") ? &a->dump
+                        : !strcmp(o, "--html")          ? &a->html
                                                         : NULL;
     if (slot) {
       if (!(*slot = option_value(cmd, argc, argv, &i))) return 2;
@@ -297,9 +302,14 @@ int mr_cmd_run(int argc, char **argv) {
   output_paths(&a, &sc, &out);
   int code = check_distinct(a.scene, &out);
   if (!code) code = open_outputs(&out, &opt);
+  mr_replay *html = !code && a.html ? mr_view_replay("run", &sc, solver) : NULL;
+  if (a.html && !code && !html) code = 2;
+  opt.on_step = html ? mr_replay_record : NULL, opt.ctx = html;
   mr_run_summary r;
   mr_error err = {0};
   mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
+  if (html && code) mr_replay_free(html);
+  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html)) code = 2;
   if (st) {
     discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
@@ -342,7 +352,8 @@ int mr_cmd_compare(int argc, char **argv) {
   run_args a;
   if (parse_args("compare", argc, argv, &a)) return 2;
   if (a.solver || a.out || a.contacts || a.summary || a.dump)
-    return usage_error("compare", "%s", "compare takes --solvers, --dt, --duration and --set");
+    return usage_error("compare", "%s",
+                       "compare takes --solvers, --dt, --duration, --set and --html");
   const char *names[COMPARE_MAX];
   char buf[1024];
   int n = solver_list(a.solvers, buf, sizeof buf, names, COMPARE_MAX);
@@ -353,17 +364,26 @@ int mr_cmd_compare(int argc, char **argv) {
   if (load_scene("compare", &a, &sc)) return 2;
   printf("%-13s %7s %9s %7s %9s %9s %10s %10s %11s %s\n", "solver", "steps", "solve_us", "mean_it",
          "max_it", "max_eps", "max_pen_m", "E_drift_J", "not_conv", "status");
-  int code = 0;
-  for (int i = 0; i < n; ++i) {
+  mr_replay *html = a.html ? mr_view_replay("compare", &sc, NULL) : NULL;
+  int code = a.html && !html ? 2 : 0;
+  for (int i = 0; i < n && code != 2; ++i) {
     mr_run_options opt = {.solver = names[i], .every = 1, .energy = 1, .solver_stats = 1};
     mr_run_summary r;
     mr_error err = {0};
+    if (html && mr_replay_begin_run(html, names[i], &err)) {
+      fprintf(stderr, "moreau compare: %s\n", err.msg), code = 2;
+      break;
+    }
+    opt.on_step = html ? mr_replay_record : NULL, opt.ctx = html;
     mr_status st = mr_run_scene(&sc, &opt, &r, &err);
+    if (html && st) mr_replay_end_run(html, err.msg);
     printf("%-13s %7ld %9.1f %7.1f %9d %9.2e %10.2e %10.3g %11ld %s\n", names[i], r.steps,
            r.mean_solve_us, r.mean_iterations, r.max_iterations, r.max_eps_abs, r.max_penetration,
            r.energy_end - r.energy_start, r.not_converged, st ? "diverged" : "ok");
     if (st) fprintf(stderr, "moreau compare: %s: %s\n", names[i], err.msg), code = 1;
   }
+  if (html && code == 2) mr_replay_free(html);
+  else if (html && mr_view_write("compare", html, NULL, a.html)) code = 2;
   mr_scene_free(&sc);
   return code;
 }

@@ -155,6 +155,7 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   if (opt->csv) csv_header(opt->csv, mr_sim_world(s), opt);
   if (opt->contacts_csv) contacts_header(opt->contacts_csv);
   mr_status st = MR_OK;
+  if (opt->on_step) opt->on_step(opt->ctx, s);
   double t0 = now_s();
   for (long k = 0; k < nsteps && st == MR_OK; ++k) {
     if ((st = mr_sim_step(s, err))) {
@@ -167,6 +168,7 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
     if (opt->contacts_csv && (k + 1) % every == 0) contacts_rows(opt->contacts_csv, s);
     if (opt->dump_dir) st = dump_problem(s, opt->dump_dir, err);
     if (!st) st = check_outputs(opt, err);
+    if (opt->on_step) opt->on_step(opt->ctx, s);
     if (opt->progress) progress(k + 1, nsteps);
     if (!st && opt->stop && *opt->stop) {
       summary->interrupted = 1;

@@ -36,6 +36,10 @@ typedef struct {
   mr_columns columns;   /* trajectory: the optional state column groups */
   const char *csv_path, *contacts_path; /* the outputs' names, for write-error messages */
   const volatile sig_atomic_t *stop;    /* when set to non-zero, stop after the current step */
+  /* called with the simulator once before the first step and after every step (a replay
+   * recorder), or NULL */
+  void (*on_step)(void *ctx, const mr_sim *s);
+  void *ctx;
 } mr_run_options;
 
 /* Run the scene from its initial state to its duration. On divergence or another failure,
