@@ -8,6 +8,7 @@ static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
     {"run", "step a scene and summarise the run", mr_cmd_run},
     {"compare", "run a scene once per solver, side by side", mr_cmd_compare},
+    {"sweep", "run a scene over a grid of settings, solvers and seeds", mr_cmd_sweep},
     {"check", "load and validate a scene file", mr_cmd_check},
     {"collide", "the contacts of a scene's initial state", mr_cmd_collide},
     {"list", "name the solvers, geometry types and joint types", mr_cmd_list},
