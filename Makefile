@@ -8,6 +8,7 @@
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
+#   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
 #   make install    library (static and shared), headers, moreau.pc and the moreau command into
@@ -22,7 +23,7 @@ BUILD   ?= build
 SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
-           libqhull-dev
+           libqhull-dev libassimp-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 
@@ -30,7 +31,7 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 INCS     = -Iinclude -Isrc -I/usr/include/libxml2
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lm -pthread
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lm -pthread
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
                              src/integrate/*.c src/model/*.c src/io/*.c))
@@ -48,7 +49,7 @@ LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
 .PHONY: all deps test run-tests check bench bench-bins bench-peers run experiments format clean \
-        mutants
+        robots-table mutants
 
 all: $(LIBRARY) $(PROGRAM)
 
@@ -143,6 +144,15 @@ experiments: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(EXP_PKGS)"
 	@$(MAKE) --no-print-directory all
 	MOREAU=$(PROGRAM) experiments/run.sh
+
+# docs/robots.md's table: the example-robot-data corpus test's results, spliced between the
+# table markers of the page (steps/s are this machine's, at the time of the run)
+robots-table: deps $(BUILD)/tests/test_robots_corpus
+	MOREAU_SHARED=$(SHARED) MOREAU_ROBOTS_TABLE=$(BUILD)/robots_table.md \
+	  $(BUILD)/tests/test_robots_corpus
+	awk -v t=$(BUILD)/robots_table.md '/<!-- robots-table -->/ {print; while ((getline l < t) > 0) \
+	  print l; skip = 1; next} /<!-- end robots-table -->/ {skip = 0} !skip' docs/robots.md \
+	  > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \

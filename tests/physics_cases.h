@@ -743,18 +743,23 @@ static inline pc_outcome pc_check_bounce(const char *solver) {
 
 /* A8: rolling, 0.5 s. The contact sticks (c_T = 0 up to the solver tolerance, in velocity
  * units ≤ 1e-5). The free-flyer's exponential map turns the body twist about the contact point,
- * so the centre sinks by ½ v² Δt²/r per step, δ(T) = Δt a² T³/(6 r) without Baumgarte; the
- * potential energy it releases adds (5/7) g cos α δ / v to the speed: the tolerance. */
+ * so the centre sinks by s = ½ v² Δt²/r per step; the gap correction (Φ/Δt down to −δ,
+ * docs/solvers.md) pushes it back out in the next step, so the final penetration is one step's
+ * sinking at v = a T (asserted to 5 %: v varies by a Δt over the step). The push-out gives the
+ * body a normal velocity u = s/Δt which the body's rotation (ω = v/r, the explicit bias term of
+ * the free-flyer) turns by ω Δt per step into the rolling direction, where the rolling
+ * constraint keeps 5/7 of it: Δv = (5/7) ½ v³ Δt²/r² per step, summed over the run
+ * e_v = (5/7) Δt a³ T⁴/(8 r²) (7.7e-3 m/s; the tolerance is 5 % above it). */
 static inline pc_outcome pc_check_roll(const char *solver) {
   pc_result r;
   double al = 20.0 * M_PI / 180.0, a = 5.0 / 7.0 * PC_G * sin(al), T = 0.5, dt = 1e-3, rad = 0.1;
   pc_run_roll(solver, dt, T, &r);
-  double delta = dt * a * a * T * T * T / (6.0 * rad);
-  double tol = 5.0 / 7.0 * PC_G * cos(al) * delta / (a * T);
+  double delta = 0.5 * (a * T) * (a * T) * dt * dt / rad;
+  double tol = 1.05 * (5.0 / 7.0) * dt * a * a * a * T * T * T * T / (8.0 * rad * rad);
   pc_outcome o = pc_verdict_of(&r, r.err, tol);
-  if (o.v == PC_PASS && !(r.x[0] <= 1e-5 && fabs(r.x[3] - delta) <= 0.1 * delta)) o.v = PC_FAIL;
-  snprintf(o.what, sizeof o.what, "slip ‖c_T‖ %.0e m/s, sinks %.2f mm (δ = %.2f mm)", r.x[0],
-           1e3 * r.x[3], 1e3 * delta);
+  if (o.v == PC_PASS && !(r.x[0] <= 1e-5 && fabs(r.x[3] - delta) <= 0.05 * delta)) o.v = PC_FAIL;
+  snprintf(o.what, sizeof o.what, "slip ‖c_T‖ %.0e m/s, penetration %.2e m (one step: %.2e m)",
+           r.x[0], r.x[3], delta);
   if (o.v == PC_PASS || !r.ok) return o;
   double pen = cos(al) * PC_G / 1e5;
   if (pc_is(solver, "soft") && fabs(r.x[3] - pen) <= 0.2 * pen) {

@@ -116,7 +116,8 @@ static void test_resting_forces_cancel_gravity(void **state) {
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL), MR_OK);
   double lambda[3 * NC] = {0}, dv[6];
   for (int i = 0; i < NC; ++i) {
-    assert_near(f->a.g[3 * i + 2], -9.81, 1e-12);
+    /* J v_f / Δt plus the rest depth's d / Δt² (docs/solvers.md) */
+    assert_near(f->a.g[3 * i + 2], -9.81 + s.rest_depth / (DT * DT), 1e-12);
     lambda[3 * i + 2] = MASS * 9.81 / NC;
   }
   mr_contact_impulse_velocity(&f->a, lambda, DT, dv);
@@ -124,7 +125,8 @@ static void test_resting_forces_cancel_gravity(void **state) {
     assert_near(f->vf[k] + dv[k], 0.0, 1e-15);
 }
 
-/* gap, Baumgarte and restitution corrections of g_N, and the contact bound */
+/* gap, Baumgarte and restitution corrections of g_N, and the contact bound (tolerances: the
+ * round-off of g ≈ 2e3 m/s² computed in double) */
 static void test_corrections(void **state) {
   fixture *f = *state;
   mr_assembly_settings s = mr_assembly_settings_default();
@@ -139,11 +141,13 @@ static void test_corrections(void **state) {
   double v[6] = {0, 0, -1.0, 0, 0, 0}; /* falling at 1 m/s: J_N v = −1 */
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
   double gN = -9.81; /* J_N v_f / Δt */
-  assert_near(f->a.g[2], gN + 2e-3 / (DT * DT), 1e-9);
-  assert_near(f->a.g[5], gN + 0.5 * -4e-3 / (DT * DT), 1e-9);
-  assert_near(f->a.g[8], gN + 2e-3 / (DT * DT), 1e-9);
+  assert_near(f->a.g[2], gN + (2e-3 + s.rest_depth) / (DT * DT), 1e-9);
+  /* below the band δ: the push-out δ/Δt plus k_B of the excess */
+  assert_near(f->a.g[5], gN + (-s.band + 0.5 * (-4e-3 + s.band)) / (DT * DT), 1e-9);
+  assert_near(f->a.g[8], gN + (2e-3 + s.rest_depth) / (DT * DT), 1e-9);
   assert_near(f->a.g[11], gN + 0.5 * -1.0 / DT, 1e-9);
-  /* an impact that starts in penetration: the Baumgarte term plus the rebound target */
+  /* an impact that starts in penetration: the Baumgarte term plus the rebound target (no
+   * push-out, which would add to the rebound) */
   f->c[1].is_new = 1;
   f->c[1].restitution = 0.5;
   assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, v, f->vf, &s, &f->a, NULL), MR_OK);
@@ -159,12 +163,73 @@ static void test_corrections(void **state) {
   corners(f->q, 0, f->c);
 }
 
+/* the least-squares residual ‖J v − b‖ / ‖b‖ of the normal rows: b is the gap correction of the
+ * four corners (tangential rows 0); v by the normal equations JᵀJ v = Jᵀ b (6 x 6, Cholesky) */
+static double patch_residual(const fixture *f, const double *cor) {
+  enum { n = 3 * NC, nv = 6 };
+  double A[nv * nv] = {0}, rhs[nv] = {0}, b[n] = {0}, v[nv];
+  for (int i = 0; i < NC; ++i)
+    b[3 * i + 2] = cor[i];
+  for (int a = 0; a < nv; ++a) {
+    for (int r = 0; r < n; ++r)
+      rhs[a] += f->a.J[r * nv + a] * b[r];
+    for (int c = 0; c < nv; ++c)
+      for (int r = 0; r < n; ++r)
+        A[a * nv + c] += f->a.J[r * nv + a] * f->a.J[r * nv + c];
+  }
+  assert_int_equal(mr_cholesky(A, nv), 0);
+  memcpy(v, rhs, sizeof v);
+  mr_cholesky_solve(A, nv, v);
+  double res = 0.0;
+  for (int r = 0; r < n; ++r) {
+    double e = mr_dot(f->a.J + r * nv, v, nv) - b[r];
+    res += e * e;
+  }
+  return sqrt(res / mr_dot(b, b, n));
+}
+
+/* A resting patch: the box tilted so that its corners lie at Φ = ±2e-6 m and ±6e-6 m (a plane
+ * through the corners, Φ affine in the corner position). The correction must be the normal
+ * velocity of a rigid motion of the box (in range(J) = range(G)), or the NCP has no all-sticking
+ * solution. The consistent law (Φ + d)/Δt on [−δ, ∞) gives such a correction (residual at
+ * round-off: 1e-12); the former law (δ = d = 0: Φ/Δt above zero, k_B Φ/Δt below, here k_B = 0)
+ * does not: its correction (Φ⁺/Δt) is not affine over the four corners, residual 0.32 */
+static void test_patch_consistent(void **state) {
+  fixture *f = *state;
+  const double phis[NC] = {-6e-6, -2e-6, 2e-6, 6e-6}; /* Φ = a x + b y over the corners */
+  corners(f->q, 0.0, f->c);
+  for (int i = 0; i < NC; ++i)
+    f->c[i].phi = phis[i];
+  mr_assembly_settings s = mr_assembly_settings_default();
+  double cor[NC];
+  for (int pass = 0; pass < 2; ++pass) {
+    s.band = pass ? 0.0 : mr_assembly_settings_default().band;
+    s.rest_depth = pass ? 0.0 : mr_assembly_settings_default().rest_depth;
+    assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, NULL),
+                     MR_OK);
+    for (int i = 0; i < NC; ++i)
+      cor[i] = (f->a.g[3 * i + 2] + 9.81) * DT;
+    double res = patch_residual(f, cor);
+    if (pass == 0)
+      assert_true(res <= 1e-12);
+    else
+      assert_true(res >= 0.1);
+  }
+  mr_error err;
+  s.band = -1.0;
+  assert_int_equal(mr_contact_assemble(f->m, f->d, f->c, NC, f->v, f->vf, &s, &f->a, &err),
+                   MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "band"));
+  corners(f->q, 0, f->c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_delassus_dense),
       cmocka_unit_test(test_jacobian_velocity),
       cmocka_unit_test(test_resting_forces_cancel_gravity),
       cmocka_unit_test(test_corrections),
+      cmocka_unit_test(test_patch_consistent),
   };
   return cmocka_run_group_tests_name("assembly", tests, setup, teardown);
 }

@@ -1,4 +1,5 @@
-/* Meshes: STL (binary, ASCII) and OBJ loading of meshes written here, hull volumes, the
+/* Meshes: STL (binary, ASCII), OBJ and Collada (units, up axis) loading of meshes written here,
+ * mirroring by a negative scale, hull volumes, the
  * non-convexity warning, load errors naming file, line and value, mesh collisions, and the
  * reference robots' meshes (skipped when absent). */
 #include "test_util.h"
@@ -178,8 +179,15 @@ static void test_mesh_errors(void **state) {
   assert_null(mr_mesh_load("build/badidx.obj", mr_v3(1, 1, 1), NULL, &err));
   assert_non_null(strstr(err.msg, "build/badidx.obj:4"));
   assert_non_null(strstr(err.msg, "'7'"));
-  assert_null(mr_mesh_load("build/cube.obj", mr_v3(1, -2, 1), NULL, &err));
-  assert_non_null(strstr(err.msg, "-2"));
+  assert_null(mr_mesh_load("build/cube.obj", mr_v3(1, 0, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "mesh scale 0 must be finite and non-zero"));
+  write_text("build/unknown.xyz1", "0 0 0\n");
+  assert_null(mr_mesh_load("build/unknown.xyz1", mr_v3(1, 1, 1), NULL, &err));
+  assert_int_equal(err.status, MR_ERR_UNSUPPORTED);
+  assert_non_null(strstr(err.msg, "build/unknown.xyz1: unknown mesh format"));
+  write_text("build/broken.dae", "<?xml version=\"1.0\"?>\n<COLLADA><asset>\n");
+  assert_null(mr_mesh_load("build/broken.dae", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "build/broken.dae: cannot read the mesh"));
   write_text("build/flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n");
   assert_null(mr_mesh_load("build/flat.obj", mr_v3(1, 1, 1), NULL, &err));
   assert_non_null(strstr(err.msg, "build/flat.obj"));
@@ -194,6 +202,105 @@ static void test_mesh_errors(void **state) {
   assert_int_equal(mr_model_add_geom(model, &g, &err), -1);
   assert_non_null(strstr(err.msg, "-0.5"));
   mr_model_free(model);
+}
+
+/* Σ v₀ · (v₁ × v₂) / 6 over the triangles: positive when the normals point outwards */
+static double signed_volume(const mr_mesh *m) {
+  double vol = 0;
+  for (int f = 0; f < m->nface; ++f) {
+    const double *a = &m->vert[3 * m->face[3 * f]], *b = &m->vert[3 * m->face[3 * f + 1]],
+                 *c = &m->vert[3 * m->face[3 * f + 2]];
+    vol += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+           a[2] * (b[0] * c[1] - b[1] * c[0]);
+  }
+  return vol / 6.0;
+}
+
+/* the axis-aligned bounds of a mesh's vertices */
+static void bounds(const mr_mesh *m, double lo[3], double hi[3]) {
+  for (int k = 0; k < 3; ++k)
+    lo[k] = INFINITY, hi[k] = -INFINITY;
+  for (int i = 0; i < m->nvert; ++i)
+    for (int k = 0; k < 3; ++k)
+      lo[k] = fmin(lo[k], m->vert[3 * i + k]), hi[k] = fmax(hi[k], m->vert[3 * i + k]);
+}
+
+/* a negative scale mirrors the mesh and keeps its normals outwards: the L prism (volume 3,
+ * x, y in [0, 2], z in [0, 1]) scaled by (1, -1, 1) spans y in [-2, 0] with signed volume +3, and
+ * by (-1, -1, 1) (a rotation, no reversal) also +3; exact vertices, so volumes to round-off */
+static void test_mirror(void **state) {
+  prism l = extrude(ell, 6, 0);
+  write_stl_ascii("build/ell.stl", &l);
+  const mr_vec3 scales[2] = {{{1, -1, 1}}, {{-1, -1, 1}}};
+  for (int k = 0; k < 2; ++k) {
+    mr_error err;
+    mr_mesh *m = mr_mesh_load("build/ell.stl", scales[k], NULL, &err);
+    if (!m) fail_msg("%s", err.msg);
+    double lo[3], hi[3];
+    bounds(m, lo, hi);
+    assert_near(lo[1], -2.0, 0);
+    assert_near(hi[1], 0.0, 0);
+    assert_near(signed_volume(m), 3.0, 1e-12);
+    assert_near(m->hull_volume, 3.5, 1e-12);
+    mr_mesh_free(m);
+  }
+}
+
+/* the L prism as a Collada file with the given <asset> contents */
+static void write_dae(const char *path, const prism *m, const char *asset) {
+  FILE *f = fopen(path, "w");
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+             "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+             "<asset>%s</asset>\n<library_geometries><geometry id=\"g\"><mesh>\n"
+             "<source id=\"p\"><float_array id=\"pa\" count=\"%d\">",
+          asset, 3 * m->nv);
+  for (int i = 0; i < m->nv; ++i)
+    fprintf(f, "%g %g %g ", m->v[i][0], m->v[i][1], m->v[i][2]);
+  fprintf(f, "</float_array>\n<technique_common><accessor source=\"#pa\" count=\"%d\" "
+             "stride=\"3\"><param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
+             "<param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+             "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
+             "<triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>",
+          m->nv, m->nf);
+  for (int t = 0; t < m->nf; ++t)
+    fprintf(f, "%d %d %d ", m->f[t][0], m->f[t][1], m->f[t][2]);
+  fprintf(f, "</p></triangles>\n</mesh></geometry></library_geometries>\n"
+             "<library_visual_scenes><visual_scene id=\"s\"><node id=\"n\">"
+             "<instance_geometry url=\"#g\"/></node></visual_scene></library_visual_scenes>\n"
+             "<scene><instance_visual_scene url=\"#s\"/></scene>\n</COLLADA>\n");
+  fclose(f);
+}
+
+/* Collada through assimp: units and up axis from the file. The L prism written in millimetres
+ * with y up comes out in metres with z up, (x, y, z) -> 1e-3 (x, -z, y): x in [0, 0.002],
+ * y in [-0.001, 0], z in [0, 0.002], volume 3e-9 and hull volume 3.5e-9 m³, normals outwards;
+ * written z up in metres it is unchanged. assimp stores vertices as floats (24-bit mantissa):
+ * coordinates to 2^-24 relative, volumes (products of three) to 3 · 2^-24 ≈ 1.8e-7 relative */
+static void test_collada(void **state) {
+  prism l = extrude(ell, 6, 0);
+  write_dae("build/ell_mm_yup.dae", &l, "<unit name=\"millimeter\" meter=\"0.001\"/><up_axis>Y_UP</up_axis>");
+  write_dae("build/ell_zup.dae", &l, "<up_axis>Z_UP</up_axis>");
+  const char *files[2] = {"build/ell_mm_yup.dae", "build/ell_zup.dae"};
+  const double s[2] = {1e-3, 1.0};
+  const double lo_x[2][3] = {{0, -1, 0}, {0, 0, 0}}, hi_x[2][3] = {{2, 0, 2}, {2, 2, 1}};
+  for (int k = 0; k < 2; ++k) {
+    mr_error err;
+    int nc = 0;
+    mr_mesh *m = mr_mesh_load(files[k], mr_v3(1, 1, 1), &nc, &err);
+    if (!m) fail_msg("%s", err.msg);
+    double lo[3], hi[3];
+    bounds(m, lo, hi);
+    for (int a = 0; a < 3; ++a) {
+      assert_near(lo[a], s[k] * lo_x[k][a], 6e-8 * 2 * s[k]);
+      assert_near(hi[a], s[k] * hi_x[k][a], 6e-8 * 2 * s[k]);
+    }
+    double s3 = s[k] * s[k] * s[k];
+    assert_near(signed_volume(m), 3.0 * s3, 1.8e-7 * 3.0 * s3);
+    assert_near(m->volume, 3.0 * s3, 1.8e-7 * 3.0 * s3);
+    assert_near(m->hull_volume, 3.5 * s3, 1.8e-7 * 3.5 * s3);
+    assert_int_equal(nc, 1);
+    mr_mesh_free(m);
+  }
 }
 
 static double zero(double x, double y, void *u) {
@@ -288,7 +395,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cube_formats),     cmocka_unit_test(test_nonconvex_warning),
       cmocka_unit_test(test_mesh_errors),      cmocka_unit_test(test_mesh_collisions),
-      cmocka_unit_test(test_reference_meshes),
+      cmocka_unit_test(test_reference_meshes), cmocka_unit_test(test_mirror),
+      cmocka_unit_test(test_collada),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,11 +3,12 @@
  * Scenes and simulators are created first (allocation allowed), then the counters must stay at
  * zero while stepping, with every solver, on scenes that exercise every stage: boxes and spheres
  * on a plane, a robot on its feet, a heightfield, constraints and joint limits, a hand holding a
- * ball. libccd's own allocations during EPA (a documented exception) happen inside the shared
- * library and are not counted here. */
+ * ball; and the derivatives (moreau/derivatives.h). libccd's own allocations during EPA (a
+ * documented exception) happen inside the shared library and are not counted here. */
 #include <stddef.h>
 
 #include "moreau/control.h"
+#include "moreau/derivatives.h"
 #include "sim_util.h"
 
 static long allocations; /* calls to malloc, calloc and realloc from moreau's code */
@@ -70,6 +71,38 @@ static void test_hand(void **state) {
   steps_allocate_nothing("scenes/b8_allegro_hold.yaml", 5, 20);
 }
 
+/* the derivatives of the dynamics, of the free step and of the sphere's contact step of the
+ * Allegro scene (created first, then evaluated with the counters watching) */
+static void test_derivatives(void **state) {
+  mr_scene sc = tsim_load("scenes/b8_allegro_hold.yaml");
+  const mr_model *m = sc.model;
+  mr_data *d = mr_data_create(m);
+  mr_derivatives *dd = mr_derivatives_create(m);
+  mr_step_derivatives *sd = mr_step_derivatives_create(m);
+  static double tau[64], J[3 * 64], dv[64 * 64], dt[64 * 64];
+  /* one sliding contact: c = G λ + g = (0.1, 0, 0), λ_T = −μ λ_N ĉ_T */
+  static const double G[9] = {2, 0, 0, 0, 2, 0, 0, 0, 1}, g[3] = {1.1, 0, -1}, mu[1] = {0.5};
+  static const double lambda[3] = {-0.5, 0, 1}, c[3] = {0.1, 0, 0};
+  static double work[64 * 64 * 3];
+  assert_true(m->nv <= 64 && mr_step_contact_work_size(1, m->nv) <= sizeof work);
+  J[2 * m->nv] = 1.0; /* a contact whose normal row is the first dof */
+  const mr_step_params p = {sc.timestep, NULL, NULL, NULL};
+  const mr_contact_problem prob = {.nc = 1, .G = G, .g = g, .mu = mu};
+  long before = allocations;
+  mr_rnea_derivatives(m, d, dd, sc.q0, sc.v0, tau);
+  assert_int_equal(mr_aba_derivatives(m, d, dd, sc.q0, sc.v0, tau, NULL), MR_OK);
+  assert_int_equal(mr_step_free_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, NULL, NULL, NULL),
+                   MR_OK);
+  assert_int_equal(mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, &prob, J, lambda,
+                                               c, 1e-9, dv, dt, work, NULL),
+                   MR_OK);
+  assert_int_equal(allocations, before);
+  mr_step_derivatives_free(sd);
+  mr_derivatives_free(dd);
+  mr_data_free(d);
+  mr_scene_free(&sc);
+}
+
 /* a control loop: controls set by name and index, a wrench, and every read-out between steps
  * allocate nothing either (a real-time controller calls them every step) */
 static void test_control_loop(void **state) {
@@ -104,6 +137,7 @@ int main(void) {
       cmocka_unit_test(test_bumpy_trot),
       cmocka_unit_test(test_constraints),
       cmocka_unit_test(test_hand),
+      cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);

@@ -87,11 +87,12 @@ static void test_rigid_sticks(void **state) {
  * measured ≤ 1.3e-7 relative). The displacement is checked against the contraction summed from
  * rest: x_n = Δt Σ v_k, v_k = v*(1 − ρ^k), ρ = m R_T / (m R_T + 4).
  * ccp-newton needs R_N > 0: with R_N = 1e-2 the front corners (d = 1 N more load than the back
- * ones, see test_rigid_sticks) sink faster by Δt R_N d, so the box pitches at
- * ω = Δt R_N d / 0.2 m = 5e-5 rad/s and its centre, 0.1 m above the sticking contacts, moves
- * faster than they do by 0.1 ω = 5e-6 m/s: its expected v and x_n (from t = 0, the pitch rate
- * settling as fast as the creep) include it; tolerance 1e-4 relative (measured: v 3e-7, x 1e-5,
- * the tilt's own transient). */
+ * ones, see test_rigid_sticks) sink by Δt R_N d per step more, but the gap correction Φ/Δt
+ * (docs/solvers.md) pushes each corner back every step, so each settles at a constant depth
+ * Δt² R_N λ_N: the box takes a constant tilt of Δt² R_N d / 0.2 m = 5e-8 rad within a few steps
+ * and does not pitch on; tolerance 2e-5 relative (that tilt's transient: a few steps of pitching
+ * at Δt R_N d / 0.2 m = 5e-5 rad/s move the centre 0.1 m above the contacts by 5e-9 m per step,
+ * 5e-6 of x_n measured; v 3e-8). */
 static void test_creep(void **state) {
   const double rt = 4.0, vstar = DT * rt * PUSH / 4.0, rho = MASS * rt / (MASS * rt + 4.0);
   const int n = 500;
@@ -101,8 +102,8 @@ static void test_creep(void **state) {
   for (int i = 0; i < mr_solver_count(); ++i) {
     const char *name = mr_solver_at(i)->name;
     if (is_soft(name)) continue;
-    double vx, dx, rn = is_newton(name) ? 1e-2 : 0.0, tol = is_newton(name) ? 1e-4 : 1e-5;
-    double pitch = 0.1 * DT * rn * 1.0 / 0.2, want_v = vstar + pitch, want_x = xn + pitch * n * DT;
+    double vx, dx, rn = is_newton(name) ? 1e-2 : 0.0, tol = is_newton(name) ? 2e-5 : 1e-5;
+    double want_v = vstar, want_x = xn;
     run_block(name, rt, rn, n, &vx, &dx);
     print_message("  creep  %-12s v = %.9e m/s (want %.9e), dx = %.9e m (want %.9e)\n", name, vx,
                   want_v, dx, want_x);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "dynamics/model_inertia.h"
 #include "moreau/urdf.h"
 
 /* parse xml as "t.urdf" with the given floating option; fails the test on error */
@@ -189,10 +190,16 @@ static void test_fixed_merge(void **state) {
 
 /* children are visited in the document order of their joints, depth first, whatever the
  * order of the links and the alphabetical order of the names */
+/* a unit mass with a unit inertia: every moving joint must carry inertia */
+#define UNIT_INERTIAL                                                                              \
+  "<inertial><mass value=\"1\"/>"                                                                   \
+  "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial>"
+
 static void test_document_order(void **state) {
   static const char xml[] =
       "<robot name=\"order\">\n"
-      "  <link name=\"c2\"/><link name=\"c1\"/><link name=\"c3\"/><link name=\"base\"/>\n"
+      "  <link name=\"c2\">" UNIT_INERTIAL "</link><link name=\"c1\">" UNIT_INERTIAL "</link>\n"
+      "  <link name=\"c3\">" UNIT_INERTIAL "</link><link name=\"base\"/>\n"
       "  <joint name=\"zeta\" type=\"prismatic\"><parent link=\"base\"/><child link=\"c1\"/>\n"
       "  </joint>\n"
       "  <joint name=\"alpha\" type=\"revolute\"><parent link=\"base\"/><child link=\"c2\"/>\n"
@@ -338,6 +345,31 @@ static const error_case error_cases[] = {
           "<sphere radius=\"-2\"/></geometry></collision></link></robot>",
      MR_ERR_INVALID, "t.urdf:3:", "-2"},
     {"empty text", "", MR_ERR_PARSE, "t.urdf:", "malformed XML"},
+    {"indefinite inertia",
+     HEAD "<link name=\"a\"><inertial><mass value=\"1\"/>\n"
+          "<inertia ixx=\"-1\" ixy=\"0\" ixz=\"0\" iyy=\"2\" iyz=\"0\" izz=\"3\"/>"
+          "</inertial></link></robot>",
+     MR_ERR_INVALID, "t.urdf:3:", "link \"a\": inertia is not positive semi-definite"},
+    {"triangle inequality",
+     HEAD "<link name=\"a\"><inertial><mass value=\"1\"/>\n"
+          "<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"3\"/>"
+          "</inertial></link></robot>",
+     MR_ERR_INVALID, "t.urdf:3:", "short of C by 1, 33.3 % of C); to use the nearest"},
+    {"joint without inertia",
+     HEAD ROOT "<link name=\"b\"/>\n" JOINT("j", "revolute", "a", "b") "</robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "joint \"j\" (link \"b\"): the links it moves carry no mass"},
+    {"mimic of a missing joint",
+     HEAD "<link name=\"a\">" UNIT_INERTIAL "</link><link name=\"b\">" UNIT_INERTIAL "</link>\n"
+          "<joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
+          "<mimic joint=\"ghost\" multiplier=\"2\"/></joint></robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "joint \"j\": <mimic> joint=\"ghost\" does not exist"},
+    {"mimic of itself",
+     HEAD "<link name=\"a\">" UNIT_INERTIAL "</link><link name=\"b\">" UNIT_INERTIAL "</link>\n"
+          "<joint name=\"j\" type=\"revolute\"><parent link=\"a\"/><child link=\"b\"/>\n"
+          "<mimic joint=\"j\"/></joint></robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "not two distinct 1-dof joints"},
+    {"massless free-flyer", HEAD ROOT "<link name=\"b\"/>\n" JOINT("j", "floating", "a", "b")
+     "</robot>", MR_ERR_INVALID, "t.urdf:4:", "'lock_joints: [j]'"},
 };
 
 /* every malformed or invalid file is refused with its status, line and offending value */
@@ -352,6 +384,125 @@ static void test_errors(void **state) {
       fail_msg("%s: status %s (expected %s), message \"%s\" (expected %s ... %s)", c->what,
                mr_status_name(st), mr_status_name(c->status), e.msg, c->line, c->value);
   }
+}
+
+/* collects the loader's warnings */
+typedef struct {
+  int n;
+  char last[2 * MR_ERROR_MSG_MAX];
+} warnings;
+
+static void on_warning(void *user, const char *msg) {
+  warnings *w = user;
+  w->n++;
+  snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* the link "b" of a two-link file with the given <inertia> attributes, parsed with o */
+static mr_status parse_inertia(const char *attrs, mr_urdf_options *o, warnings *w, mr_model **m,
+                               mr_error *e) {
+  char xml[1024];
+  snprintf(xml, sizeof xml,
+           "<robot name=\"r\"><link name=\"a\"/>\n"
+           "<joint name=\"j\" type=\"continuous\"><parent link=\"a\"/><child link=\"b\"/>"
+           "<axis xyz=\"0 0 1\"/></joint>\n"
+           "<link name=\"b\"><inertial><mass value=\"2\"/>\n<inertia %s/></inertial></link>"
+           "</robot>",
+           attrs);
+  memset(w, 0, sizeof *w);
+  o->warn = on_warning, o->warn_user = w;
+  return mr_urdf_parse(xml, "t.urdf", o, m, e);
+}
+
+/* the principal moments of body 1 */
+static void moments(const mr_model *m, double lam[3]) {
+  mr_mat3 R;
+  mr_inertia_principal(&m->bodies[1].inertia.I, lam, &R);
+}
+
+/* round-off clamped with a warning; a tensor that is not physical repaired with inertia_fix to
+ * the Frobenius-nearest one, by hand: the projection of the principal moments onto the cone
+ * A + B >= C keeps the axes, (1, 1, 3) -> (4/3, 4/3, 8/3) (one face: x - (n·x/3) n with
+ * n = (1, 1, -1)), (-1, 2, 3) -> (0, 5/2, 5/2) (two faces, multipliers 3/4 and 1/4 >= 0); Jacobi
+ * on a diagonal tensor is exact, so only the projection's few roundings remain (1e-15) */
+static void test_inertia_policy(void **state) {
+  mr_urdf_options o = mr_urdf_options_default();
+  warnings w;
+  mr_model *m = NULL;
+  mr_error e = {MR_OK, ""};
+  double lam[3];
+  assert_int_equal(parse_inertia("ixx=\"-5.4e-20\" ixy=\"1e-13\" ixz=\"0\" iyy=\"1\" iyz=\"0\" "
+                                 "izz=\"1\"",
+                                 &o, &w, &m, &e),
+                   MR_OK);
+  assert_int_equal(w.n, 1);
+  assert_non_null(strstr(w.last, "t.urdf:4: link \"b\": inertia entries ixx=-5.4e-20, ixy=1e-13"));
+  assert_true(m->bodies[1].inertia.I.m[0][0] == 0.0 && m->bodies[1].inertia.I.m[0][1] == 0.0);
+  mr_model_free(m);
+  o.inertia_fix = 1;
+  assert_int_equal(parse_inertia("ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"3\"", &o,
+                                 &w, &m, &e),
+                   MR_OK);
+  assert_int_equal(w.n, 1);
+  assert_non_null(strstr(w.last, "t.urdf:4: link \"b\": inertia breaks the triangle inequality"));
+  assert_non_null(strstr(w.last, "principal moments 1.33333, 1.33333, 2.66667"));
+  moments(m, lam);
+  assert_near(lam[0], 4.0 / 3, 1e-15);
+  assert_near(lam[1], 4.0 / 3, 1e-15);
+  assert_near(lam[2], 8.0 / 3, 1e-15);
+  assert_near(m->bodies[1].inertia.I.m[2][2], 8.0 / 3, 1e-15); /* the same axes */
+  mr_model_free(m);
+  assert_int_equal(parse_inertia("ixx=\"3\" ixy=\"0\" ixz=\"0\" iyy=\"-1\" iyz=\"0\" izz=\"2\"", &o,
+                                 &w, &m, &e),
+                   MR_OK);
+  assert_non_null(strstr(w.last, "is not positive semi-definite"));
+  moments(m, lam);
+  assert_near(lam[0], 0.0, 1e-15);
+  assert_near(lam[1], 2.5, 1e-15);
+  assert_near(lam[2], 2.5, 1e-15);
+  assert_near(m->bodies[1].inertia.I.m[1][1], 0.0, 1e-15);
+  mr_model_free(m);
+  /* a physical tensor is left as it is, without a warning (a thin rod: A + B = C exactly) */
+  assert_int_equal(parse_inertia("ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"", &o,
+                                 &w, &m, &e),
+                   MR_OK);
+  assert_int_equal(w.n, 0);
+  mr_model_free(m);
+}
+
+/* joints without inertia: locked by name or by lock_massless (with a warning), an unknown name
+ * refused; the floating option on a file rooted at world is ignored with a warning */
+static void test_locks(void **state) {
+  static const char xml[] =
+      "<robot name=\"r\"><link name=\"world\"/>\n"
+      "<link name=\"base\">" UNIT_INERTIAL "</link>\n"
+      "<link name=\"finger\"/>\n" JOINT("mount", "revolute", "world", "base")
+          JOINT("grip", "prismatic", "base", "finger") "</robot>";
+  mr_urdf_options o = mr_urdf_options_default();
+  warnings w = {0, ""};
+  o.warn = on_warning, o.warn_user = &w;
+  mr_model *m = NULL;
+  mr_error e = {MR_OK, ""};
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", &o, &m, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "t.urdf:5: joint \"grip\" (link \"finger\"): the links it moves "
+                                "carry no mass or no inertia about its axis (1 joint of"));
+  o.lock_massless = 1, o.floating = 1;
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", &o, &m, &e), MR_OK);
+  assert_int_equal(m->nv, 1);
+  assert_int_equal(w.n, 2);
+  assert_non_null(strstr(w.last, "t.urdf:5: joint \"grip\" (link \"finger\")"));
+  mr_model_free(m);
+  w.n = 0;
+  const char *locks[] = {"grip", "nope"};
+  o.lock_massless = 0, o.floating = 0, o.lock_joints = locks, o.nlock_joints = 1;
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", &o, &m, &e), MR_OK);
+  assert_int_equal(m->nv, 1);
+  assert_int_equal(w.n, 0);
+  assert_true(mr_model_frame_index(m, "finger") >= 0);
+  mr_model_free(m);
+  o.nlock_joints = 2;
+  assert_int_equal(mr_urdf_parse(xml, "t.urdf", &o, &m, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "lock_joints: the robot has no joint \"nope\""));
 }
 
 /* random byte edits of valid files never crash nor leak (under make check); every refusal comes
@@ -416,14 +567,24 @@ static void test_mesh_paths(void **state) {
   char urdf[256], mesh[256];
   snprintf(urdf, sizeof urdf, "%s/r.urdf", dir);
   snprintf(mesh, sizeof mesh, "%s/part.stl", dir);
+  /* a tetrahedron: vertices (0 0 0), (1 0 0), (0 1 0), (0 0 1), outward normals */
   FILE *f = fopen(mesh, "w");
   assert_non_null(f);
+  static const int tri[4][3] = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
+  fprintf(f, "solid t\n");
+  for (int t = 0; t < 4; ++t) {
+    fprintf(f, "facet normal 0 0 0\nouter loop\n");
+    for (int k = 0; k < 3; ++k)
+      fprintf(f, "vertex %d %d %d\n", tri[t][k] == 1, tri[t][k] == 2, tri[t][k] == 3);
+    fprintf(f, "endloop\nendfacet\n");
+  }
+  fprintf(f, "endsolid t\n");
   fclose(f);
   f = fopen(urdf, "w");
   assert_non_null(f);
   fprintf(f,
           "<robot name=\"r\"><link name=\"a\">\n"
-          "<collision><geometry><mesh filename=\"part.stl\" scale=\"2 3 4\"/></geometry>"
+          "<collision><geometry><mesh filename=\"part.stl\" scale=\"2 -3 4\"/></geometry>"
           "</collision>\n"
           "<collision><geometry><mesh filename=\"file://%s\"/></geometry></collision>\n"
           "</link></robot>\n",
@@ -437,7 +598,31 @@ static void test_mesh_paths(void **state) {
   assert_string_equal(m->geoms[0].mesh_file, mesh);
   assert_string_equal(m->geoms[1].mesh_file, mesh);
   assert_near(m->geoms[0].mesh_scale.v[2], 4.0, 0.0);
+  /* the meshes are read: the mirrored one spans y in [-3, 0] with outward normals (its signed
+     volume 2 · 3 · 4 / 6 = 4, exact integers) */
+  const mr_mesh *me = m->geoms[0].mesh;
+  assert_non_null(me);
+  double vol = 0, ymin = 0;
+  for (int t = 0; t < me->nface; ++t) {
+    const double *a = &me->vert[3 * me->face[3 * t]], *b = &me->vert[3 * me->face[3 * t + 1]],
+                 *c = &me->vert[3 * me->face[3 * t + 2]];
+    vol += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+            a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+  }
+  for (int i = 0; i < me->nvert; ++i)
+    ymin = fmin(ymin, me->vert[3 * i + 1]);
+  assert_near(vol, 4.0, 1e-15);
+  assert_near(ymin, -3.0, 0);
   mr_model_free(m);
+  /* a mesh that does not read: the URDF file and line, the filename, then the mesh's own error */
+  f = fopen(mesh, "w");
+  fprintf(f, "solid t\nfacet normal 0 0 0\nouter loop\nvertex 0 0 nan\n");
+  fclose(f);
+  assert_int_equal(mr_urdf_load(urdf, NULL, &m, &e), MR_ERR_PARSE);
+  char expect[1024];
+  snprintf(expect, sizeof expect, "%s:2: <mesh> filename=\"part.stl\": %s:4: bad number 'nan'",
+           urdf, mesh);
+  if (!strstr(e.msg, expect)) fail_msg("%s", e.msg);
   remove(mesh), remove(urdf), remove(dir);
 }
 
@@ -461,6 +646,7 @@ typedef struct {
   const char *file; /* under example-robot-data/robots */
   int floating, nq, nv, nbodies;
   const char *const *joints; /* the moving joints in order, NULL-terminated */
+  int inertia_fix;           /* the file breaks A + B >= C on some links (docs/robots.md) */
 } robot_case;
 
 static const char *const solo_joints[] = {"root_joint", "FL_HAA", "FL_HFE", "FL_KFE", "FR_HAA",
@@ -490,9 +676,9 @@ static const char *const allegro_joints[] = {
     "joint_12.0", "joint_13.0", "joint_14.0", "joint_15.0", NULL};
 
 static const robot_case robots[] = {
-    {"solo_description/robots/solo12.urdf", 1, 19, 18, 14, solo_joints},
-    {"talos_data/robots/talos_reduced.urdf", 1, 39, 38, 34, talos_joints},
-    {"allegro_hand_description/urdf/allegro_right_hand.urdf", 0, 16, 16, 17, allegro_joints},
+    {"solo_description/robots/solo12.urdf", 1, 19, 18, 14, solo_joints, 0},
+    {"talos_data/robots/talos_reduced.urdf", 1, 39, 38, 34, talos_joints, 1},
+    {"allegro_hand_description/urdf/allegro_right_hand.urdf", 0, 16, 16, 17, allegro_joints, 1},
 };
 
 static mr_model *load_robot(const char *ref, const robot_case *r, char *path, size_t size) {
@@ -505,6 +691,7 @@ static mr_model *load_robot(const char *ref, const robot_case *r, char *path, si
   const char *roots[] = {pkg};
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = r->floating;
+  o.inertia_fix = r->inertia_fix;
   o.package_roots = roots;
   o.npackage_roots = 1;
   snprintf(path, size, "%s/robots/%s", ref, r->file);
@@ -574,6 +761,7 @@ int main(void) {
       cmocka_unit_test(test_mutations),        cmocka_unit_test(test_no_collision),
       cmocka_unit_test(test_missing_file),     cmocka_unit_test(test_mesh_paths),
       cmocka_unit_test(test_reference_robots), cmocka_unit_test(test_solo_feet),
+      cmocka_unit_test(test_inertia_policy),   cmocka_unit_test(test_locks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

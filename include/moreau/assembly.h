@@ -1,13 +1,17 @@
 /* Assembly of the frictional contact problem of a model at its current state (DESIGN.md §4):
  * the contact Jacobian J (3nc x nv), the Delassus matrix G = J M⁻¹ Jᵀ computed through the
  * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
- *   g = (J v_f + cor) / Δt,  cor_N = Φ_N / Δt (Φ_N ≥ 0),  k_B Φ_N / Δt (Φ_N < 0),
+ *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
+ *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
  *                           cor_N += e J_N v for a contact that is new this step
  *                           (approaching faster than the restitution threshold);
  * except that a new contact whose gap closes within the step (0 ≤ Φ_N ≤ −Δt J_N v) takes
  * cor_N = e J_N v alone: the impact happens inside the step, and adding the gap term would cut
- * the rebound by up to margin/Δt (the sum, as DESIGN.md §4 writes it, is kept for contacts
- * first seen farther away than one step's travel). All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
+ * the rebound by up to margin/Δt (the sum is kept for contacts first seen farther away than one
+ * step's travel; one first seen in penetration takes e J_N v + k_B Φ_N/Δt, no push-out). The law is the same above and below Φ = 0, hence affine over a rigid patch
+ * whose corners lie in [−δ, ∞): J v_f + cor then stays in range(J) = range(G) for a resting foot
+ * or box and the NCP keeps its all-sticking solution (docs/solvers.md, "The gap correction").
+ * All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
  * problem is c / Δt. The result is viewed as an mr_contact_problem. */
 #ifndef MOREAU_ASSEMBLY_H
 #define MOREAU_ASSEMBLY_H
@@ -20,8 +24,10 @@ typedef enum {
   MR_ROWS_CONTACT = 0, /* a contact from the collision module */
   MR_ROWS_LIMIT,       /* a joint limit: a frictionless contact (μ = 0) on one velocity dof,
                           rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound */
-  MR_ROWS_POINT        /* a bilateral point constraint: rows = the world-frame relative
+  MR_ROWS_POINT,       /* a bilateral point constraint: rows = the world-frame relative
                           velocity of point (on body1) and point2 (on body2), λ ∈ R³ */
+  MR_ROWS_MIMIC        /* a bilateral joint coupling: rows (0, 0, e_dofᵀ − ratio e_dof2ᵀ),
+                          Φ = q_dof − ratio q_dof2 − offset, corrected by baumgarte Φ / Δt² */
 } mr_rows_type;
 
 /* One contact as the assembly needs it (filled from the collision module's contacts), or one
@@ -39,9 +45,11 @@ typedef struct {
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
+  int dof2;         /* MR_ROWS_MIMIC: the leader's velocity index (dof is the follower's) */
+  double ratio;     /* MR_ROWS_MIMIC: the multiplier */
   mr_vec3 point2;   /* MR_ROWS_POINT: the anchor on body2, world frame (point is body1's) */
-  double baumgarte; /* MR_ROWS_POINT: fraction of the position error point − point2 removed
-                       per step, g += baumgarte (point − point2) / Δt² */
+  double baumgarte; /* MR_ROWS_POINT, MR_ROWS_MIMIC: fraction of the position error (point −
+                       point2, or Φ) removed per step, g += baumgarte error / Δt² */
 } mr_contact_geometry;
 
 typedef struct {
@@ -49,6 +57,12 @@ typedef struct {
   double baumgarte;             /* k_B in [0, 1] (default 0) */
   double restitution_threshold; /* apply restitution only when |J_N v| exceeds this (m/s, default
                                    0.01) */
+  double band; /* δ ≥ 0: penetrations up to δ are removed within one step (cor_N = Φ/Δt);
+                  deeper ones at δ/Δt plus k_B of the excess (m, default 1e-4) */
+  double rest_depth; /* d in [0, δ]: the depth resting contacts settle at, cor_N = (Φ + d)/Δt
+                        on the band (m, or rad for a revolute limit; default 1e-12: at exactly
+                        Φ = 0 the box-box contact flips between four points and one,
+                        docs/solvers.md) */
 } mr_assembly_settings;
 
 /* Buffers of an assembled problem, sized for at most max_contacts contacts. */

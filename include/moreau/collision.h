@@ -165,8 +165,9 @@ mr_status mr_mesh_compute_hull(mr_mesh *mesh, const char *name, mr_error *err);
 void mr_mesh_free(mr_mesh *mesh);
 
 /* Load every MESH geometry's mesh_file into geom->mesh (skipping those already loaded).
- * *nwarnings (if given) counts non-convex meshes; the name of the last one goes to warn_msg
- * (if given, MR_ERROR_MSG_MAX bytes). */
+ * *nwarnings (if given) is increased by the number of non-convex meshes (earlier warnings, such
+ * as the URDF loader's, are kept); the name of the last one goes to warn_msg (if given,
+ * MR_ERROR_MSG_MAX bytes). */
 mr_status mr_model_load_meshes(mr_model *m, int *nwarnings, char *warn_msg, mr_error *err);
 
 #endif

@@ -101,6 +101,15 @@ typedef struct {
   mr_inertia inertia;  /* in the body (joint) frame; merged fixed children included */
 } mr_body;
 
+/* A mimic joint (URDF <mimic>): the 1-dof joint of body follower moves with that of body leader,
+ * q_follower = multiplier q_leader + offset; the simulator enforces it as a bilateral
+ * constraint (docs/urdf.md, "Mimic joints"). */
+typedef struct {
+  int follower, leader; /* bodies whose 1-dof joints are coupled */
+  double multiplier;    /* dimensionless (rad/rad, m/m, or mixed units for mixed joint types) */
+  double offset;        /* rad or m */
+} mr_mimic;
+
 typedef struct {
   char name[MR_NAME_MAX];
   int nq, nv;          /* sizes of the configuration and velocity vectors */
@@ -120,9 +129,11 @@ typedef struct {
   double *damping;        /* viscous joint damping (N m s / rad or N s / m), default 0 */
   double *armature;       /* rotor inertia added to the diagonal of M, default 0 */
   int *dof_body;          /* the body whose joint owns each velocity coordinate */
+  int nmimics;
+  mr_mimic *mimics;       /* [nmimics] joint couplings */
 
   /* capacities of the arrays above (building only) */
-  int cap_bodies, cap_frames, cap_geoms, cap_q, cap_v;
+  int cap_bodies, cap_frames, cap_geoms, cap_q, cap_v, cap_mimics;
 } mr_model;
 
 /* ---- building ---- */
@@ -154,6 +165,12 @@ int mr_model_add_geom(mr_model *m, const mr_geom *g, mr_error *err);
 
 /* A geometry with defaults: identity placement, μ = 1, e = 0, rigid, group 1, mask all. */
 mr_geom mr_geom_default(mr_geom_type type, int body);
+
+/* Couple the 1-dof joint of body follower to that of body leader: q_f = multiplier q_l + offset.
+ * Returns the coupling's index, or -1 with err filled (not two distinct 1-dof joints, a
+ * follower coupled twice, a leader that is itself a follower, a non-finite number). */
+int mr_model_add_mimic(mr_model *m, int follower, int leader, double multiplier, double offset,
+                       mr_error *err);
 
 /* Set the joint's position limits (per configuration coordinate of a 1-dof joint). */
 mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,

@@ -6,6 +6,7 @@
 #include "moreau/spatial.h"
 #include "moreau/model.h"
 #include "moreau/dynamics.h"
+#include "moreau/derivatives.h"
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/urdf.h"

@@ -67,10 +67,11 @@ typedef struct {
 typedef struct mr_sim mr_sim;
 
 /* An active constraint of a step (joint limits enter the problem only near their bound). */
-typedef enum { MR_SIM_LIMIT = 0, MR_SIM_POINT } mr_sim_constraint_type;
+typedef enum { MR_SIM_LIMIT = 0, MR_SIM_POINT, MR_SIM_MIMIC } mr_sim_constraint_type;
 typedef struct {
   mr_sim_constraint_type type;
-  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the world's constraint */
+  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the world's constraint;
+                 MR_SIM_MIMIC: the model's mimic coupling */
   int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
 } mr_sim_constraint;
 

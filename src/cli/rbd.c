@@ -1,7 +1,9 @@
 /* moreau rbd: load a URDF and print its rigid-body dynamics at one state: the joint table, the
  * mass matrix M(q) (CRBA), the nonlinear effects b(q, v) and gravity g(q) (RNEA), the forward
  * dynamics ddq = M⁻¹ (τ − b) (ABA), the inverse dynamics M a + b (RNEA), energies, mass and
- * centre of mass. Human-readable, or one JSON object with --json. */
+ * centre of mass. With --derivatives, also the analytical derivatives of the inverse dynamics
+ * (∂τ/∂q, ∂τ/∂v at a) and of the forward dynamics (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ at τ), q in the tangent
+ * space (moreau/derivatives.h). Human-readable, or one JSON object with --json. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "core/json.h"
+#include "moreau/derivatives.h"
 #include "moreau/dynamics.h"
 #include "moreau/urdf.h"
 
@@ -25,6 +28,10 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --floating           add a free-flyer joint (root_joint) at the root link\n"
+    "  --inertia-fix        replace an inertia that is not physical (indefinite, or\n"
+    "                       breaking A + B >= C) by the nearest physical one, with a warning\n"
+    "  --lock JOINT         treat a moving joint as fixed at q = 0 (repeatable)\n"
+    "  --lock-massless      treat as fixed every moving joint that carries no inertia\n"
     "  --package-root DIR   search DIR for package://NAME/... mesh paths (repeatable;\n"
     "                       then MOREAU_PACKAGE_PATH, colon-separated)\n"
     "  --q LIST             configuration, nq comma-separated numbers (default: neutral;\n"
@@ -32,6 +39,9 @@ static const char usage_text[] =
     "  --v LIST             velocity, nv numbers (default: zero)\n"
     "  --tau LIST           joint torques for the forward dynamics, nv numbers (default: zero)\n"
     "  --a LIST             acceleration for the inverse dynamics, nv numbers (default: zero)\n"
+    "  --derivatives        add the derivatives of tau_id (dtau_dq, dtau_dv, at --a) and of\n"
+    "                       ddq (dddq_dq, dddq_dv, dddq_dtau, at --tau), nv x nv matrices;\n"
+    "                       derivatives in q are along the tangent space (q + dq = q (+) dq)\n"
     "  --json               print one JSON object instead of text\n"
     "  -h, --help           print this help\n"
     "\n"
@@ -39,9 +49,11 @@ static const char usage_text[] =
 
 typedef struct {
   const char *model;
-  int floating, json;
+  int floating, json, inertia_fix, lock_massless, derivatives;
   const char *roots[RBD_MAX_ROOTS];
   int nroots;
+  const char *locks[RBD_MAX_ROOTS];
+  int nlocks;
   const char *q, *v, *tau, *a; /* raw lists, NULL for the defaults */
 } rbd_args;
 
@@ -49,6 +61,7 @@ typedef struct {
 typedef struct {
   double *q, *v, *tau, *a;
   double *M, *nle, *grav, *ddq, *tau_id;
+  mr_derivatives *dd; /* --derivatives: all five matrices, NULL without the option */
   double ke, pe, mass;
   mr_vec3 com;
 } rbd_state;
@@ -76,8 +89,18 @@ static int parse_option(int argc, char **argv, int *i, rbd_args *a) {
     if (strcmp(opt, lists[k]) == 0) return take_value(argc, argv, i, dst[k]);
   if (strcmp(opt, "--floating") == 0)
     a->floating = 1;
+  else if (strcmp(opt, "--inertia-fix") == 0)
+    a->inertia_fix = 1;
+  else if (strcmp(opt, "--lock-massless") == 0)
+    a->lock_massless = 1;
+  else if (strcmp(opt, "--lock") == 0) {
+    if (a->nlocks == RBD_MAX_ROOTS) return usage_error("more than %s --lock options", "32");
+    return take_value(argc, argv, i, &a->locks[a->nlocks++]);
+  }
   else if (strcmp(opt, "--json") == 0)
     a->json = 1;
+  else if (strcmp(opt, "--derivatives") == 0)
+    a->derivatives = 1;
   else if (strcmp(opt, "--package-root") == 0) {
     if (a->nroots == RBD_MAX_ROOTS) return usage_error("more than %s package roots", "32");
     return take_value(argc, argv, i, &a->roots[a->nroots++]);
@@ -153,6 +176,7 @@ static void state_free(rbd_state *s) {
   double *arrays[] = {s->q, s->v, s->tau, s->a, s->M, s->nle, s->grav, s->ddq, s->tau_id};
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k)
     free(arrays[k]);
+  mr_derivatives_free(s->dd);
 }
 
 static int state_alloc(rbd_state *s, int nq, int nv) {
@@ -183,6 +207,18 @@ static void copy(double *dst, const double *src, int n) {
   memcpy(dst, src, (size_t)n * sizeof *dst);
 }
 
+/* the derivatives: of the forward dynamics at τ first (it leaves ∂τ at a = q̈), then of the
+ * inverse dynamics at a; 1 with a message when M(q) is not positive definite */
+static int compute_derivatives(const mr_model *m, mr_data *d, rbd_state *s) {
+  mr_error e = {MR_OK, ""};
+  if (mr_aba_derivatives(m, d, s->dd, s->q, s->v, s->tau, &e) != MR_OK) {
+    fprintf(stderr, "moreau rbd: --derivatives: %s\n", e.msg);
+    return 1;
+  }
+  mr_rnea_derivatives(m, d, s->dd, s->q, s->v, s->a);
+  return 0;
+}
+
 /* every result at (q, v) */
 static void compute(const mr_model *m, mr_data *d, rbd_state *s) {
   int nv = m->nv;
@@ -197,6 +233,16 @@ static void compute(const mr_model *m, mr_data *d, rbd_state *s) {
   s->com = mr_center_of_mass(m, d, s->q);
 }
 
+/* the derivative matrices in output order, with their names */
+enum { NDERIV = 5 };
+static const char *const deriv_names[NDERIV] = {"dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv",
+                                                "dddq_dtau"};
+static const double *deriv_matrix(const mr_derivatives *dd, int k) {
+  const double *mats[NDERIV] = {dd->dtau_dq, dd->dtau_dv, dd->dddq_dq, dd->dddq_dv,
+                                dd->dddq_dtau};
+  return mats[k];
+}
+
 /* 1 when every result is finite */
 static int all_finite(const mr_model *m, const rbd_state *s) {
   int nv = m->nv, ok = isfinite(s->ke) && isfinite(s->pe);
@@ -207,6 +253,9 @@ static int all_finite(const mr_model *m, const rbd_state *s) {
   for (int i = 0; i < nv; ++i)
     ok = ok && isfinite(s->nle[i]) && isfinite(s->grav[i]) && isfinite(s->ddq[i]) &&
          isfinite(s->tau_id[i]);
+  for (int k = 0; s->dd && k < NDERIV; ++k)
+    for (int i = 0; i < nv * nv; ++i)
+      ok = ok && isfinite(deriv_matrix(s->dd, k)[i]);
   return ok;
 }
 
@@ -254,6 +303,8 @@ static void print_json(FILE *f, const mr_model *m, const rbd_state *s) {
   json_key(f, "potential_energy"), mr_json_write_number(f, s->pe);
   json_key(f, "mass"), mr_json_write_number(f, s->mass);
   json_key(f, "com"), mr_json_write_vector(f, s->com.v, 3);
+  for (int k = 0; s->dd && k < NDERIV; ++k)
+    json_key(f, deriv_names[k]), mr_json_write_matrix(f, deriv_matrix(s->dd, k), nv, nv);
   fputs("\n}\n", f);
 }
 
@@ -262,6 +313,15 @@ static void print_vector(FILE *f, const char *name, const double *x, int n) {
   for (int i = 0; i < n; ++i)
     fprintf(f, " %.6g", x[i]);
   fputc('\n', f);
+}
+
+static void print_matrix(FILE *f, const char *name, const double *A, int nv) {
+  fprintf(f, "\n%s (%d x %d):\n", name, nv, nv);
+  for (int i = 0; i < nv; ++i) {
+    for (int j = 0; j < nv; ++j)
+      fprintf(f, " %11.4e", A[i * nv + j]);
+    fputc('\n', f);
+  }
 }
 
 static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
@@ -282,12 +342,7 @@ static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
   print_vector(f, "v", s->v, nv);
   print_vector(f, "tau", s->tau, nv);
   print_vector(f, "a", s->a, nv);
-  fprintf(f, "\nM (%d x %d):\n", nv, nv);
-  for (int i = 0; i < nv; ++i) {
-    for (int j = 0; j < nv; ++j)
-      fprintf(f, " %11.4e", s->M[i * nv + j]);
-    fputc('\n', f);
-  }
+  print_matrix(f, "M", s->M, nv);
   fputc('\n', f);
   print_vector(f, "nle", s->nle, nv);
   print_vector(f, "gravity", s->grav, nv);
@@ -296,13 +351,24 @@ static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
   fprintf(f, "\nkinetic energy   = %.9g J\npotential energy = %.9g J\n", s->ke, s->pe);
   fprintf(f, "mass             = %.9g kg\ncom              = %.9g %.9g %.9g m\n", s->mass,
           s->com.v[0], s->com.v[1], s->com.v[2]);
+  for (int k = 0; s->dd && k < NDERIV; ++k)
+    print_matrix(f, deriv_names[k], deriv_matrix(s->dd, k), nv);
 }
 
 /* ---- the command ---- */
 
+static void print_warning(void *user, const char *msg) {
+  fprintf(stderr, "moreau rbd: warning: %s\n", msg);
+}
+
 static int load(const rbd_args *a, mr_model **m) {
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = a->floating;
+  o.inertia_fix = a->inertia_fix;
+  o.lock_massless = a->lock_massless;
+  o.lock_joints = a->locks;
+  o.nlock_joints = a->nlocks;
+  o.warn = print_warning;
   o.package_roots = a->roots;
   o.npackage_roots = a->nroots;
   mr_error e = {MR_OK, ""};
@@ -320,7 +386,12 @@ static int run(const mr_model *m, const rbd_args *a) {
     fprintf(stderr, "moreau rbd: out of memory\n");
     rc = 1;
   }
+  if (!rc && a->derivatives && !(s.dd = mr_derivatives_create(m))) {
+    fprintf(stderr, "moreau rbd: out of memory\n");
+    rc = 1;
+  }
   if (!rc) rc = read_state(m, a, &s);
+  if (!rc && s.dd) rc = compute_derivatives(m, d, &s);
   if (!rc) {
     compute(m, d, &s);
     if (a->json)

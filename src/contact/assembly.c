@@ -1,6 +1,7 @@
 /* Contact problem assembly (see assembly.h): J from the point Jacobians of the two bodies
  * rotated into each contact frame, G = J M⁻¹ Jᵀ with one tree-sparse solve per row of J, and g
- * with the gap, Baumgarte and restitution corrections of DESIGN.md §4, in force units. Joint limits
+ * with the gap, Baumgarte and restitution corrections of DESIGN.md §4 (the consistent gap law of
+ * docs/solvers.md: cor_N = Φ/Δt for Φ ≥ −δ, −δ/Δt + k_B (Φ + δ)/Δt below), in force units. Joint limits
  * enter as frictionless contacts whose only nonzero row selects the joint's velocity; point
  * constraints as bilateral blocks (problem.kind) corrected by their position error. */
 #include "moreau/assembly.h"
@@ -12,7 +13,7 @@
 #include "core/linalg.h"
 
 mr_assembly_settings mr_assembly_settings_default(void) {
-  mr_assembly_settings s = {1e-3, 0.0, 0.01};
+  mr_assembly_settings s = {1e-3, 0.0, 0.01, 1e-4, 1e-12};
   return s;
 }
 
@@ -63,6 +64,12 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
     J[2 * nv + c->dof] = c->sign;
     return;
   }
+  /* a joint coupling: v_dof − ratio v_dof2 */
+  if (c->type == MR_ROWS_MIMIC) {
+    J[2 * nv + c->dof] = 1.0;
+    J[2 * nv + c->dof2] -= c->ratio;
+    return;
+  }
   /* world-frame relative point velocity Jacobian: J₁ − J₂ (a point constraint: at its two
    * anchors, left in the world frame) */
   if (c->body1 > 0) mr_point_jacobian(m, d, c->body1, c->point, J);
@@ -79,22 +86,34 @@ void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometr
   }
 }
 
-/* the normal velocity correction of one contact (velocity units), DESIGN.md §4, except that an
- * open contact (no normal force last step) whose approach closes its gap within the step takes
- * the restitution target e J_N v alone: adding Φ/Δt to it would cut the rebound by up to
- * margin/Δt (docs/physics.md, A7). While the approach does not close the gap yet, the gap term
- * alone applies, so an impact slower than margin/Δt still rebounds with e. */
+/* the gap correction of one contact (velocity units), docs/solvers.md "The gap correction":
+ * (Φ + d)/Δt on the band Φ ≥ −δ (every contact aims at Φ = −d, d the rest depth, at the end of
+ * the step: the same law above and below zero, so it is affine over a resting patch), continued
+ * below −δ with slope k_B: cor = (−δ + k_B (Φ + δ)) / Δt (the push-out speed is capped at δ/Δt
+ * plus Baumgarte) */
+static double gap_correction(double phi, const mr_assembly_settings *s) {
+  if (phi >= -s->band) return (phi + s->rest_depth) / s->dt;
+  return (-s->band + s->baumgarte * (phi + s->band)) / s->dt;
+}
+
+/* the normal velocity correction of one contact (velocity units): the gap correction, except
+ * for an open contact (no normal force last step) approaching faster than the restitution
+ * threshold (an impact). While its approach does not close the gap within the step, the gap
+ * correction alone applies (the contact stays open, so the next step is still an impact, and an
+ * impact slower than margin/Δt still rebounds with e); when it does, the target is e J_N v alone
+ * (adding Φ/Δt would cut the rebound by up to margin/Δt, docs/physics.md, A7); an impact that
+ * starts in penetration takes e J_N v + k_B Φ/Δt (a push-out Φ/Δt would add up to δ/Δt to the
+ * rebound) */
 static double normal_correction(const mr_contact_geometry *c, double vn,
                                 const mr_assembly_settings *s) {
-  double cor = c->phi >= 0.0 ? c->phi / s->dt : s->baumgarte * c->phi / s->dt;
-  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold)) return cor;
-  /* an open gap that this step's approach does not close: no impact yet, the gap term alone
-   * (the contact stays open, so the next step is still an impact) */
-  if (c->phi > -vn * s->dt) return cor;
+  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold))
+    return gap_correction(c->phi, s);
+  /* an open gap that this step's approach does not close: no impact yet */
+  if (c->phi > -vn * s->dt) return gap_correction(c->phi, s);
   /* an impact within this step: the rebound target replaces the gap term */
   if (c->phi >= 0.0) return c->restitution * vn;
   /* an impact that starts in penetration: the rebound plus the Baumgarte term */
-  return cor + c->restitution * vn;
+  return s->baumgarte * c->phi / s->dt + c->restitution * vn;
 }
 
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
@@ -107,6 +126,12 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
                         a->max_contacts);
   if (!(s->dt > 0.0))
     return mr_error_set(err, MR_ERR_INVALID, "assembly: time step %g must be > 0", s->dt);
+  if (!(s->band >= 0.0) || !isfinite(s->band))
+    return mr_error_set(err, MR_ERR_INVALID, "assembly: gap band %g must be finite and >= 0",
+                        s->band);
+  if (!(s->rest_depth >= 0.0 && s->rest_depth <= s->band))
+    return mr_error_set(err, MR_ERR_INVALID, "assembly: rest depth %g must be in [0, band %g]",
+                        s->rest_depth, s->band);
   /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
   for (int i = 0; i < nc; ++i)
     mr_contact_jacobian(m, d, &contacts[i], a->J + (size_t)3 * i * nv, a->MiJt);
@@ -131,12 +156,15 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
       a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
       a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
     }
-    a->kind[i] = c->type == MR_ROWS_POINT ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
+    int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
+    a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
     bilateral |= a->kind[i] == MR_KIND_BILATERAL;
     if (c->type == MR_ROWS_POINT) {
       mr_vec3 e = mr_v3_sub(c->point, c->point2);
       for (int k = 0; k < 3; ++k)
         a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);
+    } else if (c->type == MR_ROWS_MIMIC) {
+      a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
     } else {
       a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
     }

@@ -36,6 +36,9 @@ static const mr_solver_info registry[] = {
      mr_solver_ncp_stagproj},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm},
+    {"ncp-hybrid", "NCP",
+     "ncp-pgs, then ncp-admm, then an active-set Newton polish; warm or cold, the better",
+     mr_solver_ncp_hybrid},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
@@ -122,9 +125,10 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
 }
 
 size_t mr_solver_work_size(int nc, int nv) {
-  /* n = 3nc; room for two n x n matrices (a factor and a copy), 16 n-vectors, and with J, M
-   * two nv x nv and one 3nc x nv matrices and 16 nv-vectors; 64 blocks of alignment slack */
+  /* n = 3nc; room for three n x n matrices (ncp-hybrid: its two active-set matrices and
+   * ADMM's factor), 24 n-vectors, and with J, M two nv x nv and one 3nc x nv matrices and 16
+   * nv-vectors; 64 blocks of alignment slack */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
-  size_t doubles = 2 * n * n + 16 * n + 2 * m * m + n * m + 16 * m;
+  size_t doubles = 3 * n * n + 24 * n + 2 * m * m + n * m + 16 * m;
   return doubles * sizeof(double) + 64 * 32 + 256;
 }

@@ -111,6 +111,7 @@ void mr_model_free(mr_model *m) {
   free(m->damping);
   free(m->armature);
   free(m->dof_body);
+  free(m->mimics);
   free(m);
 }
 
@@ -223,6 +224,48 @@ int mr_model_add_fixed(mr_model *m, int body, mr_se3 placement, const char *name
   mr_inertia moved = mr_se3_act_inertia(&placement, &inertia);
   m->bodies[body].inertia = mr_inertia_add(&m->bodies[body].inertia, &moved);
   return mr_model_add_frame(m, body, placement, name, err);
+}
+
+/* is body b's joint the follower of a coupling of m */
+static int is_follower(const mr_model *m, int b) {
+  for (int k = 0; k < m->nmimics; ++k)
+    if (m->mimics[k].follower == b) return 1;
+  return 0;
+}
+
+int mr_model_add_mimic(mr_model *m, int follower, int leader, double multiplier, double offset,
+                       mr_error *err) {
+  int ok = follower > 0 && follower < m->nbodies && leader > 0 && leader < m->nbodies &&
+           follower != leader && m->bodies[follower].joint.nv == 1 &&
+           m->bodies[leader].joint.nv == 1;
+  if (!ok) {
+    mr_error_set(err, MR_ERR_INVALID, "mimic: bodies %d and %d are not two distinct 1-dof joints",
+                 follower, leader);
+    return -1;
+  }
+  const char *fn = m->bodies[follower].joint.name, *ln = m->bodies[leader].joint.name;
+  if (!isfinite(multiplier) || !isfinite(offset) || multiplier == 0.0) {
+    mr_error_set(err, MR_ERR_INVALID, "joint '%s' mimics '%s' with multiplier %g, offset %g: "
+                 "both must be finite, the multiplier non-zero", fn, ln, multiplier, offset);
+    return -1;
+  }
+  if (is_follower(m, follower) || is_follower(m, leader)) {
+    mr_error_set(err, MR_ERR_INVALID,
+                 "joint '%s' mimics '%s': a joint follows at most one leader, and a leader "
+                 "follows none", fn, ln);
+    return -1;
+  }
+  for (int k = 0; k < m->nmimics; ++k)
+    if (m->mimics[k].leader == follower) {
+      mr_error_set(err, MR_ERR_INVALID, "joint '%s' mimics '%s' but is itself mimicked", fn, ln);
+      return -1;
+    }
+  if (reserve((void **)&m->mimics, &m->cap_mimics, m->nmimics + 1, sizeof(mr_mimic))) {
+    mr_error_set(err, MR_ERR_NOMEM, "out of memory adding a mimic joint");
+    return -1;
+  }
+  m->mimics[m->nmimics] = (mr_mimic){follower, leader, multiplier, offset};
+  return m->nmimics++;
 }
 
 mr_geom mr_geom_default(mr_geom_type type, int body) {

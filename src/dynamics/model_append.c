@@ -1,8 +1,8 @@
 /* Appending one model to another (scenes combine free bodies and several robots into a single
  * kinematic tree). Bodies keep their order, so the topological numbering (parent < child) holds;
  * the roots of the appended tree hang from a chosen body at a chosen placement. Joint limits,
- * damping, armature, frames and geometries (meshes and heightfields deep-copied) follow.
- * mr_model_copy duplicates a whole model, array by array (indices unchanged). */
+ * damping, armature, frames, geometries (meshes and heightfields deep-copied) and mimic
+ * couplings follow. mr_model_copy duplicates a whole model, array by array (indices unchanged). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +149,12 @@ int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 
   int rc = append_bodies(dst, src, parent_body, placement, prefix, body_map, err);
   if (!rc) rc = append_frames(dst, src, body_map, placement, prefix, err);
   if (!rc) rc = append_geoms(dst, src, body_map, placement, prefix, err);
+  for (int k = 0; !rc && k < src->nmimics; ++k) {
+    const mr_mimic *c = &src->mimics[k];
+    if (mr_model_add_mimic(dst, body_map[c->follower], body_map[c->leader], c->multiplier,
+                           c->offset, err) < 0)
+      rc = -1;
+  }
   free(body_map);
   return rc ? -1 : (src->nbodies > 1 ? first : dst->nbodies);
 }
@@ -186,8 +192,9 @@ mr_model *mr_model_copy(const mr_model *src, mr_error *err) {
   m->damping = dup_array(src->damping, nv, sizeof(double), &fail);
   m->armature = dup_array(src->armature, nv, sizeof(double), &fail);
   m->dof_body = dup_array(src->dof_body, nv, sizeof(int), &fail);
+  m->mimics = dup_array(src->mimics, src->nmimics, sizeof *m->mimics, &fail);
   m->cap_bodies = src->nbodies, m->cap_frames = src->nframes, m->cap_geoms = src->ngeoms;
-  m->cap_q = nq, m->cap_v = nv;
+  m->cap_q = nq, m->cap_v = nv, m->cap_mimics = src->nmimics;
   if (!fail) return m;
   mr_model_free(m);
   return mr_error_set(err, MR_ERR_NOMEM, "out of memory copying model '%s'", src->name), NULL;

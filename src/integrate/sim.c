@@ -172,7 +172,7 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   s->settings = w->settings;
   s->max_contacts = contact_bound(w);
   s->max_limits = limit_bound(w);
-  s->max_rows = s->max_contacts + s->max_limits + w->nconstraints;
+  s->max_rows = s->max_contacts + s->max_limits + w->nconstraints + s->m->nmimics;
   s->as_settings = mr_assembly_settings_default();
   s->as_settings.dt = w->timestep;
   s->as_settings.baumgarte = w->contact.baumgarte;
@@ -438,6 +438,22 @@ static int gather_points(mr_sim *s, int n) {
   return n;
 }
 
+/* the model's mimic joints: q_f = r q_l + o held by a bilateral row, its drift removed at once */
+static int gather_mimics(mr_sim *s, int n) {
+  const mr_model *m = s->m;
+  for (int k = 0; k < m->nmimics; ++k) {
+    const mr_mimic *c = &m->mimics[k];
+    const mr_joint *f = &m->bodies[c->follower].joint, *l = &m->bodies[c->leader].joint;
+    mr_sim_constraint info = {MR_SIM_MIMIC, k, 0};
+    mr_contact_geometry *g = add_block(s, n++, (UINT64_C(1) << 61) | (uint64_t)k, info);
+    g->type = MR_ROWS_MIMIC;
+    g->dof = f->idx_v, g->dof2 = l->idx_v, g->ratio = c->multiplier;
+    g->phi = s->q[f->idx_q] - c->multiplier * s->q[l->idx_q] - c->offset;
+    g->baumgarte = 1.0;
+  }
+  return n;
+}
+
 /* 1 when this step's contacts are last step's, in the same order */
 static int same_contacts(const mr_sim *s) {
   if (s->nc + s->nk != s->prev_nc) return 0;
@@ -549,7 +565,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   free_velocity(s);
   double t3 = clock_us();
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
-  s->nk = gather_points(s, gather_limits(s, s->nc)) - s->nc;
+  s->nk = gather_mimics(s, gather_points(s, gather_limits(s, s->nc))) - s->nc;
   s->last.ncontacts = s->nc;
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;

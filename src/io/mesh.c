@@ -1,5 +1,12 @@
 /* Mesh files: binary and ASCII STL, Wavefront OBJ (vertices and faces, polygons fanned into
- * triangles, scale applied), the convex hull of the vertices by qhull (libqhull_r, "Qt"), the
+ * triangles) read here; Collada (.dae) and the other formats of the Open Asset Import Library
+ * (assimp: .ply, .3ds, .fbx, .gltf, ...) read through it, every node's transform applied
+ * (aiProcess_PreTransformVertices), Collada's <unit meter> applied by assimp and its <up_axis>
+ * turned to +z: assimp rotates every Collada scene to +y up, and moreau's frames are z-up, so the
+ * vertices are then turned by Rx(+90°), (x, y, z) -> (x, -z, y). The scale s is applied per axis;
+ * a negative scale mirrors the mesh, and when s_x s_y s_z < 0 every triangle's winding is
+ * reversed so that its normal still points outwards. Then the convex hull of the vertices by
+ * qhull (libqhull_r, "Qt"), the
  * hull volume (qh_getarea), the mesh volume by the divergence theorem Σ v₀·(v₁ × v₂)/6 when the
  * mesh is closed (every edge of the welded mesh shared by exactly two triangles), and the
  * non-convexity test |volume| < 0.9 · hull volume, returned to the caller as a flag.
@@ -11,6 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <assimp/cimport.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
 #include <libqhull_r/qhull_ra.h>
 
 #include "moreau/collision.h"
@@ -219,8 +229,52 @@ static int has_ext(const char *path, const char *ext) {
   return n >= m && strcasecmp(path + n - m, ext) == 0;
 }
 
+/* the triangles of every mesh of an assimp scene, node transforms already applied */
+static mr_status take_assimp(const struct aiScene *sc, int z_up, const char *path, builder *b,
+                             mr_error *err) {
+  for (unsigned k = 0; k < sc->mNumMeshes; ++k) {
+    const struct aiMesh *me = sc->mMeshes[k];
+    int base = b->nv;
+    for (unsigned i = 0; i < me->mNumVertices; ++i) {
+      double x = me->mVertices[i].x, y = me->mVertices[i].y, z = me->mVertices[i].z;
+      if (!isfinite(x) || !isfinite(y) || !isfinite(z))
+        return mr_error_set(err, MR_ERR_PARSE, "%s: mesh %u, vertex %u is not finite (%g %g %g)",
+                            path, k, i, x, y, z);
+      if (z_up ? add_vertex(b, x, -z, y) : add_vertex(b, x, y, z))
+        return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (unsigned f = 0; f < me->mNumFaces; ++f) {
+      const struct aiFace *fa = &me->mFaces[f];
+      if (fa->mNumIndices != 3) continue; /* points and lines left by the triangulation */
+      if (add_face(b, base + (int)fa->mIndices[0], base + (int)fa->mIndices[1],
+                   base + (int)fa->mIndices[2]))
+        return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
+    }
+  }
+  return MR_OK;
+}
+
+/* a file in any format assimp reads */
+static mr_status parse_assimp(const char *path, builder *b, mr_error *err) {
+  if (!aiIsExtensionSupported(strrchr(path, '.') ? strrchr(path, '.') : ""))
+    return mr_error_set(err, MR_ERR_UNSUPPORTED,
+                        "%s: unknown mesh format (moreau reads .stl and .obj, and through assimp "
+                        ".dae and the other formats assimp knows)",
+                        path);
+  unsigned flags = aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                   aiProcess_JoinIdenticalVertices | aiProcess_SortByPType;
+  const struct aiScene *sc = aiImportFile(path, flags);
+  if (!sc || !sc->mRootNode)
+    return mr_error_set(err, MR_ERR_PARSE, "%s: cannot read the mesh: %s", path,
+                        aiGetErrorString());
+  mr_status st = take_assimp(sc, has_ext(path, ".dae"), path, b, err);
+  aiReleaseImport(sc);
+  return st;
+}
+
 static mr_status parse_file(char *data, size_t size, const char *path, builder *b, mr_error *err) {
   if (has_ext(path, ".obj")) return parse_obj(data, path, b, err);
+  if (!has_ext(path, ".stl")) return parse_assimp(path, b, err);
   /* binary STL when the size matches its triangle count, else ASCII */
   if (size >= 84 && size == 84 + 50 * (size_t)le32((unsigned char *)data + 80))
     return parse_stl_binary((unsigned char *)data, size, path, b, err);
@@ -228,11 +282,8 @@ static mr_status parse_file(char *data, size_t size, const char *path, builder *
   while (isspace((unsigned char)*s))
     s++;
   if (strncmp(s, "solid", 5) == 0) return parse_stl_ascii(data, path, b, err);
-  if (has_ext(path, ".stl"))
-    return mr_error_set(err, MR_ERR_PARSE, "%s: neither ASCII ('solid') nor binary STL (%zu bytes)",
-                        path, size);
-  return mr_error_set(err, MR_ERR_UNSUPPORTED, "%s: unknown mesh format (expected .stl or .obj)",
-                      path);
+  return mr_error_set(err, MR_ERR_PARSE, "%s: neither ASCII ('solid') nor binary STL (%zu bytes)",
+                      path, size);
 }
 
 static int cmp_vert(const void *x, const void *y, void *ctx) {
@@ -375,8 +426,9 @@ void mr_mesh_free(mr_mesh *m) {
 mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error *err) {
   if (nonconvex) *nonconvex = 0;
   for (int k = 0; k < 3; ++k)
-    if (!(scale.v[k] > 0) || !isfinite(scale.v[k])) {
-      mr_error_set(err, MR_ERR_INVALID, "%s: mesh scale %g must be positive", path, scale.v[k]);
+    if (!(scale.v[k] != 0) || !isfinite(scale.v[k])) {
+      mr_error_set(err, MR_ERR_INVALID, "%s: mesh scale %g must be finite and non-zero", path,
+                   scale.v[k]);
       return NULL;
     }
   size_t size;
@@ -396,6 +448,12 @@ mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error 
   for (int i = 0; i < b.nv; ++i)
     for (int k = 0; k < 3; ++k)
       b.v[3 * i + k] *= scale.v[k];
+  /* a mirror (odd number of negative factors) reverses orientation: restore outward normals */
+  if (scale.v[0] * scale.v[1] * scale.v[2] < 0)
+    for (int f = 0; f < b.nf; ++f) {
+      int t = b.f[3 * f + 1];
+      b.f[3 * f + 1] = b.f[3 * f + 2], b.f[3 * f + 2] = t;
+    }
   m->vert = b.v, m->nvert = b.nv, m->face = b.f, m->nface = b.nf;
   if (mr_mesh_compute_hull(m, path, err)) {
     mr_mesh_free(m);
@@ -406,7 +464,6 @@ mr_mesh *mr_mesh_load(const char *path, mr_vec3 scale, int *nonconvex, mr_error 
 }
 
 mr_status mr_model_load_meshes(mr_model *model, int *nwarnings, char *warn_msg, mr_error *err) {
-  if (nwarnings) *nwarnings = 0;
   for (int i = 0; i < model->ngeoms; ++i) {
     mr_geom *g = &model->geoms[i];
     if (g->type != MR_GEOM_MESH || g->mesh) continue;

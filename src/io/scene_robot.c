@@ -16,7 +16,8 @@ static const char *const robot_keys[] = {
     "name",          "urdf",        "srdf",     "floating",        "self_collision",
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
-    "joint_limits",  "torques",     "armature", NULL};
+    "joint_limits",  "torques",     "armature", "inertia_fix", "lock_joints", "lock_massless",
+    NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 
@@ -299,6 +300,40 @@ static int package_roots(mr_scene_ctx *c, const mr_ynode *n, const char *urdf,
   return k;
 }
 
+/* ---- repairs of published files: inertia_fix, lock_joints, lock_massless ---- */
+
+#define MR_SCENE_MAX_LOCKS 64
+
+/* a URDF warning becomes a scene warning (the count, and the last one's text) */
+static void robot_warning(void *user, const char *msg) {
+  mr_scene *s = user;
+  s->nwarnings++;
+  snprintf(s->warning, sizeof s->warning, "%s", msg);
+}
+
+/* the robot keys that repair a file as published, into the URDF options (locks: the joint names,
+ * pointing into the YAML document) */
+static mr_status robot_repair_options(mr_scene_ctx *c, const mr_ynode *n, mr_urdf_options *opt,
+                                      const char **locks) {
+  mr_ynode *ln = mr_yaml_get(&c->y, n, "lock_joints");
+  if (mr_yaml_opt_bool(&c->y, n, "inertia_fix", &opt->inertia_fix) ||
+      mr_yaml_opt_bool(&c->y, n, "lock_massless", &opt->lock_massless) ||
+      (ln && mr_yaml_need_seq(&c->y, ln, "lock_joints")))
+    return scene_status(c);
+  int nl = ln ? mr_yaml_seq_size(ln) : 0;
+  if (nl > MR_SCENE_MAX_LOCKS)
+    return mr_yaml_error(&c->y, ln, MR_ERR_INVALID, "'lock_joints': %d joints, at most %d", nl,
+                         MR_SCENE_MAX_LOCKS);
+  for (int i = 0; i < nl; ++i)
+    if (mr_yaml_string(&c->y, mr_yaml_seq_at(&c->y, ln, i), "lock_joints", &locks[i]))
+      return scene_status(c);
+  opt->lock_joints = locks;
+  opt->nlock_joints = nl;
+  opt->warn = robot_warning;
+  opt->warn_user = c->s;
+  return MR_OK;
+}
+
 static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r, mr_model **out) {
   mr_ynode *un = mr_yaml_get(&c->y, n, "urdf");
   mr_ynode *pr = mr_yaml_get(&c->y, n, "package_roots");
@@ -324,12 +359,27 @@ static mr_status load_urdf(mr_scene_ctx *c, const mr_ynode *n, mr_scene_robot *r
   opt.floating = r->floating;
   opt.package_roots = rp;
   opt.npackage_roots = nr;
+  const char *locks[MR_SCENE_MAX_LOCKS];
+  mr_status st = robot_repair_options(c, n, &opt, locks);
+  if (st) {
+    free(roots);
+    return st;
+  }
   mr_error uerr;
   mr_error_clear(&uerr);
-  mr_status st = mr_urdf_load(r->urdf, &opt, out, &uerr);
+  st = mr_urdf_load(r->urdf, &opt, out, &uerr);
   free(roots);
   if (st) return mr_yaml_error(&c->y, un, uerr.status, "'urdf': %s", uerr.msg);
   return MR_OK;
+}
+
+/* mimic joints follow their leaders in q: q_f = multiplier q_l + offset */
+static void apply_mimics(const mr_model *m, double *q) {
+  for (int k = 0; k < m->nmimics; ++k) {
+    const mr_mimic *c = &m->mimics[k];
+    q[m->bodies[c->follower].joint.idx_q] =
+        c->multiplier * q[m->bodies[c->leader].joint.idx_q] + c->offset;
+  }
 }
 
 /* initial configuration of the robot (its own coordinates) */
@@ -495,6 +545,7 @@ static mr_status base_twist(mr_scene_ctx *c, const mr_ynode *n, const mr_model *
 static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, double *q,
                              mr_se3 X, mr_quat qb, mr_scene_robot *r) {
   if (robot_posture(c, n, m, q)) return scene_status(c);
+  apply_mimics(m, q);
   int given = mr_yaml_get(&c->y, n, "position") || mr_yaml_get(&c->y, n, "orientation");
   int srdf_base = mr_yaml_get(&c->y, n, "posture") != NULL;
   if (r->floating && m->nbodies > 1 && m->bodies[1].joint.type == MR_JOINT_FREE &&

@@ -14,6 +14,8 @@
  *             origin.rpy; in the link frame I = R I_in Rᵀ.
  *   joints:   the joint frame is the child link's frame; the axis is given in it. */
 #include "core/file.h"
+#include "dynamics/model_inertia.h"
+#include "moreau/collision.h"
 #include "moreau/urdf.h"
 
 #include <errno.h>
@@ -36,13 +38,15 @@ typedef struct {
   int first_child;  /* first joint whose parent it is, in document order, -1 if none */
   int body;         /* the body it belongs to, once visited; -1 before */
   mr_se3 X;         /* its frame in that body's frame */
+  mr_inertia Y;     /* its inertia in its own frame (the inertia policy applied) */
 } urdf_link;
 
 /* a <joint> of the file */
 typedef struct {
   char *name;
   xmlNode *node;
-  int fixed;          /* type "fixed": merged into the parent body */
+  int fixed;          /* type "fixed", or locked: merged into the parent body */
+  int locked;         /* a moving joint treated as fixed (lock_joints, lock_massless) */
   mr_joint_type type; /* the moving joint type otherwise */
   int parent, child;  /* link indices */
   int next_sibling;   /* next joint with the same parent link, in document order */
@@ -54,6 +58,8 @@ typedef struct {
   const mr_urdf_options *opt;
   mr_error *err;
   mr_model *m;
+  char robot[MR_NAME_MAX]; /* the robot's name */
+  double imax;             /* the largest principal moment of inertia of any link */
   int nlinks, njoints;
   urdf_link *links;
   urdf_joint *joints;
@@ -84,6 +90,23 @@ static mr_status fail_builder(urdf_ctx *c, const xmlNode *n) {
   char msg[MR_ERROR_MSG_MAX];
   snprintf(msg, sizeof msg, "%s", e->msg);
   return fail(c, n, e->status, "%s", msg);
+}
+
+/* report "file:line: message" for the element n to the warning callback, if any */
+static void warn(urdf_ctx *c, const xmlNode *n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void warn(urdf_ctx *c, const xmlNode *n, const char *fmt, ...) {
+  if (!c->opt->warn) return;
+  char msg[MR_ERROR_MSG_MAX], full[2 * MR_ERROR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(full, sizeof full, "%s:%ld: %s", c->file, n ? xmlGetLineNo(n) : 0L, msg);
+  c->opt->warn(c->opt->warn_user, full);
 }
 
 /* ---- DOM helpers ---- */
@@ -189,28 +212,119 @@ static mr_status read_origin(urdf_ctx *c, const xmlNode *n, mr_se3 *X) {
 
 /* ---- links: inertia ---- */
 
-/* the <inertial> of a link, in the link frame (zero when absent) */
-static mr_status read_inertia(urdf_ctx *c, const xmlNode *link, mr_inertia *Y) {
+/* an <inertial> as written: mass, frame, tensor about the COM in that frame */
+typedef struct {
+  double m;
+  mr_se3 X;
+  mr_mat3 I;
+  const xmlNode *node; /* the <inertia> element, NULL for a link without <inertial> */
+} raw_inertial;
+
+/* the <inertial> of a link as written (zero when absent) */
+static mr_status read_raw_inertia(urdf_ctx *c, const xmlNode *link, raw_inertial *r) {
   static const char *const keys[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
-  *Y = mr_inertia_zero();
+  r->m = 0.0, r->X = mr_se3_identity(), r->I = mr_m3_zero(), r->node = NULL;
   xmlNode *in = child(link, "inertial");
   if (!in) return MR_OK;
-  mr_se3 X;
-  mr_status st = read_origin(c, in, &X);
+  mr_status st = read_origin(c, in, &r->X);
   if (st) return st;
   xmlNode *mass = child(in, "mass"), *inertia = child(in, "inertia");
   if (!mass) return fail(c, in, MR_ERR_PARSE, "<inertial> has no <mass> element");
-  double m, k[6];
-  if ((st = attr_number_req(c, mass, "value", &m))) return st;
-  if (m < 0.0) return fail(c, mass, MR_ERR_INVALID, "<mass> value=\"%g\" is negative", m);
+  double k[6];
+  if ((st = attr_number_req(c, mass, "value", &r->m))) return st;
+  if (r->m < 0.0) return fail(c, mass, MR_ERR_INVALID, "<mass> value=\"%g\" is negative", r->m);
   if (!inertia) return fail(c, in, MR_ERR_PARSE, "<inertial> has no <inertia> element");
   for (int i = 0; i < 6; ++i)
     if ((st = attr_number_req(c, inertia, keys[i], &k[i]))) return st;
   mr_mat3 I = {{{k[0], k[1], k[2]}, {k[1], k[3], k[4]}, {k[2], k[4], k[5]}}};
-  Y->m = m;
-  Y->c = X.p;
-  Y->I = mr_m3_rotate(&X.R, &I);
+  r->I = I;
+  r->node = inertia;
   return MR_OK;
+}
+
+/* entries of magnitude below 1e-12 of the robot's largest principal moment are round-off: set
+ * to 0, with a warning naming them */
+static void clamp_roundoff(urdf_ctx *c, const urdf_link *l, raw_inertial *r) {
+  static const char *const keys[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
+  static const int at[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+  double tol = 1e-12 * c->imax;
+  char list[200] = "";
+  int n = 0;
+  for (int k = 0; k < 6; ++k) {
+    double *x = &r->I.m[at[k][0]][at[k][1]];
+    if (*x == 0.0 || !(fabs(*x) < tol)) continue;
+    size_t used = strlen(list);
+    snprintf(list + used, sizeof list - used, "%s%s=%g", n ? ", " : "", keys[k], *x);
+    *x = 0.0, r->I.m[at[k][1]][at[k][0]] = 0.0;
+    ++n;
+  }
+  if (n)
+    warn(c, r->node,
+         "link \"%s\": inertia entr%s %s below 1e-12 of the robot's largest principal moment "
+         "(%g kg m^2), set to 0 (round-off)",
+         l->name, n == 1 ? "y" : "ies", list, c->imax);
+}
+
+/* refuse (or, with inertia_fix, repair) a tensor that is not positive semi-definite or whose
+ * principal moments A <= B <= C break A + B >= C by more than 1e-12 of the robot's largest
+ * principal moment plus 1e-6 C (seven significant digits, what files print) */
+static mr_status check_physical(urdf_ctx *c, const urdf_link *l, raw_inertial *r) {
+  double lam[3], fixed[3];
+  mr_mat3 R;
+  mr_inertia_principal(&r->I, lam, &R);
+  double tol = 1e-12 * c->imax, excess = lam[2] - lam[0] - lam[1];
+  int indefinite = lam[0] < -tol;
+  if (!indefinite && !(excess > tol + 1e-6 * lam[2])) return MR_OK;
+  char what[240];
+  if (indefinite)
+    snprintf(what, sizeof what,
+             "is not positive semi-definite (principal moments %g, %g, %g kg m^2: the smallest is "
+             "negative by %g)",
+             lam[0], lam[1], lam[2], -lam[0]);
+  else
+    snprintf(what, sizeof what,
+             "breaks the triangle inequality A + B >= C (principal moments A = %g, B = %g, C = %g "
+             "kg m^2: A + B is short of C by %g, %.3g %% of C)",
+             lam[0], lam[1], lam[2], excess, 100.0 * excess / lam[2]);
+  if (!c->opt->inertia_fix)
+    return fail(c, r->node, MR_ERR_INVALID,
+                "link \"%s\": inertia %s; to use the nearest physical tensor instead, set "
+                "'inertia_fix: true' on the scene's robot (moreau rbd: --inertia-fix)",
+                l->name, what);
+  r->I = mr_inertia_nearest_physical(&r->I, fixed);
+  warn(c, r->node,
+       "link \"%s\": inertia %s; inertia_fix: replaced by the nearest physical tensor, same "
+       "principal axes, principal moments %g, %g, %g kg m^2",
+       l->name, what, fixed[0], fixed[1], fixed[2]);
+  return MR_OK;
+}
+
+/* the largest principal moment of a tensor */
+static double largest_moment(const mr_mat3 *I) {
+  double lam[3];
+  mr_mat3 R;
+  mr_inertia_principal(I, lam, &R);
+  return lam[2];
+}
+
+/* every link's inertia, in its own frame: read, round-off clamped, checked (docs/urdf.md,
+ * "Inertia policy"); c = xyz of the inertial origin, I = R I_urdf Rᵀ */
+static mr_status read_inertias(urdf_ctx *c) {
+  raw_inertial *r = malloc(((size_t)c->nlinks + 1) * sizeof *r);
+  if (!r) return fail(c, NULL, MR_ERR_NOMEM, "out of memory");
+  mr_status st = MR_OK;
+  c->imax = 0.0;
+  for (int i = 0; i < c->nlinks && !st; ++i)
+    if (!(st = read_raw_inertia(c, c->links[i].node, &r[i])))
+      c->imax = fmax(c->imax, largest_moment(&r[i].I));
+  for (int i = 0; i < c->nlinks && !st; ++i) {
+    urdf_link *l = &c->links[i];
+    if (r[i].node) clamp_roundoff(c, l, &r[i]);
+    if (r[i].node) st = check_physical(c, l, &r[i]);
+    l->Y.m = r[i].m, l->Y.c = r[i].X.p, l->Y.I = mr_m3_rotate(&r[i].X.R, &r[i].I);
+  }
+  free(r);
+  return st;
 }
 
 /* ---- collection and checks ---- */
@@ -243,9 +357,10 @@ static mr_status collect(urdf_ctx *c, const xmlNode *robot) {
     if (st) return st;
     int dup = link ? find_link(c, name) : find_joint(c, name);
     if (link)
-      c->links[c->nlinks++] = (urdf_link){name, k, -1, -1, -1, mr_se3_identity()};
+      c->links[c->nlinks++] = (urdf_link){name, k, -1, -1, -1, mr_se3_identity(),
+                                             mr_inertia_zero()};
     else
-      c->joints[c->njoints++] = (urdf_joint){name, k, 0, MR_JOINT_NONE, -1, -1, -1};
+      c->joints[c->njoints++] = (urdf_joint){name, k, 0, 0, MR_JOINT_NONE, -1, -1, -1};
     if (dup >= 0)
       return fail(c, k, MR_ERR_INVALID, "duplicate %s name \"%s\" (first at line %ld)",
                   link ? "link" : "joint", name,
@@ -302,6 +417,22 @@ static mr_status joint_link(urdf_ctx *c, const urdf_joint *j, const char *which,
   return st;
 }
 
+/* is name one of the n names of list */
+static int name_listed(const char *const *list, int n, const char *name) {
+  for (int i = 0; list && i < n; ++i)
+    if (list[i] && strcmp(list[i], name) == 0) return 1;
+  return 0;
+}
+
+/* every name of the lock_joints option is a joint of the file */
+static mr_status check_lock_names(urdf_ctx *c, const xmlNode *robot) {
+  for (int i = 0; c->opt->lock_joints && i < c->opt->nlock_joints; ++i)
+    if (c->opt->lock_joints[i] && find_joint(c, c->opt->lock_joints[i]) < 0)
+      return fail(c, robot, MR_ERR_INVALID, "lock_joints: the robot has no joint \"%s\"",
+                  c->opt->lock_joints[i]);
+  return MR_OK;
+}
+
 /* types, parent and child links of every joint; a link is the child of one joint at most */
 static mr_status connect(urdf_ctx *c) {
   int *last = calloc((size_t)c->nlinks, sizeof *last); /* last child joint of each link */
@@ -312,6 +443,8 @@ static mr_status connect(urdf_ctx *c) {
     if ((st = read_joint_type(c, j)) || (st = joint_link(c, j, "parent", &j->parent)) ||
         (st = joint_link(c, j, "child", &j->child)))
       break;
+    if (!j->fixed && name_listed(c->opt->lock_joints, c->opt->nlock_joints, j->name))
+      j->fixed = j->locked = 1;
     urdf_link *ch = &c->links[j->child], *pa = &c->links[j->parent];
     if (ch->parent_joint >= 0) {
       st = fail(c, j->node, MR_ERR_INVALID,
@@ -422,6 +555,21 @@ static mr_status geom_round(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
   return st;
 }
 
+/* the mesh file's vertices (scaled, mirrored by a negative scale) and hull; errors and the
+ * non-convexity warning name the <mesh> element */
+static mr_status load_mesh(urdf_ctx *c, const xmlNode *s, const char *filename, mr_geom *g) {
+  mr_error merr = {MR_OK, ""};
+  int nonconvex = 0;
+  g->mesh = mr_mesh_load(g->mesh_file, g->mesh_scale, &nonconvex, &merr);
+  if (!g->mesh) return fail(c, s, merr.status, "<mesh> filename=\"%s\": %s", filename, merr.msg);
+  if (nonconvex)
+    warn(c, s,
+         "<mesh> filename=\"%s\" of geometry '%s' is far from convex (volume %g, hull volume %g "
+         "m^3): it collides as its convex hull",
+         filename, g->name, g->mesh->volume, g->mesh->hull_volume);
+  return MR_OK;
+}
+
 static mr_status geom_mesh(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
   static const double one[3] = {1, 1, 1};
   double scale[3];
@@ -436,6 +584,7 @@ static mr_status geom_mesh(urdf_ctx *c, const xmlNode *s, mr_geom *g) {
               strncmp(filename, "package://", 10) == 0
                   ? " under any package root (options, MOREAU_PACKAGE_PATH)"
                   : "");
+  if (!st) st = load_mesh(c, s, filename, g);
   free(filename);
   return st;
 }
@@ -486,6 +635,7 @@ static mr_status add_collision(urdf_ctx *c, const urdf_link *l, const xmlNode *c
   const xmlNode *shape = geometry;
   st = read_shape(c, geometry, &g, &shape);
   if (!st && mr_model_add_geom(c->m, &g, c->err) < 0) st = fail_builder(c, shape);
+  if (st) mr_mesh_free(g.mesh); /* otherwise owned by the model */
   free(g.mesh_file);
   return st;
 }
@@ -557,9 +707,8 @@ static mr_status add_link(urdf_ctx *c, urdf_link *l) {
   const urdf_joint *j = &c->joints[l->parent_joint];
   const urdf_link *p = &c->links[j->parent];
   mr_se3 origin;
-  mr_inertia Y;
+  mr_inertia Y = l->Y;
   mr_status st = read_origin(c, j->node, &origin);
-  if (!st) st = read_inertia(c, l->node, &Y);
   if (st) return st;
   mr_se3 X = mr_se3_mul(&p->X, &origin);
   if (!j->fixed) return add_moving(c, j, X, Y);
@@ -571,9 +720,7 @@ static mr_status add_link(urdf_ctx *c, urdf_link *l) {
 
 /* the root link: the world itself, a free-flying body, or a link fixed to the world */
 static mr_status add_root(urdf_ctx *c, urdf_link *l) {
-  mr_inertia Y;
-  mr_status st = read_inertia(c, l->node, &Y);
-  if (st) return st;
+  mr_inertia Y = l->Y;
   l->body = 0;
   l->X = mr_se3_identity();
   if (strcmp(l->name, "world") == 0) {
@@ -630,19 +777,123 @@ static mr_status walk(urdf_ctx *c, int root) {
 
 /* ---- driver ---- */
 
+/* ---- moving joints without inertia ---- */
+
+/* a dof without inertia: refused, or its joint locked (*relock set) with lock_massless */
+static mr_status massless_dof(urdf_ctx *c, int dof, int count, int *relock) {
+  const mr_body *b = &c->m->bodies[c->m->dof_body[dof]];
+  int j = find_joint(c, b->joint.name);
+  const xmlNode *n = j >= 0 ? c->joints[j].node : c->links[0].node;
+  if (j < 0)
+    return fail(c, n, MR_ERR_INVALID,
+                "the free-flyer \"%s\" has no inertia along one of its directions: the root link "
+                "\"%s\" (with the links fixed to it) carries no mass or no inertia, and the joints "
+                "below it move freely in that direction; give the root link an inertia or lock the "
+                "joints below it (robot key 'lock_joints', moreau rbd: --lock)",
+                b->joint.name, b->name);
+  if (c->opt->lock_massless) {
+    c->joints[j].fixed = c->joints[j].locked = 1;
+    *relock = 1;
+    warn(c, n,
+         "joint \"%s\" (link \"%s\"): the links it moves carry no mass or no inertia about its "
+         "axis; locked at q = 0 (lock_massless)",
+         b->joint.name, b->name);
+    return MR_OK;
+  }
+  return fail(c, n, MR_ERR_INVALID,
+              "joint \"%s\" (link \"%s\"): the links it moves carry no mass or no inertia about "
+              "its axis (%d joint%s of the robot in this case), so its motion is undetermined; lock "
+              "it with the robot key 'lock_joints: [%s]' or 'lock_massless: true' in a scene "
+              "(moreau rbd: --lock %s or --lock-massless)",
+              b->joint.name, b->name, count, count > 1 ? "s" : "", b->joint.name, b->joint.name);
+}
+
+/* the model's dofs whose pivot of M at the neutral configuration is below 1e-12 of M's largest
+ * diagonal entry (round-off level): none, or locked (*relock), or an error */
+static mr_status check_dofs(urdf_ctx *c, int *relock) {
+  int bad[64];
+  int n = mr_model_dofs_without_inertia(c->m, 1e-12, bad, 64);
+  if (n < 0) return fail(c, NULL, MR_ERR_NOMEM, "out of memory");
+  for (int k = 0; k < n && k < 64; ++k) {
+    mr_status st = massless_dof(c, bad[k], n, relock);
+    if (st) return st;
+  }
+  return MR_OK;
+}
+
+/* ---- mimic joints ---- */
+
+/* the <mimic joint multiplier offset> of moving joint j (index i): a coupling of the model; when
+ * the leader is fixed or locked, j is locked too (*relock) */
+static mr_status add_mimic(urdf_ctx *c, int i, const xmlNode *mim, int *relock) {
+  urdf_joint *j = &c->joints[i];
+  char *leader = NULL;
+  double mult = 1.0, off = 0.0;
+  mr_status st = attr_string(c, mim, "joint", &leader);
+  if (!st) st = attr_number(c, mim, "multiplier", &mult, 1.0);
+  if (!st) st = attr_number(c, mim, "offset", &off, 0.0);
+  int l = st ? -1 : find_joint(c, leader);
+  if (!st && l < 0)
+    st = fail(c, mim, MR_ERR_INVALID, "joint \"%s\": <mimic> joint=\"%s\" does not exist", j->name,
+              leader);
+  if (!st && c->joints[l].fixed) {
+    j->fixed = j->locked = 1;
+    *relock = 1;
+    warn(c, mim, "joint \"%s\" mimics \"%s\", which is fixed or locked: locked too, at q = 0",
+         j->name, leader);
+  } else if (!st) {
+    int fb = mr_model_joint_index(c->m, j->name), lb = mr_model_joint_index(c->m, leader);
+    if (mr_model_add_mimic(c->m, fb, lb, mult, off, c->err) < 0) st = fail_builder(c, mim);
+  }
+  free(leader);
+  return st;
+}
+
+/* every moving joint's <mimic>; a fixed joint's is meaningless and skipped */
+static mr_status add_mimics(urdf_ctx *c, int *relock) {
+  for (int i = 0; i < c->njoints; ++i) {
+    xmlNode *mim = child(c->joints[i].node, "mimic");
+    if (!mim || c->joints[i].fixed) continue;
+    mr_status st = add_mimic(c, i, mim, relock);
+    if (st) return st;
+  }
+  return MR_OK;
+}
+
+/* the model from the tree, again after locking joints that carry no inertia */
+static mr_status build_model(urdf_ctx *c, int root) {
+  for (;;) {
+    if (!(c->m = mr_model_create(c->robot))) return fail(c, NULL, MR_ERR_NOMEM, "out of memory");
+    int relock = 0;
+    mr_status st = walk(c, root);
+    if (!st) st = add_mimics(c, &relock);
+    if (!st && !relock) st = check_dofs(c, &relock);
+    if (st || !relock) return st;
+    mr_model_free(c->m);
+    c->m = NULL;
+    for (int i = 0; i < c->nlinks; ++i)
+      c->links[i].body = -1, c->links[i].X = mr_se3_identity();
+  }
+}
+
 static mr_status build(urdf_ctx *c, const xmlNode *robot) {
   if (!is_element(robot, "robot"))
     return fail(c, robot, MR_ERR_PARSE, "the root element is <%s>, not <robot>",
                 robot ? (const char *)robot->name : "");
   char *name = attr(robot, "name");
-  c->m = mr_model_create(name ? name : "");
+  snprintf(c->robot, sizeof c->robot, "%s", name ? name : "");
   xmlFree(name);
-  if (!c->m) return fail(c, robot, MR_ERR_NOMEM, "out of memory");
   int root = -1;
   mr_status st = collect(c, robot);
+  if (!st) st = check_lock_names(c, robot);
   if (!st) st = connect(c);
   if (!st) st = find_root(c, &root);
-  if (!st) st = walk(c, root);
+  if (!st && c->opt->floating && strcmp(c->links[root].name, "world") == 0)
+    warn(c, c->links[root].node,
+         "the root link is \"world\": the floating option is ignored (the joints from \"world\" "
+         "say how the robot is attached)");
+  if (!st) st = read_inertias(c);
+  if (!st) st = build_model(c, root);
   return st;
 }
 
@@ -682,7 +933,7 @@ static mr_status xml_error(urdf_ctx *c, const xmlParserCtxt *pc, xml_first_error
 static mr_status parse_buffer(const char *xml, size_t len, const char *file, const char *dir,
                               const mr_urdf_options *opt, mr_model **out, mr_error *err) {
   mr_urdf_options def = mr_urdf_options_default();
-  urdf_ctx c = {file, dir, opt ? opt : &def, err, NULL, 0, 0, NULL, NULL};
+  urdf_ctx c = {file, dir, opt ? opt : &def, err, NULL, "", 0.0, 0, 0, NULL, NULL};
   if (len > INT_MAX) return fail(&c, NULL, MR_ERR_IO, "file too large (%zu bytes)", len);
   xmlParserCtxt *pc = xmlNewParserCtxt();
   if (!pc) return fail(&c, NULL, MR_ERR_NOMEM, "out of memory");
@@ -708,7 +959,7 @@ static mr_status parse_buffer(const char *xml, size_t len, const char *file, con
 }
 
 mr_urdf_options mr_urdf_options_default(void) {
-  mr_urdf_options o = {0, NULL, 0, 1};
+  mr_urdf_options o = {0, NULL, 0, 1, 0, NULL, 0, 0, NULL, NULL};
   return o;
 }
 

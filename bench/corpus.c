@@ -1,0 +1,373 @@
+/* Contact problem corpus benchmark: every solver of the registry (but the soft baseline) on a
+ * corpus of contact problems, each solved cold (λ = 0) with the default settings (ε_abs = 1e-6,
+ * 10⁴ iterations). Output: one Markdown table per family and one over the whole corpus: per
+ * solver the share of problems whose NCP criterion ε_abs ≤ 1e-6 (the physics, whatever model the
+ * solver solves), the median and maximum iterations, the median and maximum wall time; then the
+ * time of ncp-hybrid against ncp-pgs on the problems ncp-pgs solves.
+ *
+ * The corpus is generated here (nothing large is stored in the repository):
+ * - scenes: every scene file of scenes/ stepped with its own solver for at most max_steps steps,
+ *   PER_SCENE problems taken at evenly spaced steps among those with contacts;
+ * - talos gains: scenes/talos_stand.yaml with PD gains kp = 500, 1000, 2000, 3000 (kd = kp/100);
+ * - heavy on light: scenes/b5_heavy_on_light.yaml with the heavy box's mass 1, 10, 100, 1000 kg
+ *   on the 1e-3 kg box (mass ratios 1e3 to 1e6), stepped with ncp-hybrid (with the scene's
+ *   ncp-pgs the boxes interpenetrate within a few steps and the later problems are of a broken
+ *   stack);
+ * - random: G = J Jᵀ with J (3nc x nv) uniform in [−1, 1], nv < 3nc (rank-deficient),
+ *   g = J v_f + (0, 0, gap ≥ 0) per contact (a physical free velocity, so that the problem has a
+ *   solution), μ in [0.2, 1], for nc = 4, 10, 20 (nv = 8, 24, 40) and seeds 1–6;
+ * - fixtures: the recorded problems (JSON) of tests/fixtures (TALOS steps under the former gap
+ *   law, Solo-12, Allegro).
+ * ContactBench's recorded problems are not included (not available on this machine).
+ * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps]. */
+#include <glob.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/problem_io.h"
+#include "core/arena.h"
+#include "core/file.h"
+#include "moreau/contact.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+#define MAX_PROBLEMS 1200
+#define PER_SCENE 12
+#define MAX_SOLVERS 32
+#define N_FAMILIES 5
+
+static const char *family_names[N_FAMILIES] = {"scenes", "talos gains", "heavy on light",
+                                               "random rank-deficient", "fixtures"};
+
+/* one problem of the corpus, owning its arrays */
+typedef struct {
+  char name[96];
+  int family, nc;
+  double *G, *g, *mu, *R;
+  unsigned char *kind;
+  mr_contact_problem p;
+} problem;
+
+typedef struct {
+  problem *v;
+  int n;
+} corpus;
+
+/* a copy of p into the corpus; 0 on success */
+static int corpus_add(corpus *cs, const mr_contact_problem *p, int family, const char *name) {
+  if (cs->n >= MAX_PROBLEMS || p->nc <= 0) return -1;
+  problem *q = &cs->v[cs->n];
+  size_t n = 3 * (size_t)p->nc;
+  memset(q, 0, sizeof *q);
+  snprintf(q->name, sizeof q->name, "%s", name);
+  q->family = family, q->nc = p->nc;
+  q->G = malloc(n * n * sizeof(double)), q->g = malloc(n * sizeof(double));
+  q->mu = malloc((size_t)p->nc * sizeof(double)), q->R = calloc(n, sizeof(double));
+  q->kind = p->kind ? malloc((size_t)p->nc) : NULL;
+  if (!q->G || !q->g || !q->mu || !q->R || (p->kind && !q->kind)) return -1;
+  memcpy(q->G, p->G, n * n * sizeof(double));
+  memcpy(q->g, p->g, n * sizeof(double));
+  memcpy(q->mu, p->mu, (size_t)p->nc * sizeof(double));
+  if (p->R) memcpy(q->R, p->R, n * sizeof(double));
+  if (p->kind) memcpy(q->kind, p->kind, (size_t)p->nc);
+  q->p = (mr_contact_problem){
+      .nc = p->nc, .G = q->G, .g = q->g, .mu = q->mu, .R = q->R, .kind = q->kind, .dt = p->dt};
+  cs->n++;
+  return 0;
+}
+
+static void corpus_free(corpus *cs) {
+  for (int i = 0; i < cs->n; ++i) {
+    free(cs->v[i].G), free(cs->v[i].g), free(cs->v[i].mu), free(cs->v[i].R);
+    free(cs->v[i].kind);
+  }
+  free(cs->v);
+}
+
+/* step a parsed scene, keep PER_SCENE problems spread over the steps with contacts */
+static void add_scene(corpus *cs, mr_scene *sc, int family, const char *label, long max_steps,
+                      const char *solver) {
+  mr_error err = {0};
+  mr_sim *s = mr_sim_create(sc, solver, &err);
+  if (!s) {
+    fprintf(stderr, "%s: %s\n", label, err.msg);
+    return;
+  }
+  long steps = (long)(sc->duration / sc->timestep + 0.5);
+  if (steps > max_steps) steps = max_steps;
+  long every = steps / PER_SCENE > 0 ? steps / PER_SCENE : 1;
+  int kept = 0;
+  for (long k = 1; k <= steps && kept < PER_SCENE; ++k) {
+    if (mr_sim_step(s, &err)) {
+      fprintf(stderr, "%s: step %ld: %s\n", label, k, err.msg);
+      break;
+    }
+    const mr_contact_problem *p = mr_sim_problem(s);
+    if (!p || p->nc == 0 || k % every) continue;
+    char name[96];
+    snprintf(name, sizeof name, "%s step %ld", label, k);
+    if (corpus_add(cs, p, family, name) == 0) ++kept;
+  }
+  mr_sim_free(s);
+}
+
+static void add_scene_file(corpus *cs, const char *path, long max_steps) {
+  mr_scene sc;
+  mr_error err = {0};
+  if (mr_scene_load(path, &sc, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.msg);
+    return;
+  }
+  add_scene(cs, &sc, 0, path, max_steps, NULL);
+  mr_scene_free(&sc);
+}
+
+/* a scene file's text with one substring replaced, parsed in the file's directory */
+static void add_scene_variant(corpus *cs, const char *path, const char *from, const char *to,
+                              int family, const char *label, long max_steps, const char *solver) {
+  char *text = NULL, out[8192];
+  size_t len = 0;
+  mr_error err = {0};
+  if (mr_read_file(path, &text, &len, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.msg);
+    return;
+  }
+  const char *at = strstr(text, from);
+  if (!at || len + strlen(to) >= sizeof out) {
+    fprintf(stderr, "%s: '%s' not found\n", path, from);
+    free(text);
+    return;
+  }
+  snprintf(out, sizeof out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  free(text);
+  mr_scene sc;
+  if (mr_scene_parse(out, path, "scenes", &sc, &err)) {
+    fprintf(stderr, "%s: %s\n", label, err.msg);
+    return;
+  }
+  add_scene(cs, &sc, family, label, max_steps, solver);
+  mr_scene_free(&sc);
+}
+
+static uint64_t rng_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static double rng_uniform(uint64_t *s, double lo, double hi) {
+  return lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* G = J Jᵀ (rank nv < 3nc), g = J v_f + a gap on the normal rows, random μ */
+static void add_random(corpus *cs, int nc, int nv, uint64_t seed) {
+  int n = 3 * nc;
+  double *J = malloc(sizeof(double) * (size_t)n * nv), *G = malloc(sizeof(double) * n * n);
+  double *g = malloc(sizeof(double) * n), *mu = malloc(sizeof(double) * nc);
+  double *vf = malloc(sizeof(double) * nv);
+  for (int i = 0; i < n * nv; ++i)
+    J[i] = rng_uniform(&seed, -1.0, 1.0);
+  for (int v = 0; v < nv; ++v)
+    vf[v] = rng_uniform(&seed, -1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    double acc = 0.0;
+    for (int j = 0; j < n; ++j) {
+      double gij = 0.0;
+      for (int v = 0; v < nv; ++v)
+        gij += J[i * nv + v] * J[j * nv + v];
+      G[i * n + j] = gij;
+    }
+    for (int v = 0; v < nv; ++v)
+      acc += J[i * nv + v] * vf[v];
+    g[i] = acc + (i % 3 == 2 ? rng_uniform(&seed, 0.0, 0.5) : 0.0);
+  }
+  for (int i = 0; i < nc; ++i)
+    mu[i] = rng_uniform(&seed, 0.2, 1.0);
+  mr_contact_problem p = {.nc = nc, .G = G, .g = g, .mu = mu, .dt = 1e-3};
+  char name[96];
+  snprintf(name, sizeof name, "random nc %d nv %d seed %llu", nc, nv, (unsigned long long)seed);
+  corpus_add(cs, &p, 3, name);
+  free(J), free(G), free(g), free(mu), free(vf);
+}
+
+static void add_fixture(corpus *cs, const char *path) {
+  mr_problem_file f;
+  mr_error err = {0};
+  if (mr_problem_file_load(path, &f, &err)) {
+    fprintf(stderr, "%s: %s\n", path, err.msg);
+    return;
+  }
+  corpus_add(cs, &f.problem, 4, path);
+  mr_problem_file_free(&f);
+}
+
+static void build_corpus(corpus *cs, long max_steps) {
+  glob_t gl;
+  if (glob("scenes/*.yaml", 0, NULL, &gl) == 0) {
+    for (size_t i = 0; i < gl.gl_pathc; ++i)
+      add_scene_file(cs, gl.gl_pathv[i], max_steps);
+    globfree(&gl);
+  }
+  static const int kp[] = {500, 1000, 2000, 3000};
+  for (int i = 0; i < 4; ++i) {
+    char to[64], label[64];
+    snprintf(to, sizeof to, "pd: {kp: %d.0, kd: %g}", kp[i], kp[i] / 100.0);
+    snprintf(label, sizeof label, "talos kp %d", kp[i]);
+    add_scene_variant(cs, "scenes/talos_stand.yaml", "pd: {kp: 3000.0, kd: 30.0}", to, 1, label,
+                      max_steps, NULL);
+  }
+  static const char *heavy[] = {"1.0e+0", "1.0e+1", "1.0e+2", "1.0e+3"};
+  for (int i = 0; i < 4; ++i) {
+    char to[64], label[64];
+    snprintf(to, sizeof to, "mass: %s\n    position: [0, 0, 0.3]", heavy[i]);
+    snprintf(label, sizeof label, "heavy on light 1e%d", i + 3);
+    add_scene_variant(cs, "scenes/b5_heavy_on_light.yaml",
+                      "mass: 1.0e+3\n    position: [0, 0, 0.3]", to, 2, label, max_steps,
+                      "ncp-hybrid");
+  }
+  static const int sizes[3][2] = {{4, 8}, {10, 24}, {20, 40}};
+  for (int k = 0; k < 3; ++k)
+    for (uint64_t seed = 1; seed <= 6; ++seed)
+      add_random(cs, sizes[k][0], sizes[k][1], seed);
+  if (glob("tests/fixtures/*.json", 0, NULL, &gl) == 0) {
+    for (size_t i = 0; i < gl.gl_pathc; ++i)
+      add_fixture(cs, gl.gl_pathv[i]);
+    globfree(&gl);
+  }
+}
+
+/* ---- solving and reporting ---- */
+
+typedef struct {
+  int ok; /* NCP ε_abs ≤ 1e-6 */
+  int iterations;
+  double time_us, eps_abs;
+} outcome;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *x, int n) {
+  if (n == 0) return NAN;
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+static outcome solve_one(const char *solver, const problem *q, mr_arena *work, double *lambda,
+                         double *c) {
+  mr_solver_settings s = mr_solver_settings_default();
+  s.warm_start = 0;
+  mr_solver_stats st;
+  mr_error err = {0};
+  outcome o = {0, 0, 0.0, INFINITY};
+  memset(lambda, 0, sizeof(double) * 3 * (size_t)q->nc);
+  mr_arena_reset(work, 0);
+  if (mr_solve(solver, &q->p, &s, NULL, work, lambda, c, &st, &err)) return o;
+  o.iterations = st.iterations, o.time_us = st.time_us, o.eps_abs = st.eps_abs;
+  o.ok = st.eps_abs <= 1e-6;
+  return o;
+}
+
+/* one table row: the outcomes of a solver over the problems selected by sel */
+static void report_row(const char *solver, const outcome *o, const int *sel, int n, double *buf) {
+  int m = 0, ok = 0, itmax = 0;
+  double tmax = 0.0;
+  for (int i = 0; i < n; ++i) {
+    if (!sel[i]) continue;
+    buf[m++] = o[i].iterations;
+    ok += o[i].ok;
+    itmax = o[i].iterations > itmax ? o[i].iterations : itmax;
+    tmax = fmax(tmax, o[i].time_us);
+  }
+  double itmed = median(buf, m);
+  m = 0;
+  for (int i = 0; i < n; ++i)
+    if (sel[i]) buf[m++] = o[i].time_us;
+  printf("| %s | %d/%d (%.1f %%) | %.0f | %d | %.1f | %.0f |\n", solver, ok, m,
+         m ? 100.0 * ok / m : 0.0, itmed, itmax, median(buf, m), tmax);
+}
+
+static void report(const corpus *cs, const char **solvers, int ns, outcome **res, int family) {
+  int *sel = malloc(sizeof(int) * (size_t)cs->n);
+  double *buf = malloc(sizeof(double) * (size_t)cs->n);
+  int m = 0;
+  for (int i = 0; i < cs->n; ++i)
+    m += sel[i] = family < 0 || cs->v[i].family == family;
+  printf("\n### %s (%d problems)\n\n", family < 0 ? "whole corpus" : family_names[family], m);
+  printf(
+      "| solver | NCP ε_abs ≤ 1e-6 | median iterations | max iterations | median µs | max µs |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (int k = 0; k < ns; ++k)
+    report_row(solvers[k], res[k], sel, cs->n, buf);
+  free(sel), free(buf);
+}
+
+/* ncp-hybrid's time against ncp-pgs's on the problems ncp-pgs solves; its failures listed */
+static void report_targets(const corpus *cs, const char **solvers, int ns, outcome **res) {
+  int ip = -1, ih = -1;
+  for (int k = 0; k < ns; ++k) {
+    if (!strcmp(solvers[k], "ncp-pgs")) ip = k;
+    if (!strcmp(solvers[k], "ncp-hybrid")) ih = k;
+  }
+  if (ip < 0 || ih < 0) return;
+  double *th = malloc(sizeof(double) * (size_t)cs->n), *tp = malloc(sizeof(double) * cs->n);
+  int m = 0;
+  for (int i = 0; i < cs->n; ++i)
+    if (res[ip][i].ok) th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
+  printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
+         "(ratio %.2f).\n",
+         m, median(th, m), median(tp, m), median(th, m) / median(tp, m));
+  printf("\nProblems ncp-hybrid leaves above 1e-6:\n\n");
+  int bad = 0;
+  for (int i = 0; i < cs->n; ++i)
+    if (!res[ih][i].ok)
+      printf("- %s (nc %d): ε_abs %.2e after %d iterations\n", cs->v[i].name, cs->v[i].nc,
+             res[ih][i].eps_abs, res[ih][i].iterations),
+          ++bad;
+  if (!bad) printf("- none\n");
+  free(th), free(tp);
+}
+
+int main(int argc, char **argv) {
+  long max_steps = argc > 1 ? atol(argv[1]) : 600;
+  corpus cs = {calloc(MAX_PROBLEMS, sizeof(problem)), 0};
+  build_corpus(&cs, max_steps);
+  int maxnc = 1;
+  for (int i = 0; i < cs.n; ++i)
+    maxnc = cs.v[i].nc > maxnc ? cs.v[i].nc : maxnc;
+  mr_arena work;
+  if (mr_arena_init(&work, mr_solver_work_size(maxnc, 0))) return 1;
+  double *lambda = malloc(sizeof(double) * 3 * (size_t)maxnc);
+  double *c = malloc(sizeof(double) * 3 * (size_t)maxnc);
+  const char *solvers[MAX_SOLVERS];
+  outcome *res[MAX_SOLVERS];
+  int ns = 0;
+  for (int k = 0; k < mr_solver_count() && ns < MAX_SOLVERS; ++k) {
+    const char *name = mr_solver_at(k)->name;
+    if (!strcmp(name, "soft")) continue;
+    solvers[ns] = name;
+    res[ns] = calloc((size_t)cs.n, sizeof(outcome));
+    for (int i = 0; i < cs.n; ++i)
+      res[ns][i] = solve_one(name, &cs.v[i], &work, lambda, c);
+    ++ns;
+  }
+  printf("## Contact problem corpus: %d problems (at most %ld steps per scene), cold start, "
+         "ε = 1e-6, 10⁴ iterations\n",
+         cs.n, max_steps);
+  report(&cs, solvers, ns, res, -1);
+  for (int f = 0; f < N_FAMILIES; ++f)
+    report(&cs, solvers, ns, res, f);
+  report_targets(&cs, solvers, ns, res);
+  for (int k = 0; k < ns; ++k)
+    free(res[k]);
+  free(lambda), free(c);
+  mr_arena_destroy(&work);
+  corpus_free(&cs);
+  return 0;
+}

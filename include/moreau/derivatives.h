@@ -1,0 +1,139 @@
+/* Analytical derivatives of the rigid-body dynamics (Carpentier & Mansard, "Analytical
+ * derivatives of rigid body dynamics algorithms", RSS 2018), in Pinocchio's conventions:
+ *
+ *   inverse dynamics  τ = RNEA(q, v, a)          ∂τ/∂q, ∂τ/∂v (and ∂τ/∂a = M)
+ *   forward dynamics  q̈ = ABA(q, v, τ)           ∂q̈/∂q = −M⁻¹ ∂τ/∂q |_{a = q̈},
+ *                                                 ∂q̈/∂v = −M⁻¹ ∂τ/∂v |_{a = q̈},  ∂q̈/∂τ = M⁻¹.
+ *
+ * Derivatives with respect to q are taken in the tangent space (nv columns): column k is
+ * d/dε at ε = 0 of the function at q ⊕ ε e_k, with ⊕ the exponential map of mr_integrate
+ * (free-flyer and spherical joints move by a twist in their local frame). The external forces
+ * d->f_ext (body frames, so they turn with their bodies) are included, as in mr_rnea and mr_aba.
+ *
+ * All matrices are nv x nv, row-major: entry [i * nv + k] is ∂(output i)/∂(input k). Memory is
+ * allocated once by mr_derivatives_create; the functions allocate nothing. docs/derivatives.md
+ * has the derivation, the accuracy measured against finite differences and the timings. */
+#ifndef MOREAU_DERIVATIVES_H
+#define MOREAU_DERIVATIVES_H
+
+#include <stddef.h>
+
+#include "moreau/contact.h"
+#include "moreau/dynamics.h"
+
+typedef struct mr_derivatives {
+  int nv;
+  double *dtau_dq;   /* ∂τ/∂q of the inverse dynamics (nv x nv) */
+  double *dtau_dv;   /* ∂τ/∂v of the inverse dynamics (nv x nv) */
+  double *dddq_dq;   /* ∂q̈/∂q of the forward dynamics (nv x nv) */
+  double *dddq_dv;   /* ∂q̈/∂v of the forward dynamics (nv x nv) */
+  double *dddq_dtau; /* ∂q̈/∂τ = M⁻¹ (nv x nv) */
+  void *work;        /* per-body and per-dof workspace */
+} mr_derivatives;
+
+/* Memory for the derivatives of a model; NULL when out of memory. */
+mr_derivatives *mr_derivatives_create(const mr_model *m);
+void mr_derivatives_free(mr_derivatives *dd);
+
+/* ∂τ/∂q and ∂τ/∂v of τ = RNEA(q, v, a) with d->f_ext, into dd->dtau_dq and dd->dtau_dv. Also
+ * writes τ into d->tau_id and ∂τ/∂a = M(q) into d->M (both triangles, armature included), and
+ * the placements into d->liMi, d->oMi. Cost O(nv · depth). */
+void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
+                         const double *v, const double *a);
+
+/* ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ of q̈ = ABA(q, v, τ) with d->f_ext, into dd->dddq_*. Also writes q̈
+ * into d->ddq, leaves dd->dtau_dq and dd->dtau_dv at a = q̈, d->M and its LDLᵀ factor in d.
+ * MR_ERR_NUMERIC (err may be NULL) when M(q) is not positive definite. */
+mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
+                             const double *v, const double *tau, mr_error *err);
+
+/* ---- one time step of the free motion ----
+ *
+ * The semi-implicit Euler step of mr_sim without contacts, constraints or effort limits
+ * (sim.h's header comment), written here from its equations: with the PD gains k_p, k_d per dof
+ * (1-dof joints only), the model's joint damping, e = q_target − q on the dofs with gains,
+ *   M̃ = M(q) + Δt diag(k_d + damping) + Δt² diag(k_p),
+ *   v⁺ = v + Δt M̃⁻¹ (τ + k_p e − b(q, v) + Σ Jᵀ f_ext − (k_d + damping + Δt k_p) v),
+ *   q⁺ = q ⊕ Δt v⁺,
+ * with the external forces d->f_ext held in their bodies' frames. */
+typedef struct {
+  double dt;              /* time step Δt (s), > 0 */
+  const double *kp;       /* PD stiffness per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  const double *kd;       /* PD damping per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  const double *q_target; /* per dof (nv): the target of the dof's coordinate, read where kp ≠ 0 */
+} mr_step_params;
+
+typedef struct mr_step_derivatives {
+  int nv;
+  double *dvn_dq, *dvn_dv, *dvn_dtau; /* ∂v⁺/∂q (tangent), ∂v⁺/∂v, ∂v⁺/∂τ (nv x nv) */
+  double *dqn_dq, *dqn_dv, *dqn_dtau; /* ∂q⁺/∂q, ∂q⁺/∂v, ∂q⁺/∂τ in the tangent space at q⁺ */
+  mr_derivatives *rbd;                /* the RNEA derivatives the chain rule goes through */
+  double *work;                       /* nv x nv scratch and nv vectors */
+} mr_step_derivatives;
+
+/* Memory for the step derivatives of a model; NULL when out of memory. */
+mr_step_derivatives *mr_step_derivatives_create(const mr_model *m);
+void mr_step_derivatives_free(mr_step_derivatives *sd);
+
+/* One free-motion step from (q, v) under torques tau into q_next, v_next (d->a is zeroed and
+ * used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p without
+ * targets; MR_ERR_NUMERIC when M̃ is not positive definite. */
+mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
+                       const double *v, const double *tau, double *q_next, double *v_next,
+                       mr_error *err);
+
+/* The same step (q_next, v_next may be NULL) and its derivatives into sd; ∂x⁺/∂q_target is
+ * ∂x⁺/∂τ diag(k_p). Columns in q are along q ⊕ ε e_k; rows of ∂q⁺ are tangent at q⁺ (the δ with
+ * q⁺(x + ε e_k) = q⁺ ⊕ ε δ + O(ε²)). */
+mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                   const mr_step_params *p, const double *q, const double *v,
+                                   const double *tau, double *q_next, double *v_next,
+                                   mr_error *err);
+
+/* ---- the contact solution ----
+ *
+ * dλ/dg of a contact problem's solution at (λ, c = (G + R) λ + g), by implicit differentiation
+ * of the NCP conditions on the active set (src/contact/contact_derivatives.c): a separated
+ * contact keeps λ = 0, a sticking one (and a bilateral constraint) keeps c = 0, a sliding one
+ * keeps c_N = 0 and λ_T = −μ λ_N c_T / ‖c_T‖ on the cone boundary. tol (force and velocity
+ * units) decides the modes: separated when λ_N <= tol, sliding when ‖c_T‖ > tol. On the
+ * boundary between two modes λ(g) is not differentiable and the mode chosen gives one of the
+ * one-sided derivatives. The contact velocity follows as dc/dg = (G + R) dλ/dg + 1. */
+enum { MR_CONTACT_SEPARATED = 0, MR_CONTACT_STICKING = 1, MR_CONTACT_SLIDING = 2 };
+
+/* bytes of the work buffer for nc contacts */
+size_t mr_contact_derivative_work_size(int nc);
+
+/* dλ/dg (3nc x 3nc, row-major) into dlambda_dg, and each contact's mode into modes (nc, may be
+ * NULL); work holds mr_contact_derivative_work_size(nc) bytes, aligned for double.
+ * MR_ERR_NUMERIC when the active-set system is singular (e.g. more sticking contacts than the
+ * bodies' degrees of freedom, G singular). */
+mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
+                                         const double *c, double tol, double *dlambda_dg,
+                                         int *modes, void *work, mr_error *err);
+
+/* ---- the step with contacts, in velocity ----
+ *
+ * The velocity of a step with contacts, v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ, with λ the solution of the
+ * step's problem (force units, g = (J v_f + cor) / Δt), differentiated with respect to v and τ at
+ * fixed configuration (the contact set, J, the gaps and the correction held fixed):
+ *   dv⁺/dx = dv_f/dx + Δt M̃⁻¹ Jᵀ (dλ/dg) J (dv_f/dx) / Δt,   x = v or τ,
+ * with dv_f/dx the free step's (mr_step_free_derivatives) and dλ/dg the active-set derivative
+ * above. The restitution term of cor (e J_N v on a new contact) is not differentiated: exact for
+ * e = 0. */
+
+/* bytes of the work buffer for nc contacts and nv velocities */
+size_t mr_step_contact_work_size(int nc, int nv);
+
+/* dv⁺/dv and dv⁺/dτ (nv x nv each, row-major) of the step from (q, v, τ) whose contact problem
+ * prob, with contact Jacobian J (3nc x nv, the rows of mr_contact_jacobian), has the solution
+ * (lambda, c); tol as in mr_contact_solution_derivative. Also fills sd with the free step's
+ * derivatives. */
+mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                      const mr_step_params *p, const double *q, const double *v,
+                                      const double *tau, const mr_contact_problem *prob,
+                                      const double *J, const double *lambda, const double *c,
+                                      double tol, double *dvn_dv, double *dvn_dtau, void *work,
+                                      mr_error *err);
+
+#endif

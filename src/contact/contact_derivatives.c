@@ -1,0 +1,144 @@
+/* Derivative of the solution of a frictional contact problem (moreau/contact.h) with respect to
+ * its free velocity g, by implicit differentiation of the NCP conditions on the active set at a
+ * given solution (λ, c), c = (G + R) λ + g (each contact ordered t₁, t₂, n):
+ *
+ *   separated (λ_N <= tol):            λ = 0                         → dλ = 0
+ *   sticking  (λ_N > tol, ‖c_T‖ <= tol, or a bilateral constraint):
+ *                                     c = 0                          → (G + R) dλ + dg = 0
+ *   sliding   (λ_N > tol, ‖c_T‖ > tol): c_N = 0 and, by maximum dissipation, λ_T on the cone
+ *             boundary opposite to the slip, λ_T = −μ λ_N ĉ_T (ĉ_T = c_T / ‖c_T‖)
+ *                                     → dc_N = 0,
+ *                                       dλ_T = −μ ĉ_T dλ_N − (μ λ_N / ‖c_T‖) (1 − ĉ_T ĉ_Tᵀ) dc_T,
+ *             with dc = (G + R) dλ + dg; a frictionless contact (μ = 0) has dλ_T = 0.
+ * Stacking the rows gives A dλ = B dg, solved by Gaussian elimination with partial pivoting
+ * (A is not symmetric once a contact slides). The contact velocity follows as
+ * dc/dg = (G + R) dλ/dg + 1.
+ *
+ * The classification is a choice where the solution sits on the boundary between two modes
+ * (λ_N = 0 with c_N = 0: a contact just touching; ‖λ_T‖ = μ λ_N with c_T = 0: at the onset of
+ * slip): there λ(g) is not differentiable, and the mode picked by tol gives one of the one-sided
+ * derivatives. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "moreau/derivatives.h"
+
+size_t mr_contact_derivative_work_size(int nc) {
+  const size_t n = 3 * (size_t)nc;
+  return n * n * sizeof(double) + n * sizeof(int) + 64;
+}
+
+/* the mode of contact i at (λ, c) */
+static int contact_mode(const mr_contact_problem *p, int i, const double *lambda,
+                        const double *c, double tol) {
+  if (mr_problem_bilateral(p, i)) return MR_CONTACT_STICKING;
+  const double *l = lambda + 3 * i, *ci = c + 3 * i;
+  if (!(l[2] > tol)) return MR_CONTACT_SEPARATED;
+  if (hypot(ci[0], ci[1]) > tol || p->mu[i] == 0.0) return MR_CONTACT_SLIDING;
+  return MR_CONTACT_STICKING;
+}
+
+/* (G + R)[r, col] */
+static double delassus(const mr_contact_problem *p, int r, int col) {
+  const int n = 3 * p->nc;
+  return p->G[r * n + col] + (p->R && r == col ? p->R[r] : 0.0);
+}
+
+/* rows 3i .. 3i + 2 of A and B for contact i in its mode */
+static void contact_rows(const mr_contact_problem *p, int i, int mode, const double *lambda,
+                         const double *c, double *A, double *B) {
+  const int n = 3 * p->nc, r0 = 3 * i;
+  for (int r = r0; r < r0 + 3; ++r)
+    for (int col = 0; col < n; ++col)
+      A[r * n + col] = B[r * n + col] = 0.0;
+  if (mode == MR_CONTACT_SEPARATED) {
+    for (int r = r0; r < r0 + 3; ++r)
+      A[r * n + r] = 1.0;
+    return;
+  }
+  /* the rows of dc = (G + R) dλ + dg that hold as equations: all three when sticking, the
+   * normal one when sliding */
+  for (int r = mode == MR_CONTACT_STICKING ? r0 : r0 + 2; r < r0 + 3; ++r) {
+    for (int col = 0; col < n; ++col)
+      A[r * n + col] = delassus(p, r, col);
+    B[r * n + r] = -1.0;
+  }
+  if (mode == MR_CONTACT_STICKING) return;
+  /* sliding: dλ_T + μ ĉ dλ_N + k P ((G + R) dλ)_T = −k P dg_T, k = μ λ_N / ‖c_T‖ */
+  const double mu = p->mu[i], ct = hypot(c[r0], c[r0 + 1]);
+  const double u[2] = {ct > 0.0 ? c[r0] / ct : 0.0, ct > 0.0 ? c[r0 + 1] / ct : 0.0};
+  const double k = ct > 0.0 ? mu * lambda[r0 + 2] / ct : 0.0;
+  for (int a = 0; a < 2; ++a) {
+    const int r = r0 + a;
+    A[r * n + r] = 1.0;
+    A[r * n + r0 + 2] += mu * u[a];
+    for (int b = 0; b < 2; ++b) {
+      const double P = (a == b ? 1.0 : 0.0) - u[a] * u[b];
+      if (P == 0.0 || k == 0.0) continue;
+      for (int col = 0; col < n; ++col)
+        A[r * n + col] += k * P * delassus(p, r0 + b, col);
+      B[r * n + r0 + b] -= k * P;
+    }
+  }
+}
+
+/* X ← A⁻¹ X (n x n each, row-major) by elimination with partial pivoting; A is destroyed;
+ * -1 when a pivot falls to the rounding of A's entries (n ε max|A|): A is singular */
+static int lu_solve(double *A, double *X, int *piv, int n) {
+  double amax = 0.0;
+  for (int i = 0; i < n * n; ++i)
+    amax = fmax(amax, fabs(A[i]));
+  const double small = 16.0 * n * DBL_EPSILON * amax;
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    for (int r = k + 1; r < n; ++r)
+      if (fabs(A[r * n + k]) > fabs(A[p * n + k])) p = r;
+    if (!(fabs(A[p * n + k]) > small)) return -1;
+    piv[k] = p;
+    if (p != k)
+      for (int col = 0; col < n; ++col) {
+        double t = A[k * n + col];
+        A[k * n + col] = A[p * n + col], A[p * n + col] = t;
+        t = X[k * n + col];
+        X[k * n + col] = X[p * n + col], X[p * n + col] = t;
+      }
+    for (int r = k + 1; r < n; ++r) {
+      const double f = A[r * n + k] / A[k * n + k];
+      if (f == 0.0) continue;
+      for (int col = k; col < n; ++col)
+        A[r * n + col] -= f * A[k * n + col];
+      for (int col = 0; col < n; ++col)
+        X[r * n + col] -= f * X[k * n + col];
+    }
+  }
+  for (int k = n - 1; k >= 0; --k) {
+    for (int col = 0; col < n; ++col) {
+      double s = X[k * n + col];
+      for (int j = k + 1; j < n; ++j)
+        s -= A[k * n + j] * X[j * n + col];
+      X[k * n + col] = s / A[k * n + k];
+    }
+  }
+  return 0;
+}
+
+mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
+                                         const double *c, double tol, double *dlambda_dg,
+                                         int *modes, void *work, mr_error *err) {
+  const int n = 3 * p->nc;
+  if (n == 0) return MR_OK;
+  double *A = (double *)work;
+  int *piv = (int *)(A + (size_t)n * (size_t)n);
+  for (int i = 0; i < p->nc; ++i) {
+    const int mode = contact_mode(p, i, lambda, c, tol);
+    if (modes) modes[i] = mode;
+    contact_rows(p, i, mode, lambda, c, A, dlambda_dg);
+  }
+  if (lu_solve(A, dlambda_dg, piv, n) != 0)
+    return mr_error_set(err, MR_ERR_NUMERIC,
+                        "contact derivative: the active-set system is singular (%d contacts; "
+                        "redundant sticking contacts make dλ/dg non-unique)",
+                        p->nc);
+  return MR_OK;
+}

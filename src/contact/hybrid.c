@@ -1,0 +1,368 @@
+/* ncp-hybrid: the NCP (DESIGN.md §4) by a cascade of the solvers that each handle one class of
+ * problems well, every stage started from the best iterate so far, the result being the iterate
+ * of smallest NCP criterion ε_abs (docs/solvers.md, "ncp-hybrid").
+ *
+ *   0. start: the warm start λ₀ (projected on the cones), or λ = 0 without one; returns at once
+ *      when it already meets eps_abs (ε_abs at the start is not a good judge of a start: at
+ *      λ = 0 it is |g|, while a nearly right warm start of a heavy load has ε_c = |⟨λ, c⟩|
+ *      large through its large λ);
+ *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
+ *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
+ *      reach eps_abs within half of the remaining budget;
+ *   2. ncp-admm on the remaining budget (ill-conditioned G: mass ratios, stacks);
+ *   3. an active-set Newton polish of the NCP: with the contacts classified by the natural map
+ *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
+ *      sliding (c_N = 0 and λ_T = μ λ_N d, d the friction direction: 1 equation in λ_N), the
+ *      active equations
+ *      are linear in the free unknowns x, M x = r with M = E (G + R) B; M may be singular
+ *      (hyperstatic contact sets), so it is solved by iterated Tikhonov, x_{k+1} = x_k +
+ *      (M + εI)⁻¹ (r − M x_k) (LU with partial pivoting), which converges to a solution close to
+ *      the smallest change of λ. The step (halved up to 3 times) is kept when it lowers ε_abs,
+ *      projected on the cones; the classification and d
+ *      are then renewed, at most HYB_POLISH times;
+ *   4. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
+ *      it changes the active set by itself where stage 3's frozen classification cannot;
+ *   5. when the solve started from the warm start and is still above eps_abs, stages 1–4 again
+ *      from λ = 0 with what remains of the budget: a warm start is never worse than a cold one.
+ *
+ * Iterations reported: sweeps + ADMM iterations + Newton steps. Stops at eps_abs on ε_abs (the
+ * NCP criteria, the model's own), max_iter in total. */
+#include <math.h>
+#include <string.h>
+
+#include "contact/natmap.h"
+#include "contact/solvers.h"
+#include "core/arena.h"
+#include "core/linalg.h"
+
+#define HYB_PGS_CHUNK 100
+#define HYB_POLISH 8
+#define HYB_REFINE 12
+#define HYB_BACKTRACK 4
+#define HYB_NEWTON 20
+
+/* NCP ε_abs at λ; c ← (G + R) λ + g */
+static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_problem_velocity(p, lambda, c);
+  return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
+}
+
+/* LU factorisation with partial pivoting of the m x m matrix A (row-major) in place; piv[m].
+ * Returns -1 on a zero pivot. */
+static int lu_factor(double *A, int m, int *piv) {
+  for (int k = 0; k < m; ++k) {
+    int p = k;
+    for (int i = k + 1; i < m; ++i)
+      if (fabs(A[i * m + k]) > fabs(A[p * m + k])) p = i;
+    piv[k] = p;
+    if (!(fabs(A[p * m + k]) > 0.0)) return -1;
+    if (p != k)
+      for (int j = 0; j < m; ++j) {
+        double t = A[k * m + j];
+        A[k * m + j] = A[p * m + j], A[p * m + j] = t;
+      }
+    for (int i = k + 1; i < m; ++i) {
+      double f = A[i * m + k] /= A[k * m + k];
+      for (int j = k + 1; j < m; ++j)
+        A[i * m + j] -= f * A[k * m + j];
+    }
+  }
+  return 0;
+}
+
+static void lu_solve(const double *A, int m, const int *piv, double *x) {
+  for (int k = 0; k < m; ++k) {
+    double t = x[k];
+    x[k] = x[piv[k]], x[piv[k]] = t;
+    for (int i = k + 1; i < m; ++i)
+      x[i] -= A[i * m + k] * x[k];
+  }
+  for (int k = m - 1; k >= 0; --k) {
+    for (int j = k + 1; j < m; ++j)
+      x[k] -= A[k * m + j] * x[j];
+    x[k] /= A[k * m + k];
+  }
+}
+
+/* contact classes of the polish */
+enum { CL_FREE = 0, CL_STICK = 1, CL_SLIDE = 2, CL_BILATERAL = 3 };
+
+typedef struct {
+  int n, m;          /* rows of the problem, unknowns of the active set */
+  unsigned char *cl; /* class per contact */
+  double *dir;       /* sliding friction direction (2 per contact) */
+  int *col;          /* first unknown of each contact (−1 when free) */
+  double *M, *Mf;    /* active matrix and its regularised LU factor, m x m */
+  double *r, *x, *t; /* right-hand side, solution, scratch (m) */
+  double *l, *lt;    /* the Newton stage's iterate and trial */
+  int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
+  int *piv;
+} polish_ws;
+
+/* classify the contacts at (λ, c) by the natural map of the NCP and number the unknowns: with
+ * x = λ − h (c + Γ(c)), h = 1/(G + R)_NN of the contact, Π_K(x) = λ at a solution, and which
+ * piece of the projection x falls in is the contact's class — the polar cone: separated; the
+ * interior of K_μ: sticking; otherwise sliding, with the friction direction x_T/‖x_T‖ (the
+ * active-set rule of semismooth Newton methods on the natural map) */
+static void classify(const mr_contact_problem *p, const double *l, const double *c, polish_ws *w) {
+  int n = 3 * p->nc;
+  w->m = 0;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *li = l + 3 * i, *ci = c + 3 * i;
+    double mu = p->mu[i], bnn = p->G[(size_t)(3 * i + 2) * n + 3 * i + 2];
+    if (p->R) bnn += p->R[3 * i + 2];
+    double h = bnn > 0.0 ? 1.0 / bnn : 0.0, ct = hypot(ci[0], ci[1]);
+    double x0 = li[0] - h * ci[0], x1 = li[1] - h * ci[1], x2 = li[2] - h * (ci[2] + mu * ct);
+    double xt = hypot(x0, x1);
+    w->col[i] = w->m;
+    if (mr_problem_bilateral(p, i)) {
+      w->cl[i] = CL_BILATERAL, w->m += 3;
+    } else if (mu * xt <= -x2 || (mu == 0.0 && x2 <= 0.0)) {
+      w->cl[i] = CL_FREE, w->col[i] = -1;
+    } else if (mu == 0.0) {
+      w->cl[i] = CL_SLIDE, w->m += 1;
+      w->dir[2 * i] = w->dir[2 * i + 1] = 0.0;
+    } else if (xt < mu * x2) {
+      w->cl[i] = CL_STICK, w->m += 3;
+    } else {
+      w->cl[i] = CL_SLIDE, w->m += 1;
+      w->dir[2 * i] = x0 / xt, w->dir[2 * i + 1] = x1 / xt;
+    }
+  }
+}
+
+/* rows of contact i in the active system (equations) and the λ-direction of unknown j */
+static int eq_rows(const polish_ws *w, int i, int *rows) {
+  if (w->cl[i] == CL_FREE) return 0;
+  if (w->cl[i] == CL_SLIDE) {
+    rows[0] = 3 * i + 2;
+    return 1;
+  }
+  rows[0] = 3 * i, rows[1] = 3 * i + 1, rows[2] = 3 * i + 2;
+  return 3;
+}
+
+/* (G + R) times the λ-direction of unknown (contact j, component a), row r */
+static double col_entry(const mr_contact_problem *p, const polish_ws *w, int r, int j, int a) {
+  int n = w->n;
+  const double *row = p->G + (size_t)r * n;
+  if (w->cl[j] == CL_SLIDE) {
+    double mu = p->mu[j], v = row[3 * j + 2] + mu * (w->dir[2 * j] * row[3 * j] +
+                                                     w->dir[2 * j + 1] * row[3 * j + 1]);
+    if (p->R && r / 3 == j) v += r % 3 == 2 ? p->R[r] : mu * w->dir[2 * j + r % 3] * p->R[r];
+    return v;
+  }
+  return row[3 * j + a] + (p->R && r == 3 * j + a ? p->R[r] : 0.0);
+}
+
+/* assemble M and r = −c on the active rows */
+static void assemble(const mr_contact_problem *p, polish_ws *w, const double *c) {
+  int m = w->m, rows[3];
+  for (int i = 0; i < p->nc; ++i) {
+    int ne = eq_rows(w, i, rows);
+    for (int e = 0; e < ne; ++e) {
+      int q = w->col[i] + e;
+      w->r[q] = -c[rows[e]];
+      for (int j = 0; j < p->nc; ++j) {
+        if (w->cl[j] == CL_FREE) continue;
+        int nu = w->cl[j] == CL_SLIDE ? 1 : 3;
+        for (int a = 0; a < nu; ++a)
+          w->M[q * m + w->col[j] + a] = col_entry(p, w, rows[e], j, a);
+      }
+    }
+  }
+}
+
+/* x solving M x = r by iterated Tikhonov; -1 when the factor fails */
+static int solve_active(polish_ws *w) {
+  int m = w->m;
+  double tr = 0.0;
+  for (int k = 0; k < m; ++k)
+    tr = fmax(tr, fabs(w->M[k * m + k]));
+  double eps = 1e-10 * fmax(tr, 1e-300);
+  memcpy(w->Mf, w->M, sizeof(double) * (size_t)m * m);
+  for (int k = 0; k < m; ++k)
+    w->Mf[k * m + k] += eps;
+  if (lu_factor(w->Mf, m, w->piv)) return -1;
+  mr_zero(w->x, m);
+  for (int it = 0; it < HYB_REFINE; ++it) {
+    mr_matvec(w->t, w->M, w->x, m, m);
+    for (int k = 0; k < m; ++k)
+      w->t[k] = w->r[k] - w->t[k];
+    lu_solve(w->Mf, m, w->piv, w->t);
+    mr_axpy(w->x, 1.0, w->t, m);
+  }
+  return 0;
+}
+
+/* λ_new = λ + the step x, projected on each contact's set */
+static void apply_step(const mr_contact_problem *p, const polish_ws *w, const double *l,
+                       double *out) {
+  for (int i = 0; i < p->nc; ++i) {
+    double *o = out + 3 * i;
+    const double *x = w->x + (w->col[i] < 0 ? 0 : w->col[i]);
+    o[0] = l[3 * i], o[1] = l[3 * i + 1], o[2] = l[3 * i + 2];
+    if (w->cl[i] == CL_FREE) {
+      o[0] = o[1] = o[2] = 0.0;
+    } else if (w->cl[i] == CL_SLIDE) {
+      double ln = fmax(o[2] + x[0], 0.0);
+      o[0] = p->mu[i] * ln * w->dir[2 * i], o[1] = p->mu[i] * ln * w->dir[2 * i + 1], o[2] = ln;
+    } else {
+      o[0] += x[0], o[1] += x[1], o[2] += x[2];
+    }
+    if (w->cl[i] != CL_BILATERAL) mr_cone_project(p->mu[i], o, o);
+  }
+}
+
+/* the polish from best (ε_abs e): returns the new ε_abs, best updated; steps counted */
+static double polish(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                     double *best, double *c, double *trial, double e, int *steps) {
+  int n = w->n;
+  for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
+    mr_problem_velocity(p, best, c);
+    classify(p, best, c, w);
+    if (w->m == 0) break;
+    assemble(p, w, c);
+    if (solve_active(w)) break;
+    /* a step larger than the forces themselves left the local model (an inconsistent r, e.g. a
+     * wrong active set, amplified by the regularised solve): stop */
+    if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(best, n))) break;
+    /* backtracking on the step: the active set is a local model */
+    double et = INFINITY;
+    for (int b = 0; b < HYB_BACKTRACK && !(et < e); ++b) {
+      if (b) mr_scale(w->x, 0.5, w->m);
+      apply_step(p, w, best, trial);
+      et = ncp_eps(p, trial, c);
+    }
+    ++*steps;
+    if (!(et < e)) break;
+    mr_copy(best, trial, n), e = et;
+  }
+  mr_problem_velocity(p, best, c);
+  return e;
+}
+
+/* at most HYB_NEWTON semismooth Newton steps on the natural map from best (ε_abs e) */
+static double newton(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                     double *best, double *c, double e, int *iters) {
+  if (!(e > s->eps_abs) || *iters >= s->max_iter) return e;
+  natmap_ws nw = {w->M, w->Mf, w->r, w->x, w->t, w->l, w->lt, w->piv};
+  int left = s->max_iter - *iters;
+  return mr_natmap_newton(p, s->eps_abs, left < HYB_NEWTON ? left : HYB_NEWTON, &nw, best, c, e,
+                          iters);
+}
+
+/* stages 1–4 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
+static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
+                         mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
+                         double *c, double *trial, double *e, int *iters, mr_error *err) {
+  int n = w->n;
+  mr_solver_settings sub = *s;
+  mr_solver_stats st;
+  sub.warm_start = 1;
+  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
+  mr_copy(trial, lambda, n);
+  double eprev = *e;
+  int moved = 0;
+  while (*iters < s->max_iter - HYB_POLISH - HYB_NEWTON) {
+    int left = s->max_iter - HYB_POLISH - HYB_NEWTON - *iters;
+    sub.max_iter = left < HYB_PGS_CHUNK ? left : HYB_PGS_CHUNK;
+    memset(&st, 0, sizeof st);
+    mr_status rc = mr_solver_ncp_pgs(p, &sub, NULL, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et, moved = 1;
+    if (*e <= s->eps_abs) return MR_OK;
+    if (st.iterations < sub.max_iter) break; /* stalled */
+    /* chunks still needed at the last chunk's rate, against the chunks left */
+    double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
+    eprev = et;
+    if (!(need <= 0.5 * (s->max_iter - *iters) / HYB_PGS_CHUNK)) break;
+  }
+  /* 2. ncp-admm on what remains; the state's dual y and ρ (the previous step's ADMM solve) go
+   * with the warm start, so they are dropped when stage 1 moved the best iterate away from it */
+  sub.max_iter = s->max_iter - *iters - HYB_POLISH - HYB_NEWTON;
+  if (sub.max_iter > 0) {
+    mr_copy(trial, lambda, n);
+    memset(&st, 0, sizeof st);
+    if (state && moved) state->valid = 0;
+    w->admm_ran = 1;
+    mr_status rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+  }
+  /* 3. the active-set Newton polish */
+  *e = polish(p, s, w, lambda, c, trial, *e, iters);
+  /* 4. semismooth Newton on the natural map (finds the active set by itself) */
+  *e = newton(p, s, w, lambda, c, *e, iters);
+  return MR_OK;
+}
+
+static int polish_alloc(polish_ws *w, int nc, mr_arena *a) {
+  int n = 3 * nc;
+  size_t nn = (size_t)n * (size_t)n + 1;
+  w->n = n;
+  w->cl = (unsigned char *)mr_arena_doubles(a, (size_t)nc / 8 + 1);
+  w->dir = mr_arena_doubles(a, 2 * (size_t)nc + 1);
+  w->col = (int *)mr_arena_doubles(a, (size_t)nc / 2 + 1);
+  w->piv = (int *)mr_arena_doubles(a, (size_t)n / 2 + 1);
+  w->M = mr_arena_doubles(a, nn);
+  w->Mf = mr_arena_doubles(a, nn);
+  w->r = mr_arena_doubles(a, (size_t)n + 1);
+  w->x = mr_arena_doubles(a, (size_t)n + 1);
+  w->t = mr_arena_doubles(a, (size_t)n + 1);
+  w->l = mr_arena_doubles(a, (size_t)n + 1);
+  w->lt = mr_arena_doubles(a, (size_t)n + 1);
+  return w->cl && w->dir && w->col && w->piv && w->M && w->Mf && w->r && w->x && w->t && w->l &&
+                 w->lt
+             ? 0
+             : -1;
+}
+
+mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
+  mr_status rc = mr_gs_check(p, s, err);
+  if (rc) return rc;
+  int n = 3 * p->nc, iters = 0;
+  size_t mark = mr_arena_mark(work);
+  polish_ws w;
+  double *trial = mr_arena_doubles(work, (size_t)n + 1);
+  double *start = mr_arena_doubles(work, (size_t)n + 1);
+  w.admm_ran = 0;
+  if (!trial || !start || polish_alloc(&w, p->nc, work)) {
+    mr_arena_reset(work, mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
+  }
+  /* 0. the warm start, projected on the cones (λ = 0 without one) */
+  int warm = s->warm_start;
+  for (int k = 0; k < n; ++k)
+    if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
+  double e = ncp_eps(p, lambda, c);
+  mr_zero(start, n);
+  double e0 = ncp_eps(p, start, c);
+  if (e > s->eps_abs) {
+    rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
+    /* 5. a warm start that did not converge: again from λ = 0, keep the better */
+    if (!rc && warm && e > s->eps_abs && iters < s->max_iter) {
+      double ec = e0;
+      mr_zero(start, n);
+      if (state) state->valid = 0;
+      rc = cascade(p, s, state, work, &w, start, c, trial, &ec, &iters, err);
+      if (!rc && ec < e) mr_copy(lambda, start, n), e = ec;
+      else if (state) state->valid = 0; /* the state is the cold run's, λ the warm one */
+    }
+  }
+  /* a state left from an older step does not go with this step's λ */
+  if (state && !w.admm_ran) state->valid = 0;
+  mr_arena_reset(work, mark);
+  if (rc) return rc;
+  mr_problem_velocity(p, lambda, c);
+  stats->iterations = iters;
+  stats->eps_model = e;
+  stats->converged = e <= s->eps_abs;
+  return MR_OK;
+}

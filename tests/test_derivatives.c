@@ -1,0 +1,890 @@
+/* Analytical derivatives of RNEA and ABA (mr_rnea_derivatives, mr_aba_derivatives) on the
+ * project's robots (Solo-12 and TALOS with a free-flyer, the Allegro hand) and on random trees
+ * with every joint type (free, spherical, revolute about any axis, prismatic), numbered
+ * depth-first or not, at random states with random external forces:
+ *
+ * - against central finite differences of mr_rnea / mr_aba through the tangent space
+ *   (q ⊕ ±h e_k with mr_integrate, v ± h e_k, τ ± h e_k);
+ * - exact identities, independent of finite differences: ∂τ/∂a = M (CRBA), the τ it returns
+ *   equals mr_rnea's, M ∂q̈/∂τ = 1, and (∂τ/∂v) v = 2 C(q, v) v = 2 (b(q, v) − g(q)) since the
+ *   velocity terms are quadratic in v (Euler's theorem for homogeneous functions).
+ *
+ * Finite differences and their error (ε = 2.2e-16, |f| the size of the function's values and
+ * derivatives, the reference scale of every comparison): RNEA is quadratic in v and ABA is
+ * quadratic in v and linear in τ, so a central difference with a unit step is exact there but for
+ * the round-off of the function, ε |f| for RNEA and ε κ(M) |f| for ABA (a solve with M). In q the
+ * functions are smooth but not polynomial: Richardson's combination of central differences with
+ * steps 2h and h, h = 1e-3, has truncation O(h⁴) = 1e-12 |f⁽⁵⁾| and round-off ε κ / h. Each
+ * tolerance is that bound times 100 for the constants (derivatives of order five of products of
+ * lever arms, rotations and velocities, sums over up to 38 dofs); κ(M) is the 1-norm condition
+ * number ‖M‖₁ ‖M⁻¹‖₁. A sweep of h from 1e-3 to 1e-7 with plain central differences shows the
+ * errors fall as h² down to the round-off floor (docs/derivatives.md), as they must when the
+ * analytical derivative is right.
+ *
+ * moreau rbd --derivatives --json prints the same five matrices as the library at the same
+ * state, to the last bit (%.17g round-trips a double).
+ *
+ * The free-motion step (mr_step_free, mr_step_free_derivatives) on the same robots with random PD
+ * gains and targets and on random trees with spherical and free joints (Δt = 0.1, so that the
+ * Jacobians of the exponential matter): its six Jacobians against the same Richardson
+ * differences of mr_step_free, ∂q⁺ compared through q⁺(x ± h e_k) ⊖ q⁺(x) (mr_difference), the
+ * tolerance tol_q(κ(M̃)) for all of them since q⁺ is not polynomial in any input; and bad
+ * parameters (Δt <= 0, gains on a free-flyer dof, k_p without targets) give errors naming them.
+ *
+ * The contact solution's dλ/dg (mr_contact_solution_derivative): a block on the ground in each
+ * mode against closed forms, random three-contact problems against central differences of a
+ * solve converged to 1e-13, and a box sticking on four corners (non-unique λ) reported.
+ *
+ * The step with contacts (mr_step_contact_derivatives): a sphere sliding and rolling on the
+ * ground, dv⁺/d(v₀, push) against central differences of mr_sim_step and the rolling closed
+ * form.
+ */
+#include "cli_util.h"
+
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/json.h"
+#include "moreau/derivatives.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+#include "moreau/urdf.h"
+
+enum { NMAX = 64 };
+
+/* finite-difference steps in q and in v, τ (header comment) */
+#define FD_HQ 1e-3
+#define FD_HV 1.0
+#define EPS 2.2e-16
+/* exact identities computed along different summation orders: up to a few hundred roundings
+ * (sums over the subtree and the path of each dof, nv <= 38) of numbers of the size of the
+ * largest entry, 500 ε */
+#define EXACT_TOL (500 * EPS)
+
+/* the finite-difference tolerances of the header comment, for a condition number kappa (1 for
+ * RNEA, which solves nothing) */
+static double tol_q(double kappa) {
+  return 100.0 * (FD_HQ * FD_HQ * FD_HQ * FD_HQ + kappa * EPS / FD_HQ);
+}
+static double tol_v(double kappa) {
+  return 100.0 * kappa * EPS / FD_HV;
+}
+
+typedef struct {
+  double q[NMAX], v[NMAX], a[NMAX], tau[NMAX];
+} dstate;
+
+typedef struct {
+  double f[NMAX * NMAX];
+} mat;
+
+/* ---- models ---- */
+
+static mr_model *load_robot(const char *path, int floating) {
+  mr_urdf_options o = mr_urdf_options_default();
+  o.floating = floating;
+  o.collision = 0;
+  mr_model *m = NULL;
+  mr_error e;
+  if (mr_urdf_load(path, &o, &m, &e) != MR_OK) fail_msg("%s: %s", path, e.msg);
+  assert_true(m->nv <= NMAX);
+  return m;
+}
+
+static mr_se3 random_se3(uint64_t *s) {
+  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
+  return mr_se3_make(
+      mr_quat_to_m3(mr_quat_normalize(q)),
+      mr_v3(test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5)));
+}
+
+/* principal moments satisfying the triangle inequality, turned and offset at random */
+static mr_inertia random_inertia(uint64_t *s) {
+  double a = test_rand(s, 0.05, 1), b = test_rand(s, 0.05, 1), c = test_rand(s, 0.05, 1);
+  mr_mat3 D = mr_m3_diag(a + b, b + c, a + c);
+  mr_se3 X = random_se3(s);
+  mr_inertia Y = {test_rand(s, 0.5, 3), X.p, mr_m3_rotate(&X.R, &D)};
+  return Y;
+}
+
+/* a random tree of nb bodies cycling through every joint type, with armature; depth_first = 0
+ * lets a body hang from any earlier one (subtrees are then not contiguous dof ranges) */
+static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
+  static const mr_joint_type types[] = {MR_JOINT_FREE, MR_JOINT_SPHERICAL, MR_JOINT_REVOLUTE,
+                                        MR_JOINT_PRISMATIC, MR_JOINT_SPHERICAL, MR_JOINT_CONTINUOUS};
+  mr_model *m = mr_model_create("random");
+  mr_error err;
+  for (int k = 1; k <= nb; ++k) {
+    int parent = k == 1 ? 0 : (int)(test_rand_u64(s) % (uint64_t)k);
+    if (depth_first) parent = k - 1;
+    mr_vec3 axis = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+    if (k % 4 == 0) axis = mr_v3(0, 1, 0); /* the axis-aligned joint kernel */
+    char name[32];
+    snprintf(name, sizeof name, "b%d", k);
+    int id = mr_model_add_body(m, parent, name, types[(k - 1) % 6], random_se3(s), axis, name,
+                               random_inertia(s), &err);
+    assert_int_equal(id, k);
+    const mr_joint *j = &m->bodies[id].joint;
+    for (int i = 0; i < j->nv; ++i)
+      m->armature[j->idx_v + i] = test_rand(s, 0, 0.1);
+  }
+  return m;
+}
+
+/* a random state (|v|, |a| <= 1, |τ| <= 2) and random external forces (|f| <= 1 N, N m) */
+static void random_state(const mr_model *m, mr_data *d, uint64_t *s, dstate *x) {
+  mr_random_configuration(m, s, x->q);
+  for (int i = 0; i < m->nv; ++i) {
+    x->v[i] = test_rand(s, -1, 1), x->a[i] = test_rand(s, -1, 1);
+    x->tau[i] = test_rand(s, -2, 2);
+  }
+  d->f_ext[0] = mr_force_zero();
+  for (int b = 1; b < m->nbodies; ++b) {
+    d->f_ext[b].f = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+    d->f_ext[b].n = mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1));
+  }
+}
+
+/* ---- finite differences ---- */
+
+enum { WRT_Q, WRT_V, WRT_TAU };
+
+/* the function at the state moved by t along input k: RNEA (aba = 0) or ABA */
+static void eval(const mr_model *m, mr_data *d, const dstate *x, int wrt, int k, double t, int aba,
+                 double *out) {
+  double q[NMAX], v[NMAX], u[NMAX], e[NMAX] = {0};
+  memcpy(v, x->v, sizeof v);
+  memcpy(u, aba ? x->tau : x->a, sizeof u);
+  memcpy(q, x->q, sizeof q);
+  e[k] = 1.0;
+  if (wrt == WRT_Q) mr_integrate(m, x->q, e, t, q);
+  if (wrt == WRT_V) v[k] += t;
+  if (wrt == WRT_TAU) u[k] += t;
+  const double *r = aba ? mr_aba(m, d, q, v, u) : mr_rnea(m, d, q, v, u);
+  memcpy(out, r, (size_t)m->nv * sizeof(double));
+}
+
+/* central differences with step h into J (nv x nv, row-major) */
+static void fd_central(const mr_model *m, mr_data *d, const dstate *x, int wrt, int aba, double h,
+                       double *J) {
+  const int nv = m->nv;
+  double fp[NMAX], fm[NMAX];
+  for (int k = 0; k < nv; ++k) {
+    eval(m, d, x, wrt, k, h, aba, fp);
+    eval(m, d, x, wrt, k, -h, aba, fm);
+    for (int i = 0; i < nv; ++i)
+      J[i * nv + k] = (fp[i] - fm[i]) / (2.0 * h);
+  }
+}
+
+/* the finite-difference Jacobian (header comment): in q, Richardson's combination of the
+ * central differences with steps 2h and h, (4 D(h) − D(2h)) / 3, whose truncation is O(h⁴);
+ * in v and τ, where the functions are quadratic and linear, one central difference with a unit
+ * step, exact but for round-off */
+static void fd_matrix(const mr_model *m, mr_data *d, const dstate *x, int wrt, int aba, double *J) {
+  const int n2 = m->nv * m->nv;
+  static mat J2;
+  if (wrt != WRT_Q) {
+    fd_central(m, d, x, wrt, aba, FD_HV, J);
+    return;
+  }
+  fd_central(m, d, x, wrt, aba, FD_HQ, J);
+  fd_central(m, d, x, wrt, aba, 2.0 * FD_HQ, J2.f);
+  for (int i = 0; i < n2; ++i)
+    J[i] = (4.0 * J[i] - J2.f[i]) / 3.0;
+}
+
+static double max_abs(const double *a, int n) {
+  double r = 0.0;
+  for (int i = 0; i < n; ++i)
+    r = fmax(r, fabs(a[i]));
+  return r;
+}
+
+/* the 1-norm condition number ‖A‖₁ ‖A⁻¹‖₁ of an nv x nv matrix given with its inverse */
+static double cond1(const double *A, const double *Ainv, int nv) {
+  double a = 0.0, b = 0.0;
+  for (int c = 0; c < nv; ++c) {
+    double sa = 0.0, sb = 0.0;
+    for (int r = 0; r < nv; ++r)
+      sa += fabs(A[r * nv + c]), sb += fabs(Ainv[r * nv + c]);
+    a = fmax(a, sa), b = fmax(b, sb);
+  }
+  return a * b;
+}
+
+/* max |A − B| relative to max(1, |B|, |f|): the scale of the finite-difference error */
+static double rel_error(const double *A, const double *B, int n, double fscale) {
+  double e = 0.0;
+  for (int i = 0; i < n; ++i)
+    e = fmax(e, fabs(A[i] - B[i]));
+  return e / fmax(1.0, fmax(max_abs(B, n), fscale));
+}
+
+static void expect_fd(const char *what, const double *analytic, const double *fd, int nv,
+                      double fscale, double tol) {
+  double e = rel_error(analytic, fd, nv * nv, fscale);
+  if (!(e <= tol)) fail_msg("%s: relative error %.3g against finite differences > %.3g", what, e, tol);
+}
+
+/* ---- checks ---- */
+
+/* RNEA derivatives against finite differences and the exact identities */
+static void check_rnea(const mr_model *m, mr_data *d, mr_derivatives *dd, const dstate *x) {
+  const int nv = m->nv;
+  static mat fd, M;
+  double tau[NMAX], b[NMAX], g[NMAX], dv_v[NMAX];
+  mr_rnea_derivatives(m, d, dd, x->q, x->v, x->a);
+  memcpy(tau, d->tau_id, sizeof tau);
+  memcpy(M.f, d->M, (size_t)nv * nv * sizeof(double));
+  const double fscale = max_abs(mr_rnea(m, d, x->q, x->v, x->a), nv);
+  assert_vec_near(tau, d->tau_id, nv, EXACT_TOL * fmax(1.0, fscale));
+  mr_crba(m, d, x->q);
+  assert_vec_near(M.f, d->M, nv * nv, EXACT_TOL * fmax(1.0, max_abs(d->M, nv * nv)));
+  /* (∂τ/∂v) v = 2 (b − g), f_ext left out of b and g as it is of ∂τ/∂v */
+  memcpy(b, mr_nonlinear_effects(m, d, x->q, x->v), sizeof b);
+  memcpy(g, mr_generalized_gravity(m, d, x->q), sizeof g);
+  for (int i = 0; i < nv; ++i) {
+    dv_v[i] = 0.0;
+    for (int k = 0; k < nv; ++k)
+      dv_v[i] += dd->dtau_dv[i * nv + k] * x->v[k];
+    b[i] = 2.0 * (b[i] - g[i]);
+  }
+  assert_vec_near(dv_v, b, nv, EXACT_TOL * fmax(1.0, max_abs(dd->dtau_dv, nv * nv) * nv));
+  fd_matrix(m, d, x, WRT_Q, 0, fd.f);
+  expect_fd("dtau_dq", dd->dtau_dq, fd.f, nv, fscale, tol_q(1.0));
+  fd_matrix(m, d, x, WRT_V, 0, fd.f);
+  expect_fd("dtau_dv", dd->dtau_dv, fd.f, nv, fscale, tol_v(1.0));
+}
+
+/* ABA derivatives against finite differences, and M ∂q̈/∂τ = 1 */
+static void check_aba(const mr_model *m, mr_data *d, mr_derivatives *dd, const dstate *x) {
+  const int nv = m->nv;
+  static mat fd;
+  double ddq[NMAX];
+  assert_int_equal(mr_aba_derivatives(m, d, dd, x->q, x->v, x->tau, NULL), MR_OK);
+  memcpy(ddq, d->ddq, sizeof ddq);
+  const double fscale = max_abs(mr_aba(m, d, x->q, x->v, x->tau), nv);
+  assert_memory_equal(ddq, d->ddq, (size_t)nv * sizeof(double));
+  mr_crba(m, d, x->q);
+  const double kappa = cond1(d->M, dd->dddq_dtau, nv);
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < nv; ++k) {
+      double s = 0.0;
+      for (int j = 0; j < nv; ++j)
+        s += d->M[i * nv + j] * dd->dddq_dtau[j * nv + k];
+      /* error of a solve: the condition number times the rounding unit, nv terms */
+      assert_near(s, i == k ? 1.0 : 0.0, nv * EPS * kappa);
+    }
+  fd_matrix(m, d, x, WRT_Q, 1, fd.f);
+  expect_fd("dddq_dq", dd->dddq_dq, fd.f, nv, fscale, tol_q(kappa));
+  fd_matrix(m, d, x, WRT_V, 1, fd.f);
+  expect_fd("dddq_dv", dd->dddq_dv, fd.f, nv, fscale, tol_v(kappa));
+  fd_matrix(m, d, x, WRT_TAU, 1, fd.f);
+  expect_fd("dddq_dtau", dd->dddq_dtau, fd.f, nv, fscale, tol_v(kappa));
+}
+
+static void check_model(mr_model *m, uint64_t seed, int nstates) {
+  mr_data *d = mr_data_create(m);
+  mr_derivatives *dd = mr_derivatives_create(m);
+  assert_non_null(d), assert_non_null(dd);
+  for (int k = 0; k < nstates; ++k) {
+    dstate x;
+    random_state(m, d, &seed, &x);
+    check_rnea(m, d, dd, &x);
+    check_aba(m, d, dd, &x);
+  }
+  mr_derivatives_free(dd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+/* ---- tests ---- */
+
+static void test_solo12(void **state) {
+  (void)state;
+  check_model(load_robot("robots/solo12/solo12.urdf", 1), 11, 10);
+}
+
+static void test_talos(void **state) {
+  (void)state;
+  check_model(load_robot("robots/talos/talos.urdf", 1), 12, 5);
+}
+
+static void test_allegro(void **state) {
+  (void)state;
+  check_model(load_robot("robots/allegro/allegro_right_hand.urdf", 0), 13, 10);
+}
+
+static void test_random_trees(void **state) {
+  (void)state;
+  uint64_t s = 14;
+  for (int t = 0; t < 6; ++t)
+    check_model(random_tree(&s, 4 + 3 * t, t % 2), 100 + (uint64_t)t, 3);
+}
+
+/* ---- one time step ---- */
+
+/* the step's inputs and PD settings */
+typedef struct {
+  dstate x;
+  double kp[NMAX], kd[NMAX], target[NMAX];
+  mr_step_params p;
+} step_case;
+
+/* a random state, with PD gains (k_p in [0, 50], k_d in [0, 1]) and targets on every 1-dof
+ * joint when pd */
+static void step_setup(const mr_model *m, mr_data *d, uint64_t *s, int pd, double dt,
+                       step_case *c) {
+  random_state(m, d, s, &c->x);
+  for (int k = 0; k < m->nv; ++k) {
+    const int one = m->bodies[m->dof_body[k]].joint.nv == 1;
+    c->kp[k] = pd && one ? test_rand(s, 0, 50) : 0.0;
+    c->kd[k] = pd && one ? test_rand(s, 0, 1) : 0.0;
+    c->target[k] = test_rand(s, -1, 1);
+  }
+  c->p = (mr_step_params){dt, c->kp, c->kd, c->target};
+}
+
+/* x⁺ with input k moved by t (wrt q: q ⊕ t e_k), as (q⁺ ⊖ q⁺₀, v⁺) stacked: 2 nv numbers */
+static void step_moved(const mr_model *m, mr_data *d, const step_case *c, const double *q0n,
+                       int wrt, int k, double t, double *out) {
+  double q[NMAX], v[NMAX], u[NMAX], e[NMAX] = {0}, qn[NMAX];
+  memcpy(q, c->x.q, sizeof q), memcpy(v, c->x.v, sizeof v), memcpy(u, c->x.tau, sizeof u);
+  e[k] = 1.0;
+  if (wrt == WRT_Q) mr_integrate(m, c->x.q, e, t, q);
+  if (wrt == WRT_V) v[k] += t;
+  if (wrt == WRT_TAU) u[k] += t;
+  assert_int_equal(mr_step_free(m, d, &c->p, q, v, u, qn, out + m->nv, NULL), MR_OK);
+  mr_difference(m, q0n, qn, out);
+}
+
+/* Richardson-combined central differences of the step (header comment), into Jq (∂q⁺) and Jv
+ * (∂v⁺) */
+static void fd_step(const mr_model *m, mr_data *d, const step_case *c, const double *q0n, int wrt,
+                    double *Jq, double *Jv) {
+  const int nv = m->nv;
+  double f[4][2 * NMAX];
+  const double hs[4] = {FD_HQ, -FD_HQ, 2 * FD_HQ, -2 * FD_HQ};
+  for (int k = 0; k < nv; ++k) {
+    for (int s = 0; s < 4; ++s)
+      step_moved(m, d, c, q0n, wrt, k, hs[s], f[s]);
+    for (int i = 0; i < 2 * nv; ++i) {
+      double d1 = (f[0][i] - f[1][i]) / (2 * FD_HQ), d2 = (f[2][i] - f[3][i]) / (4 * FD_HQ);
+      (i < nv ? Jq : Jv)[(i % nv) * nv + k] = (4 * d1 - d2) / 3;
+    }
+  }
+}
+
+/* the step derivatives against finite differences of mr_step_free, and the step they return
+ * against mr_step_free's */
+static void check_step(mr_model *m, uint64_t seed, int nstates, int pd, double dt) {
+  mr_data *d = mr_data_create(m);
+  mr_step_derivatives *sd = mr_step_derivatives_create(m);
+  assert_non_null(d), assert_non_null(sd);
+  const int nv = m->nv;
+  static mat Jq, Jv;
+  for (int t = 0; t < nstates; ++t) {
+    step_case c;
+    step_setup(m, d, &seed, pd, dt, &c);
+    double qn[NMAX], vn[NMAX], qn2[NMAX], vn2[NMAX];
+    assert_int_equal(mr_step_free_derivatives(m, d, sd, &c.p, c.x.q, c.x.v, c.x.tau, qn, vn, NULL),
+                     MR_OK);
+    assert_int_equal(mr_step_free(m, d, &c.p, c.x.q, c.x.v, c.x.tau, qn2, vn2, NULL), MR_OK);
+    assert_memory_equal(vn, vn2, (size_t)nv * sizeof(double));
+    assert_memory_equal(qn, qn2, (size_t)m->nq * sizeof(double));
+    /* κ(M̃) from M̃ and M̃⁻¹ = ∂v⁺/∂τ / Δt; the finite differences' round-off grows with it */
+    static mat Mt, Mtinv;
+    mr_crba(m, d, c.x.q);
+    for (int r = 0; r < nv * nv; ++r)
+      Mt.f[r] = d->M[r], Mtinv.f[r] = sd->dvn_dtau[r] / dt;
+    for (int k = 0; k < nv; ++k)
+      Mt.f[k * nv + k] += dt * (c.kd[k] + m->damping[k]) + dt * dt * c.kp[k];
+    const double kappa = cond1(Mt.f, Mtinv.f, nv);
+    const double fscale = fmax(max_abs(vn, nv), 1.0);
+    const double *an[3][2] = {{sd->dqn_dq, sd->dvn_dq}, {sd->dqn_dv, sd->dvn_dv},
+                              {sd->dqn_dtau, sd->dvn_dtau}};
+    const char *names[3][2] = {{"dqn_dq", "dvn_dq"}, {"dqn_dv", "dvn_dv"},
+                               {"dqn_dtau", "dvn_dtau"}};
+    for (int w = 0; w < 3; ++w) {
+      fd_step(m, d, &c, qn, w, Jq.f, Jv.f);
+      expect_fd(names[w][0], an[w][0], Jq.f, nv, fscale, tol_q(kappa));
+      expect_fd(names[w][1], an[w][1], Jv.f, nv, fscale, tol_q(kappa));
+    }
+  }
+  mr_step_derivatives_free(sd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+static void test_step_robots(void **state) {
+  (void)state;
+  check_step(load_robot("robots/solo12/solo12.urdf", 1), 21, 3, 1, 0.01);
+  check_step(load_robot("robots/talos/talos.urdf", 1), 22, 2, 1, 1e-3);
+  check_step(load_robot("robots/allegro/allegro_right_hand.urdf", 0), 23, 3, 1, 0.01);
+}
+
+/* spherical and free joints take the SO(3) / SE(3) Jacobians of the exponential; a large step
+ * (Δt = 0.1, rotations of up to 0.1 × |v| rad per step) exercises their nonlinear terms */
+static void test_step_random_trees(void **state) {
+  (void)state;
+  uint64_t s = 24;
+  for (int t = 0; t < 4; ++t)
+    check_step(random_tree(&s, 4 + 2 * t, t % 2), 200 + (uint64_t)t, 2, 1, 0.1);
+}
+
+/* the Allegro hand alone (fixed base, no other body, no ground: no contact), PD gains toward
+ * targets away from the start, commanded torques, joint limits off: mr_sim_step and
+ * mr_step_free take the same step. They evaluate the same expressions in the same order and
+ * agree bitwise after 100 steps; 1e-13 (|q|, |v| ~ 1) leaves room for a reordered sum in either,
+ * a few hundred roundings over the run, and still catches any difference in the equations */
+static const char allegro_free_scene[] =
+    "timestep: 0.001\n"
+    "duration: 0.1\n"
+    "robots:\n"
+    "  - name: hand\n"
+    "    urdf: robots/allegro/allegro_right_hand.urdf\n"
+    "    floating: false\n"
+    "    orientation: [0, -0.7660444431, 0, 0.6427876097]\n"
+    "    posture: open\n"
+    "    joint_limits: false\n"
+    "    torques: {joint_0.0: 0.05, joint_5.0: -0.03}\n"
+    "    pd: {kp: 10.0, kd: 0.3, targets: {joint_1.0: 0.6, joint_9.0: 0.4, joint_13.0: 0.5}}\n";
+
+static void test_step_matches_sim(void **state) {
+  (void)state;
+  mr_scene sc;
+  mr_error e;
+  if (mr_scene_parse(allegro_free_scene, "allegro_free", NULL, &sc, &e) != MR_OK)
+    fail_msg("%s", e.msg);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
+  assert_non_null(sim);
+  const mr_model *m = sc.model;
+  const mr_scene_robot *rb = &sc.robots[0];
+  assert_int_equal(rb->idx_v, 0), assert_int_equal(m->nv, rb->nv);
+  double kp[NMAX], kd[NMAX], target[NMAX], tau[NMAX], q[NMAX], v[NMAX];
+  for (int k = 0; k < m->nv; ++k) {
+    const mr_joint *j = &m->bodies[m->dof_body[k]].joint;
+    kp[k] = rb->kp[k], kd[k] = rb->kd[k], tau[k] = rb->torque[k];
+    target[k] = rb->q_target[j->idx_q - rb->idx_q];
+  }
+  memcpy(q, sc.q0, (size_t)m->nq * sizeof(double));
+  memcpy(v, sc.v0, (size_t)m->nv * sizeof(double));
+  mr_data *d = mr_data_create(m);
+  const mr_step_params p = {sc.timestep, kp, kd, target};
+  for (int t = 0; t < 100; ++t) {
+    assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+    assert_int_equal(mr_sim_last(sim)->ncontacts + mr_sim_last(sim)->nconstraints, 0);
+    double qn[NMAX], vn[NMAX];
+    assert_int_equal(mr_step_free(m, d, &p, q, v, tau, qn, vn, &e), MR_OK);
+    memcpy(q, qn, sizeof q), memcpy(v, vn, sizeof v);
+  }
+  assert_vec_near(q, mr_sim_q(sim), m->nq, 1e-13);
+  assert_vec_near(v, mr_sim_v(sim), m->nv, 1e-13 * fmax(1.0, max_abs(v, m->nv)));
+  /* the hand moved: the comparison is not between two rest states */
+  assert_true(max_abs(v, m->nv) > 0.1);
+  mr_data_free(d);
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+}
+
+/* bad parameters are reported, not computed */
+static void test_step_errors(void **state) {
+  (void)state;
+  mr_model *m = load_robot("robots/solo12/solo12.urdf", 1);
+  mr_data *d = mr_data_create(m);
+  double q[NMAX], v[NMAX] = {0}, qn[NMAX], vn[NMAX], kp[NMAX] = {0};
+  mr_neutral(m, q);
+  mr_error e;
+  mr_step_params p = {0.0, NULL, NULL, NULL};
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "time step 0"));
+  kp[2] = 1.0; /* a dof of the free-flyer */
+  p = (mr_step_params){0.01, kp, NULL, v};
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "dof 2 of joint 'root_joint'"));
+  kp[2] = 0.0, kp[7] = 1.0;
+  p.q_target = NULL;
+  assert_int_equal(mr_step_free(m, d, &p, q, v, v, qn, vn, &e), MR_ERR_INVALID);
+  assert_non_null(strstr(e.msg, "no q_target"));
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+/* ---- the contact solution ---- */
+
+enum { NCMAX = 4 };
+
+/* dλ/dg and dc/dg = (G + R) dλ/dg + 1 of a problem at (λ, c) */
+static void contact_derivative(const mr_contact_problem *p, const double *lambda, const double *c,
+                               double *dl, double *dc, int *modes) {
+  static double work[(3 * NCMAX) * (3 * NCMAX) + 3 * NCMAX + 8];
+  const int n = 3 * p->nc;
+  assert_true(mr_contact_derivative_work_size(p->nc) <= sizeof work);
+  assert_int_equal(mr_contact_solution_derivative(p, lambda, c, 1e-9, dl, modes, work, NULL),
+                   MR_OK);
+  for (int r = 0; r < n; ++r)
+    for (int k = 0; k < n; ++k) {
+      double x = r == k ? 1.0 : 0.0;
+      for (int j = 0; j < n; ++j)
+        x += p->G[r * n + j] * dl[j * n + k];
+      dc[r * n + k] = x;
+    }
+}
+
+/* a block on the ground, one contact, G = diag(a, a, b) (its inverse effective masses): the
+ * three modes against their closed forms, at the exact solution. Sticking: λ = −G⁻¹ g, so
+ * dλ/dg = −G⁻¹ and dc/dg = 0 (the block stays put whatever its initial velocity or push).
+ * Sliding: λ_N = −g_N / b, λ_T = −μ λ_N ĝ_T, c_T = (‖g_T‖ − a μ λ_N) ĝ_T, so
+ * dc_T/dg_T = ĝ ĝᵀ + (‖c_T‖ / ‖g_T‖)(1 − ĝ ĝᵀ) (the slip speed follows the push one for one,
+ * its direction turns less) and dc_T/dg_N = (a μ / b) ĝ. Separated: dλ/dg = 0, dc/dg = 1. The
+ * formulas are exact; the solver-free comparison has only rounding, 1e-15 */
+static void test_contact_block(void **state) {
+  (void)state;
+  const double a = 2.0, b = 1.5, mu = 0.6;
+  const double G[9] = {a, 0, 0, 0, a, 0, 0, 0, b};
+  double lambda[3], c[3], dl[9], dc[9], expect[9];
+  int mode;
+  mr_contact_problem p = {.nc = 1, .G = G, .mu = &mu};
+  /* sticking: g = (0.1, −0.05, −1) */
+  const double gs[3] = {0.1, -0.05, -1.0};
+  p.g = gs;
+  for (int r = 0; r < 3; ++r)
+    lambda[r] = -gs[r] / G[4 * r], c[r] = 0.0;
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_STICKING);
+  for (int r = 0; r < 9; ++r)
+    expect[r] = r % 4 == 0 ? -1.0 / G[r] : 0.0;
+  assert_vec_near(dl, expect, 9, 1e-15);
+  for (int r = 0; r < 9; ++r)
+    assert_near(dc[r], 0.0, 1e-15);
+  /* sliding: g = (3, 2, −1) */
+  const double gl[3] = {3.0, 2.0, -1.0};
+  p.g = gl;
+  const double gt = hypot(gl[0], gl[1]), u[2] = {gl[0] / gt, gl[1] / gt};
+  const double ln = -gl[2] / b, ct = gt - a * mu * ln;
+  lambda[0] = -mu * ln * u[0], lambda[1] = -mu * ln * u[1], lambda[2] = ln;
+  c[0] = ct * u[0], c[1] = ct * u[1], c[2] = 0.0;
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_SLIDING);
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 2; ++k)
+      assert_near(dc[r * 3 + k], u[r] * u[k] + ct / gt * ((r == k) - u[r] * u[k]), 1e-15);
+    assert_near(dc[r * 3 + 2], a * mu / b * u[r], 1e-15);
+  }
+  for (int k = 0; k < 3; ++k)
+    assert_near(dc[6 + k], 0.0, 1e-15);
+  /* separated: g_N = +0.5 */
+  const double gf[3] = {1.0, 0.0, 0.5};
+  p.g = gf;
+  memset(lambda, 0, sizeof lambda);
+  memcpy(c, gf, sizeof c);
+  contact_derivative(&p, lambda, c, dl, dc, &mode);
+  assert_int_equal(mode, MR_CONTACT_SEPARATED);
+  for (int r = 0; r < 9; ++r) {
+    assert_near(dl[r], 0.0, 0.0);
+    assert_near(dc[r], r % 4 == 0 ? 1.0 : 0.0, 0.0);
+  }
+}
+
+/* a box (mass 2 kg, 0.4 x 0.3 x 0.2 m) resting on its four bottom corners, all sticking: G =
+ * J M⁻¹ Jᵀ is 12 x 12 of rank 6, λ is not unique and neither is dλ/dg: reported, not computed */
+static void test_contact_redundant(void **state) {
+  (void)state;
+  const double m = 2.0, hx = 0.2, hy = 0.15, hz = 0.1;
+  const double I[3] = {m * (4 * hy * hy + 4 * hz * hz) / 12, m * (4 * hx * hx + 4 * hz * hz) / 12,
+                       m * (4 * hx * hx + 4 * hy * hy) / 12};
+  double J[12 * 6] = {0}, G[144], g[12], l[12], c[12] = {0}, mu[4] = {0.5, 0.5, 0.5, 0.5};
+  static double dl[144], work[160 + 16];
+  for (int i = 0; i < 4; ++i) {
+    const double r[3] = {i & 1 ? hx : -hx, i & 2 ? hy : -hy, -hz};
+    /* point velocity v + ω × r: rows [1, −[r]×] */
+    const double S[3][3] = {{0, r[2], -r[1]}, {-r[2], 0, r[0]}, {r[1], -r[0], 0}};
+    for (int a = 0; a < 3; ++a) {
+      J[(3 * i + a) * 6 + a] = 1.0;
+      for (int b = 0; b < 3; ++b)
+        J[(3 * i + a) * 6 + 3 + b] = S[a][b];
+    }
+  }
+  for (int r = 0; r < 12; ++r)
+    for (int k = 0; k < 12; ++k) {
+      double x = 0.0;
+      for (int j = 0; j < 6; ++j)
+        x += J[r * 6 + j] * J[k * 6 + j] / (j < 3 ? m : I[j - 3]);
+      G[r * 12 + k] = x;
+    }
+  for (int i = 0; i < 12; ++i)
+    l[i] = i % 3 == 2 ? m * 9.81 / 4 : 0.0, g[i] = 0.0;
+  mr_contact_problem p = {.nc = 4, .G = G, .g = g, .mu = mu};
+  assert_true(mr_contact_derivative_work_size(4) <= sizeof work);
+  mr_error e;
+  assert_int_equal(mr_contact_solution_derivative(&p, l, c, 1e-9, dl, NULL, work, &e),
+                   MR_ERR_NUMERIC);
+  assert_non_null(strstr(e.msg, "singular"));
+}
+
+/* solve a problem with ncp-pgs to ε 1e-13 into lambda, c; 1 when it converged */
+static int solve_tight(const mr_contact_problem *p, double *lambda, double *c) {
+  mr_solver_settings st = mr_solver_settings_default();
+  st.eps_abs = 1e-13, st.eps_rel = 0.0, st.max_iter = 200000, st.warm_start = 0;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(p->nc, 0)), 0);
+  mr_solver_stats stats;
+  mr_status s = mr_solve("ncp-pgs", p, &st, NULL, &work, lambda, c, &stats, NULL);
+  mr_arena_destroy(&work);
+  return s == MR_OK && stats.converged;
+}
+
+/* 1 when every contact is at least margin away from a change of mode */
+static int clear_of_boundaries(const mr_contact_problem *p, const double *l, const double *c,
+                               double margin) {
+  for (int i = 0; i < p->nc; ++i) {
+    const double *li = l + 3 * i, *ci = c + 3 * i;
+    const double lt = hypot(li[0], li[1]), ct = hypot(ci[0], ci[1]);
+    if (li[2] < margin && ci[2] < margin) return 0; /* touching */
+    if (li[2] >= margin && ct < margin && p->mu[i] * li[2] - lt < margin) return 0; /* onset */
+  }
+  return 1;
+}
+
+/* random problems of 3 contacts (G = B Bᵀ + 0.1, well conditioned, μ in [0.2, 1]) solved to
+ * ε 1e-13 by ncp-pgs: dλ/dg against central differences of the solve with h = 1e-6. Every
+ * contact is at least m = 1e-3 from a change of mode, so the differences stay on one smooth piece
+ * of λ(g). Error bound: the solve's criterion 1e-13 with the smallest eigenvalue of G >= 0.1
+ * leaves λ within 1e-12, 1e-12 / h = 1e-6 in the difference; the truncation h² |λ‴| / 6 with
+ * |λ‴| <~ 1 / m² (the sliding direction ĉ_T turns at that rate) adds 1.7e-7. Every mode
+ * occurs. */
+static void test_contact_random(void **state) {
+  (void)state;
+  uint64_t s = 31;
+  const int nc = 3, n = 9;
+  int seen[3] = {0, 0, 0}, done = 0;
+  for (int tries = 0; done < 12 && tries < 400; ++tries) {
+    double B[81], G[81], g[9], mu[3], l[9], c[9], dl[81], dc[81], fd[81];
+    for (int r = 0; r < n * n; ++r)
+      B[r] = test_rand(&s, -1, 1);
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < n; ++k) {
+        double x = r == k ? 0.1 : 0.0;
+        for (int j = 0; j < n; ++j)
+          x += B[r * n + j] * B[k * n + j];
+        G[r * n + k] = x;
+      }
+    for (int i = 0; i < nc; ++i) {
+      mu[i] = test_rand(&s, 0.2, 1.0);
+      g[3 * i] = test_rand(&s, -2, 2), g[3 * i + 1] = test_rand(&s, -2, 2);
+      g[3 * i + 2] = test_rand(&s, -3, 1);
+    }
+    mr_contact_problem p = {.nc = nc, .G = G, .g = g, .mu = mu};
+    if (!solve_tight(&p, l, c) || !clear_of_boundaries(&p, l, c, 1e-3)) continue;
+    int modes[3];
+    contact_derivative(&p, l, c, dl, dc, modes);
+    const double h = 1e-6;
+    for (int k = 0; k < n; ++k) {
+      double gp[9], lp[9], lm[9], cc[9];
+      memcpy(gp, g, sizeof gp);
+      p.g = gp;
+      gp[k] = g[k] + h;
+      assert_true(solve_tight(&p, lp, cc));
+      gp[k] = g[k] - h;
+      assert_true(solve_tight(&p, lm, cc));
+      for (int r = 0; r < n; ++r)
+        fd[r * n + k] = (lp[r] - lm[r]) / (2 * h);
+    }
+    p.g = g;
+    expect_fd("dlambda_dg", dl, fd, n, 1.0, 1e-12 / h + h * h / (6 * 1e-3 * 1e-3));
+    for (int i = 0; i < nc; ++i)
+      seen[modes[i]] = 1;
+    ++done;
+  }
+  assert_int_equal(done, 12);
+  assert_true(seen[0] && seen[1] && seen[2]);
+}
+
+/* ---- the step with contacts ---- */
+
+/* a sphere (1 kg, radius 0.1 m) resting on the ground (μ = 0.5, touching: one contact), with an
+ * initial velocity and a constant push at its centre; the solver converged to ε 1e-14 */
+static void sphere_scene(double vx, double vy, double fx, double fy, mr_scene *sc) {
+  char text[1200];
+  snprintf(text, sizeof text,
+           "timestep: 0.001\n"
+           "duration: 0.001\n"
+           "solver: {name: ncp-pgs, eps_abs: 1.0e-14, max_iter: 100000}\n"
+           "contact: {margin: 0.001, baumgarte: 0.0}\n"
+           "bodies:\n"
+           "  - name: ground\n"
+           "    fixed: true\n"
+           "    geoms:\n"
+           "      - {type: halfspace, normal: [0, 0, 1], friction: 0.5}\n"
+           "  - name: ball\n"
+           "    mass: 1.0\n"
+           "    position: [0, 0, 0.1]\n"
+           "    linear_velocity: [%.17g, %.17g, 0]\n"
+           "    geoms:\n"
+           "      - {type: sphere, radius: 0.1, friction: 0.5}\n"
+           "forces:\n"
+           "  - {body: ball, type: constant, force: [%.17g, %.17g, 0]}\n",
+           vx, vy, fx, fy);
+  mr_error e;
+  if (mr_scene_parse(text, "sphere", NULL, sc, &e) != MR_OK) fail_msg("%s", e.msg);
+}
+
+/* v⁺ of one mr_sim_step of the scene (inputs: vx, vy, fx, fy) */
+static void sphere_step(const double *in, double *vn) {
+  mr_scene sc;
+  mr_error e;
+  sphere_scene(in[0], in[1], in[2], in[3], &sc);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
+  assert_non_null(sim);
+  assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  assert_int_equal(mr_sim_last(sim)->ncontacts, 1);
+  memcpy(vn, mr_sim_v(sim), 6 * sizeof(double));
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+}
+
+/* dv⁺/d(vx, vy, fx, fy) of the sphere's step: mr_step_contact_derivatives on the problem and
+ * solution mr_sim_step produced, against central differences of mr_sim_step (h = 1e-6) and,
+ * sticking, against the rolling closed form. The free body starts upright and without spin, so
+ * its local and world frames coincide and the push is the body-frame force on its linear dofs.
+ * Error: v⁺ (|v⁺| <= 1.1 m/s) carries the rounding of a few operations, 4 ε |v⁺| = 1e-15, which
+ * the difference divides by 2h: 5e-10; the solve's ε 1e-14 moves v⁺ by Δt ε / m = 1e-17, and the
+ * truncation h² |v⁺‴| / 6 with |v⁺‴| <~ Δt / ‖slip‖² (the slip direction turns; slip >= 0.5 m/s,
+ * or none when sticking) by < 1e-14, both negligible. Tolerance 5e-10 */
+static void check_sphere(const double *in, int mode) {
+  mr_scene sc;
+  mr_error e;
+  sphere_scene(in[0], in[1], in[2], in[3], &sc);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
+  assert_non_null(sim);
+  const mr_model *m = sc.model;
+  assert_int_equal(m->nv, 6);
+  assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  const mr_contact_problem *prob = mr_sim_problem(sim);
+  const double *lambda;
+  const mr_contact *ct;
+  assert_int_equal(mr_sim_contacts(sim, &ct, &lambda), 1);
+  double c[3], dv[36], dt[36], J[18], scratch[18];
+  mr_problem_velocity(prob, lambda, c);
+  mr_data *d = mr_data_create(m);
+  /* the step's contact Jacobian, at the configuration it started from */
+  mr_contact_geometry g = {.type = MR_ROWS_CONTACT, .body1 = ct->body[0], .body2 = ct->body[1],
+                           .point = ct->point, .frame = ct->frame};
+  mr_forward_kinematics(m, d, sc.q0, NULL, NULL);
+  mr_contact_jacobian(m, d, &g, J, scratch);
+  mr_step_derivatives *sd = mr_step_derivatives_create(m);
+  static double work[4096];
+  assert_true(mr_step_contact_work_size(1, 6) <= sizeof work);
+  for (int b = 0; b < m->nbodies; ++b)
+    d->f_ext[b] = mr_force_zero();
+  d->f_ext[1].f = mr_v3(in[2], in[3], 0.0);
+  const double tau[6] = {0};
+  const mr_step_params p = {sc.timestep, NULL, NULL, NULL};
+  int modes[1];
+  static double dl[9], cw[64];
+  assert_int_equal(mr_contact_solution_derivative(prob, lambda, c, 1e-9, dl, modes, cw, NULL),
+                   MR_OK);
+  assert_int_equal(modes[0], mode);
+  assert_int_equal(mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, prob, J, lambda,
+                                               c, 1e-9, dv, dt, work, &e),
+                   MR_OK);
+  const double h = 1e-6;
+  for (int k = 0; k < 4; ++k) {
+    double ip[4], im[4], vp[6], vm[6];
+    memcpy(ip, in, sizeof ip), memcpy(im, in, sizeof im);
+    ip[k] += h, im[k] -= h;
+    sphere_step(ip, vp);
+    sphere_step(im, vm);
+    for (int r = 0; r < 6; ++r) {
+      const double an = k < 2 ? dv[r * 6 + k] : dt[r * 6 + k - 2];
+      assert_near(an, (vp[r] - vm[r]) / (2 * h), 5e-10);
+    }
+  }
+  if (mode == MR_CONTACT_STICKING) {
+    /* rolling: a push F at the centre accelerates it by F / (m (1 + 2/5)) */
+    assert_near(dt[0], 5.0 / 7.0 * sc.timestep, 1e-15);
+    assert_near(dt[1 * 6 + 1], 5.0 / 7.0 * sc.timestep, 1e-15);
+  }
+  mr_step_derivatives_free(sd);
+  mr_data_free(d);
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+}
+
+static void test_step_contact_sphere(void **state) {
+  (void)state;
+  const double sliding[4] = {1.0, 0.3, 0.5, 0.0}, sticking[4] = {0.0, 0.0, 2.0, 1.0};
+  check_sphere(sliding, MR_CONTACT_SLIDING);
+  check_sphere(sticking, MR_CONTACT_STICKING);
+}
+
+/* a comma-separated list of n numbers for the command line, %.17g each */
+static void write_list(char *out, size_t size, const double *x, int n) {
+  size_t at = 0;
+  for (int i = 0; i < n && at < size; ++i)
+    at += (size_t)snprintf(out + at, size - at, i ? ",%.17g" : "%.17g", x[i]);
+}
+
+/* moreau rbd --derivatives --json on Solo-12 against the library */
+static void test_cli(void **state) {
+  (void)state;
+  mr_model *m = load_robot("robots/solo12/solo12.urdf", 1);
+  mr_data *d = mr_data_create(m);
+  mr_derivatives *dd = mr_derivatives_create(m);
+  uint64_t seed = 15;
+  dstate x;
+  random_state(m, d, &seed, &x);
+  for (int b = 0; b < m->nbodies; ++b)
+    d->f_ext[b] = mr_force_zero(); /* the command applies no external force */
+  static char args[9000], lists[4][1000], out[1 << 18];
+  write_list(lists[0], sizeof lists[0], x.q, m->nq);
+  write_list(lists[1], sizeof lists[1], x.v, m->nv);
+  write_list(lists[2], sizeof lists[2], x.a, m->nv);
+  write_list(lists[3], sizeof lists[3], x.tau, m->nv);
+  snprintf(args, sizeof args,
+           "rbd robots/solo12/solo12.urdf --floating --derivatives --json --q %s --v %s --a %s "
+           "--tau %s",
+           lists[0], lists[1], lists[2], lists[3]);
+  assert_int_equal(cli_run(args, 0, out, sizeof out), 0);
+  mr_json *j = NULL;
+  assert_int_equal(mr_json_parse(out, "rbd", &j, NULL), MR_OK);
+  assert_int_equal(mr_aba_derivatives(m, d, dd, x.q, x.v, x.tau, NULL), MR_OK);
+  mr_rnea_derivatives(m, d, dd, x.q, x.v, x.a);
+  const char *keys[5] = {"dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv", "dddq_dtau"};
+  const double *mats[5] = {dd->dtau_dq, dd->dtau_dv, dd->dddq_dq, dd->dddq_dv, dd->dddq_dtau};
+  for (int k = 0; k < 5; ++k) {
+    const mr_json *A = mr_json_get(j, keys[k]);
+    assert_non_null(A);
+    assert_int_equal(A->count, m->nv);
+    for (int r = 0; r < m->nv; ++r) {
+      const mr_json *row = mr_json_at(A, r);
+      assert_int_equal(row->count, m->nv);
+      for (int c = 0; c < m->nv; ++c)
+        assert_true(mr_json_at(row, c)->number == mats[k][r * m->nv + c]);
+    }
+  }
+  mr_json_free(j);
+  mr_derivatives_free(dd);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_solo12),
+      cmocka_unit_test(test_talos),
+      cmocka_unit_test(test_allegro),
+      cmocka_unit_test(test_random_trees),
+      cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_step_robots),
+      cmocka_unit_test(test_step_random_trees),
+      cmocka_unit_test(test_step_errors),
+      cmocka_unit_test(test_step_matches_sim),
+      cmocka_unit_test(test_contact_block),
+      cmocka_unit_test(test_contact_random),
+      cmocka_unit_test(test_contact_redundant),
+      cmocka_unit_test(test_step_contact_sphere),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,190 @@
+/* Tests of ncp-hybrid (src/contact/hybrid.c: ncp-pgs, then ncp-admm, then an active-set Newton
+ * polish and a semismooth Newton on the natural map, src/contact/natmap.c; a failed warm solve
+ * is retried cold) on hand-built problems with known answers (tests/contact_problems.h), of its
+ * warm-start guarantee, and of the natural-map Newton alone.
+ *
+ * Tolerances. ncp-hybrid stops at ε_abs ≤ 1e-6 on the NCP criteria (its own model's). A criterion
+ * ε bounds the force error by about ε/σ, σ the smallest eigenvalue of G on the active directions:
+ * σ = Δt/m = 1e-3 for the unit masses, so Σλ_N = m g is asserted to 1e-3 N per box; on the
+ * heavy-on-light stack σ ≈ Δt/m_heavy = 1e-6, so the 9810 N interface force to 1 N
+ * (1e-4 relative). */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "contact/natmap.h"
+#include "contact_problems.h"
+#include "core/arena.h"
+#include "moreau/contact.h"
+
+typedef struct {
+  double lambda[CP_MAX_N], c[CP_MAX_N], y[CP_MAX_N];
+  mr_solver_stats stats;
+  mr_solver_state state;
+} result;
+
+/* solve with ncp-hybrid from lambda (warm when warm != 0), fresh state */
+static void solve(const mr_contact_problem *p, int warm, result *r) {
+  mr_solver_settings s = mr_solver_settings_default();
+  s.warm_start = warm;
+  mr_arena a;
+  mr_error err = {0};
+  memset(&r->state, 0, sizeof r->state);
+  r->state.y = r->y, r->state.cap = CP_MAX_N;
+  assert_int_equal(mr_arena_init(&a, mr_solver_work_size(p->nc, p->nv)), 0);
+  if (mr_solve("ncp-hybrid", p, &s, &r->state, &a, r->lambda, r->c, &r->stats, &err))
+    fail_msg("ncp-hybrid: %s", err.msg);
+  mr_arena_destroy(&a);
+  print_message("  ncp-hybrid: %5d iterations, eps_abs %.2e\n", r->stats.iterations,
+                r->stats.eps_abs);
+}
+
+static void expect_converged(const result *r, const char *what) {
+  if (!(r->stats.converged && r->stats.eps_abs <= 1e-6 && r->stats.eps_model == r->stats.eps_abs))
+    fail_msg("%s: eps_abs %.3g (model %.3g) after %d iterations", what, r->stats.eps_abs,
+             r->stats.eps_model, r->stats.iterations);
+}
+
+/* one contact sliding, one sticking (G = Δt/m I): the closed forms λ_T = −μλ_N ĉ_T, λ = −G⁻¹g */
+static void test_single(void **unused) {
+  cp_problem cp;
+  result r;
+  cp_single(&cp, 1.0, 0.1, 0.0, -9.81e-3, 0.5); /* pushed 0.1 m/s: slides */
+  memset(r.lambda, 0, sizeof r.lambda);
+  solve(&cp.p, 0, &r);
+  expect_converged(&r, "sliding");
+  assert_near(r.lambda[2], 9.81, 1e-3);
+  assert_near(r.lambda[0], -0.5 * 9.81, 1e-3);
+  cp_single(&cp, 1.0, 1e-3, 0.0, -9.81e-3, 0.5); /* pushed 1 mm/s: sticks, λ = −g m/Δt */
+  memset(r.lambda, 0, sizeof r.lambda);
+  solve(&cp.p, 0, &r);
+  expect_converged(&r, "sticking");
+  assert_near(r.lambda[0], -1.0, 1e-3);
+  assert_near(r.lambda[2], 9.81, 1e-3);
+}
+
+/* stacks of 1 to 3 unit boxes (hyperstatic: 4 contacts per box): Σλ_N per interface = weight
+ * above it */
+static void test_stacks(void **unused) {
+  const double ones[4] = {1, 1, 1, 1};
+  static cp_problem cp;
+  result r;
+  for (int k = 1; k <= 3; ++k) {
+    cp_stack(&cp, k, ones, 0.5);
+    memset(r.lambda, 0, sizeof r.lambda);
+    solve(&cp.p, 0, &r);
+    expect_converged(&r, "stack");
+    for (int b = 0; b < k; ++b)
+      assert_near(cp_interface_normal(r.lambda, b), (k - b) * CP_GRAVITY, 4e-3);
+  }
+}
+
+/* a 1e3 kg box on a 1e-3 kg box (mass ratio 1e6): ncp-pgs alone stalls; the cascade converges */
+static void test_heavy_on_light(void **unused) {
+  const double m[2] = {1e-3, 1e3};
+  static cp_problem cp;
+  result r;
+  cp_stack(&cp, 2, m, 0.5);
+  memset(r.lambda, 0, sizeof r.lambda);
+  solve(&cp.p, 0, &r);
+  expect_converged(&r, "heavy on light");
+  assert_near(cp_interface_normal(r.lambda, 1), 1e3 * CP_GRAVITY, 1.0);
+  assert_near(cp_interface_normal(r.lambda, 0), (1e3 + 1e-3) * CP_GRAVITY, 1.0);
+}
+
+/* warm start: from the solution it returns at once (0 iterations); from a wrong warm start
+ * (forces 100 times too large, on the wrong side of the cone) it reaches the cold result's
+ * accuracy: the warm start can only cost iterations, never accuracy */
+static void test_warm_never_worse(void **unused) {
+  const double ones[4] = {1, 1, 1, 1};
+  static cp_problem cp;
+  result cold, warm;
+  cp_stack(&cp, 2, ones, 0.5);
+  memset(cold.lambda, 0, sizeof cold.lambda);
+  solve(&cp.p, 0, &cold);
+  expect_converged(&cold, "cold");
+  memcpy(warm.lambda, cold.lambda, sizeof warm.lambda);
+  solve(&cp.p, 1, &warm);
+  assert_int_equal(warm.stats.iterations, 0);
+  for (int k = 0; k < cp.p.nc * 3; ++k)
+    warm.lambda[k] = (k % 3 == 2 ? 100.0 : -300.0) * cold.lambda[k];
+  solve(&cp.p, 1, &warm);
+  expect_converged(&warm, "wrong warm start");
+  assert_true(warm.stats.eps_abs <= fmax(cold.stats.eps_abs, 1e-6));
+}
+
+/* random rank-deficient problems G = J Jᵀ (J 30 x 24: 10 contacts, rank 24 < 30), g = J v_f
+ * plus a gap on the normal rows (a physical free velocity: a solution exists) */
+static void test_random_rank_deficient(void **unused) {
+  enum { NC = 10, N = 30, NV = 24 };
+  static double J[N * NV], G[N * N], g[N], mu[NC], vf[NV];
+  uint64_t seed = 7;
+  for (int trial = 0; trial < 4; ++trial) {
+    for (int i = 0; i < N * NV; ++i)
+      J[i] = test_rand(&seed, -1.0, 1.0);
+    for (int v = 0; v < NV; ++v)
+      vf[v] = test_rand(&seed, -1.0, 1.0);
+    for (int i = 0; i < N; ++i) {
+      g[i] = i % 3 == 2 ? test_rand(&seed, 0.0, 0.5) : 0.0;
+      for (int v = 0; v < NV; ++v)
+        g[i] += J[i * NV + v] * vf[v];
+      for (int j = 0; j < N; ++j) {
+        double acc = 0.0;
+        for (int v = 0; v < NV; ++v)
+          acc += J[i * NV + v] * J[j * NV + v];
+        G[i * N + j] = acc;
+      }
+    }
+    for (int i = 0; i < NC; ++i)
+      mu[i] = test_rand(&seed, 0.2, 1.0);
+    mr_contact_problem p = {.nc = NC, .G = G, .g = g, .mu = mu};
+    result r;
+    memset(r.lambda, 0, sizeof r.lambda);
+    solve(&p, 0, &r);
+    expect_converged(&r, "random");
+  }
+}
+
+/* the natural map F(λ) = λ − Π_K(λ − h (c + Γ(c))) vanishes at the NCP solution and only there:
+ * at the closed-form sliding solution of one contact (λ_T = −μ λ_N ĉ_T, c_N = 0) it is 0 to
+ * round-off (1e-12 relative to λ = 9.81 N); moving λ_N by 1 N makes it non-zero. From λ = 0 the
+ * semismooth Newton solves that problem and the resting box (hyperstatic: its Jacobian is
+ * singular on the internal forces, handled by the ridge and refinement) to ε_abs ≤ 1e-6 in at
+ * most 20 steps */
+static void test_natmap_newton(void **unused) {
+  static cp_problem cp;
+  enum { N = CP_MAX_N };
+  static double J[N * N], LU[N * N], F[N], d[N], t[N], l[N], lt[N], c[N], lam[N];
+  int piv[N], steps = 0;
+  natmap_ws w = {J, LU, F, d, t, l, lt, piv};
+  cp_single(&cp, 1.0, 0.1, 0.0, -9.81e-3, 0.5);
+  double sol[3] = {-0.5 * 9.81, 0.0, 9.81};
+  assert_true(mr_natmap_residual(&cp.p, sol, c, F) <= 1e-24 * 9.81 * 9.81);
+  sol[2] += 1.0;
+  assert_true(mr_natmap_residual(&cp.p, sol, c, F) >= 1e-2);
+  const double ones[4] = {1, 1, 1, 1};
+  for (int k = 0; k < 2; ++k) {
+    if (k) cp_stack(&cp, 1, ones, 0.5);
+    memset(lam, 0, sizeof lam);
+    steps = 0;
+    double e0 = mr_problem_criteria(&cp.p, lam, cp.p.g, 1, NULL, NULL, NULL);
+    double e = mr_natmap_newton(&cp.p, 1e-6, 20, &w, lam, c, e0, &steps);
+    print_message("  natural-map Newton: %d steps, eps_abs %.2e\n", steps, e);
+    if (!(e <= 1e-6 && steps <= 20))
+      fail_msg("natural-map Newton: eps_abs %g after %d steps", e, steps);
+  }
+  assert_near(cp_interface_normal(lam, 0), CP_GRAVITY, 1e-3);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_single),
+      cmocka_unit_test(test_stacks),
+      cmocka_unit_test(test_heavy_on_light),
+      cmocka_unit_test(test_warm_never_worse),
+      cmocka_unit_test(test_random_rank_deficient),
+      cmocka_unit_test(test_natmap_newton),
+  };
+  return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);
+}
