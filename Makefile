@@ -42,7 +42,7 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 INCS     = -Iinclude -Isrc -I/usr/include/libxml2
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lm
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lm -pthread
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
                              src/integrate/*.c src/model/*.c src/io/*.c))

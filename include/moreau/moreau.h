@@ -15,6 +15,7 @@
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/control.h"
+#include "moreau/batch.h"
 #include "moreau/qpcc.h"
 
 #endif

@@ -13,6 +13,9 @@ step shows the new values without a copy. Units and frames are those of docs/api
 free-flyer's q = [x, y, z, qx, qy, qz, qw] and v = [linear, angular] in the base's local frame,
 world-frame wrenches, poses and contact forces.
 
+Batch(world, n, threads) steps n such simulators in parallel (one call for all of them), with
+states and controls as (n, nq) and (n, nv) arrays in and out; see Batch.
+
 The library is found through the MOREAU_LIB environment variable (a path to libmoreau.so), then
 next to this package in a source tree (build/libmoreau.so), then on the system's library path.
 """
@@ -23,7 +26,7 @@ import os
 
 import numpy as np
 
-__all__ = ["World", "Sim", "MoreauError", "library_path"]
+__all__ = ["World", "Sim", "Batch", "MoreauError", "library_path"]
 
 
 class MoreauError(RuntimeError):
@@ -110,6 +113,13 @@ def _declare(lib):
         "mr_sim_contact_forces": (I, [P, P, I]),
         "mr_sim_contact_wrenches": (DP, [P]), "mr_sim_body_poses": (DP, [P]),
         "mr_sim_com": (_Vec3, [P, I]), "mr_sim_energy": (D, [P]),
+        "mr_batch_create": (P, [P, I, I, S, E]), "mr_batch_free": (None, [P]),
+        "mr_batch_size": (I, [P]), "mr_batch_threads": (I, [P]), "mr_batch_sim": (P, [P, I]),
+        "mr_batch_step": (I, [P, I, E]), "mr_batch_status": (ctypes.POINTER(I), [P]),
+        "mr_batch_error": (S, [P, I]),
+        "mr_batch_get_state": (None, [P, DP, DP]), "mr_batch_set_state": (I, [P, DP, DP, E]),
+        "mr_batch_get_controls": (None, [P, DP, DP]),
+        "mr_batch_set_controls": (I, [P, DP, DP, E]), "mr_batch_reset": (None, [P, I]),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -194,7 +204,18 @@ class Sim:
                                        ctypes.byref(err))
         if not self._ptr:
             raise MoreauError(err.msg.decode(errors="replace"))
-        nq, nv, nb = world.nq, world.nv, world.nbodies
+        self._attach()
+
+    @classmethod
+    def _borrowed(cls, world, ptr, owner):
+        """A Sim over a simulator another object owns (a Batch's environment)."""
+        sim = cls.__new__(cls)
+        sim.world, sim._ptr, sim._owner = world, ptr, owner
+        sim._attach()
+        return sim
+
+    def _attach(self):
+        nq, nv, nb = self.world.nq, self.world.nv, self.world.nbodies
         self.q = _view(_lib.mr_sim_qpos(self._ptr), (nq,))
         self.v = _view(_lib.mr_sim_qvel(self._ptr), (nv,))
         self.torque = _view(_lib.mr_sim_ctrl_torque(self._ptr), (nv,))
@@ -205,9 +226,9 @@ class Sim:
         self.contact_wrenches = _view(_lib.mr_sim_contact_wrenches(self._ptr), (nb, 6))
 
     def __del__(self):
-        if getattr(self, "_ptr", None):
+        if getattr(self, "_ptr", None) and getattr(self, "_owner", None) is None:
             _lib.mr_sim_free(self._ptr)
-            self._ptr = None
+        self._ptr = None
 
     def step(self, n=1):
         """n steps of the world's Δt; raises MoreauError on divergence."""
@@ -305,3 +326,108 @@ class Sim:
     def energy(self):
         """Kinetic plus potential energy of the current state (J)."""
         return _lib.mr_sim_energy(self._ptr)
+
+
+def _dptr(a):
+    return None if a is None else a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+
+
+class Batch:
+    """n simulators on one World stepped in parallel by a fixed pool of threads (batch.h).
+
+        batch = moreau.Batch(world, 16, threads=2)
+        target = batch.target                  # (n, nq) copy of the PD targets
+        target[:, world.coordinate("solo/FL_KFE")] += actions
+        batch.set_controls(target=target)
+        status = batch.step(10)                # (n,) statuses, 0 = ok
+        q, v = batch.q, batch.v                # (n, nq), (n, nv) copies
+
+    Results are bit for bit those of n Sims stepped one by one, whatever the thread count. A
+    diverging environment gets a non-zero status (its message in errors()) and stops for the
+    rest of that call; the others go on. sim(i) is environment i as a Sim (views, per-joint
+    setters, read-outs)."""
+
+    def __init__(self, world, n, threads=1, solver=None):
+        err = _Error()
+        self.world = world  # kept alive as long as the batch
+        self._ptr = _lib.mr_batch_create(world._ptr, int(n), int(threads),
+                                         solver.encode() if solver else None, ctypes.byref(err))
+        if not self._ptr:
+            raise MoreauError(err.msg.decode(errors="replace"))
+        self.n, self.threads = _lib.mr_batch_size(self._ptr), _lib.mr_batch_threads(self._ptr)
+        self._status = _view(_lib.mr_batch_status(self._ptr), (self.n,))
+
+    def __del__(self):
+        if getattr(self, "_ptr", None):
+            _lib.mr_batch_free(self._ptr)
+            self._ptr = None
+
+    def __len__(self):
+        return self.n
+
+    def sim(self, i):
+        """Environment i as a Sim (its memory is the batch's; valid while the batch lives)."""
+        if not 0 <= i < self.n:
+            raise IndexError(f"environment {i} out of range [0, {self.n})")
+        return Sim._borrowed(self.world, _lib.mr_batch_sim(self._ptr, i), self)
+
+    def step(self, nsteps=1):
+        """nsteps steps of every environment; returns the (n,) statuses (0 = ok), a copy."""
+        if nsteps < 0:
+            raise ValueError(f"nsteps = {nsteps} is negative")
+        err = _Error()
+        _lib.mr_batch_step(self._ptr, int(nsteps), ctypes.byref(err))
+        return self._status.copy()
+
+    def errors(self):
+        """The last step's message per environment ("" when it succeeded)."""
+        return [_lib.mr_batch_error(self._ptr, i).decode(errors="replace")
+                for i in range(self.n)]
+
+    def _rows(self, a, width, name):
+        if a is None:
+            return None
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        if a.shape != (self.n, width):
+            raise ValueError(f"{name}: shape {a.shape}, expected ({self.n}, {width})")
+        return a
+
+    def get_state(self):
+        """(q, v): copies of shape (n, nq) and (n, nv)."""
+        q = np.empty((self.n, self.world.nq))
+        v = np.empty((self.n, self.world.nv))
+        _lib.mr_batch_get_state(self._ptr, _dptr(q), _dptr(v))
+        return q, v
+
+    def set_state(self, q=None, v=None):
+        """Set q (n, nq) and/or v (n, nv) (quaternions normalised; non-finite values refused)."""
+        qa, va = self._rows(q, self.world.nq, "q"), self._rows(v, self.world.nv, "v")
+        err = _Error()
+        _check(_lib.mr_batch_set_state(self._ptr, _dptr(qa), _dptr(va), ctypes.byref(err)), err)
+
+    def get_controls(self):
+        """(torque, target): copies of shape (n, nv) and (n, nq)."""
+        tau = np.empty((self.n, self.world.nv))
+        qt = np.empty((self.n, self.world.nq))
+        _lib.mr_batch_get_controls(self._ptr, _dptr(tau), _dptr(qt))
+        return tau, qt
+
+    def set_controls(self, torque=None, target=None):
+        """Set the commanded torques (n, nv) and/or PD targets (n, nq); nothing changes when an
+        entry is not finite."""
+        ta = self._rows(torque, self.world.nv, "torque")
+        qa = self._rows(target, self.world.nq, "target")
+        err = _Error()
+        _check(_lib.mr_batch_set_controls(self._ptr, _dptr(ta), _dptr(qa), ctypes.byref(err)),
+               err)
+
+    q = property(lambda self: self.get_state()[0], lambda self, q: self.set_state(q=q))
+    v = property(lambda self: self.get_state()[1], lambda self, v: self.set_state(v=v))
+    torque = property(lambda self: self.get_controls()[0],
+                      lambda self, t: self.set_controls(torque=t))
+    target = property(lambda self: self.get_controls()[1],
+                      lambda self, t: self.set_controls(target=t))
+
+    def reset(self, i=None):
+        """Environment i (every environment when None) back to the initial state and controls."""
+        _lib.mr_batch_reset(self._ptr, -1 if i is None else int(i))

@@ -13,6 +13,7 @@ typedef struct {
 int mr_cmd_version(int argc, char **argv);
 int mr_cmd_run(int argc, char **argv);
 int mr_cmd_compare(int argc, char **argv);
+int mr_cmd_sweep(int argc, char **argv);
 int mr_cmd_collide(int argc, char **argv);
 int mr_cmd_list(int argc, char **argv);
 int mr_cmd_check(int argc, char **argv);

@@ -10,6 +10,7 @@ static const mr_command commands[] = {
     {"run", "step a scene and summarise the run", mr_cmd_run},
     {"compare", "run a scene once per solver, side by side", mr_cmd_compare},
     {"view", "write a self-contained HTML replay of a run", mr_cmd_view},
+    {"sweep", "run a scene over a grid of settings, solvers and seeds", mr_cmd_sweep},
     {"check", "load and validate a scene file", mr_cmd_check},
     {"collide", "the contacts of a scene's initial state", mr_cmd_collide},
     {"list", "name the solvers, geometry types and joint types", mr_cmd_list},

@@ -115,8 +115,8 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
   return 0;
 }
 
-/* --set KEY=VALUE on a loaded scene */
-static mr_status apply_set(mr_scene *sc, const char *kv, mr_error *err) {
+/* --set KEY=VALUE on a loaded scene (runner.h) */
+mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err) {
   const char *eq = strchr(kv, '=');
   if (!eq) return mr_error_set(err, MR_ERR_INVALID, "--set '%s': expected KEY=VALUE", kv);
   char key[128];
@@ -166,7 +166,7 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
     return 2;
   }
   for (int k = 0; k < a->nsets; ++k)
-    if (apply_set(sc, a->sets[k], &err)) {
+    if (mr_cli_apply_set(sc, a->sets[k], &err)) {
       fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
       mr_scene_free(sc);
       return 2;

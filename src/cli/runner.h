@@ -49,6 +49,10 @@ typedef struct {
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
                        mr_error *err);
 
+/* Apply "KEY=VALUE" as `run --set` does (solver.FIELD, contact.baumgarte, contact.margin,
+ * contact.restitution_threshold) to a loaded scene; MR_ERR_INVALID naming the key or value. */
+mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err);
+
 /* Print the summary as text, or as a JSON object. */
 void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s);
 void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const mr_run_summary *s);

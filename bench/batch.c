@@ -1,0 +1,159 @@
+/* Batch benchmark: steps per second of N Solo-12 environments (scenes/b9_solo_trot.yaml, the
+ * trot gait under PD, ncp-pgs warm started) for N = 8 and 16, stepped
+ *   - by an mr_batch on 1 thread and on 2 threads (batch.h), and
+ *   - by N separate processes (fork), one simulator each, all started together.
+ * Each run: every environment from the initial state, WARMUP unmeasured steps, then STEPS timed
+ * steps per environment; throughput = N · STEPS / wall time. The three ways alternate over
+ * rounds (default 7), and the medians are reported with the speed-up of 2 threads over 1 (scaling
+ * efficiency = speed-up / 2) and the CPU time per step of each way (getrusage: user + system of
+ * the process, or of the children), which shows the overhead of the threads independently of the
+ * load that other programs put on the machine (the load average is printed).
+ * Run: make bench (or build/bench/bench/batch [rounds]). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "moreau/batch.h"
+#include "moreau/world.h"
+
+#define SCENE "scenes/b9_solo_trot.yaml"
+#define WARMUP 50
+#define STEPS 1000
+#define MAX_ROUNDS 31
+#define NWAYS 3
+
+static const char *const way_names[NWAYS] = {"batch, 1 thread", "batch, 2 threads", "N processes"};
+
+typedef struct {
+  double sps; /* environment steps per second */
+  double cpu; /* CPU µs per environment step */
+} sample;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* user + system CPU seconds of this process (who = RUSAGE_SELF) or its reaped children */
+static double cpu_seconds(int who) {
+  struct rusage u;
+  getrusage(who, &u);
+  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* one batch run: reset, warm up, time STEPS steps of every environment */
+static int run_batch(mr_batch *b, sample *out) {
+  mr_error err;
+  int n = mr_batch_size(b);
+  mr_batch_reset(b, -1);
+  if (mr_batch_step(b, WARMUP, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+  double c0 = cpu_seconds(RUSAGE_SELF), t0 = now();
+  if (mr_batch_step(b, STEPS, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+  double t1 = now(), c1 = cpu_seconds(RUSAGE_SELF);
+  out->sps = n * (double)STEPS / (t1 - t0);
+  out->cpu = 1e6 * (c1 - c0) / (n * (double)STEPS);
+  return 0;
+}
+
+/* a child process: its own simulator, warmed up, then STEPS steps when `go` closes */
+static void child(const mr_world *w, int ready, int go) {
+  mr_error err;
+  mr_sim *s = mr_sim_create(w, NULL, &err);
+  int ok = s != NULL;
+  for (int k = 0; ok && k < WARMUP; ++k)
+    ok = mr_sim_step(s, &err) == MR_OK;
+  char c = 1, buf;
+  if (write(ready, &c, 1) != 1 || read(go, &buf, 1) != 0) ok = 0;
+  for (int k = 0; ok && k < STEPS; ++k)
+    ok = mr_sim_step(s, &err) == MR_OK;
+  _exit(ok ? 0 : 1);
+}
+
+/* N processes started together: wall time from the start signal to the last exit */
+static int run_processes(const mr_world *w, int n, sample *out) {
+  int ready[2], go[2], failed = 0;
+  if (pipe(ready) || pipe(go)) return perror("pipe"), 1;
+  fflush(stdout);
+  for (int i = 0; i < n; ++i) {
+    pid_t p = fork();
+    if (p < 0) return perror("fork"), 1;
+    if (p == 0) {
+      close(ready[0]), close(go[1]);
+      child(w, ready[1], go[0]);
+    }
+  }
+  close(ready[1]), close(go[0]);
+  char c;
+  for (int i = 0; i < n; ++i)
+    if (read(ready[0], &c, 1) != 1) failed = 1;
+  double c0 = cpu_seconds(RUSAGE_CHILDREN), t0 = now();
+  close(go[1]); /* every child's read returns 0: go */
+  for (int i = 0, st; i < n; ++i)
+    if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) failed = 1;
+  double t1 = now(), c1 = cpu_seconds(RUSAGE_CHILDREN);
+  close(ready[0]);
+  out->sps = n * (double)STEPS / (t1 - t0);
+  /* the children's CPU time includes their warm-up: subtract its share */
+  out->cpu = 1e6 * (c1 - c0) / (n * (double)(STEPS + WARMUP));
+  return failed;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* `rounds` rounds of the three ways for n environments; one table row per way */
+static int bench_n(const mr_world *w, int n, int rounds) {
+  mr_error err;
+  mr_batch *b[2] = {mr_batch_create(w, n, 1, NULL, &err), mr_batch_create(w, n, 2, NULL, &err)};
+  if (!b[0] || !b[1]) return fprintf(stderr, "%s\n", err.msg), 1;
+  static double sps[NWAYS][MAX_ROUNDS], cpu[NWAYS][MAX_ROUNDS];
+  double load[3] = {0};
+  getloadavg(load, 3);
+  for (int r = 0; r < rounds; ++r) {
+    sample s[NWAYS];
+    if (run_batch(b[0], &s[0]) || run_batch(b[1], &s[1]) || run_processes(w, n, &s[2])) return 1;
+    for (int k = 0; k < NWAYS; ++k)
+      sps[k][r] = s[k].sps, cpu[k][r] = s[k].cpu;
+  }
+  printf("| N | stepped by | env steps/s | vs 1 thread | CPU µs/step |\n");
+  printf("|---:|---|---:|---:|---:|\n");
+  double m[NWAYS];
+  for (int k = 0; k < NWAYS; ++k)
+    m[k] = median(sps[k], rounds);
+  for (int k = 0; k < NWAYS; ++k)
+    printf("| %d | %s | %.0f | %.2f | %.1f |\n", n, way_names[k], m[k], m[k] / m[0],
+           median(cpu[k], rounds));
+  printf("\nN = %d: 2 threads / 1 thread = %.2f (scaling efficiency %.0f %%); load average "
+         "before: %.1f\n\n",
+         n, m[1] / m[0], 50.0 * m[1] / m[0], load[0]);
+  mr_batch_free(b[0]), mr_batch_free(b[1]);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int rounds = argc > 1 ? atoi(argv[1]) : 7;
+  if (rounds < 1 || rounds > MAX_ROUNDS)
+    return fprintf(stderr, "rounds: %s, expected 1 to %d\n", argv[1], MAX_ROUNDS), 1;
+  mr_error err;
+  mr_world *w = mr_world_load(SCENE, &err);
+  if (!w) return fprintf(stderr, "%s\n", err.msg), 1;
+  printf("Batch: %s, %d warm-up then %d timed steps per environment, median of %d rounds; %ld "
+         "processors online\n\n",
+         SCENE, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN));
+  int status = bench_n(w, 8, rounds) || bench_n(w, 16, rounds);
+  mr_world_free(w);
+  return status;
+}

@@ -1,0 +1,276 @@
+/* A batch of simulators on one world, stepped on a fixed pool of POSIX threads (batch.h).
+ *
+ * With T threads and n environments, thread t (t = 0 is the caller) owns the environments
+ * [⌊t n / T⌋, ⌊(t + 1) n / T⌋): a static partition, so which thread steps an environment never
+ * depends on timing, and since the simulators share only the read-only world, each one's
+ * trajectory is that of mr_sim_step called alone, bit for bit, for any T.
+ *
+ * Pool protocol (one mutex, two condition variables): mr_batch_step stores nsteps, bumps a
+ * generation counter, sets pending = T − 1 and broadcasts `go`; each worker that sees a new
+ * generation steps its share, decrements pending and signals `done` at zero; the caller steps
+ * share 0 meanwhile and waits for pending = 0. Every buffer exists from mr_batch_create on. */
+#include "moreau/batch.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "moreau/control.h"
+
+typedef struct {
+  struct mr_batch *b;
+  int t; /* thread index, 1 ... T − 1 */
+} worker_arg;
+
+struct mr_batch {
+  const mr_world *w;
+  int n, threads, nq, nv;
+  mr_sim **sims;     /* [n] */
+  mr_status *status; /* [n] of the last batch step */
+  mr_error *errors;  /* [n] of the last batch step */
+  pthread_t *workers;
+  worker_arg *args;     /* [threads] */
+  int started;          /* workers running */
+  int sync_ready;       /* mutex and condition variables initialised */
+  pthread_mutex_t lock; /* guards the fields below */
+  pthread_cond_t go;    /* a new generation (or quit) */
+  pthread_cond_t done;  /* pending reached 0 */
+  unsigned long generation;
+  int pending; /* workers still stepping the current generation */
+  int nsteps;  /* steps of the current generation */
+  int quit;
+};
+
+/* ---- stepping ---- */
+
+/* step environments [lo, hi) nsteps times each; a failure stops that environment */
+static void step_range(mr_batch *b, int lo, int hi, int nsteps) {
+  for (int i = lo; i < hi; ++i) {
+    mr_error_clear(&b->errors[i]);
+    b->status[i] = MR_OK;
+    for (int k = 0; k < nsteps; ++k) {
+      mr_status st = mr_sim_step(b->sims[i], &b->errors[i]);
+      if (st != MR_OK) {
+        b->status[i] = st;
+        break;
+      }
+    }
+  }
+}
+
+static void step_share(mr_batch *b, int t, int nsteps) {
+  long n = b->n, T = b->threads;
+  step_range(b, (int)(t * n / T), (int)((t + 1) * n / T), nsteps);
+}
+
+static void *worker_main(void *p) {
+  worker_arg *a = p;
+  mr_batch *b = a->b;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&b->lock);
+    while (b->generation == seen && !b->quit)
+      pthread_cond_wait(&b->go, &b->lock);
+    if (b->quit) {
+      pthread_mutex_unlock(&b->lock);
+      return NULL;
+    }
+    seen = b->generation;
+    int nsteps = b->nsteps;
+    pthread_mutex_unlock(&b->lock);
+    step_share(b, a->t, nsteps);
+    pthread_mutex_lock(&b->lock);
+    if (--b->pending == 0) pthread_cond_signal(&b->done);
+    pthread_mutex_unlock(&b->lock);
+  }
+}
+
+/* the first failed environment named in err, the failures counted */
+static mr_status batch_outcome(const mr_batch *b, mr_error *err) {
+  int first = -1, failed = 0;
+  for (int i = 0; i < b->n; ++i)
+    if (b->status[i] != MR_OK) {
+      if (first < 0) first = i;
+      ++failed;
+    }
+  if (first < 0) return MR_OK;
+  return mr_error_set(err, b->status[first],
+                      "batch: %d of %d environments failed; environment %d: %s", failed, b->n,
+                      first, b->errors[first].msg);
+}
+
+mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
+  if (nsteps < 0)
+    return mr_error_set(err, MR_ERR_INVALID, "batch step: nsteps = %d is negative", nsteps);
+  if (b->started > 0) {
+    pthread_mutex_lock(&b->lock);
+    b->nsteps = nsteps;
+    b->pending = b->started;
+    ++b->generation;
+    pthread_cond_broadcast(&b->go);
+    pthread_mutex_unlock(&b->lock);
+  }
+  step_share(b, 0, nsteps);
+  if (b->started > 0) {
+    pthread_mutex_lock(&b->lock);
+    while (b->pending > 0)
+      pthread_cond_wait(&b->done, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+  }
+  return batch_outcome(b, err);
+}
+
+/* ---- creation ---- */
+
+static mr_status start_workers(mr_batch *b, mr_error *err) {
+  if (pthread_mutex_init(&b->lock, NULL) || pthread_cond_init(&b->go, NULL) ||
+      pthread_cond_init(&b->done, NULL))
+    return mr_error_set(err, MR_ERR_NOMEM, "batch: cannot initialise the thread pool's locks");
+  b->sync_ready = 1;
+  for (int t = 1; t < b->threads; ++t) {
+    b->args[t] = (worker_arg){b, t};
+    if (pthread_create(&b->workers[t], NULL, worker_main, &b->args[t]))
+      return mr_error_set(err, MR_ERR_NOMEM, "batch: cannot start worker thread %d of %d", t,
+                          b->threads - 1);
+    b->started = t;
+  }
+  return MR_OK;
+}
+
+static mr_status create_sims(mr_batch *b, const char *solver, mr_error *err) {
+  for (int i = 0; i < b->n; ++i) {
+    b->sims[i] = mr_sim_create(b->w, solver, err);
+    if (!b->sims[i]) return err ? err->status : MR_ERR_NOMEM;
+  }
+  return MR_OK;
+}
+
+mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *solver,
+                          mr_error *err) {
+  if (!w) return mr_error_set(err, MR_ERR_INVALID, "batch: no world"), NULL;
+  if (n < 1)
+    return mr_error_set(err, MR_ERR_INVALID, "batch: n = %d environments, need at least 1", n),
+           NULL;
+  if (threads < 1)
+    return mr_error_set(err, MR_ERR_INVALID, "batch: threads = %d, need at least 1", threads), NULL;
+  mr_batch *b = calloc(1, sizeof *b);
+  if (!b) return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory"), NULL;
+  b->w = w, b->n = n, b->threads = threads < n ? threads : n;
+  b->nq = w->model->nq, b->nv = w->model->nv;
+  b->sims = calloc((size_t)n, sizeof *b->sims);
+  b->status = calloc((size_t)n, sizeof *b->status);
+  b->errors = calloc((size_t)n, sizeof *b->errors);
+  b->workers = calloc((size_t)b->threads, sizeof *b->workers);
+  b->args = calloc((size_t)b->threads, sizeof *b->args);
+  if (!b->sims || !b->status || !b->errors || !b->workers || !b->args) {
+    mr_batch_free(b);
+    return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory for %d environments", n), NULL;
+  }
+  if (create_sims(b, solver, err) != MR_OK || start_workers(b, err) != MR_OK) {
+    mr_batch_free(b);
+    return NULL;
+  }
+  return b;
+}
+
+void mr_batch_free(mr_batch *b) {
+  if (!b) return;
+  if (b->sync_ready) {
+    pthread_mutex_lock(&b->lock);
+    b->quit = 1;
+    pthread_cond_broadcast(&b->go);
+    pthread_mutex_unlock(&b->lock);
+    for (int t = 1; t <= b->started; ++t)
+      pthread_join(b->workers[t], NULL);
+    pthread_cond_destroy(&b->done);
+    pthread_cond_destroy(&b->go);
+    pthread_mutex_destroy(&b->lock);
+  }
+  for (int i = 0; b->sims && i < b->n; ++i)
+    mr_sim_free(b->sims[i]);
+  free(b->sims), free(b->status), free(b->errors), free(b->workers), free(b->args);
+  free(b);
+}
+
+/* ---- access ---- */
+
+int mr_batch_size(const mr_batch *b) {
+  return b->n;
+}
+int mr_batch_threads(const mr_batch *b) {
+  return b->threads;
+}
+
+mr_sim *mr_batch_sim(mr_batch *b, int i) {
+  return i >= 0 && i < b->n ? b->sims[i] : NULL;
+}
+
+const mr_status *mr_batch_status(const mr_batch *b) {
+  return b->status;
+}
+
+const char *mr_batch_error(const mr_batch *b, int i) {
+  return i >= 0 && i < b->n ? b->errors[i].msg : NULL;
+}
+
+/* ---- bulk state and controls ---- */
+
+void mr_batch_get_state(const mr_batch *b, double *q, double *v) {
+  for (int i = 0; i < b->n; ++i) {
+    if (q) memcpy(q + (size_t)i * b->nq, mr_sim_q(b->sims[i]), (size_t)b->nq * sizeof *q);
+    if (v) memcpy(v + (size_t)i * b->nv, mr_sim_v(b->sims[i]), (size_t)b->nv * sizeof *v);
+  }
+}
+
+mr_status mr_batch_set_state(mr_batch *b, const double *q, const double *v, mr_error *err) {
+  for (int i = 0; i < b->n; ++i) {
+    mr_error e = {0};
+    const double *qi = q ? q + (size_t)i * b->nq : NULL;
+    const double *vi = v ? v + (size_t)i * b->nv : NULL;
+    mr_status st = mr_sim_set_state(b->sims[i], qi, vi, &e);
+    if (st != MR_OK) return mr_error_set(err, st, "batch: environment %d: %s", i, e.msg);
+  }
+  return MR_OK;
+}
+
+void mr_batch_get_controls(const mr_batch *b, double *torque, double *target) {
+  for (int i = 0; i < b->n; ++i) {
+    if (torque)
+      memcpy(torque + (size_t)i * b->nv, mr_sim_ctrl_torque(b->sims[i]),
+             (size_t)b->nv * sizeof *torque);
+    if (target)
+      memcpy(target + (size_t)i * b->nq, mr_sim_ctrl_target(b->sims[i]),
+             (size_t)b->nq * sizeof *target);
+  }
+}
+
+/* the first non-finite entry of x [n × m] named in err */
+static mr_status check_finite(const double *x, int n, int m, const char *what, mr_error *err) {
+  for (long k = 0; x && k < (long)n * m; ++k)
+    if (!isfinite(x[k]))
+      return mr_error_set(err, MR_ERR_INVALID, "batch: environment %ld: %s[%ld] = %g is not finite",
+                          k / m, what, k % m, x[k]);
+  return MR_OK;
+}
+
+mr_status mr_batch_set_controls(mr_batch *b, const double *torque, const double *target,
+                                mr_error *err) {
+  if (check_finite(torque, b->n, b->nv, "torque", err) ||
+      check_finite(target, b->n, b->nq, "target", err))
+    return MR_ERR_INVALID;
+  for (int i = 0; i < b->n; ++i) {
+    if (torque)
+      memcpy(mr_sim_ctrl_torque(b->sims[i]), torque + (size_t)i * b->nv,
+             (size_t)b->nv * sizeof *torque);
+    if (target)
+      memcpy(mr_sim_ctrl_target(b->sims[i]), target + (size_t)i * b->nq,
+             (size_t)b->nq * sizeof *target);
+  }
+  return MR_OK;
+}
+
+void mr_batch_reset(mr_batch *b, int i) {
+  for (int k = 0; k < b->n; ++k)
+    if (i < 0 || k == i) mr_sim_reset(b->sims[k]);
+}
