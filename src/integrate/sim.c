@@ -478,7 +478,7 @@ static int same_contacts(const mr_sim *s) {
   return 1;
 }
 
-/* An unconverged step solved again without the push-out of penetrations (band and rest depth
+/* A failed step (criterion above 10³ times its tolerance) solved again without the push-out of penetrations (band and rest depth
  * 0: penetrating contacts and limits only stop approaching). Pushing out is a rigid motion only
  * when the bodies can make it: a kinematic loop locked by other rows (an arm on its world root
  * whose hand is on the ground, its shoulder on a limit) makes the problem infeasible and the
@@ -529,7 +529,9 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   st = s->solver->solve ? mr_solve(s->solver->name, &s->as.problem, &s->settings, &s->state,
                                    &s->work, s->lambda, s->c, &stats, err)
                         : MR_ERR_UNSUPPORTED;
-  if (!st && !stats.converged) st = solve_without_push_out(s, &stats, err);
+  /* a solve that failed by far (not one that stopped just short of its tolerance) */
+  if (!st && !stats.converged && stats.eps_abs > 1e3 * s->settings.eps_abs)
+    st = solve_without_push_out(s, &stats, err);
   s->t_solved = clock_us();
   if (st) return st;
   s->last.iterations = stats.iterations;
