@@ -463,6 +463,34 @@ static void test_warm_start(void **state) {
   }
 }
 
+/* warm start off: the initial forces passed in are ignored, so a solve from arbitrary forces is
+ * the cold solve, bit for bit (same iterations, same λ), on the sliding contact and the box */
+static void test_warm_start_off(void **state) {
+  tproblem ts, tb;
+  double g[3] = {1.0, 0.5, -1.0};
+  tp_single(&ts, GC, g, 0.5);
+  tp_box(&tb, 1.0, 0.7);
+  const tproblem *probs[2] = {&ts, &tb};
+  double junk[MAX_N];
+  for (int k = 0; k < MAX_N; ++k)
+    junk[k] = 1e3 * (k % 3 == 2 ? 1.0 : -0.3);
+  for (int i = 0; i < mr_solver_count(); ++i) {
+    const mr_solver_info *info = solver_of(i, "");
+    if (!info) continue;
+    for (int k = 0; k < 2; ++k) {
+      result cold, junked;
+      mr_solver_settings s = mr_solver_settings_default();
+      s.warm_start = 0;
+      solve_with(info->name, probs[k], &s, NULL, &cold);
+      solve_with(info->name, probs[k], &s, junk, &junked);
+      int n = 3 * probs[k]->p.nc;
+      if (cold.st.iterations != junked.st.iterations ||
+          memcmp(cold.lambda, junked.lambda, (size_t)n * sizeof(double)))
+        fail_msg("%s: warm_start = 0 but the result depends on the initial forces", info->name);
+    }
+  }
+}
+
 /* the ill-conditioned stack: a 1e3 kg box on a 1e-3 kg box (mass ratio 1e6). Per-contact
  * solvers, limited to 300 sweeps here to keep the test fast, end not converged with ε_abs above
  * the tolerance; the whole-G solvers converge (default settings) to Σλ_N = (m1 + m2) g on the
@@ -652,7 +680,8 @@ int main(void) {
       cmocka_unit_test(test_slide),        cmocka_unit_test(test_slide_pyramid_bias),
       cmocka_unit_test(test_ccp_distance), cmocka_unit_test(test_raisim_mdp),
       cmocka_unit_test(test_box),          cmocka_unit_test(test_relaxation),
-      cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_stack),
+      cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_warm_start_off),
+      cmocka_unit_test(test_stack),
       cmocka_unit_test(test_soft),         cmocka_unit_test(test_errors),
       cmocka_unit_test(test_io_roundtrip), cmocka_unit_test(test_io_errors),
   };
