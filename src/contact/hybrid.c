@@ -47,43 +47,6 @@ static double ncp_eps(const mr_contact_problem *p, const double *lambda, double 
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
-/* LU factorisation with partial pivoting of the m x m matrix A (row-major) in place; piv[m].
- * Returns -1 on a zero pivot. */
-static int lu_factor(double *A, int m, int *piv) {
-  for (int k = 0; k < m; ++k) {
-    int p = k;
-    for (int i = k + 1; i < m; ++i)
-      if (fabs(A[i * m + k]) > fabs(A[p * m + k])) p = i;
-    piv[k] = p;
-    if (!(fabs(A[p * m + k]) > 0.0)) return -1;
-    if (p != k)
-      for (int j = 0; j < m; ++j) {
-        double t = A[k * m + j];
-        A[k * m + j] = A[p * m + j], A[p * m + j] = t;
-      }
-    for (int i = k + 1; i < m; ++i) {
-      double f = A[i * m + k] /= A[k * m + k];
-      for (int j = k + 1; j < m; ++j)
-        A[i * m + j] -= f * A[k * m + j];
-    }
-  }
-  return 0;
-}
-
-static void lu_solve(const double *A, int m, const int *piv, double *x) {
-  for (int k = 0; k < m; ++k) {
-    double t = x[k];
-    x[k] = x[piv[k]], x[piv[k]] = t;
-    for (int i = k + 1; i < m; ++i)
-      x[i] -= A[i * m + k] * x[k];
-  }
-  for (int k = m - 1; k >= 0; --k) {
-    for (int j = k + 1; j < m; ++j)
-      x[k] -= A[k * m + j] * x[j];
-    x[k] /= A[k * m + k];
-  }
-}
-
 /* contact classes of the polish */
 enum { CL_FREE = 0, CL_STICK = 1, CL_SLIDE = 2, CL_BILATERAL = 3 };
 
@@ -183,13 +146,13 @@ static int solve_active(polish_ws *w) {
   memcpy(w->Mf, w->M, sizeof(double) * (size_t)m * m);
   for (int k = 0; k < m; ++k)
     w->Mf[k * m + k] += eps;
-  if (lu_factor(w->Mf, m, w->piv)) return -1;
+  if (mr_lu_factor(w->Mf, m, w->piv)) return -1;
   mr_zero(w->x, m);
   for (int it = 0; it < HYB_REFINE; ++it) {
     mr_matvec(w->t, w->M, w->x, m, m);
     for (int k = 0; k < m; ++k)
       w->t[k] = w->r[k] - w->t[k];
-    lu_solve(w->Mf, m, w->piv, w->t);
+    mr_lu_solve(w->Mf, m, w->piv, w->t);
     mr_axpy(w->x, 1.0, w->t, m);
   }
   return 0;

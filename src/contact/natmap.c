@@ -99,42 +99,6 @@ static void jacobian(const mr_contact_problem *p, const double *lambda, const do
   }
 }
 
-/* LU with partial pivoting in place; -1 on a zero pivot */
-static int lu_factor(double *A, int m, int *piv) {
-  for (int k = 0; k < m; ++k) {
-    int q = k;
-    for (int i = k + 1; i < m; ++i)
-      if (fabs(A[i * m + k]) > fabs(A[q * m + k])) q = i;
-    piv[k] = q;
-    if (!(fabs(A[q * m + k]) > 0.0)) return -1;
-    if (q != k)
-      for (int j = 0; j < m; ++j) {
-        double t = A[k * m + j];
-        A[k * m + j] = A[q * m + j], A[q * m + j] = t;
-      }
-    for (int i = k + 1; i < m; ++i) {
-      double f = A[i * m + k] /= A[k * m + k];
-      for (int j = k + 1; j < m; ++j)
-        A[i * m + j] -= f * A[k * m + j];
-    }
-  }
-  return 0;
-}
-
-static void lu_solve(const double *A, int m, const int *piv, double *x) {
-  for (int k = 0; k < m; ++k) {
-    double t = x[k];
-    x[k] = x[piv[k]], x[piv[k]] = t;
-    for (int i = k + 1; i < m; ++i)
-      x[i] -= A[i * m + k] * x[k];
-  }
-  for (int k = m - 1; k >= 0; --k) {
-    for (int j = k + 1; j < m; ++j)
-      x[k] -= A[k * m + j] * x[j];
-    x[k] /= A[k * m + k];
-  }
-}
-
 /* Δ solving J Δ = −F: LU of J + εI, iterated refinement */
 static int newton_direction(natmap_ws *w, int n) {
   double big = 0.0;
@@ -143,13 +107,13 @@ static int newton_direction(natmap_ws *w, int n) {
   memcpy(w->LU, w->J, sizeof(double) * (size_t)n * n);
   for (int k = 0; k < n; ++k)
     w->LU[(size_t)k * n + k] += 1e-10 * fmax(big, 1e-300);
-  if (lu_factor(w->LU, n, w->piv)) return -1;
+  if (mr_lu_factor(w->LU, n, w->piv)) return -1;
   mr_zero(w->d, n);
   for (int it = 0; it < NM_REFINE; ++it) {
     mr_matvec(w->t, w->J, w->d, n, n);
     for (int k = 0; k < n; ++k)
       w->t[k] = -w->F[k] - w->t[k];
-    lu_solve(w->LU, n, w->piv, w->t);
+    mr_lu_solve(w->LU, n, w->piv, w->t);
     mr_axpy(w->d, 1.0, w->t, n);
   }
   return 0;

@@ -106,3 +106,41 @@ double mr_asymmetry(const double *A, int n) {
     for (int j = i + 1; j < n; ++j) m = fmax(m, fabs(A[(size_t)i * n + j] - A[(size_t)j * n + i]));
   return m;
 }
+
+/* LU factorisation with partial pivoting of the m x m matrix A (row-major) in place; piv[m].
+ * Returns -1 on a zero pivot. */
+int mr_lu_factor(double *A, int m, int *piv) {
+  for (int k = 0; k < m; ++k) {
+    int q = k;
+    for (int i = k + 1; i < m; ++i)
+      if (fabs(A[i * m + k]) > fabs(A[q * m + k])) q = i;
+    piv[k] = q;
+    if (!(fabs(A[q * m + k]) > 0.0)) return -1;
+    if (q != k)
+      for (int j = 0; j < m; ++j) {
+        double t = A[k * m + j];
+        A[k * m + j] = A[q * m + j], A[q * m + j] = t;
+      }
+    for (int i = k + 1; i < m; ++i) {
+      double f = A[i * m + k] /= A[k * m + k];
+      for (int j = k + 1; j < m; ++j)
+        A[i * m + j] -= f * A[k * m + j];
+    }
+  }
+  return 0;
+}
+
+/* x ← A⁻¹ x from the factor of mr_lu_factor */
+void mr_lu_solve(const double *A, int m, const int *piv, double *x) {
+  for (int k = 0; k < m; ++k) {
+    double t = x[k];
+    x[k] = x[piv[k]], x[piv[k]] = t;
+    for (int i = k + 1; i < m; ++i)
+      x[i] -= A[i * m + k] * x[k];
+  }
+  for (int k = m - 1; k >= 0; --k) {
+    for (int j = k + 1; j < m; ++j)
+      x[k] -= A[k * m + j] * x[j];
+    x[k] /= A[k * m + k];
+  }
+}

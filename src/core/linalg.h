@@ -42,4 +42,9 @@ void mr_lower_t_solve(const double *L, int n, double *x);
 /* max |A - Aᵀ| over the entries of a square matrix */
 double mr_asymmetry(const double *A, int n);
 
+/* LU with partial pivoting in place (row-major m x m, piv[m]); -1 on a zero pivot; the solve
+ * overwrites x with A⁻¹ x */
+int mr_lu_factor(double *A, int m, int *piv);
+void mr_lu_solve(const double *A, int m, const int *piv, double *x);
+
 #endif
