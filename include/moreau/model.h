@@ -169,6 +169,8 @@ mr_geom mr_geom_default(mr_geom_type type, int body);
 /* Couple the 1-dof joint of body follower to that of body leader: q_f = multiplier q_l + offset.
  * Returns the coupling's index, or -1 with err filled (not two distinct 1-dof joints, a
  * follower coupled twice, a leader that is itself a follower, a non-finite number). */
+/* 1 when body b's joint follows another through a mimic coupling of m */
+int mr_model_is_mimic_follower(const mr_model *m, int b);
 int mr_model_add_mimic(mr_model *m, int follower, int leader, double multiplier, double offset,
                        mr_error *err);
 

@@ -226,8 +226,7 @@ int mr_model_add_fixed(mr_model *m, int body, mr_se3 placement, const char *name
   return mr_model_add_frame(m, body, placement, name, err);
 }
 
-/* is body b's joint the follower of a coupling of m */
-static int is_follower(const mr_model *m, int b) {
+int mr_model_is_mimic_follower(const mr_model *m, int b) {
   for (int k = 0; k < m->nmimics; ++k)
     if (m->mimics[k].follower == b) return 1;
   return 0;
@@ -249,7 +248,7 @@ int mr_model_add_mimic(mr_model *m, int follower, int leader, double multiplier,
                  "both must be finite, the multiplier non-zero", fn, ln, multiplier, offset);
     return -1;
   }
-  if (is_follower(m, follower) || is_follower(m, leader)) {
+  if (mr_model_is_mimic_follower(m, follower) || mr_model_is_mimic_follower(m, leader)) {
     mr_error_set(err, MR_ERR_INVALID,
                  "joint '%s' mimics '%s': a joint follows at most one leader, and a leader "
                  "follows none", fn, ln);

@@ -114,6 +114,7 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
     if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
   if (alloc_doubles(&s->lambda, n3, err) || alloc_doubles(&s->c, n3, err) ||
       alloc_doubles(&s->lambda_alt, n3, err) || alloc_doubles(&s->c_alt, n3, err) ||
+      alloc_doubles(&s->g_first, n3, err) ||
       alloc_doubles(&s->prev_lambda, n3, err) || alloc_doubles(&s->state.y, n3 + nv, err))
     return MR_ERR_NOMEM;
   s->state.cap = n3 + nv;
@@ -199,7 +200,7 @@ void mr_sim_free(mr_sim *s) {
   double *vecs[] = {s->q,       s->q_next,  s->v,       s->v_next,  s->tau,         s->rhs,
                     s->dv,      s->kp,      s->kd,      s->q_err,   s->lambda,      s->c,
                     s->kp_step, s->kd_step, s->tau_cmd, s->tau_act, s->prev_lambda, s->state.y,
-                    s->lambda_alt, s->c_alt};
+                    s->lambda_alt, s->c_alt,    s->g_first};
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
     free(vecs[k]);
   free(s->cg);
@@ -404,15 +405,6 @@ static mr_contact_geometry *add_block(mr_sim *s, int n, uint64_t key, mr_sim_con
 /* joint limits: a 1-dof joint of a robot with joint_limits, closer to its nearer bound than the
  * margin plus 2 Δt |v| (so that a bound cannot be crossed within a step unseen), becomes a
  * frictionless contact on its velocity with gap Φ = the distance to the bound */
-/* 1 when body b's joint follows another through a mimic coupling: its position is the leader's
- * image, so its own limits are left to the leader's (a coupling plus a limit on each side
- * over-constrains the pair, and any mismatch of the two targets has no bounded solution) */
-static int mimic_follower(const mr_model *m, int b) {
-  for (int k = 0; k < m->nmimics; ++k)
-    if (m->mimics[k].follower == b) return 1;
-  return 0;
-}
-
 static int gather_limits(mr_sim *s, int n) {
   const mr_model *m = s->m;
   double dt = s->w->timestep, margin = s->w->contact.limit_margin;
@@ -420,7 +412,9 @@ static int gather_limits(mr_sim *s, int n) {
     const mr_world_robot *rb = &s->w->robots[r];
     for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b) {
       const mr_joint *j = &m->bodies[b].joint;
-      if (j->nv != 1 || j->nq != 1 || mimic_follower(m, b)) continue;
+      /* a mimic follower's position is its leader's image: the leader's limits bound it, and a
+       * coupling plus a limit on each side would over-constrain the pair */
+      if (j->nv != 1 || j->nq != 1 || mr_model_is_mimic_follower(m, b)) continue;
       double q = s->q[j->idx_q], lo = m->lower[j->idx_q], hi = m->upper[j->idx_q];
       double vmax = fmax(fabs(s->v[j->idx_v]), fabs(s->v_next[j->idx_v]));
       int upper = hi - q < q - lo;
@@ -490,6 +484,7 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   as.band = as.rest_depth = 0.0;
   int n = 3 * (s->nc + s->nk);
   mr_contact_assembly *a = &s->as;
+  mr_copy(s->g_first, a->g, n); /* only g depends on the band: J, M⁻¹Jᵀ and G stay */
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next, &as, a,
                                      err);
   if (st) return st;
@@ -501,9 +496,8 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
                 s->c_alt, &st2, err);
   if (st) return st;
   if (!(st2.eps_abs < stats->eps_abs)) {
-    /* keep the first solution: assemble its problem again for the impulse */
-    return mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
-                               &s->as_settings, a, err);
+    mr_copy(a->g, s->g_first, n); /* keep the first solution and its problem */
+    return MR_OK;
   }
   mr_copy(s->lambda, s->lambda_alt, n);
   mr_copy(s->c, s->c_alt, n);

@@ -40,6 +40,7 @@ struct mr_sim {
   mr_contact_geometry *cg;    /* contacts, then constraints, as the assembly reads them */
   double *lambda, *c;         /* 3 max_rows */
   double *lambda_alt, *c_alt; /* 3 max_rows: the solve without push-out (solve_contacts) */
+  double *g_first;            /* 3 max_rows: the first solve's g, while the second is tried */
   uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
   mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
