@@ -34,6 +34,10 @@ void mr_batch_free(mr_batch *b);
 int mr_batch_size(const mr_batch *b);
 /* the number of threads stepping them (the caller's included) */
 int mr_batch_threads(const mr_batch *b);
+/* the CPU seconds thread t (0: the caller) spent stepping its environments in the last
+ * mr_batch_step (0 before the first, or for t out of range): the work of each share, whatever
+ * else the machine runs, so its maximum bounds the wall time on idle cores */
+double mr_batch_thread_cpu(const mr_batch *b, int t);
 /* environment i's simulator (NULL out of range): read it and control it between batch steps */
 mr_sim *mr_batch_sim(mr_batch *b, int i);
 
