@@ -67,6 +67,7 @@ static void test_bitwise_any_threads(void **state) {
     mr_batch *b = mr_batch_create(w, NENV, threads, NULL, &err);
     if (!b) fail_msg("%s", err.msg);
     assert_int_equal(mr_batch_threads(b), threads);
+    mr_batch_time_threads(b, 1);
     for (int i = 0; i < NENV; ++i)
       control_env(mr_batch_sim(b, i), i);
     if (mr_batch_step(b, 120, &err) || mr_batch_step(b, NSTEPS - 120, &err))
@@ -80,6 +81,8 @@ static void test_bitwise_any_threads(void **state) {
     for (int t = 0; t < threads; ++t)
       assert_true(mr_batch_thread_cpu(b, t) > 0.0);
     assert_true(mr_batch_thread_cpu(b, threads) == 0.0 && mr_batch_thread_cpu(b, -1) == 0.0);
+    mr_batch_time_threads(b, 0);
+    assert_true(mr_batch_thread_cpu(b, 0) == 0.0);
     mr_batch_free(b);
   }
   for (int i = 0; i < NENV; ++i)

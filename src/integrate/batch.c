@@ -31,6 +31,7 @@ struct mr_batch {
   mr_status *status; /* [n] of the last batch step */
   mr_error *errors;  /* [n] of the last batch step */
   double *cpu;       /* [threads] CPU seconds each thread spent on its share, last batch step */
+  int timed;         /* read the thread CPU clocks (mr_batch_time_threads) */
   pthread_t *workers;
   worker_arg *args;     /* [threads] */
   int started;          /* workers running */
@@ -67,12 +68,13 @@ static double thread_cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* thread t's environments, and the CPU time they took on this thread */
+/* thread t's environments, and when timed the CPU time they took on this thread (the thread
+ * CPU clock is a system call, a few µs on a virtual machine: off unless asked for) */
 static void step_share(mr_batch *b, int t, int nsteps) {
   long n = b->n, T = b->threads;
-  double c0 = thread_cpu_seconds();
+  double c0 = b->timed ? thread_cpu_seconds() : 0.0;
   step_range(b, (int)(t * n / T), (int)((t + 1) * n / T), nsteps);
-  b->cpu[t] = thread_cpu_seconds() - c0;
+  if (b->timed) b->cpu[t] = thread_cpu_seconds() - c0;
 }
 
 static void *worker_main(void *p) {
@@ -217,6 +219,11 @@ int mr_batch_threads(const mr_batch *b) {
 
 mr_sim *mr_batch_sim(mr_batch *b, int i) {
   return i >= 0 && i < b->n ? b->sims[i] : NULL;
+}
+
+void mr_batch_time_threads(mr_batch *b, int on) {
+  b->timed = on != 0;
+  if (!b->timed) memset(b->cpu, 0, (size_t)b->threads * sizeof *b->cpu);
 }
 
 double mr_batch_thread_cpu(const mr_batch *b, int t) {
