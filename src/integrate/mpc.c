@@ -262,7 +262,6 @@ static void ground_plane(mr_mpc *c) {
   if (slope > MAX_SLOPE) r[1] *= MAX_SLOPE / slope, r[2] *= MAX_SLOPE / slope;
   mr_copy(c->plane, r, 3);
   mr_vec3 n = mr_v3_normalize(mr_v3(-r[1], -r[2], 1.0));
-  if (getenv("NOCONE")) n = mr_v3(0, 0, 1);
   mr_vec3 t1 = mr_v3_normalize(mr_v3_madd(mr_v3(1, 0, 0), -n.v[0], n));
   mr_vec3 t2 = mr_v3_cross(n, t1);
   for (int k = 0; k < 3; ++k)
