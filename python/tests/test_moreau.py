@@ -119,8 +119,8 @@ class TestBindings(unittest.TestCase):
 
     def test_shared_world(self):
         """two simulators on one world run as two simulators on two worlds, bit for bit"""
-        shared = moreau.World(scene("b9_solo_trot.yaml"))
-        w1, w2 = moreau.World(scene("b9_solo_trot.yaml")), moreau.World(scene("b9_solo_trot.yaml"))
+        shared = moreau.World(scene("solo_trot_pd.yaml"))
+        w1, w2 = moreau.World(scene("solo_trot_pd.yaml")), moreau.World(scene("solo_trot_pd.yaml"))
         a, b = moreau.Sim(shared), moreau.Sim(shared)
         c, d = moreau.Sim(w1), moreau.Sim(w2)
         for s, tau in ((a, 0.3), (b, -0.2), (c, 0.3), (d, -0.2)):

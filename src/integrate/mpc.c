@@ -46,7 +46,8 @@ typedef struct {
   mr_vec3 hip;          /* nominal foot position relative to the centre of mass, yaw frame */
   mr_vec3 lift;         /* world position at the last lift-off */
   int stance;           /* in stance by the gait's schedule */
-  int contact;          /* the ground pushed on the foot's body in the last step */
+  int contact;          /* touched down: the ground pushed on the foot's body since its last
+                           lift-off (latched: a resting foot's contact may come and go) */
 } mpc_foot;
 
 struct mr_mpc {
@@ -429,6 +430,7 @@ static void start(mr_mpc *c, double t) {
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     c->foot[i].lift = foot_position(c, i);
     c->foot[i].stance = 1;
+    c->foot[i].contact = 0;
   }
   c->cone_frame = mr_m3_identity();
   ground_plane(c);
@@ -716,7 +718,8 @@ static void update_gait(mr_mpc *c, double t) {
     int st = in_stance(c, i, t);
     if (c->foot[i].stance && !st) {
       c->foot[i].lift = foot_position(c, i);
-      }
+      c->foot[i].contact = 0;
+    }
     c->foot[i].stance = st;
   }
 }
@@ -733,19 +736,27 @@ static int check_fall(mr_mpc *c, double t) {
   return 1;
 }
 
-/* contacts from the last step's contact wrenches (NULL: the schedule's stances); a foot bears
- * the MPC's force when it touches the ground in stance, or late in its swing (an early
- * touchdown: it then rests on the ground, with no planned force until the next solve) */
+/* late in its swing a foot may touch down early */
+static int late_swing(const mr_mpc *c, int i, double t) {
+  return !c->foot[i].stance && phase(c, i, t) > 0.5 * (1.0 + c->cfg.duty);
+}
+
+/* Touchdowns from the last step's contact wrenches (NULL: the schedule's stances), latched
+ * until the next lift-off, and only in stance or late in a swing (a foot lifting off still
+ * touches the ground for a step). A touched-down foot bears the MPC's force; one that touched
+ * down early rests on the ground with no planned force until the next solve. */
 static void update_contacts(mr_mpc *c, double t, const mr_force *wrench) {
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     mpc_foot *f = &c->foot[i];
-    f->contact = wrench ? wrench[f->body].f.v[2] > CONTACT_FORCE : f->stance;
+    if (!wrench)
+      f->contact = f->stance;
+    else if ((f->stance || late_swing(c, i, t)) && wrench[f->body].f.v[2] > CONTACT_FORCE)
+      f->contact = 1;
   }
 }
 
 static int loaded(const mr_mpc *c, int i, double t) {
-  if (!c->foot[i].contact) return 0;
-  return c->foot[i].stance || phase(c, i, t) > 0.5 * (1.0 + c->cfg.duty);
+  return c->foot[i].contact && (c->foot[i].stance || late_swing(c, i, t));
 }
 
 int mr_mpc_control(mr_mpc *c, double t, const double *q, const double *v, const mr_force *wrench,
