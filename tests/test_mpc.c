@@ -111,19 +111,19 @@ static void test_cone_qp_kkt_and_active_set(void **state) {
 
 /* ---- walking ---- */
 
-#define SOLO_MPC(ground, mu, velocity, extra)                                                     \
-  "timestep: 0.001\n"                                                                             \
-  "contact: {margin: 0.001, baumgarte: 0.0}\n"                                                    \
-  "bodies:\n"                                                                                     \
-  "  - name: ground\n"                                                                            \
-  "    fixed: true\n"                                                                             \
-  "    geoms:\n"                                                                                  \
-  "      - " ground "\n"                                                                          \
-  "robots:\n"                                                                                     \
-  "  - name: solo\n"                                                                              \
-  "    urdf: robots/solo12/solo12.urdf\n"                                                         \
-  "    floating: true\n"                                                                          \
-  "    posture: standing\n" extra "    friction: " mu "\n"                                        \
+#define SOLO_MPC(ground, mu, velocity, extra)                                                      \
+  "timestep: 0.001\n"                                                                              \
+  "contact: {margin: 0.001, baumgarte: 0.0}\n"                                                     \
+  "bodies:\n"                                                                                      \
+  "  - name: ground\n"                                                                             \
+  "    fixed: true\n"                                                                              \
+  "    geoms:\n"                                                                                   \
+  "      - " ground "\n"                                                                           \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
+  "    floating: true\n"                                                                           \
+  "    posture: standing\n" extra "    friction: " mu "\n"                                         \
   "    controller: {type: mpc, velocity: " velocity ", gait: trot}\n"
 
 #define FLAT "{type: halfspace, friction: 0.9}"
@@ -261,10 +261,10 @@ static void expect_scene_error(const char *text, const char *n1, const char *n2)
   mr_scene_free(&sc);
 }
 
-#define SOLO_CONTROLLER(floating, extra, controller)                                              \
-  "robots:\n"                                                                                     \
-  "  - name: solo\n"                                                                              \
-  "    urdf: robots/solo12/solo12.urdf\n"                                                         \
+#define SOLO_CONTROLLER(floating, extra, controller)                                               \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
   "    floating: " floating "\n" extra "    controller: " controller "\n"
 
 static void test_yaml_errors(void **state) {
@@ -295,9 +295,11 @@ static void test_yaml_errors(void **state) {
  * robots and values are errors that change nothing */
 static void test_api(void **state) {
   (void)state;
-  mr_scene sc = tsim_parse(SOLO_CONTROLLER("true", "    posture: standing\n", "{type: mpc}")
-                               "bodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n",
-                           ".");
+  mr_scene sc = tsim_parse(
+      SOLO_CONTROLLER(
+          "true", "    posture: standing\n",
+          "{type: mpc}") "bodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n",
+      ".");
   mr_sim *s = tsim_create(&sc, NULL);
   mr_error err = {0};
   mr_mpc_settings c = mr_mpc_settings_default();

@@ -26,8 +26,8 @@ typedef enum {
 } mr_gait;
 
 typedef struct mr_mpc_settings {
-  double velocity[3];  /* commanded forward, sideways velocity (m/s, heading frame) and yaw rate
-                          (rad/s) */
+  double velocity[3]; /* commanded forward, sideways velocity (m/s, heading frame) and yaw rate
+                         (rad/s) */
   mr_gait gait;
   double period;       /* gait period, s (default 0.3) */
   double duty;         /* fraction of the period a foot is in stance, (0, 1) (0.5) */

@@ -196,8 +196,9 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
   fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
           s->collision_failures);
   if (s->falls)
-    fprintf(f, "falls           %ld: a robot under MPC control fell (base below half its standing "
-               "height, or tilted beyond 60 degrees)\n",
+    fprintf(f,
+            "falls           %ld: a robot under MPC control fell (base below half its standing "
+            "height, or tilted beyond 60 degrees)\n",
             s->falls);
   if (s->interrupted) fputs("interrupted     yes: the run stopped early on SIGINT\n", f);
 }

@@ -21,21 +21,23 @@
 #include "integrate/mpc_qp.h"
 #include "moreau/dynamics.h"
 
-#define NX 12              /* θ, p, ω, ṗ */
-#define IK_ITERS 4         /* Gauss-Newton iterations of a swing leg's inverse kinematics */
-#define IK_DAMPING 1e-4    /* m²: Levenberg-Marquardt damping of the leg's 3x3 system */
-#define IK_STEP 0.2        /* rad: largest Gauss-Newton step */
-#define IK_REACH 0.5       /* rad: largest distance of a joint target from the joint */
+#define NX 12           /* θ, p, ω, ṗ */
+#define IK_ITERS 4      /* Gauss-Newton iterations of a swing leg's inverse kinematics */
+#define IK_DAMPING 1e-4 /* m²: Levenberg-Marquardt damping of the leg's 3x3 system */
+#define IK_STEP 0.2     /* rad: largest Gauss-Newton step */
+#define IK_REACH 0.5    /* rad: largest distance of a joint target from the joint */
 #define FALL_TILT (M_PI / 3.0)
-#define POS_LEAD_MAX 0.1   /* m: the integrated reference position stays this close */
-#define YAW_LEAD_MAX 0.3   /* rad: the integrated reference yaw stays this close */
-#define FORCE_WEIGHT 2e-4  /* α, 1/N² relative to the state weights below */
-#define TOUCHDOWN_DEPTH 0.01 /* m: a swing ends this far below the ground estimate, so that
-                                 the foot meets ground a little lower than estimated */
-#define LATE_DEPTH 0.03   /* m: a foot in stance that has not met the ground yet reaches this
+#define POS_LEAD_MAX 0.1  /* m: the integrated reference position stays this close */
+#define YAW_LEAD_MAX 0.3  /* rad: the integrated reference yaw stays this close */
+#define FORCE_WEIGHT 2e-4 /* α, 1/N² relative to the state weights below */
+#define TOUCHDOWN_DEPTH                                                                            \
+  0.01 /* m: a swing ends this far below the ground estimate, so that                              \
+           the foot meets ground a little lower than estimated */
+#define LATE_DEPTH                                                                                 \
+  0.03                    /* m: a foot in stance that has not met the ground yet reaches this      \
                               far below itself or the ground estimate, whichever is lower */
 #define CONTACT_FORCE 0.5 /* N: a foot whose body the ground pushed harder is in contact */
-#define MAX_SLOPE 0.6      /* the ground estimate's largest gradient (31°) */
+#define MAX_SLOPE 0.6     /* the ground estimate's largest gradient (31°) */
 
 /* the state weights Q: roll, pitch, yaw; x, y, z; ω; ṗ */
 static const double q_weight[NX] = {10, 10, 20, 2, 2, 50, 0.1, 0.1, 0.5, 2, 2, 1};
@@ -55,25 +57,25 @@ struct mr_mpc {
   mr_data *d;
   mr_mpc_settings cfg;
   int base, first_body, nbodies;
-  int N, nb_max;           /* horizon steps; most force blocks */
+  int N, nb_max; /* horizon steps; most force blocks */
   double mass;
-  double com_height;       /* standing: centre of mass above the mean foot height */
-  double base_height;      /* standing: base origin above the mean foot height */
+  double com_height;  /* standing: centre of mass above the mean foot height */
+  double base_height; /* standing: base origin above the mean foot height */
   mpc_foot foot[MR_MPC_FEET];
   int started;
   double t_prev, t_next, t_plan; /* last control, next solve, first step of the plan */
   double yaw_des;
   mr_vec3 p_des;
-  double plane[3];         /* the ground estimate z = a + b x + c y through the feet */
-  mr_mat3 cone_frame;      /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
-  double *plan;            /* [N][feet][3] the last solve's forces */
-  double *gam;             /* NX N x 3 nb_max: Γ, row-major with 3 nb columns */
+  double plane[3];    /* the ground estimate z = a + b x + c y through the feet */
+  mr_mat3 cone_frame; /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
+  double *plan;       /* [N][feet][3] the last solve's forces */
+  double *gam;        /* NX N x 3 nb_max: Γ, row-major with 3 nb columns */
   double *H, *g, *u, *y, *work, *mu;
-  double *xfree, *xref;    /* NX (N + 1) */
-  double *yaw_ref;         /* N + 1 */
-  mr_vec3 *rel;            /* nb_max: rᵢ of each block */
-  int *blk_k, *blk_foot;   /* nb_max: step and foot of each block */
-  double *J, *qik, *grav;  /* 3 nv; nq; nv */
+  double *xfree, *xref;   /* NX (N + 1) */
+  double *yaw_ref;        /* N + 1 */
+  mr_vec3 *rel;           /* nb_max: rᵢ of each block */
+  int *blk_k, *blk_foot;  /* nb_max: step and foot of each block */
+  double *J, *qik, *grav; /* 3 nv; nq; nv */
   mr_mpc_status status;
 };
 
@@ -103,8 +105,7 @@ mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err) {
   const struct {
     const char *name;
     double x, lo;
-  } pos[] = {{"period", c->period, 0.0},  {"horizon", c->horizon, 0.0},
-             {"dt", c->dt, 0.0}};
+  } pos[] = {{"period", c->period, 0.0}, {"horizon", c->horizon, 0.0}, {"dt", c->dt, 0.0}};
   for (size_t k = 0; k < sizeof pos / sizeof pos[0]; ++k)
     if (!(isfinite(pos[k].x) && pos[k].x > pos[k].lo))
       return mr_error_set(err, MR_ERR_INVALID, "mpc: '%s' must be finite and > 0, got %g",
@@ -112,8 +113,13 @@ mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err) {
   const struct {
     const char *name;
     double x;
-  } nonneg[] = {{"step_height", c->step_height}, {"mu", c->mu}, {"kp", c->kp},
-                {"kd", c->kd}, {"stance_kd", c->stance_kd}, {"torque_limit", c->torque_limit}, {"raibert_gain", c->raibert_gain}};
+  } nonneg[] = {{"step_height", c->step_height},
+                {"mu", c->mu},
+                {"kp", c->kp},
+                {"kd", c->kd},
+                {"stance_kd", c->stance_kd},
+                {"torque_limit", c->torque_limit},
+                {"raibert_gain", c->raibert_gain}};
   for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; ++k)
     if (!(isfinite(nonneg[k].x) && nonneg[k].x >= 0.0))
       return mr_error_set(err, MR_ERR_INVALID, "mpc: '%s' must be finite and >= 0, got %g",
@@ -130,8 +136,7 @@ mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err) {
   if (c->gait != MR_GAIT_TROT && c->gait != MR_GAIT_STAND)
     return mr_error_set(err, MR_ERR_INVALID, "mpc: unknown gait %d", (int)c->gait);
   if (c->max_iter < 1)
-    return mr_error_set(err, MR_ERR_INVALID, "mpc: 'iterations' must be >= 1, got %d",
-                        c->max_iter);
+    return mr_error_set(err, MR_ERR_INVALID, "mpc: 'iterations' must be >= 1, got %d", c->max_iter);
   return MR_OK;
 }
 
@@ -227,8 +232,8 @@ static mr_vec3 body_state(const mr_mpc *c, const double *v, double yaw_near, dou
   mr_vec3 vc = mr_v3_add(vo, mr_v3_cross(w, mr_v3_sub(com, X->p)));
   double yaw = yaw_of(&X->R);
   yaw += 2.0 * M_PI * round((yaw_near - yaw) / (2.0 * M_PI));
-  double r[3] = {atan2(X->R.m[2][1], X->R.m[2][2]),
-                 asin(fmax(-1.0, fmin(1.0, -X->R.m[2][0]))), yaw};
+  double r[3] = {atan2(X->R.m[2][1], X->R.m[2][2]), asin(fmax(-1.0, fmin(1.0, -X->R.m[2][0]))),
+                 yaw};
   for (int k = 0; k < 3; ++k) {
     x0[k] = r[k];
     x0[3 + k] = com.v[k];
@@ -266,7 +271,8 @@ static void ground_plane(mr_mpc *c) {
   mr_vec3 t1 = mr_v3_normalize(mr_v3_madd(mr_v3(1, 0, 0), -n.v[0], n));
   mr_vec3 t2 = mr_v3_cross(n, t1);
   for (int k = 0; k < 3; ++k)
-    c->cone_frame.m[k][0] = t1.v[k], c->cone_frame.m[k][1] = t2.v[k], c->cone_frame.m[k][2] = n.v[k];
+    c->cone_frame.m[k][0] = t1.v[k], c->cone_frame.m[k][1] = t2.v[k],
+    c->cone_frame.m[k][2] = n.v[k];
 }
 
 /* the commanded velocity in the world frame at heading yaw */
@@ -307,15 +313,17 @@ static mr_status find_foot(mr_mpc *c, const mr_world_robot *rb, int i, mr_error 
   int n = 0;
   for (int b = f->body; b > c->base && b > 0; b = c->m->bodies[b].parent) {
     const mr_joint *j = &c->m->bodies[b].joint;
-    if (j->nv != 1 || n == 3) return mr_error_set(err, MR_ERR_INVALID,
-                                                  "mpc: the leg of foot '%s' is not three 1-dof "
-                                                  "joints from the base", c->cfg.feet[i]);
+    if (j->nv != 1 || n == 3)
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "mpc: the leg of foot '%s' is not three 1-dof "
+                          "joints from the base",
+                          c->cfg.feet[i]);
     f->dof[2 - n] = j->idx_v, f->coord[2 - n] = j->idx_q, ++n;
   }
   if (n != 3)
     return mr_error_set(err, MR_ERR_INVALID,
-                        "mpc: the leg of foot '%s' has %d joints; the MPC needs 3",
-                        c->cfg.feet[i], n);
+                        "mpc: the leg of foot '%s' has %d joints; the MPC needs 3", c->cfg.feet[i],
+                        n);
   return MR_OK;
 }
 
@@ -340,13 +348,14 @@ static int alloc_all(mr_mpc *c) {
   c->grav = calloc((size_t)c->m->nv, sizeof(double));
   c->d = mr_data_create(c->m);
   return c->plan && c->gam && c->H && c->g && c->u && c->y && c->work && c->mu && c->xfree &&
-         c->xref && c->yaw_ref && c->rel && c->blk_k && c->blk_foot && c->J && c->qik && c->grav && c->d;
+         c->xref && c->yaw_ref && c->rel && c->blk_k && c->blk_foot && c->J && c->qik && c->grav &&
+         c->d;
 }
 
 void mr_mpc_free(mr_mpc *c) {
   if (!c) return;
-  void *p[] = {c->plan, c->gam, c->H,   c->g,     c->u,     c->y,        c->work, c->mu,
-               c->xfree, c->xref, c->yaw_ref, c->rel, c->blk_k, c->blk_foot, c->J, c->qik, c->grav};
+  void *p[] = {c->plan, c->gam,     c->H,   c->g,     c->u,        c->y, c->work, c->mu,  c->xfree,
+               c->xref, c->yaw_ref, c->rel, c->blk_k, c->blk_foot, c->J, c->qik,  c->grav};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; ++k)
     free(p[k]);
   mr_data_free(c->d);
@@ -591,8 +600,7 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   c->status.not_converged += !info.converged;
   c->status.iterations = info.iterations;
   c->status.kkt = mr_cone_qp_kkt(&p, c->u, c->y);
-  for (int b = 0; b < nb; ++b)
-  {
+  for (int b = 0; b < nb; ++b) {
     mr_vec3 f = mr_m3_mulv(&c->cone_frame, mr_v3(c->u[3 * b], c->u[3 * b + 1], c->u[3 * b + 2]));
     mr_copy(c->plan + 3 * (MR_MPC_FEET * c->blk_k[b] + c->blk_foot[b]), f.v, 3);
   }
@@ -708,8 +716,7 @@ static void advance_references(mr_mpc *c, double t, const double *x0) {
   c->t_prev = t;
   c->yaw_des = x0[2] + fmax(-YAW_LEAD_MAX, fmin(YAW_LEAD_MAX, c->yaw_des - x0[2]));
   for (int k = 0; k < 2; ++k)
-    c->p_des.v[k] =
-        x0[3 + k] + fmax(-POS_LEAD_MAX, fmin(POS_LEAD_MAX, c->p_des.v[k] - x0[3 + k]));
+    c->p_des.v[k] = x0[3 + k] + fmax(-POS_LEAD_MAX, fmin(POS_LEAD_MAX, c->p_des.v[k] - x0[3 + k]));
 }
 
 /* lift-offs: the foot's position is kept */

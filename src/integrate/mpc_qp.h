@@ -8,23 +8,24 @@
  *   u ← (H + ρ I)⁻¹ (ρ (z − w) − g),   z ← Π_K(u + w),   w ← w + u − z,
  *
  * on the problem scaled block by block (each block of u by a positive number, which keeps its cone:
- * mpc_qp.c), w the scaled multiplier; at the solution y = H z + g = −ρ w lies in the dual cone K* and
- * zᵀ y = 0 (the KKT conditions). ρ is balanced between the primal and dual residuals, each change
- * refactoring H + ρ I (Cholesky). Memory comes from the caller: mr_cone_qp_work_size doubles. */
+ * mpc_qp.c), w the scaled multiplier; at the solution y = H z + g = −ρ w lies in the dual cone K*
+ * and zᵀ y = 0 (the KKT conditions). ρ is balanced between the primal and dual residuals, each
+ * change refactoring H + ρ I (Cholesky). Memory comes from the caller: mr_cone_qp_work_size
+ * doubles. */
 #ifndef MOREAU_INTEGRATE_MPC_QP_H
 #define MOREAU_INTEGRATE_MPC_QP_H
 
 typedef struct {
-  int nb;          /* cone blocks; n = 3 nb variables */
-  const double *H; /* n x n row-major, symmetric positive definite */
-  const double *g; /* n */
+  int nb;           /* cone blocks; n = 3 nb variables */
+  const double *H;  /* n x n row-major, symmetric positive definite */
+  const double *g;  /* n */
   const double *mu; /* nb friction coefficients */
 } mr_cone_qp;
 
 typedef struct {
   int max_iter; /* ADMM iterations (default 400) */
-  double eps;   /* stop when ‖u − z‖∞ and ‖ρ (z − z_prev)‖∞ of the scaled problem are below
-                   eps (1 + ‖g̃‖∞) (1e-6) */
+  double eps; /* stop when ‖u − z‖∞ and ‖ρ (z − z_prev)‖∞ of the scaled problem are below
+                 eps (1 + ‖g̃‖∞) (1e-6) */
 } mr_cone_qp_settings;
 
 typedef struct {

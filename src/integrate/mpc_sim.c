@@ -37,8 +37,7 @@ void mr_sim_run_controllers(mr_sim *s) {
 /* the robot named robot, or -1 with err */
 static int robot_index(const mr_sim *s, const char *robot, mr_error *err) {
   int r = mr_world_robot_index(s->w, robot);
-  if (r < 0)
-    mr_error_set(err, MR_ERR_INVALID, "mpc: no robot '%s'", robot ? robot : "(null)");
+  if (r < 0) mr_error_set(err, MR_ERR_INVALID, "mpc: no robot '%s'", robot ? robot : "(null)");
   return r;
 }
 

@@ -17,13 +17,14 @@ static const char *const robot_keys[] = {
     "name",          "urdf",        "srdf",     "floating",        "self_collision",
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
-    "joint_limits",  "torques",     "armature", "inertia_fix", "lock_joints", "lock_massless",
-    "controller",    NULL};
+    "joint_limits",  "torques",     "armature", "inertia_fix",     "lock_joints",
+    "lock_massless", "controller",  NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 static const char *const controller_keys[] = {
-    "type", "velocity", "gait", "period", "duty", "step_height", "horizon", "dt", "mu", "kp",
-    "kd", "stance_kd", "torque_limit", "raibert_gain", "iterations", "feet", NULL};
+    "type",         "velocity",     "gait",       "period", "duty", "step_height",
+    "horizon",      "dt",           "mu",         "kp",     "kd",   "stance_kd",
+    "torque_limit", "raibert_gain", "iterations", "feet",   NULL};
 static const char *const controller_types[] = {"mpc", NULL};
 static const char *const gait_names[] = {"trot", "stand", NULL};
 
@@ -528,8 +529,8 @@ static mr_status controller_feet(mr_scene_ctx *c, const mr_ynode *fn, const mr_m
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     const mr_ynode *e = mr_yaml_seq_at(&c->y, fn, i);
     if (mr_model_frame_index(m, mr_yaml_text(e)) < 0)
-      return mr_yaml_error(&c->y, e, MR_ERR_INVALID, "'controller.feet': no frame '%s' in the robot",
-                           mr_yaml_text(e));
+      return mr_yaml_error(&c->y, e, MR_ERR_INVALID,
+                           "'controller.feet': no frame '%s' in the robot", mr_yaml_text(e));
     snprintf(cfg->feet[i], sizeof cfg->feet[i], "%s", mr_yaml_text(e));
   }
   return MR_OK;
@@ -563,8 +564,10 @@ static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_m
       mr_yaml_opt_double(&c->y, cn, "duty", &cfg.duty) ||
       mr_yaml_opt_double(&c->y, cn, "step_height", &cfg.step_height) ||
       mr_yaml_opt_double(&c->y, cn, "horizon", &cfg.horizon) ||
-      mr_yaml_opt_double(&c->y, cn, "dt", &cfg.dt) || mr_yaml_opt_double(&c->y, cn, "mu", &cfg.mu) ||
-      mr_yaml_opt_double(&c->y, cn, "kp", &cfg.kp) || mr_yaml_opt_double(&c->y, cn, "kd", &cfg.kd) ||
+      mr_yaml_opt_double(&c->y, cn, "dt", &cfg.dt) ||
+      mr_yaml_opt_double(&c->y, cn, "mu", &cfg.mu) ||
+      mr_yaml_opt_double(&c->y, cn, "kp", &cfg.kp) ||
+      mr_yaml_opt_double(&c->y, cn, "kd", &cfg.kd) ||
       mr_yaml_opt_double(&c->y, cn, "stance_kd", &cfg.stance_kd) ||
       mr_yaml_opt_double(&c->y, cn, "torque_limit", &cfg.torque_limit) ||
       mr_yaml_opt_double(&c->y, cn, "raibert_gain", &cfg.raibert_gain) ||
