@@ -559,18 +559,23 @@ static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_m
   if (gn && (gait = name_choice(c, gn, "gait", gait_names, "trot, stand")) < 0)
     return scene_status(c);
   cfg.gait = gait == 1 ? MR_GAIT_STAND : MR_GAIT_TROT;
+  const struct {
+    const char *key;
+    double *x;
+  } numbers[] = {{"period", &cfg.period},
+                 {"duty", &cfg.duty},
+                 {"step_height", &cfg.step_height},
+                 {"horizon", &cfg.horizon},
+                 {"dt", &cfg.dt},
+                 {"mu", &cfg.mu},
+                 {"kp", &cfg.kp},
+                 {"kd", &cfg.kd},
+                 {"stance_kd", &cfg.stance_kd},
+                 {"torque_limit", &cfg.torque_limit},
+                 {"raibert_gain", &cfg.raibert_gain}};
+  for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; ++k)
+    if (mr_yaml_opt_double(&c->y, cn, numbers[k].key, numbers[k].x)) return scene_status(c);
   if (mr_yaml_opt_vec(&c->y, cn, "velocity", cfg.velocity, 3) ||
-      mr_yaml_opt_double(&c->y, cn, "period", &cfg.period) ||
-      mr_yaml_opt_double(&c->y, cn, "duty", &cfg.duty) ||
-      mr_yaml_opt_double(&c->y, cn, "step_height", &cfg.step_height) ||
-      mr_yaml_opt_double(&c->y, cn, "horizon", &cfg.horizon) ||
-      mr_yaml_opt_double(&c->y, cn, "dt", &cfg.dt) ||
-      mr_yaml_opt_double(&c->y, cn, "mu", &cfg.mu) ||
-      mr_yaml_opt_double(&c->y, cn, "kp", &cfg.kp) ||
-      mr_yaml_opt_double(&c->y, cn, "kd", &cfg.kd) ||
-      mr_yaml_opt_double(&c->y, cn, "stance_kd", &cfg.stance_kd) ||
-      mr_yaml_opt_double(&c->y, cn, "torque_limit", &cfg.torque_limit) ||
-      mr_yaml_opt_double(&c->y, cn, "raibert_gain", &cfg.raibert_gain) ||
       mr_yaml_opt_int(&c->y, cn, "iterations", &cfg.max_iter) ||
       (fn && controller_feet(c, fn, m, &cfg)))
     return scene_status(c);
