@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B10): runs the scenes with
+# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B11): runs the scenes with
 # build/moreau, writes CSV tables to docs/results/ and draws PNG plots with gnuplot.
 #
 #   experiments/run.sh [B1 B2 ...]     (default: every experiment; run from anywhere)
@@ -714,56 +714,120 @@ GP
 
 
 # ---------------------------------------------------------------------------------------------
-# B9 and B10 locomotion: Solo-12 trotting (PD tracking sine targets, diagonal legs in antiphase
-# at 2 Hz, scenes/b9_solo_trot.yaml) on flat ground (μ = 0.9) and on the bumpy heightfield
-# (μ = 0.3, scenes/b10_solo_trot_bumpy.yaml): base height and speed, ε_abs and iterations per
-# solver, and a summary table.
-# locomotion TAG SCENE DURATION TITLE
-locomotion() {
-  local tag=$1 scene=$2 duration=$3 title=$4 f=$OUT/$1_summary.csv solver
-  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
-  for solver in $RIGID; do
-    run "$scene" "$solver" "$TMP/$tag.csv" --duration "$duration"
-    cols "$TMP/$tag.csv" t solo/root_joint_x solo/root_joint_y solo/root_joint_z solo/root_joint_vx solo/root_joint_vy solo/root_joint_vz eps_abs \
-      iterations | awk -F, '
-      NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
-      { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
-      >"$OUT/${tag}_$solver.csv"
-    local s="" k
-    for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
-      s="$s,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
-    done
-    echo "$solver$s,$(tail -n 1 "$OUT/${tag}_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
+# B9, B10 and B11 locomotion: Solo-12 walking forward at 0.3 m/s under the model-predictive
+# controller (docs/mpc.md), the same controller and command for every solver: on flat ground
+# (μ = 0.9, scenes/b9_solo_trot.yaml), on the bumpy ground (μ = 0.3, 0.1 m from trough to crest,
+# scenes/b10_solo_trot_bumpy.yaml), and B11 (the RaiSim note's Fig. 5) on that bumpy ground
+# with a fixed iteration budget for raisim, raisim-ds and ncp-pgs.
+
+# walk_series IN OUT: per step t, x, y, z, yaw, forward and sideways base velocity (heading
+# frame), yaw rate (world), their running means over one gait period (0.3 s), eps_abs,
+# iterations, solve time (µs)
+walk_series() {
+  cols "$1" t solo/root_joint_x solo/root_joint_y solo/root_joint_z solo/root_joint_qx \
+    solo/root_joint_qy solo/root_joint_qz solo/root_joint_qw solo/root_joint_vx solo/root_joint_vy \
+    solo/root_joint_vz solo/root_joint_wx solo/root_joint_wy solo/root_joint_wz eps_abs iterations \
+    solve_us | awk -F, '
+    NR == 1 { print "t,x,y,z,yaw,v_fwd,v_side,yaw_rate,v_fwd_avg,v_side_avg,yaw_rate_avg,eps_abs,iterations,solve_us"; next }
+    { qx = $5; qy = $6; qz = $7; qw = $8
+      r00 = 1 - 2 * (qy * qy + qz * qz); r01 = 2 * (qx * qy - qz * qw); r02 = 2 * (qx * qz + qy * qw)
+      r10 = 2 * (qx * qy + qz * qw); r11 = 1 - 2 * (qx * qx + qz * qz); r12 = 2 * (qy * qz - qx * qw)
+      r20 = 2 * (qx * qz - qy * qw); r21 = 2 * (qy * qz + qx * qw); r22 = 1 - 2 * (qx * qx + qy * qy)
+      vx = r00 * $9 + r01 * $10 + r02 * $11; vy = r10 * $9 + r11 * $10 + r12 * $11
+      wz = r20 * $12 + r21 * $13 + r22 * $14
+      yaw = atan2(r10, r00); c = cos(yaw); s = sin(yaw)
+      f = c * vx + s * vy; sd = -s * vx + c * vy
+      k = n % 300; sf += f - bf[k]; ss += sd - bs[k]; sw += wz - bw[k]; bf[k] = f; bs[k] = sd; bw[k] = wz; n++
+      m = n < 300 ? n : 300
+      printf "%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s,%s\n", $1, $2, $3, $4, yaw, f, sd, wz,
+        sf / m, ss / m, sw / m, $15, $16, $17 }'
+}
+
+# walk_row SOLVER SERIES SUMMARY_JSON: the summary row of one run (means after the first second)
+walk_row() {
+  local s="" k
+  for k in mean_iterations max_eps_abs not_converged mean_solve_us falls; do
+    s="$s,$(json_num "$3" "$k" | awk '{ printf "%.4g", $1 }')"
   done
+  awk -F, -v solver="$1" -v rest="$s" '
+    NR == 1 { next }
+    $1 > 1.0 + 1e-9 { n++; f += $6; sd += $7; w += $8; e += $12; if ($12 > 0) { le += log($12); ne++ } }
+    { x = $2; y = $3; z = $4; yaw = $5 }
+    END { printf "%s,%.4f,%.4f,%.4f,%.3g,%.4f,%.4f,%.4f,%.4f%s\n", solver, f / n, sd / n, w / n,
+            ne ? exp(le / ne) : 0, x, y, z, yaw, rest }' "$2"
+}
+
+# walk_spread SUMMARY: distance of each solver's end point from ncp-pgs's, and the largest
+# distance between two NCP solvers (their spread among themselves)
+walk_spread() {
+  awk -F, 'NR == 1 { next }
+    { s[NR] = $1; x[NR] = $6; y[NR] = $7; if ($1 == "ncp-pgs") { rx = $6; ry = $7 } }
+    END { print "solver,distance_to_ncp_pgs_m";
+          for (i = 2; i <= NR; i++) printf "%s,%.4f\n", s[i], sqrt((x[i] - rx) ^ 2 + (y[i] - ry) ^ 2)
+          for (i = 2; i <= NR; i++) for (j = i + 1; j <= NR; j++)
+            if (s[i] ~ /^ncp-/ && s[j] ~ /^ncp-/) { d = sqrt((x[i] - x[j]) ^ 2 + (y[i] - y[j]) ^ 2); if (d > m) m = d }
+          printf "ncp_spread,%.4f\n", m }' "$1"
+}
+
+walk_header="solver,mean_v_fwd,mean_v_side,mean_yaw_rate,geomean_eps_abs_N,x_end_m,y_end_m,z_end_m,yaw_end_rad,mean_iterations,max_eps_abs_N,not_converged,mean_solve_us,falls"
+
+# walk_plot TAG TITLE SOLVERS: tracked vs target velocity, eps_abs, time per step, trajectory
+walk_plot() {
+  local tag=$1 title=$2
+  shift 2
   plot <<GP
 set output '$tag.png'
 set multiplot layout 2,2 title '$title'
 set xlabel 't (s)'; set key top right font ',8'
-set title 'base height (m)'
-plot $(curves "'${tag}_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
-set title 'base speed (m/s)'
-plot $(curves "'${tag}_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
-set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
-plot $(curves "'${tag}_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
-set title 'iterations'; set format y '%g'
-plot $(curves "'${tag}_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
+set title 'forward velocity over one gait period (m/s); target 0.3'
+plot $(curves "'${tag}_@.csv' u 1:9 w l lw 1.2 t '@'" "$@"), 0.3 w l dt 2 lc rgb '#000000' t 'target'
+set title 'eps_abs per step (N)'; set logscale y; set format y '%.0e'
+plot $(curves "'${tag}_@.csv' u 1:(column(12) > 1e-12 ? column(12) : NaN) w l lw 0.8 t '@'" "$@")
+set title 'solver time per step (us)'; set format y '%g'
+plot $(curves "'${tag}_@.csv' u 1:(column(14) > 0 ? column(14) : NaN) w l lw 0.8 t '@'" "$@")
+unset logscale y
+set title 'base trajectory (m)'; set xlabel 'x (m)'; set ylabel 'y (m)'
+plot $(curves "'${tag}_@.csv' u 2:3 w l lw 1.2 t '@'" "$@")
 unset multiplot
 GP
 }
 
+# walk TAG SCENE TITLE SOLVERS [run options]
+walk() {
+  local tag=$1 scene=$2 title=$3 solvers=$4 solver
+  shift 4
+  echo "$walk_header" >"$OUT/${tag}_summary.csv"
+  for solver in $solvers; do
+    run "$scene" "$solver" "$TMP/$tag.csv" "$@"
+    walk_series "$TMP/$tag.csv" >"$OUT/${tag}_$solver.csv"
+    walk_row "$solver" "$OUT/${tag}_$solver.csv" "$TMP/summary.json" >>"$OUT/${tag}_summary.csv"
+  done
+  walk_spread "$OUT/${tag}_summary.csv" >"$OUT/${tag}_spread.csv"
+  # shellcheck disable=SC2086
+  walk_plot "$tag" "$title" $solvers
+}
+
 b9() {
-  log "B9 Solo-12 trotting on flat ground"
-  locomotion b9 scenes/b9_solo_trot.yaml 2.0 'B9 Solo-12 trotting on flat ground, mu = 0.9'
+  log "B9 Solo-12 walking under MPC on flat ground"
+  walk b9 scenes/b9_solo_trot.yaml 'B9 Solo-12 walking at 0.3 m/s under MPC, flat ground, mu = 0.9' "$RIGID"
 }
 
 b10() {
-  log "B10 Solo-12 trotting on the bumpy ground"
-  locomotion b10 scenes/b10_solo_trot_bumpy.yaml 1.5 \
-    'B10 Solo-12 trotting on the bumpy ground, mu = 0.3'
+  log "B10 Solo-12 walking under MPC on the bumpy ground"
+  walk b10 scenes/b10_solo_trot_bumpy.yaml \
+    'B10 Solo-12 walking at 0.3 m/s under MPC, bumpy ground, mu = 0.3' "$RIGID"
+}
+
+# B11: a fixed budget of 20 iterations per step (eps_abs 0 so that no solver stops early)
+b11() {
+  log "B11 raisim, raisim-ds and ncp-pgs at a fixed iteration budget on the bumpy ground"
+  walk b11 scenes/b10_solo_trot_bumpy.yaml \
+    'B11 bumpy ground, mu = 0.3, 20 iterations per step' "raisim raisim-ds ncp-pgs" \
+    --set solver.max_iter=20 --set solver.eps_abs=0
 }
 
 main() {
-  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10" exp
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10 B11" exp
   for exp in ${@:-$all}; do
     "$(echo "$exp" | tr 'B' 'b')"
   done

@@ -16,7 +16,7 @@
 
 static mr_world *trot_world(void) {
   mr_error err = {0};
-  mr_world *w = mr_world_load("scenes/b9_solo_trot.yaml", &err);
+  mr_world *w = mr_world_load("scenes/solo_trot_pd.yaml", &err);
   if (!w) fail_msg("%s", err.msg);
   return w;
 }
