@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "integrate/islands.h"
 #include "moreau/sim.h"
 
 struct mr_sim {
@@ -15,7 +16,10 @@ struct mr_sim {
   const mr_model *m;
   mr_data *d;
   mr_collision *col;
-  mr_contact_assembly as;
+  mr_contact_assembly as;     /* the whole problem, allocated when islands are off */
+  mr_islands *isl;            /* the step's islands */
+  int islands;                /* 1 (default): each island solved as its own problem */
+  int islands_used;           /* the last step's problem is the islands' */
   mr_assembly_settings as_settings;
   const mr_solver_info *solver;
   mr_solver_settings settings;
