@@ -785,8 +785,8 @@ static inline pc_outcome pc_check_pendulum(const char *solver, double theta0) {
  * q⁺ = q + Δt v⁺) on the double pendulum's closed-form equations in absolute angles
  * θ₁ = q₁, θ₂ = q₁ + q₂ (a constant linear change of coordinates, so the scheme is the same):
  * two uniform rods of mass m, length l, centre a = l/2 from the hinge, I_c = m l²/12,
- *   [I_c + m a² + m l²      m l a cos(θ₁ − θ₂)] θ̈ = −[ m l a sin(θ₁ − θ₂) θ̇₂² + (m a + m l) g sin θ₁]
- *   [m l a cos(θ₁ − θ₂)     I_c + m a²        ]      [−m l a sin(θ₁ − θ₂) θ̇₁² + m a g sin θ₂        ]
+ *   M θ̈ = f,  M = [I_c + m a² + m l², m l a cos(θ₁ − θ₂); m l a cos(θ₁ − θ₂), I_c + m a²],
+ *   f₁ = −m l a sin(θ₁ − θ₂) θ̇₂² − (m a + m l) g sin θ₁,  f₂ = m l a sin(θ₁ − θ₂) θ̇₁² − m a g sin θ₂,
  * and the energy T + V, V = −m g (a + l) cos θ₁ − m g a cos θ₂; returns max_k |E_k − E₀| */
 static inline double pc_double_reference(double dt, double duration) {
   const double m = 1.0, l = 0.5, a = 0.25, Ic = m * l * l / 12.0, g = PC_G;

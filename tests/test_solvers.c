@@ -247,6 +247,37 @@ static void test_stick(void **state) {
   }
 }
 
+/* one ncp-pgs sweep from λ = 0 on the coupled block GC, against docs/solvers.md's update in
+ * closed form: λ_N = max(0, −ω g_N/B_NN); the tangential velocity after that normal change,
+ * c_T = g_T + B_TN λ_N; λ_T = proj_{‖·‖ ≤ μλ_N}(−ω c_T/λ_max(B_TT)). With G_TN = (0.3, 0.2) the
+ * normal change moves c_T from (0.1, −0.05) to (0.4, 0.15), so a sweep that kept the stale c_T
+ * would differ by 0.3 ω/λ_max ≈ 0.2 N. Each step is a few operations: round-off, 1e-15. */
+static void test_ncp_pgs_sweep(void **state) {
+  tproblem t;
+  double g[3] = {0.1, -0.05, -1.0};
+  for (int clip = 0; clip < 2; ++clip) {
+    double mu = clip ? 0.2 : 0.9;
+    tp_single(&t, GC, g, mu);
+    mr_solver_settings s = mr_solver_settings_default();
+    s.max_iter = 1;
+    s.warm_start = 0;
+    result r;
+    solve_with("ncp-pgs", &t, &s, NULL, &r);
+    assert_int_equal(r.st.iterations, 1);
+    double w = s.omega, ln = fmax(0.0, -w * g[2] / GC[8]);
+    double cT[2] = {g[0] + GC[2] * ln, g[1] + GC[5] * ln};
+    double half = 0.5 * (GC[0] - GC[4]);
+    double L = 0.5 * (GC[0] + GC[4]) + sqrt(half * half + GC[1] * GC[1]);
+    double t0 = -w * cT[0] / L, t1 = -w * cT[1] / L, rr = hypot(t0, t1);
+    if (rr > mu * ln) t0 *= mu * ln / rr, t1 *= mu * ln / rr;
+    /* the case is what it claims: clipped on the disc or not */
+    assert_int_equal(rr > mu * ln, clip);
+    assert_near(r.lambda[2], ln, 1e-15);
+    assert_near(r.lambda[0], t0, 1e-15);
+    assert_near(r.lambda[1], t1, 1e-15);
+  }
+}
+
 /* compliance: with R = diag(0.5, 0.5, 0.2) the sticking force is λ = −(G + R)⁻¹ g for every
  * model (still inside the cone), so every solver must account for R */
 static void test_compliance(void **state) {
@@ -732,6 +763,7 @@ int main(void) {
       cmocka_unit_test(test_box),          cmocka_unit_test(test_relaxation),
       cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_warm_start_off),
       cmocka_unit_test(test_stack),
+      cmocka_unit_test(test_ncp_pgs_sweep),
       cmocka_unit_test(test_soft),         cmocka_unit_test(test_errors),
       cmocka_unit_test(test_io_roundtrip), cmocka_unit_test(test_io_errors),
   };
