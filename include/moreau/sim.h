@@ -62,6 +62,7 @@ typedef struct {
 typedef struct {
   long not_converged;      /* steps whose solver stopped before its tolerance */
   long collision_failures; /* narrowphase failures (libccd), from the collision module */
+  long falls;              /* robots under an MPC controller that fell (mpc.h) */
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;
