@@ -19,7 +19,9 @@
  * - fixtures: the recorded problems (JSON) of tests/fixtures (TALOS steps under the former gap
  *   law, Solo-12, Allegro).
  * ContactBench's recorded problems are not included (not available on this machine).
- * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps]. */
+ * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
+ * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
+ * leaves above 1e-6 as JSON files, for `moreau solve`). */
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -91,7 +93,7 @@ static void corpus_free(corpus *cs) {
 static void add_scene(corpus *cs, mr_scene *sc, int family, const char *label, long max_steps,
                       const char *solver) {
   mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   if (!s) {
     fprintf(stderr, "%s: %s\n", label, err.msg);
     return;
@@ -309,7 +311,8 @@ static void report(const corpus *cs, const char **solvers, int ns, outcome **res
 }
 
 /* ncp-hybrid's time against ncp-pgs's on the problems ncp-pgs solves; its failures listed */
-static void report_targets(const corpus *cs, const char **solvers, int ns, outcome **res) {
+static void report_targets(const corpus *cs, const char **solvers, int ns, outcome **res,
+                           const char *dump) {
   int ip = -1, ih = -1;
   for (int k = 0; k < ns; ++k) {
     if (!strcmp(solvers[k], "ncp-pgs")) ip = k;
@@ -326,12 +329,27 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
   printf("\nProblems ncp-hybrid leaves above 1e-6:\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)
-    if (!res[ih][i].ok)
+    if (!res[ih][i].ok) {
       printf("- %s (nc %d): ε_abs %.2e after %d iterations\n", cs->v[i].name, cs->v[i].nc,
-             res[ih][i].eps_abs, res[ih][i].iterations),
-          ++bad;
+             res[ih][i].eps_abs, res[ih][i].iterations);
+      if (dump) {
+        char path[512];
+        mr_error err = {0};
+        snprintf(path, sizeof path, "%s/fail%03d.json", dump, bad);
+        if (mr_problem_file_save(path, &cs->v[i].p, NULL, &err)) fprintf(stderr, "%s\n", err.msg);
+      }
+      ++bad;
+    }
   if (!bad) printf("- none\n");
   free(th), free(tp);
+}
+
+/* name is one of the comma-separated entries of list */
+static int listed(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *at = list; (at = strstr(at, name)) != NULL; at += len)
+    if ((at == list || at[-1] == ',') && (at[len] == ',' || at[len] == '\0')) return 1;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -348,9 +366,10 @@ int main(int argc, char **argv) {
   const char *solvers[MAX_SOLVERS];
   outcome *res[MAX_SOLVERS];
   int ns = 0;
+  const char *only = argc > 2 ? argv[2] : NULL;
   for (int k = 0; k < mr_solver_count() && ns < MAX_SOLVERS; ++k) {
     const char *name = mr_solver_at(k)->name;
-    if (!strcmp(name, "soft")) continue;
+    if (!strcmp(name, "soft") || (only && !listed(only, name))) continue;
     solvers[ns] = name;
     res[ns] = calloc((size_t)cs.n, sizeof(outcome));
     for (int i = 0; i < cs.n; ++i)
@@ -363,7 +382,7 @@ int main(int argc, char **argv) {
   report(&cs, solvers, ns, res, -1);
   for (int f = 0; f < N_FAMILIES; ++f)
     report(&cs, solvers, ns, res, f);
-  report_targets(&cs, solvers, ns, res);
+  report_targets(&cs, solvers, ns, res, argc > 3 ? argv[3] : NULL);
   for (int k = 0; k < ns; ++k)
     free(res[k]);
   free(lambda), free(c);

@@ -21,9 +21,9 @@
  *      projected on the cones; the classification and d
  *      are then renewed, at most HYB_POLISH times;
  *   4. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
- *      it changes the active set by itself where stage 3's frozen classification cannot;
- *   5. when the solve started from the warm start and is still above eps_abs, stages 1–4 again
- *      from λ = 0 with what remains of the budget: a warm start is never worse than a cold one.
+ *      it changes the active set by itself where stage 3's frozen classification cannot.
+ * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
+ * for every solver: a warm start is never worse than a cold one.
  *
  * Iterations reported: sweeps + ADMM iterations + Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
@@ -292,9 +292,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   size_t mark = mr_arena_mark(work);
   polish_ws w;
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
-  double *start = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0;
-  if (!trial || !start || polish_alloc(&w, p->nc, work)) {
+  if (!trial || polish_alloc(&w, p->nc, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
   }
@@ -305,20 +304,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   double e = ncp_eps(p, lambda, c);
-  mr_zero(start, n);
-  double e0 = ncp_eps(p, start, c);
-  if (e > s->eps_abs) {
-    rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
-    /* 5. a warm start that did not converge: again from λ = 0, keep the better */
-    if (!rc && warm && e > s->eps_abs && iters < s->max_iter) {
-      double ec = e0;
-      mr_zero(start, n);
-      if (state) state->valid = 0;
-      rc = cascade(p, s, state, work, &w, start, c, trial, &ec, &iters, err);
-      if (!rc && ec < e) mr_copy(lambda, start, n), e = ec;
-      else if (state) state->valid = 0; /* the state is the cold run's, λ the warm one */
-    }
-  }
+  if (e > s->eps_abs) rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
   /* a state left from an older step does not go with this step's λ */
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);
