@@ -179,5 +179,8 @@ size_t mr_solver_work_size(int nc, int nv) {
    * nv-vectors; 64 blocks of alignment slack */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
   size_t doubles = 3 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
-  return doubles * sizeof(double) + 64 * 32 + 256;
+  /* ncp-hybrid's own two n x n matrices and vectors under ncp-stagproj's scratch */
+  size_t hybrid = (2 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc);
+  size_t bytes = doubles * sizeof(double) > hybrid ? doubles * sizeof(double) : hybrid;
+  return bytes + 64 * 32 + 256;
 }
