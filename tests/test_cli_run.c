@@ -243,14 +243,10 @@ static void test_list(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_outputs),
-      cmocka_unit_test(test_run_ncp_not_converged),
-      cmocka_unit_test(test_run_contacts_csv),
-      cmocka_unit_test(test_run_divergence),
-      cmocka_unit_test(test_run_errors),
-      cmocka_unit_test(test_compare_every_solver),
-      cmocka_unit_test(test_collide),
-      cmocka_unit_test(test_list),
+      cmocka_unit_test(test_run_outputs),      cmocka_unit_test(test_run_ncp_not_converged),
+      cmocka_unit_test(test_run_contacts_csv), cmocka_unit_test(test_run_divergence),
+      cmocka_unit_test(test_run_errors),       cmocka_unit_test(test_compare_every_solver),
+      cmocka_unit_test(test_collide),          cmocka_unit_test(test_list),
   };
   return cmocka_run_group_tests_name("cli_run", tests, NULL, NULL);
 }

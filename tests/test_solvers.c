@@ -717,16 +717,24 @@ static void test_io_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_registry),     cmocka_unit_test(test_stick),
-      cmocka_unit_test(test_compliance),   cmocka_unit_test(test_takeoff),
-      cmocka_unit_test(test_slide),        cmocka_unit_test(test_slide_pyramid_bias),
-      cmocka_unit_test(test_ccp_distance), cmocka_unit_test(test_raisim_mdp),
-      cmocka_unit_test(test_box),          cmocka_unit_test(test_relaxation),
-      cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_warm_start_off),
+      cmocka_unit_test(test_registry),
+      cmocka_unit_test(test_stick),
+      cmocka_unit_test(test_compliance),
+      cmocka_unit_test(test_takeoff),
+      cmocka_unit_test(test_slide),
+      cmocka_unit_test(test_slide_pyramid_bias),
+      cmocka_unit_test(test_ccp_distance),
+      cmocka_unit_test(test_raisim_mdp),
+      cmocka_unit_test(test_box),
+      cmocka_unit_test(test_relaxation),
+      cmocka_unit_test(test_warm_start),
+      cmocka_unit_test(test_warm_start_off),
       cmocka_unit_test(test_warm_never_worse),
       cmocka_unit_test(test_stack),
-      cmocka_unit_test(test_soft),         cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_io_roundtrip), cmocka_unit_test(test_io_errors),
+      cmocka_unit_test(test_soft),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_io_roundtrip),
+      cmocka_unit_test(test_io_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* Tests of ncp-hybrid (src/contact/hybrid.c: ncp-pgs, then ncp-admm, then staggered projections,
  * then an active-set Newton polish and a semismooth Newton on the natural map,
- * src/contact/natmap.c; a failed warm solve is retried cold by mr_solve) on hand-built problems with known answers (tests/contact_problems.h), of its
- * warm-start guarantee, and of the natural-map Newton alone.
+ * src/contact/natmap.c; a failed warm solve is retried cold by mr_solve) on hand-built problems
+ * with known answers (tests/contact_problems.h), of its warm-start guarantee, and of the
+ * natural-map Newton alone.
  *
  * Tolerances. ncp-hybrid stops at ε_abs ≤ 1e-6 on the NCP criteria (its own model's). A criterion
  * ε bounds the force error by about ε/σ, σ the smallest eigenvalue of G on the active directions:

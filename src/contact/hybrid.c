@@ -9,8 +9,11 @@
  *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
  *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
  *      reach eps_abs within half of the remaining budget;
- *   2. ncp-admm on the remaining budget (ill-conditioned G: mass ratios, stacks);
- *   3. an active-set Newton polish of the NCP: with the contacts classified by the natural map
+ *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
+ *      stacks; where it converges it does so within a few hundred iterations);
+ *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
+ *      contacts, which its convex normal and tangential subproblems set exactly);
+ *   4. an active-set Newton polish of the NCP: with the contacts classified by the natural map
  *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
  *      sliding (c_N = 0 and λ_T = μ λ_N d, d the friction direction: 1 equation in λ_N), the
  *      active equations
@@ -20,12 +23,13 @@
  *      the smallest change of λ. The step (halved up to 3 times) is kept when it lowers ε_abs,
  *      projected on the cones; the classification and d
  *      are then renewed, at most HYB_POLISH times;
- *   4. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
- *      it changes the active set by itself where stage 3's frozen classification cannot.
+ *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
+ *      it changes the active set by itself where stage 4's frozen classification cannot.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver: a warm start is never worse than a cold one.
  *
- * Iterations reported: sweeps + ADMM iterations + Newton steps. Stops at eps_abs on ε_abs (the
+ * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
+ * Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
 #include <math.h>
 #include <string.h>
@@ -247,7 +251,7 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
   return MR_OK;
 }
 
-/* stages 1–4 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
+/* stages 1–5 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
 static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
                          mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
                          double *c, double *trial, double *e, int *iters, mr_error *err) {
@@ -260,7 +264,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, lambda, c,
                          trial, e, iters, &moved, err);
   if (rc || *e <= s->eps_abs) return rc;
-  /* 2. ncp-admm (ill-conditioned G: mass ratios, stacks) on a tenth of what remains: where it
+  /* 2. ncp-admm (ill-conditioned G: mass ratios, stacks) on a twentieth of what remains: where it
    * converges it does within a few hundred iterations (the heavy-on-light stacks of the corpus);
    * the state's dual y and ρ (the previous step's ADMM solve) go with the warm start, so they are
    * dropped when stage 1 moved the best iterate away from it */

@@ -148,17 +148,20 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
    * than a cold one; the solver's state (ADMM's y and ρ) goes with the run that produced it */
   size_t mark = mr_arena_mark(work);
   double *lc = mr_arena_doubles(work, (size_t)n), *cc = mr_arena_doubles(work, (size_t)n);
-  if (!lc || !cc) {
+  if (!lc || !cc) { /* an arena sized for the solver alone: the warm result stands */
     mr_arena_reset(work, mark);
-    return mr_error_set(err, MR_ERR_NOMEM, "%s: work arena too small", name);
+    return MR_OK;
   }
   mr_solver_settings cold = *s;
   mr_solver_stats sc;
   cold.warm_start = 0;
   mr_zero(lc, n);
   if (state) state->valid = 0;
-  st = run_timed(info, p, &cold, state, work, lc, cc, &sc, err);
-  if (!st) {
+  /* a cold run that fails (a numerical error) leaves the warm result, which is valid */
+  mr_error cold_err = {0};
+  if (run_timed(info, p, &cold, state, work, lc, cc, &sc, &cold_err) != MR_OK) {
+    if (state) state->valid = 0;
+  } else {
     sc.iterations += stats->iterations, sc.time_us += stats->time_us;
     if (sc.converged > stats->converged ||
         (sc.converged == stats->converged && sc.eps_abs < stats->eps_abs)) {
@@ -170,13 +173,13 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
     }
   }
   mr_arena_reset(work, mark);
-  return st;
+  return MR_OK;
 }
 
 size_t mr_solver_work_size(int nc, int nv) {
   /* n = 3nc; room for three n x n matrices (ncp-hybrid: its two active-set matrices and
-   * ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv x nv and one 3nc x nv matrices and 16
-   * nv-vectors; 64 blocks of alignment slack */
+   * ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv
+   * x nv and one 3nc x nv matrices and 16 nv-vectors; 64 blocks of alignment slack */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
   size_t doubles = 3 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
   /* ncp-hybrid's own two n x n matrices and vectors under ncp-stagproj's scratch */
