@@ -182,7 +182,8 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   s->as_settings.restitution_threshold = w->contact.restitution_threshold;
   s->d = mr_data_create(s->m);
   if (!s->d) mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
-  if (!s->d || create_buffers(s, err) || create_collision(s, err)) {
+  if (!s->d || create_buffers(s, err) || create_collision(s, err) ||
+      mr_sim_create_controllers(s, err)) {
     mr_sim_free(s);
     return NULL;
   }
@@ -193,6 +194,7 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
 
 void mr_sim_free(mr_sim *s) {
   if (!s) return;
+  mr_sim_free_controllers(s);
   mr_collision_free(s->col);
   mr_contact_assembly_free(&s->as);
   mr_arena_destroy(&s->work);
@@ -234,6 +236,7 @@ void mr_sim_reset(mr_sim *s) {
   memset(&s->warnings, 0, sizeof s->warnings);
   memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
   mr_sim_initial_controls(s);
+  mr_sim_reset_controllers(s);
 }
 
 /* ---- the stages of a step ---- */
@@ -603,6 +606,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
   double t0 = clock_us(), t1;
+  mr_sim_run_controllers(s);
   mr_status st = detect(s, &t1, err);
   if (st) return st;
   double t2 = clock_us();

@@ -54,6 +54,7 @@ struct mr_sim {
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
+  struct mr_mpc **mpc; /* [nrobots] locomotion controllers (mpc.h), NULL where none */
 };
 
 /* s frees w with itself; w must be the world s was created on */
@@ -61,5 +62,12 @@ void mr_sim_adopt_world(mr_sim *s, mr_world *w);
 
 /* the world's initial controls (torques, gains, targets) and no user wrench */
 void mr_sim_initial_controls(mr_sim *s);
+
+/* the robots' controllers (mpc_sim.c): created from the world's settings, reset, and run before
+ * a step to write the robots' actuation */
+mr_status mr_sim_create_controllers(mr_sim *s, mr_error *err);
+void mr_sim_free_controllers(mr_sim *s);
+void mr_sim_reset_controllers(mr_sim *s);
+void mr_sim_run_controllers(mr_sim *s);
 
 #endif
