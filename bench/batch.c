@@ -1,4 +1,4 @@
-/* Batch benchmark: steps per second of N Solo-12 environments (scenes/b9_solo_trot.yaml, the
+/* Batch benchmark: steps per second of N Solo-12 environments (scenes/solo_trot_pd.yaml, the
  * trot gait under PD, ncp-pgs warm started) for N = 1, 2, 8 and 16, stepped
  *   - by an mr_batch on 1 thread and on 2 threads (batch.h), and
  *   - by N separate processes (fork), one simulator each, all started together, and
@@ -28,7 +28,7 @@
 #include "moreau/batch.h"
 #include "moreau/world.h"
 
-#define SCENE "scenes/b9_solo_trot.yaml"
+#define SCENE "scenes/solo_trot_pd.yaml"
 #define WARMUP 50
 #define STEPS 1000
 #define MAX_ROUNDS 31
