@@ -79,23 +79,27 @@ static void test_derivatives(void **state) {
   mr_data *d = mr_data_create(m);
   mr_derivatives *dd = mr_derivatives_create(m);
   mr_step_derivatives *sd = mr_step_derivatives_create(m);
-  static double tau[64], J[3 * 64], dv[64 * 64], dt[64 * 64];
+  static double tau[64], J[3 * 64];
   /* one sliding contact: c = G λ + g = (0.1, 0, 0), λ_T = −μ λ_N ĉ_T */
   static const double G[9] = {2, 0, 0, 0, 2, 0, 0, 0, 1}, g[3] = {1.1, 0, -1}, mu[1] = {0.5};
   static const double lambda[3] = {-0.5, 0, 1}, c[3] = {0.1, 0, 0};
-  static double work[64 * 64 * 3];
-  assert_true(m->nv <= 64 && mr_step_contact_work_size(1, m->nv) <= sizeof work);
-  J[2 * m->nv] = 1.0; /* a contact whose normal row is the first dof */
+  static double work[64 * 64 * 8];
+  assert_true(m->nv <= 64 && mr_step_contact_work_size(m, 1) <= sizeof work);
+  J[2 * m->nv] = 1.0; /* a joint limit whose normal row is the first dof */
   const mr_step_params p = {sc.timestep, NULL, NULL, NULL};
   const mr_contact_problem prob = {.nc = 1, .G = G, .g = g, .mu = mu};
+  const mr_contact_geometry row = {.type = MR_ROWS_LIMIT, .dof = 0, .sign = 1.0};
+  mr_assembly_settings as = mr_assembly_settings_default();
+  as.dt = sc.timestep;
+  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9};
   long before = allocations;
   mr_rnea_derivatives(m, d, dd, sc.q0, sc.v0, tau);
   assert_int_equal(mr_aba_derivatives(m, d, dd, sc.q0, sc.v0, tau, NULL), MR_OK);
   assert_int_equal(mr_step_free_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, NULL, NULL, NULL),
                    MR_OK);
-  assert_int_equal(mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, &prob, J, lambda,
-                                               c, 1e-9, dv, dt, work, NULL),
-                   MR_OK);
+  assert_int_equal(
+      mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, &cs, NULL, NULL, work, NULL),
+      MR_OK);
   assert_int_equal(allocations, before);
   mr_step_derivatives_free(sd);
   mr_derivatives_free(dd);
