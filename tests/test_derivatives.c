@@ -958,6 +958,144 @@ static void test_step_contact_bodies(void **state) {
                 worst);
 }
 
+/* ---- the simulator's step on Solo-12 ---- */
+
+/* Solo-12 standing on its four sphere feet under its PD controller (scenes/solo_stand.yaml),
+ * the solver converged to ε 1e-12; the state after 100 steps, plus a random joint velocity
+ * (|q̇| <= qd) and, when sliding, a base velocity of (1, 0.5, 0) m/s that makes the feet slip */
+typedef struct {
+  mr_scene sc;
+  double q[64], v[64], t;
+} solo_case;
+
+static mr_sim *solo_sim(solo_case *c) {
+  mr_error e;
+  mr_sim *sim = mr_sim_from_scene(&c->sc, NULL, &e);
+  assert_non_null(sim);
+  return sim;
+}
+
+static void solo_setup(solo_case *c, uint64_t seed, double qd, int sliding) {
+  mr_error e;
+  if (mr_scene_load("scenes/solo_stand.yaml", &c->sc, &e) != MR_OK) fail_msg("%s", e.msg);
+  c->sc.settings.eps_abs = 1e-12;
+  c->sc.settings.eps_rel = 0.0;
+  c->sc.settings.max_iter = 1000000;
+  mr_sim *sim = solo_sim(c);
+  for (int k = 0; k < 100; ++k)
+    assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  const mr_model *m = c->sc.model;
+  memcpy(c->q, mr_sim_q(sim), (size_t)m->nq * sizeof(double));
+  memcpy(c->v, mr_sim_v(sim), (size_t)m->nv * sizeof(double));
+  c->t = mr_sim_time(sim);
+  for (int k = 6; k < m->nv; ++k)
+    c->v[k] += qd * (2.0 * test_rand(&seed, 0, 1) - 1.0);
+  if (sliding) c->v[0] += 1.0, c->v[1] += 0.5;
+  mr_sim_free(sim);
+}
+
+/* one step from the case moved along input k by t (k < nv: q ⊕ t e_k; < 2nv: v; else the
+ * torque of dof k − 2nv), its q⁺ and v⁺ */
+static void solo_step(solo_case *c, int k, double t, double *qn, double *vn) {
+  const mr_model *m = c->sc.model;
+  const int nv = m->nv;
+  mr_error e;
+  double q[64], v[64], ek[64] = {0};
+  memcpy(v, c->v, (size_t)nv * sizeof(double));
+  if (k < nv) {
+    ek[k] = 1.0;
+    mr_integrate(m, c->q, ek, t, q);
+  } else {
+    memcpy(q, c->q, (size_t)m->nq * sizeof(double));
+    if (k < 2 * nv) v[k - nv] += t;
+  }
+  mr_sim *sim = solo_sim(c);
+  mr_sim_set_time(sim, c->t);
+  assert_int_equal(mr_sim_set_state(sim, q, v, &e), MR_OK);
+  if (k >= 2 * nv) assert_int_equal(mr_sim_set_joint_torque(sim, k - 2 * nv, t, &e), MR_OK);
+  assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  memcpy(qn, mr_sim_q(sim), (size_t)m->nq * sizeof(double));
+  memcpy(vn, mr_sim_v(sim), (size_t)nv * sizeof(double));
+  mr_sim_free(sim);
+}
+
+/* mr_sim_step_derivatives against Richardson-combined central differences of mr_sim_step
+ * (h = 1e-6, truncation O(h⁴)), q⁺ compared through q⁺(x ± h) ⊖ q⁺(x). Error: the step's
+ * rounding (~1e-14 on terms up to 1e3: the PD gains over Δt, the gap correction Φ/Δt) over 2h,
+ * ≲ 1e-8 (1 + |∂|), and the solve's accuracy: ncp-pgs stops at ε ≈ 1e-12 (force units), which
+ * moves v⁺ by up to Δt ‖M̃⁻¹ Jᵀ‖ ε ≈ 1e-3 · 1e2 · 2e-12 = 2e-13 (the feet's links weigh tens of
+ * grams), over 2h: 1e-7. Tolerance 1e-6 (1 + |∂|), largest error printed */
+static double check_solo(uint64_t seed, double qd, int sliding, int want_modes, int half) {
+  const double tol = 1e-6;
+  solo_case c;
+  solo_setup(&c, seed, qd, sliding);
+  const mr_model *m = c.sc.model;
+  const int nv = m->nv;
+  mr_error e;
+  mr_sim *sim = solo_sim(&c);
+  mr_sim_set_time(sim, c.t);
+  assert_int_equal(mr_sim_set_state(sim, c.q, c.v, &e), MR_OK);
+  mr_sim_derivatives *x = mr_sim_derivatives_create(sim, &e);
+  assert_non_null(x);
+  assert_int_equal(mr_sim_step_derivatives(sim, x, &e), MR_OK);
+  const mr_step_derivatives *sd = mr_sim_derivatives_get(x);
+  const mr_contact *ct;
+  const double *lambda;
+  const int nc = mr_sim_contacts(sim, &ct, &lambda);
+  assert_int_equal(nc, 4);
+  double cv[12];
+  int seen = 0;
+  mr_problem_velocity(mr_sim_problem(sim), lambda, cv);
+  for (int i = 0; i < nc; ++i) {
+    const int mode = hypot(cv[3 * i], cv[3 * i + 1]) > 1e-9 ? MR_CONTACT_SLIDING : MR_CONTACT_STICKING;
+    assert_true(lambda[3 * i + 2] > 1e-9);
+    seen |= 1 << mode;
+  }
+  assert_int_equal(seen, want_modes);
+  double q0n[64], v0n[64];
+  memcpy(q0n, mr_sim_q(sim), (size_t)m->nq * sizeof(double));
+  memcpy(v0n, mr_sim_v(sim), (size_t)nv * sizeof(double));
+  const double h = 1e-6;
+  double worst = 0.0;
+  for (int k = 0; k < 3 * nv; ++k) {
+    if (k >= 2 * nv && k < 2 * nv + 6) continue; /* the base takes no joint torque */
+    if (k % 2 != half) continue;                  /* every other input, to keep the test short */
+    double qn[4][64], vn[4][64], dq[4][64];
+    const double at[4] = {2 * h, h, -h, -2 * h};
+    for (int t = 0; t < 4; ++t) {
+      solo_step(&c, k, at[t], qn[t], vn[t]);
+      mr_difference(m, q0n, qn[t], dq[t]);
+    }
+    const int in = k % nv;
+    const double *Av = k < nv ? sd->dvn_dq : k < 2 * nv ? sd->dvn_dv : sd->dvn_dtau;
+    const double *Aq = k < nv ? sd->dqn_dq : k < 2 * nv ? sd->dqn_dv : sd->dqn_dtau;
+    for (int r = 0; r < nv; ++r) {
+      const double fv = (4 * (vn[1][r] - vn[2][r]) / (2 * h) - (vn[0][r] - vn[3][r]) / (4 * h)) / 3;
+      const double fq = (4 * (dq[1][r] - dq[2][r]) / (2 * h) - (dq[0][r] - dq[3][r]) / (4 * h)) / 3;
+      const double an[2] = {Av[r * nv + in], Aq[r * nv + in]}, fd[2] = {fv, fq};
+      for (int o = 0; o < 2; ++o) {
+        const double err = fabs(an[o] - fd[o]) / (1 + fabs(an[o]));
+        worst = fmax(worst, err);
+        if (err > tol)
+          fail_msg("Solo-12 %s: input %d, %s row %d: analytical %.12g, differences %.12g",
+                   sliding ? "sliding" : "sticking", k, o ? "q" : "v", r, an[o], fd[o]);
+      }
+    }
+  }
+  mr_sim_derivatives_free(x);
+  mr_sim_free(sim);
+  mr_scene_free(&c.sc);
+  return worst;
+}
+
+static void test_step_contact_solo(void **state) {
+  (void)state;
+  const int stick = 1 << MR_CONTACT_STICKING, slide = 1 << MR_CONTACT_SLIDING;
+  double worst = check_solo(3, 0.5, 0, stick | slide, 0); /* some feet stick, some slip */
+  worst = fmax(worst, check_solo(4, 0.5, 1, slide, 1));   /* four feet sliding */
+  print_message("Solo-12 step: largest relative error against differences %.2g\n", worst);
+}
+
 /* a comma-separated list of n numbers for the command line, %.17g each */
 static void write_list(char *out, size_t size, const double *x, int n) {
   size_t at = 0;
@@ -1024,6 +1162,7 @@ int main(void) {
       cmocka_unit_test(test_contact_random),
       cmocka_unit_test(test_contact_redundant),
       cmocka_unit_test(test_step_contact_bodies),
+      cmocka_unit_test(test_step_contact_solo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

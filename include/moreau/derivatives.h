@@ -162,4 +162,27 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
                                       const double *tau, const mr_contact_step *cs,
                                       double *q_next, double *v_next, void *work, mr_error *err);
 
+/* ---- the simulator's step ----
+ *
+ * mr_sim_step_derivatives takes one mr_sim_step and gives the Jacobians of that step at the
+ * state it started from, through mr_step_contact_derivatives with the step's own data: its
+ * explicit torques and implicit gains (after the effort limits), PD targets, external forces
+ * (held in their bodies' frames), contacts, joint limits and couplings, Jacobian, problem and
+ * solution. mr_sim integrates free bodies (a free joint carrying no other body) on the chord of
+ * their centre of mass; for them the Jacobians are those of q ⊕ Δt v (docs/derivatives.md).
+ * All memory is allocated by mr_sim_derivatives_create; the call allocates nothing. */
+#include "moreau/sim.h"
+
+typedef struct mr_sim_derivatives mr_sim_derivatives;
+
+/* memory for the derivatives of s's steps; NULL with err set when out of memory */
+mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err);
+void mr_sim_derivatives_free(mr_sim_derivatives *x);
+/* one step of s, and its Jacobians (read with mr_sim_derivatives_get); on an error of the step
+ * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (a contact
+ * whose geometry is not differentiated, a point constraint) after the step */
+mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err);
+/* the last step's Jacobians: dvn_dq, dvn_dv, dvn_dtau, dqn_dq, dqn_dv, dqn_dtau (nv x nv) */
+const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x);
+
 #endif
