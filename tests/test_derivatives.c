@@ -1147,6 +1147,55 @@ static void test_cli(void **state) {
   mr_model_free(m);
 }
 
+/* moreau derivatives SCENE --time T --json on Solo-12 standing against the library (the same
+ * steps, bitwise), and its errors: a negative time, a missing scene, a scene whose point
+ * constraint is not differentiated */
+static void test_cli_derivatives(void **state) {
+  (void)state;
+  static char out[1 << 20];
+  assert_int_equal(cli_run("derivatives scenes/solo_stand.yaml --time 0.05 --json", 0, out,
+                           sizeof out),
+                   0);
+  mr_json *j = NULL;
+  assert_int_equal(mr_json_parse(out, "derivatives", &j, NULL), MR_OK);
+  mr_scene sc;
+  mr_error e;
+  assert_int_equal(mr_scene_load("scenes/solo_stand.yaml", &sc, &e), MR_OK);
+  mr_sim *sim = mr_sim_from_scene(&sc, NULL, &e);
+  for (int k = 0; k < 50; ++k)
+    assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+  mr_sim_derivatives *x = mr_sim_derivatives_create(sim, &e);
+  assert_int_equal(mr_sim_step_derivatives(sim, x, &e), MR_OK);
+  const mr_step_derivatives *sd = mr_sim_derivatives_get(x);
+  const int nv = sc.model->nv;
+  assert_int_equal((int)mr_json_get(j, "nv")->number, nv);
+  assert_int_equal((int)mr_json_get(j, "ncontacts")->number, 4);
+  const char *keys[6] = {"dvn_dq", "dvn_dv", "dvn_dtau", "dqn_dq", "dqn_dv", "dqn_dtau"};
+  const double *mats[6] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau,
+                           sd->dqn_dq, sd->dqn_dv, sd->dqn_dtau};
+  for (int k = 0; k < 6; ++k) {
+    const mr_json *A = mr_json_get(j, keys[k]);
+    assert_non_null(A);
+    assert_int_equal(A->count, nv);
+    for (int r = 0; r < nv; ++r)
+      for (int c = 0; c < nv; ++c)
+        assert_true(mr_json_at(mr_json_at(A, r), c)->number == mats[k][r * nv + c]);
+  }
+  const mr_json *vn = mr_json_get(j, "v_next");
+  for (int r = 0; r < nv; ++r)
+    assert_true(mr_json_at(vn, r)->number == mr_sim_v(sim)[r]);
+  mr_json_free(j);
+  mr_sim_derivatives_free(x);
+  mr_sim_free(sim);
+  mr_scene_free(&sc);
+  assert_int_equal(cli_run("derivatives scenes/solo_stand.yaml --time -1", 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, "--time: '-1'"));
+  assert_int_equal(cli_run("derivatives scenes/missing.yaml", 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, "missing.yaml"));
+  assert_int_equal(cli_run("derivatives scenes/four_bar.yaml", 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, "point constraint"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_solo12),
@@ -1154,6 +1203,7 @@ int main(void) {
       cmocka_unit_test(test_allegro),
       cmocka_unit_test(test_random_trees),
       cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_cli_derivatives),
       cmocka_unit_test(test_step_robots),
       cmocka_unit_test(test_step_random_trees),
       cmocka_unit_test(test_step_errors),

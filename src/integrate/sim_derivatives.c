@@ -2,6 +2,7 @@
  * the step map of mr_step_contact_derivatives is evaluated at the state it started from with
  * the step's own data — its explicit torques and implicit gains after the effort limits, its
  * PD targets, external forces, contact blocks, contact Jacobian, problem and solution. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,12 @@ const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x) {
   return x->sd;
 }
 
+/* the tolerance that decides the contacts' modes: ten times the solver's own (force units,
+ * as c), so that a contact the solver left sticking to its accuracy is not called sliding */
+static double mode_tolerance(const mr_sim *s) {
+  return fmax(1e-9, 10.0 * s->settings.eps_abs);
+}
+
 mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err) {
   const mr_model *m = s->m;
   const int nv = m->nv;
@@ -78,7 +85,7 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
                               s->lambda,
                               s->c,
                               &s->as_settings,
-                              1e-9};
+                              mode_tolerance(s)};
   return mr_step_contact_derivatives(m, x->d, x->sd, &p, x->q0, x->v0, s->tau, &cs, NULL,
                                      x->v_next, x->work, err);
 }
