@@ -168,8 +168,10 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
  * state it started from, through mr_step_contact_derivatives with the step's own data: its
  * explicit torques and implicit gains (after the effort limits), PD targets, external forces
  * (held in their bodies' frames), contacts, joint limits and couplings, Jacobian, problem and
- * solution. mr_sim integrates free bodies (a free joint carrying no other body) on the chord of
- * their centre of mass; for them the Jacobians are those of q ⊕ Δt v (docs/derivatives.md).
+ * solution. mr_sim integrates free bodies (a free joint carrying no other body) in the world
+ * velocity of their centre of mass and hands v⁺ back in the frame of q⁺; for them the Jacobians
+ * are those of the velocity update w⁺ in the frame of q and of q ⊕ Δt w⁺, which agree with
+ * mr_sim's when the body does not turn (docs/derivatives.md).
  * All memory is allocated by mr_sim_derivatives_create; the call allocates nothing. */
 #include "moreau/sim.h"
 
