@@ -472,6 +472,14 @@ static void test_view_errors(void **state) {
   assert_non_null(strstr(out, ":1: column 2 is 'q0', expected 'cube/root_joint_x' (the scene's "
                               "33 configuration columns follow t)"));
   remove(csv);
+  /* the page goes through the atomic output of core/output.h: a directory is refused by name,
+   * and a device that fails every write (/dev/full) is an error, not a silent success */
+  snprintf(cmd, sizeof cmd, "view scenes/minimal.yaml --duration 0.01 -o '%s'", workdir);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, ": is a directory"));
+  assert_int_equal(cli_run("view scenes/minimal.yaml --duration 0.01 -o /dev/full", 1, out,
+                           sizeof out), 2);
+  assert_non_null(strstr(out, "/dev/full"));
 }
 
 int main(void) {

@@ -9,12 +9,13 @@
  * little-endian Float32 (Int32 for offsets) in base64 inside one JSON object. */
 #include "cli/replay.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/output.h"
 
 /* the page template and the bundled script, linked in from viewer/ (Makefile) */
 extern const char mr_viewer_page[], mr_viewer_page_end[];
@@ -439,10 +440,9 @@ static void write_page(FILE *f, const mr_replay *r) {
 
 mr_status mr_replay_write(const mr_replay *r, const char *path, mr_error *err) {
   if (r->nomem) return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory while recording", path);
-  FILE *f = fopen(path, "w");
-  if (!f) return mr_error_set(err, MR_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-  write_page(f, r);
-  int bad = ferror(f);
-  if (fclose(f) || bad) return mr_error_set(err, MR_ERR_IO, "error writing '%s'", path);
-  return MR_OK;
+  mr_output out;
+  mr_status st = mr_output_open(&out, path, err);
+  if (st) return st;
+  write_page(out.f, r);
+  return mr_output_commit(&out, err);
 }
