@@ -180,6 +180,14 @@ class TestBindings(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("upright", r.stdout)
 
+    def test_example_ilqr_lowers_its_cost(self):
+        """python/examples/ilqr_solo_jump.py, briefly (2 iterations over 30 steps): every
+        iteration keeps or lowers the cost, and the run lowers it"""
+        example = os.path.join(ROOT, "python", "examples", "ilqr_solo_jump.py")
+        r = subprocess.run([sys.executable, example, "2", "30"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("cost decreased", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
