@@ -107,6 +107,24 @@ static void test_derivatives(void **state) {
   mr_scene_free(&sc);
 }
 
+/* the Jacobians of the simulator's steps (mr_sim_step_derivatives) on Solo-12 trotting, feet
+ * landing and lifting: all the memory comes from mr_sim_derivatives_create */
+static void test_sim_derivatives(void **state) {
+  mr_scene sc = tsim_load("scenes/b9_solo_trot.yaml");
+  mr_sim *s = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  mr_sim_derivatives *x = mr_sim_derivatives_create(s, &err);
+  assert_non_null(x);
+  tsim_steps(s, 5);
+  long before = allocations;
+  for (int k = 0; k < 30; ++k)
+    assert_int_equal(mr_sim_step_derivatives(s, x, &err), MR_OK);
+  assert_int_equal(allocations, before);
+  mr_sim_derivatives_free(x);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 /* a control loop: controls set by name and index, a wrench, and every read-out between steps
  * allocate nothing either (a real-time controller calls them every step) */
 static void test_control_loop(void **state) {
@@ -143,6 +161,7 @@ int main(void) {
       cmocka_unit_test(test_hand),
       cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
+      cmocka_unit_test(test_sim_derivatives),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);
 }
