@@ -30,7 +30,7 @@ BUILD   ?= build
 SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
-           libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium
+           libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
@@ -100,7 +100,14 @@ $(LIBRARY): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(PROGRAM): $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY)
-	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY) $(LIBS) -o $@
+	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY) $(LIBS) $(MPI_LIBS) -o $@
+
+# moreau sweep spreads its runs over MPI processes (docs/cli.md): the program links the system
+# MPI (Debian's default, through the mpi-c pkg-config alternative) and starts it only when an
+# MPI launcher started the process; only src/cli/mpi.c includes mpi.h
+MPI_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags mpi-c 2>/dev/null))
+MPI_LIBS   = $(shell pkg-config --libs mpi-c 2>/dev/null)
+$(BUILD)/obj/src/cli/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 
 # the viewer: three.js and esbuild from npm, one minified script, linked in with the page
 $(VIEWER_NPM): viewer/package.json viewer/package-lock.json

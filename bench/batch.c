@@ -1,13 +1,21 @@
 /* Batch benchmark: steps per second of N Solo-12 environments (scenes/b9_solo_trot.yaml, the
- * trot gait under PD, ncp-pgs warm started) for N = 8 and 16, stepped
+ * trot gait under PD, ncp-pgs warm started) for N = 1, 2, 8 and 16, stepped
  *   - by an mr_batch on 1 thread and on 2 threads (batch.h), and
- *   - by N separate processes (fork), one simulator each, all started together.
+ *   - by N separate processes (fork), one simulator each, all started together, and
+ *   - by the same two batches called for one step at a time (a learning loop's pattern: one
+ *     wake-up and one wait of the pool per step instead of per 1000 steps).
  * Each run: every environment from the initial state, WARMUP unmeasured steps, then STEPS timed
- * steps per environment; throughput = N · STEPS / wall time. The three ways alternate over
+ * steps per environment; throughput = N · STEPS / wall time. The five ways alternate over
  * rounds (default 7), and the medians are reported with the speed-up of 2 threads over 1 (scaling
  * efficiency = speed-up / 2) and the CPU time per step of each way (getrusage: user + system of
  * the process, or of the children), which shows the overhead of the threads independently of the
  * load that other programs put on the machine (the load average is printed).
+ * On a loaded machine the wall-time ratio says how much CPU the scheduler gave, not how the pool
+ * scales; so each batch run also reads every pool thread's CPU time on its share
+ * (mr_batch_thread_cpu), and the *critical-path speed-up* = (1-thread CPU time) / (busiest
+ * thread's CPU time on 2 threads) is the speed-up two idle cores would give: it includes the
+ * imbalance between the shares and any extra work per step that sharing caches or memory adds,
+ * but not the time a thread waits for a core.
  * Run: make bench (or build/bench/bench/batch [rounds]). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +32,16 @@
 #define WARMUP 50
 #define STEPS 1000
 #define MAX_ROUNDS 31
-#define NWAYS 3
+#define NWAYS 5
 
-static const char *const way_names[NWAYS] = {"batch, 1 thread", "batch, 2 threads", "N processes"};
+static const char *const way_names[NWAYS] = {"batch, 1 thread", "batch, 2 threads", "N processes",
+                                             "batch, 1 thread, 1 step per call",
+                                             "batch, 2 threads, 1 step per call"};
 
 typedef struct {
-  double sps; /* environment steps per second */
-  double cpu; /* CPU µs per environment step */
+  double sps;  /* environment steps per second */
+  double cpu;  /* CPU µs per environment step */
+  double busy; /* CPU seconds of the busiest pool thread (batch ways only) */
 } sample;
 
 static double now(void) {
@@ -47,17 +58,23 @@ static double cpu_seconds(int who) {
          1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-/* one batch run: reset, warm up, time STEPS steps of every environment */
-static int run_batch(mr_batch *b, sample *out) {
+/* one batch run: reset, warm up, time STEPS steps of every environment, `per_call` steps per
+ * mr_batch_step (STEPS: one call; 1: a learning loop's pattern, one synchronisation per step) */
+static int run_batch(mr_batch *b, int per_call, sample *out) {
   mr_error err;
   int n = mr_batch_size(b);
+  mr_batch_time_threads(b, per_call == STEPS); /* a system call per call: one-call runs only */
   mr_batch_reset(b, -1);
   if (mr_batch_step(b, WARMUP, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
   double c0 = cpu_seconds(RUSAGE_SELF), t0 = now();
-  if (mr_batch_step(b, STEPS, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+  for (int k = 0; k < STEPS; k += per_call)
+    if (mr_batch_step(b, per_call, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
   double t1 = now(), c1 = cpu_seconds(RUSAGE_SELF);
   out->sps = n * (double)STEPS / (t1 - t0);
   out->cpu = 1e6 * (c1 - c0) / (n * (double)STEPS);
+  out->busy = 0.0;
+  for (int t = 0; t < mr_batch_threads(b); ++t)
+    if (mr_batch_thread_cpu(b, t) > out->busy) out->busy = mr_batch_thread_cpu(b, t);
   return 0;
 }
 
@@ -119,14 +136,17 @@ static int bench_n(const mr_world *w, int n, int rounds) {
   mr_error err;
   mr_batch *b[2] = {mr_batch_create(w, n, 1, NULL, &err), mr_batch_create(w, n, 2, NULL, &err)};
   if (!b[0] || !b[1]) return fprintf(stderr, "%s\n", err.msg), 1;
-  static double sps[NWAYS][MAX_ROUNDS], cpu[NWAYS][MAX_ROUNDS];
+  static double sps[NWAYS][MAX_ROUNDS], cpu[NWAYS][MAX_ROUNDS], path[MAX_ROUNDS];
   double load[3] = {0};
   getloadavg(load, 3);
   for (int r = 0; r < rounds; ++r) {
     sample s[NWAYS];
-    if (run_batch(b[0], &s[0]) || run_batch(b[1], &s[1]) || run_processes(w, n, &s[2])) return 1;
+    if (run_batch(b[0], STEPS, &s[0]) || run_batch(b[1], STEPS, &s[1]) ||
+        run_processes(w, n, &s[2]) || run_batch(b[0], 1, &s[3]) || run_batch(b[1], 1, &s[4]))
+      return 1;
     for (int k = 0; k < NWAYS; ++k)
       sps[k][r] = s[k].sps, cpu[k][r] = s[k].cpu;
+    path[r] = s[0].busy / s[1].busy;
   }
   printf("| N | stepped by | env steps/s | vs 1 thread | CPU µs/step |\n");
   printf("|---:|---|---:|---:|---:|\n");
@@ -136,9 +156,14 @@ static int bench_n(const mr_world *w, int n, int rounds) {
   for (int k = 0; k < NWAYS; ++k)
     printf("| %d | %s | %.0f | %.2f | %.1f |\n", n, way_names[k], m[k], m[k] / m[0],
            median(cpu[k], rounds));
-  printf("\nN = %d: 2 threads / 1 thread = %.2f (scaling efficiency %.0f %%); load average "
-         "before: %.1f\n\n",
-         n, m[1] / m[0], 50.0 * m[1] / m[0], load[0]);
+  double after[3] = {0};
+  getloadavg(after, 3);
+  double cp = median(path, rounds);
+  printf("\nN = %d: 2 threads / 1 thread = %.2f in wall time (scaling efficiency %.0f %%), "
+         "%.2f on the critical path (efficiency %.0f %%); load average %.1f before, %.1f "
+         "after\n",
+         n, m[1] / m[0], 50.0 * m[1] / m[0], cp, 50.0 * cp, load[0], after[0]);
+  printf("N = %d, 1 step per call: 2 threads / 1 thread = %.2f in wall time\n\n", n, m[4] / m[3]);
   mr_batch_free(b[0]), mr_batch_free(b[1]);
   return 0;
 }
@@ -153,7 +178,8 @@ int main(int argc, char **argv) {
   printf("Batch: %s, %d warm-up then %d timed steps per environment, median of %d rounds; %ld "
          "processors online\n\n",
          SCENE, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN));
-  int status = bench_n(w, 8, rounds) || bench_n(w, 16, rounds);
+  int status = bench_n(w, 1, rounds) || bench_n(w, 2, rounds) || bench_n(w, 8, rounds) ||
+               bench_n(w, 16, rounds);
   mr_world_free(w);
   return status;
 }

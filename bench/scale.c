@@ -11,7 +11,7 @@
  * of the second half are timed. Reported per size: median µs/step of each, their ratio, mean
  * contacts and iterations per step; per scene the exponent p of cost ∝ N^p fitted by least
  * squares on log-log over the measured sizes. A size whose moreau step is projected (from the
- * previous size at the exponent measured so far, at least 3 when only one size was measured
+ * previous size at the exponent measured so far, 1.5 when only one size was measured
  * before) above BUDGET_US is not run, and says so.
  * Run: make bench-peers (or build/bench/scale [solver [max_n]]). */
 #include <math.h>
@@ -319,7 +319,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; ++i) {
       int n = sizes[i];
       /* project moreau's step from the sizes measured so far */
-      double p = k >= 2 && isfinite(fit_exponent(ns, ym, k)) ? fit_exponent(ns, ym, k) : 3.0;
+      double p = k >= 2 && isfinite(fit_exponent(ns, ym, k)) ? fit_exponent(ns, ym, k) : 1.5;
       double projected = k >= 1 ? last * pow((double)n / ns[k - 1], fmax(p, 1.0)) : 0.0;
       int with_moreau = projected <= BUDGET_US;
       measure m = {0};

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B10): runs the scenes with
+# The experiments of the contact-model study (EXPERIMENTS.md §B, B1–B11): runs the scenes with
 # build/moreau, writes CSV tables to docs/results/ and draws PNG plots with gnuplot.
 #
 #   experiments/run.sh [B1 B2 ...]     (default: every experiment; run from anywhere)
@@ -131,7 +131,7 @@ GP
 b2() {
   log "B2 dragged cube"
   local summary=$OUT/b2_summary.csv solver f
-  echo "solver,max_abs_fy_stick_N,max_abs_fy_slide_N,slip_onset_s,vx_end_mps,vx_end_ana_mps,x_end_m" >"$summary"
+  echo "solver,max_abs_fy_stick_N,max_abs_fy_slide_N,slip_onset_s,vx_end_mps,vx_end_ana_mps,x_end_m,max_eps_abs_stick_N,max_eps_abs_slide_N" >"$summary"
   for solver in $RIGID; do
     f=$OUT/b2_$solver.csv
     "$MOREAU" run scenes/b2_dragged_cube_spheres.yaml --solver "$solver" --out "$TMP/b2.csv" \
@@ -142,16 +142,18 @@ b2() {
       END { for (k = 1; k <= n; k++) { t = order[k]; line = t;
           for (c = 0; c < 4; c++) line = line "," ((t SUBSEP c) in fy ? fy[t SUBSEP c] : 0);
           print line } }' "$TMP/b2c.csv" >"$TMP/b2f.csv"
-    cols "$TMP/b2.csv" t cube/root_joint_x cube/root_joint_vx cube/root_joint_vy | awk -F, -v forces="$TMP/b2f.csv" '
+    cols "$TMP/b2.csv" t cube/root_joint_x cube/root_joint_vx cube/root_joint_vy eps_abs | awk -F, -v forces="$TMP/b2f.csv" '
       BEGIN { while ((getline line < forces) > 0) { split(line, a, ","); f[a[1]] = substr(line, length(a[1]) + 2) } }
-      NR == 1 { print "t,x,vx,vy,fy0,fy1,fy2,fy3,vx_ana"; next }
+      NR == 1 { print "t,x,vx,vy,fy0,fy1,fy2,fy3,vx_ana,eps_abs"; next }
       { t0 = 0.4 * 9.81 / 20; va = $1 > t0 ? 10 * ($1 * $1 - t0 * t0) - 0.4 * 9.81 * ($1 - t0) : 0;
-        print $1 "," $2 "," $3 "," $4 "," ($1 in f ? f[$1] : "0,0,0,0") "," va }' >"$f"
+        print $1 "," $2 "," $3 "," $4 "," ($1 in f ? f[$1] : "0,0,0,0") "," va "," $5 }' >"$f"
     awk -F, -v s="$solver" 'NR == 1 { next }
       { m = 0; for (c = 5; c <= 8; c++) { a = $c < 0 ? -$c : $c; if (a > m) m = a }
         if ($1 >= 0.05 && $1 <= 0.15 && m > ms) ms = m; if ($1 >= 0.4 && m > ml) ml = m;
-        if (!on && $3 > 1e-4) on = $1; vx = $3; va = $9; x = $2 }
-      END { printf "%s,%.4g,%.4g,%s,%.4f,%.4f,%.4f\n", s, ms, ml, on ? on : "none", vx, va, x }' \
+        if (!on && $3 > 1e-4) on = $1; vx = $3; va = $9; x = $2
+        if ($1 < 0.19 && $10 > es) es = $10; if ($1 >= 0.21 && $10 > el) el = $10 }
+      END { printf "%s,%.4g,%.4g,%s,%.4f,%.4f,%.4f,%.3g,%.3g\n", s, ms, ml, on ? on : "none", vx, va, x,
+              es, el }' \
       "$f" >>"$summary"
   done
   plot <<GP
@@ -172,34 +174,54 @@ set output 'b2_velocity_error.png'
 set title 'B2: v_x - analytical (m/s)'
 set ylabel 'v_x - v_ana (m/s)'
 plot $(curves "'b2_@.csv' u 1:(column(3)-column(9)) every ::1 w l lw 1.5 t '@'" $RIGID)
+set output 'b2_eps_abs.png'
+set multiplot layout 1,2 title 'B2 dragged cube: NCP criterion eps_abs (N) of each step; stick until t = 0.196 s (RaiSim note, Fig. 4 bottom right)'
+set logscale y; set format y '%.0e'; set ylabel 'eps_abs (N)'; set yrange [1e-12:1e7]; set key bottom right font ',8'
+set title 'raisim, raisim-ds, ncp-pgs (the note''s figure)'
+plot 'b2_raisim.csv' u 1:(column(10) > 0 ? column(10) : 1e-12) every ::1 w l lw 1.5 lt 5 t 'raisim', \
+  'b2_raisim-ds.csv' u 1:(column(10) > 0 ? column(10) : 1e-12) every ::1 w l lw 1.5 lt 6 t 'raisim-ds', \
+  'b2_ncp-pgs.csv' u 1:(column(10) > 0 ? column(10) : 1e-12) every ::1 w l lw 1.5 lt 7 t 'ncp-pgs'
+set title 'every solver'
+plot $(curves "'b2_@.csv' u 1:(column(10) > 0 ? column(10) : 1e-12) every ::1 w l lw 1.5 t '@'" $RIGID)
+unset multiplot
 GP
 }
 
 # ---------------------------------------------------------------------------------------------
 # B3/B4 consistency in Δt: the dragged cube of B2 over 0.5 s (stick, then slide) at Δt from 1e-4
-# to 1e-2 against a Δt = 1e-5 reference. The error is the largest deviation over the times
-# t = 0.01 k (common to every Δt) of the position x and of the velocity v_x.
+# to 1e-2 against a Δt = 1e-5 reference. Errors: the paper's integral consistency error
+# Σ_k ‖q(t_k) − q̄(t_k)‖ Δt over the steps t_k = k Δt of the coarse run (q the 7 coordinates of
+# the cube's free-flyer, position and quaternion; q̄ the reference at the same time, every
+# t_k being a step of the reference), and the largest deviation over the times t = 0.01 k
+# (common to every Δt) of the position x and of the velocity v_x. The energy is the cube's
+# kinetic + m g (z − z0); its error is taken at t = 0.5 s against the reference's.
 DTS="1e-4 2e-4 5e-4 1e-3 2e-3 5e-3 1e-2"
 B3_SOLVERS="ncp-pgs ncp-admm ncp-stagproj lcp-pgs ccp-pgs raisim"
 
-# sampled CSV: k,x,vx at t = 0.01 k
-sampled() {
-  cols "$1" t cube/root_joint_x cube/root_joint_vx | awk -F, 'NR > 1 { k = $1 / 0.01; r = int(k + 0.5);
-    if (k - r < 1e-6 && r - k < 1e-6) print r "," $2 "," $3 }'
-}
-
-# b23_run SOLVER DT OUTFILE: the B2 scene over 0.5 s, sampled
+# b23_run SOLVER DT OUTFILE [ARGS...]: the B2 scene over 0.5 s; t, x, y, z, qx, qy, qz, qw,
+# v_x and the cube's energy (J, zero at rest) of every step
 b23_run() {
-  run scenes/b2_dragged_cube_spheres.yaml "$1" "$TMP/b3.csv" --dt "$2" --duration 0.5
-  sampled "$TMP/b3.csv" >"$3"
+  local solver=$1 dt=$2 out=$3
+  shift 3
+  run scenes/b2_dragged_cube_spheres.yaml "$solver" "$TMP/b3.csv" --dt "$dt" --duration 0.5 "$@"
+  cols "$TMP/b3.csv" t cube/root_joint_x cube/root_joint_y cube/root_joint_z cube/root_joint_qx \
+    cube/root_joint_qy cube/root_joint_qz cube/root_joint_qw cube/root_joint_vx energy |
+    awk -F, -v OFS=, 'NR > 1 { $10 = sprintf("%.10g", $10 - 9.81 * 0.1); print }' >"$out"
 }
 
-# errors REF RUN: max |x − x_ref|, max |v − v_ref| over the common samples
+# errors REF RUN DT: the integral consistency error Σ ‖q − q̄‖ Δt (m s), max |x − x_ref| and
+# max |v − v_ref| over the times 0.01 k, the energy at 0.5 s and the reference's. A reference
+# row is found by its step number at Δt = 1e-5.
 errors() {
-  awk -F, 'NR == FNR { x[$1] = $2; v[$1] = $3; next }
-    ($1 in x) { a = $2 - x[$1]; if (a < 0) a = -a; if (a > ex) ex = a;
-      b = $3 - v[$1]; if (b < 0) b = -b; if (b > ev) ev = b }
-    END { printf "%.4g,%.4g", ex, ev }' "$1" "$2"
+  awk -F, -v dt="$3" 'NR == FNR { k = int($1 / 1e-5 + 0.5); r[k] = $0; if (k > last) last = k; next }
+    { k = int($1 / 1e-5 + 0.5); if (!(k in r)) next;
+      split(r[k], q, ",")
+      d2 = 0; for (i = 2; i <= 8; i++) d2 += ($i - q[i]) ^ 2; integral += sqrt(d2) * dt;
+      s = $1 / 0.01; if (s - int(s + 0.5) < 1e-6 && int(s + 0.5) - s < 1e-6) {
+        a = $2 - q[2]; if (a < 0) a = -a; if (a > ex) ex = a;
+        b = $9 - q[9]; if (b < 0) b = -b; if (b > ev) ev = b }
+      if (k == last) { e = $10; eref = q[10] } }
+    END { printf "%.4g,%.4g,%.4g,%.8g,%.8g", integral, ex, ev, e, eref }' "$1" "$2"
 }
 
 # slope CSV COLUMN: least-squares slope of log(error) vs log(Δt) per solver (column 1 solver, 2 Δt)
@@ -209,54 +231,156 @@ slopes() {
     END { for (s in n) printf "%s %.2f\n", s, (n[s] * sxy[s] - sx[s] * sy[s]) / (n[s] * sxx[s] - sx[s] * sx[s]) }' "$1" | sort
 }
 
+B3_HEADER="solver,dt,integral_err_ms,err_x_m,err_v_mps,E_end_J,E_end_ref_J"
+
 b3() {
   log "B3 self-consistency in dt (Δt = 1e-5 references)"
-  local f=$OUT/b3_consistency.csv solver dt
-  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  local f=$OUT/b3_consistency.csv e=$OUT/b3_energy.csv solver dt
+  echo "$B3_HEADER" >"$f"
+  echo "solver,dt,t,E_J,E_minus_ref_J" >"$e"
   for solver in $B3_SOLVERS; do
     b23_run "$solver" 1e-5 "$TMP/ref_$solver.csv"
+    # the reference's energy every millisecond
+    awk -F, -v s="$solver" '{ k = $1 / 1e-3; if (k - int(k + 0.5) < 1e-6 && int(k + 0.5) - k < 1e-6)
+      print s ",1e-5," $1 "," $10 ",0" }' "$TMP/ref_$solver.csv" >>"$e"
     for dt in $DTS; do
       b23_run "$solver" "$dt" "$TMP/s.csv"
-      echo "$solver,$dt,$(errors "$TMP/ref_$solver.csv" "$TMP/s.csv")" >>"$f"
+      echo "$solver,$dt,$(errors "$TMP/ref_$solver.csv" "$TMP/s.csv" "$dt")" >>"$f"
+      # energy every millisecond (every step for Δt ≥ 1 ms), and its difference to the reference's
+      awk -F, -v s="$solver" -v dt="$dt" 'NR == FNR { eref[int($1 / 1e-5 + 0.5)] = $10; next }
+        { k = $1 / 1e-3; if (dt >= 1e-3 || (k - int(k + 0.5) < 1e-6 && int(k + 0.5) - k < 1e-6))
+          print s "," dt "," $1 "," $10 "," $10 - eref[int($1 / 1e-5 + 0.5)] }' \
+        "$TMP/ref_$solver.csv" "$TMP/s.csv" >>"$e"
     done
   done
-  slopes "$f" 3 | awk '{ print "B3 slope of log err_x vs log dt: " $0 }' >&2
+  slopes "$f" 3 | awk '{ print "B3 slope of log integral error vs log dt: " $0 }' >&2
   plot <<GP
 set output 'b3_consistency.png'
-set title 'B3 self-consistency: max |x - x_ref| over 0.5 s vs dt (reference: the same solver at dt = 1e-5)'
+set multiplot layout 1,3 title 'B3 self-consistency in dt, dragged cube over 0.5 s (reference: the same solver at dt = 1e-5)'
 set logscale xy
 set format xy '%.0e'
 set xrange [1e-4:1e-2]
 set xlabel 'dt (s)'
-set ylabel 'error in x (m)'
-set key top left
+set key top left font ',8'
+set title 'integral error sum |q - q_ref| dt (m s)'; set ylabel 'm s'
 plot $(curves "'b3_consistency.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" $B3_SOLVERS)
+set title 'max |x - x_ref| (m)'; set ylabel 'm'
+plot $(curves "'b3_consistency.csv' u 2:(pick(1, '@', column(4))) w lp lw 2 pt 7 t '@'" $B3_SOLVERS)
+set title '|E - E_ref| at t = 0.5 s (J)'; set ylabel 'J'
+plot $(curves "'b3_consistency.csv' u 2:(pick(1, '@', abs(column(6) - column(7)))) w lp lw 2 pt 7 t '@'" $B3_SOLVERS)
+unset multiplot
 GP
+  plot <<GP
+set output 'b3_energy.png'
+set multiplot layout 2,3 title 'B3 energy of the dragged cube (kinetic + m g (z - z0)) minus the dt = 1e-5 s reference''s, J, vs t (s)'
+set key bottom left font ',7'; set xtics 0.1; set yrange [-0.06:0.08]
+$(for solver in $B3_SOLVERS; do
+    echo "set title '$solver'"
+    echo "plot $(curves "'b3_energy.csv' u 3:(pick(1, '$solver', pick(2, '@', column(5)))) w l lw 1.5 t 'dt = @'" $DTS)"
+  done)
+unset multiplot
+GP
+  b3eps
 }
 
 b4() {
   log "B4 CCP vs NCP consistency (reference ncp-pgs at Δt = 1e-5)"
   local f=$OUT/b4_ccp_vs_ncp.csv solver dt
   [ -f "$TMP/ref_ncp-pgs.csv" ] || b23_run ncp-pgs 1e-5 "$TMP/ref_ncp-pgs.csv"
-  echo "solver,dt,err_x_m,err_v_mps" >"$f"
+  echo "$B3_HEADER" >"$f"
   for solver in ccp-admm ccp-pgs ncp-admm; do
     for dt in $DTS; do
       b23_run "$solver" "$dt" "$TMP/s.csv"
-      echo "$solver,$dt,$(errors "$TMP/ref_ncp-pgs.csv" "$TMP/s.csv")" >>"$f"
+      echo "$solver,$dt,$(errors "$TMP/ref_ncp-pgs.csv" "$TMP/s.csv" "$dt")" >>"$f"
     done
   done
-  slopes "$f" 3 | awk '{ print "B4 slope of log err_x vs log dt: " $0 }' >&2
+  slopes "$f" 3 | awk '{ print "B4 slope of log integral error vs log dt: " $0 }' >&2
   plot <<GP
 set output 'b4_ccp_vs_ncp.png'
-set title 'B4: max |x - x_ref| over 0.5 s vs dt (reference: ncp-pgs at dt = 1e-5); dashed: slope 1'
+set multiplot layout 1,2 title 'B4: dragged cube over 0.5 s vs dt, reference ncp-pgs at dt = 1e-5; dashed: slope 1'
 set logscale xy
 set format xy '%.0e'
 set xrange [1e-4:1e-2]
 set xlabel 'dt (s)'
-set ylabel 'error in x (m)'
 set key top left
+set title 'integral error sum |q - q_ref| dt (m s)'; set ylabel 'm s'
 plot $(curves "'b4_ccp_vs_ncp.csv' u 2:(pick(1, '@', column(3))) w lp lw 2 pt 7 t '@'" ccp-admm ccp-pgs ncp-admm), \
+  [1e-4:1e-2] 0.05*x w l dt 2 lc rgb 'black' t 'slope 1'
+set title 'max |x - x_ref| (m)'; set ylabel 'm'
+plot $(curves "'b4_ccp_vs_ncp.csv' u 2:(pick(1, '@', column(4))) w lp lw 2 pt 7 t '@'" ccp-admm ccp-pgs ncp-admm), \
   [1e-4:1e-2] 0.15*x w l dt 2 lc rgb 'black' t 'slope 1'
+unset multiplot
+GP
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# B3eps self-consistency in the solver tolerance (paper §IV-B: the stopping criterion ε_abs is the
+# second hyper-parameter of a simulator, varied apart from Δt): the dragged cube of B2 (0.5 s) and
+# Solo-12 pushed with 10 N (b8_solo_push, 0.5 s), each solver run with its tolerance ε from 1e-2
+# to 1e-10 N (every second decade) against the same solver at ε = 1e-12 N. The solvers stop on their own criterion
+# (eps_model); the NCP ε_abs of the forces they return is recorded beside it. Per run: the
+# integral consistency error Σ ‖q − q̄‖ Δt (q the whole configuration: free-flyer position and
+# quaternion, and the joint angles of Solo), ‖q − q̄‖ at the end, iterations, the largest NCP
+# ε_abs, the steps not converged and the mean solve time.
+EPS_SWEEP="1e-2 1e-4 1e-6 1e-8 1e-10"
+EPS_REF=1e-12
+
+# qtraj FILE: t and the configuration (the columns before the first velocity) of a trajectory
+qtraj() {
+  awk -F, 'NR == 1 { for (i = 2; i <= NF; i++) if ($i ~ /_vx$/) { nq = i - 1; break } }
+    { line = $1; for (i = 2; i <= nq; i++) line = line "," $i; print line }' "$1"
+}
+
+# q_error REF RUN: Σ ‖q − q̄‖ Δt over the rows of two runs at the same Δt, and ‖q − q̄‖ at the end
+q_error() {
+  awk -F, 'NR == FNR { r[FNR] = $0; next }
+    FNR > 1 { n = split(r[FNR], a, ","); d2 = 0; for (i = 2; i <= n; i++) d2 += ($i - a[i]) ^ 2;
+      s += sqrt(d2) * ($1 - tp); tp = $1; last = sqrt(d2) }
+    END { printf "%.4g,%.4g", s, last }' "$1" "$2"
+}
+
+b3eps() {
+  log "B3eps self-consistency in the solver tolerance eps_abs"
+  local f=$OUT/b3_eps_sweep.csv scene name solver eps k stats
+  echo "scene,solver,eps_abs_set_N,integral_err,final_err,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us" >"$f"
+  for scene in scenes/b2_dragged_cube_spheres.yaml scenes/b8_solo_push.yaml; do
+    name=$([ "$scene" = scenes/b8_solo_push.yaml ] && echo solo || echo cube)
+    for solver in $RIGID; do
+      run "$scene" "$solver" "$TMP/eps.csv" --duration 0.5 --set "solver.eps_abs=$EPS_REF"
+      qtraj "$TMP/eps.csv" >"$TMP/eps_ref.csv"
+      for eps in $EPS_SWEEP; do
+        run "$scene" "$solver" "$TMP/eps.csv" --duration 0.5 --set "solver.eps_abs=$eps"
+        qtraj "$TMP/eps.csv" >"$TMP/eps_q.csv"
+        stats=""
+        for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
+          stats="$stats,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
+        done
+        echo "$name,$solver,$eps,$(q_error "$TMP/eps_ref.csv" "$TMP/eps_q.csv")$stats" >>"$f"
+      done
+    done
+  done
+  b3eps_plot
+}
+
+# the plot of results/b3_eps_sweep.csv
+b3eps_plot() {
+  plot <<GP
+set output 'b3_eps_sweep.png'
+set multiplot layout 2,3 title 'B3eps: each solver run with its own tolerance eps from 1e-2 to 1e-10 N against itself at 1e-12 N, 0.5 s'
+set logscale xy; set format xy '%.0e'; set xrange [1e-10:1e-2]; set xlabel 'solver tolerance eps (N)'
+set xtics (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+set key bottom right font ',7'
+$(for name in cube solo; do
+    echo "set title '$name: integral error sum |q - q_ref| dt'; set ylabel '(m or rad) s'"
+    echo "plot $(curves "'b3_eps_sweep.csv' u (pick(1, '$name', pick(2, '@', column(3)))):(column(4) > 0 ? column(4) : 1e-16) w lp lw 1.5 pt 7 ps 0.6 t '@'" $RIGID)"
+    echo "set title '$name: largest NCP eps_abs of the returned forces (N)'; set ylabel 'eps_abs (N)'"
+    echo "plot $(curves "'b3_eps_sweep.csv' u (pick(1, '$name', pick(2, '@', column(3)))):8 w lp lw 1.5 pt 7 ps 0.6 t '@'" $RIGID), x w l dt 2 lc rgb 'black' t 'eps_abs = eps'"
+    echo "set title '$name: mean iterations per step'; set ylabel 'iterations'; set format y '%g'"
+    echo "plot $(curves "'b3_eps_sweep.csv' u (pick(1, '$name', pick(2, '@', column(3)))):6 w lp lw 1.5 pt 7 ps 0.6 t '@'" $RIGID)"
+    echo "set format y '%.0e'"
+  done)
+unset multiplot
 GP
 }
 
@@ -472,23 +596,27 @@ GP
 # ---------------------------------------------------------------------------------------------
 # B7 solver convergence: one contact problem from a Solo-12 trajectory (b8_solo_push, 0.3 s) and
 # one from a TALOS trajectory (b8_talos_push, 0.15 s), the step after the push starts with the
-# most ncp-pgs iterations, dumped with --dump-problems and solved cold by `moreau solve` with
-# --max-iter N for growing N: the NCP criterion ε_abs of the returned λ traces each solver's
-# convergence (a solver may stop earlier on its own criterion or on a stall; the iterations done
-# are recorded).
+# most ncp-pgs iterations, and the hardest step of the TALOS trajectory from its start
+# ("talos-landing": the feet settling onto the ground in the first 15 ms, where ncp-pgs stops at
+# its iteration limit), dumped with --dump-problems and solved cold by `moreau solve` with
+# --max-iter N for growing N: the NCP criterion ε_abs of the returned λ and the solver's own
+# criterion eps_model trace each solver's convergence (a solver may stop earlier on its own
+# criterion or on a stall; the iterations done are recorded).
 B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
 
 b7() {
   log "B7 solver convergence on Solo-12 and TALOS problems"
   local f=$OUT/b7_convergence.csv robot scene step dur solver n
-  echo "robot,solver,max_iter,iterations,eps_abs_N" >"$f"
-  for robot in solo talos; do
-    dur=$([ $robot = solo ] && echo 0.3 || echo 0.15)
+  echo "robot,solver,max_iter,iterations,eps_abs_N,eps_model_N" >"$f"
+  local from
+  for robot in solo talos talos-landing; do
+    case $robot in solo) scene=solo; dur=0.3; from=0.1 ;; talos) scene=talos; dur=0.15; from=0.1 ;;
+      talos-landing) scene=talos; dur=0.15; from=0 ;; esac
     mkdir -p "$TMP/dump_$robot"
-    "$MOREAU" run "scenes/b8_${robot}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
+    "$MOREAU" run "scenes/b8_${scene}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
       --out "$TMP/b7.csv" --contacts /dev/null --quiet
-    # the hardest step after the push starts (most ncp-pgs iterations, warm started)
-    step=$(cols "$TMP/b7.csv" t iterations | awk -F, 'NR > 1 && $1 >= 0.1 && $2 > m { m = $2; k = $1 }
+    # the hardest step from time `from` on (most ncp-pgs iterations, warm started)
+    step=$(cols "$TMP/b7.csv" t iterations | awk -F, -v from="$from" 'NR > 1 && $1 >= from && $2 > m { m = $2; k = $1 }
       END { printf "%06d", k / 0.001 + 0.5 }')
     log "  $robot: step $step"
     cp "$TMP/dump_$robot/step_$step.json" "$OUT/b7_problem_$robot.json"
@@ -497,21 +625,26 @@ b7() {
         "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
           --eps-abs 1e-300 --json | tr ',{}' '\n\n\n' |
           awk -F: -v pre="$robot,$solver,$n" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
-            END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g\n", pre, it, e }' >>"$f"
+            /"eps_model"/ { em = $2 }
+            END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g,%.4g\n", pre, it, e, em }' >>"$f"
       done
     done
   done
   plot <<GP
+set terminal pngcairo size 1000,960 font 'sans,10' noenhanced
 set output 'b7_convergence.png'
-set multiplot layout 1,2 title 'B7 eps_abs (N) vs iterations, cold start, one contact problem per robot'
+set multiplot layout 3,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs, right each solver''s own criterion'
 set logscale xy
 set format y '%.0e'
 set xlabel 'iterations'
-set ylabel 'eps_abs (N)'
 set key bottom left font ',8'
-$(for robot in solo talos; do
-    echo "set title '$robot (' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts)'"
+$(for robot in solo talos talos-landing; do
+    nc="' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts"
+    echo "set title '$robot ($nc): NCP eps_abs (N)'; set ylabel 'eps_abs (N)'"
     tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):5"
+    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
+    echo "set title '$robot ($nc): own criterion eps_model (N)'; set ylabel 'eps_model (N)'"
+    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):(column(6) > 0 ? column(6) : 1e-16)"
     echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
   done)
 unset multiplot
@@ -521,32 +654,54 @@ GP
 
 # ---------------------------------------------------------------------------------------------
 # B8 timings: mean solve time per step (µs) and mean iterations per solver, warm and cold start
-# (solver.warm_start=0), from `moreau compare`: Solo-12 pushed 10 N (0.5 s), TALOS pushed 80 N
-# (0.2 s). The Allegro hand scene does not exist yet.
+# (solver.warm_start=0), from `moreau compare`, the median of B8_REPS runs (the machine is
+# shared: one run's times move with the load): Solo-12 pushed 10 N (0.5 s), TALOS pushed 80 N
+# (0.2 s), a ball dropped into the Allegro hand (scenes/b8_allegro_ball.yaml, 1 s: the fall, the
+# landing, the roll into the corner of the palm). The means are over every step of the
+# trajectory, the contact-free ones included (the paper averages along the trajectory).
+
+# b8_scene ROBOT: the B8 scene of a robot
+b8_scene() { if [ "$1" = allegro ]; then echo scenes/b8_allegro_ball.yaml; else echo "scenes/b8_$1_push.yaml"; fi; }
+
+B8_REPS=3
+
 b8() {
-  log "B8 timings, warm and cold start"
-  local f=$OUT/b8_timings.csv robot dur ws
-  echo "robot,solver,start,solve_us,\
-mean_iterations,max_iterations,max_eps_abs_N,not_converged" >"$f"
-  for robot in solo talos; do
-    dur=$([ $robot = solo ] && echo 0.5 || echo 0.2)
-    for ws in 1 0; do
-      "$MOREAU" compare "scenes/b8_${robot}_push.yaml" --duration "$dur" --set "solver.warm_start=$ws" \
-        --solvers "$(echo "$RIGID" | tr ' ' ',')" |
-        awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
-          'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$f"
+  log "B8 timings, warm and cold start, $B8_REPS runs each"
+  local f=$OUT/b8_timings.csv robot dur ws rep
+  : >"$TMP/b8_runs.csv"
+  for rep in $(seq "$B8_REPS"); do
+    for robot in solo talos allegro; do
+      case $robot in solo) dur=0.5 ;; talos) dur=0.2 ;; allegro) dur=1.0 ;; esac
+      for ws in 1 0; do
+        "$MOREAU" compare "$(b8_scene $robot)" --duration "$dur" --set "solver.warm_start=$ws" \
+          --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+          awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
+            'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$TMP/b8_runs.csv"
+      done
     done
   done
+  # per robot, solver and start: the median of the runs' mean solve times, their spread
+  # (max/min), and the run's deterministic counts (iterations, ε_abs, steps not converged)
+  echo "robot,solver,start,solve_us,\
+mean_iterations,max_iterations,max_eps_abs_N,not_converged,solve_us_max_over_min" >"$f"
+  awk -F, '{ key = $1 "," $2 "," $3; if (!(key in n)) order[++nk] = key; t[key, ++n[key]] = $4;
+      rest[key] = $5 "," $6 "," $7 "," $8 }
+    END { for (k = 1; k <= nk; k++) { key = order[k]; m = n[key];
+        for (i = 1; i <= m; i++) v[i] = t[key, i];
+        for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+        med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2;
+        printf "%s,%.1f,%s,%.2f\n", key, med, rest[key], (v[1] > 0 ? v[m] / v[1] : 0) } }' \
+    "$TMP/b8_runs.csv" >>"$f"
   plot <<GP
 set output 'b8_timings.png'
-set multiplot layout 1,2 title 'B8 mean solve time per step (us), warm (dark) and cold (light) start'
+set multiplot layout 1,3 title 'B8 mean solve time per step (us), warm (dark) and cold (light) start'
 set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8 border -1
 set logscale y
-set yrange [1:*]
+set yrange [0.1:*]
 set xtics rotate by -45 font ',8'
 set ylabel 'us per step'
 set key top left
-$(for robot in solo talos; do
+$(for robot in solo talos allegro; do
     grep "^$robot,.*,warm," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_warm"
     grep "^$robot,.*,cold," "$OUT/b8_timings.csv" | cut -d, -f2,4 >"$OUT/.b8_${robot}_cold"
     echo "set title '$robot'"
@@ -559,56 +714,120 @@ GP
 
 
 # ---------------------------------------------------------------------------------------------
-# B9 and B10 locomotion: Solo-12 trotting (PD tracking sine targets, diagonal legs in antiphase
-# at 2 Hz, scenes/b9_solo_trot.yaml) on flat ground (μ = 0.9) and on the bumpy heightfield
-# (μ = 0.3, scenes/b10_solo_trot_bumpy.yaml): base height and speed, ε_abs and iterations per
-# solver, and a summary table.
-# locomotion TAG SCENE DURATION TITLE
-locomotion() {
-  local tag=$1 scene=$2 duration=$3 title=$4 f=$OUT/$1_summary.csv solver
-  echo "solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,mean_solve_us,z_end_m,x_end_m,y_end_m" >"$f"
-  for solver in $RIGID; do
-    run "$scene" "$solver" "$TMP/$tag.csv" --duration "$duration"
-    cols "$TMP/$tag.csv" t solo/root_joint_x solo/root_joint_y solo/root_joint_z solo/root_joint_vx solo/root_joint_vy solo/root_joint_vz eps_abs \
-      iterations | awk -F, '
-      NR == 1 { print "t,x,y,z,base_speed,eps_abs,iterations"; next }
-      { printf "%s,%s,%s,%s,%.6g,%s,%s\n", $1, $2, $3, $4, sqrt($5 * $5 + $6 * $6 + $7 * $7), $8, $9 }' \
-      >"$OUT/${tag}_$solver.csv"
-    local s="" k
-    for k in mean_iterations max_iterations max_eps_abs not_converged mean_solve_us; do
-      s="$s,$(json_num "$TMP/summary.json" "$k" | awk '{ printf "%.4g", $1 }')"
-    done
-    echo "$solver$s,$(tail -n 1 "$OUT/${tag}_$solver.csv" | awk -F, '{ printf "%.4f,%.4f,%.4f", $4, $2, $3 }')" >>"$f"
+# B9, B10 and B11 locomotion: Solo-12 walking forward at 0.3 m/s under the model-predictive
+# controller (docs/mpc.md), the same controller and command for every solver: on flat ground
+# (μ = 0.9, scenes/b9_solo_trot.yaml), on the bumpy ground (μ = 0.3, 0.1 m from trough to crest,
+# scenes/b10_solo_trot_bumpy.yaml), and B11 (the RaiSim note's Fig. 5) on that bumpy ground
+# with a fixed iteration budget for raisim, raisim-ds and ncp-pgs.
+
+# walk_series IN OUT: per step t, x, y, z, yaw, forward and sideways base velocity (heading
+# frame), yaw rate (world), their running means over one gait period (0.3 s), eps_abs,
+# iterations, solve time (µs)
+walk_series() {
+  cols "$1" t solo/root_joint_x solo/root_joint_y solo/root_joint_z solo/root_joint_qx \
+    solo/root_joint_qy solo/root_joint_qz solo/root_joint_qw solo/root_joint_vx solo/root_joint_vy \
+    solo/root_joint_vz solo/root_joint_wx solo/root_joint_wy solo/root_joint_wz eps_abs iterations \
+    solve_us | awk -F, '
+    NR == 1 { print "t,x,y,z,yaw,v_fwd,v_side,yaw_rate,v_fwd_avg,v_side_avg,yaw_rate_avg,eps_abs,iterations,solve_us"; next }
+    { qx = $5; qy = $6; qz = $7; qw = $8
+      r00 = 1 - 2 * (qy * qy + qz * qz); r01 = 2 * (qx * qy - qz * qw); r02 = 2 * (qx * qz + qy * qw)
+      r10 = 2 * (qx * qy + qz * qw); r11 = 1 - 2 * (qx * qx + qz * qz); r12 = 2 * (qy * qz - qx * qw)
+      r20 = 2 * (qx * qz - qy * qw); r21 = 2 * (qy * qz + qx * qw); r22 = 1 - 2 * (qx * qx + qy * qy)
+      vx = r00 * $9 + r01 * $10 + r02 * $11; vy = r10 * $9 + r11 * $10 + r12 * $11
+      wz = r20 * $12 + r21 * $13 + r22 * $14
+      yaw = atan2(r10, r00); c = cos(yaw); s = sin(yaw)
+      f = c * vx + s * vy; sd = -s * vx + c * vy
+      k = n % 300; sf += f - bf[k]; ss += sd - bs[k]; sw += wz - bw[k]; bf[k] = f; bs[k] = sd; bw[k] = wz; n++
+      m = n < 300 ? n : 300
+      printf "%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s,%s\n", $1, $2, $3, $4, yaw, f, sd, wz,
+        sf / m, ss / m, sw / m, $15, $16, $17 }'
+}
+
+# walk_row SOLVER SERIES SUMMARY_JSON: the summary row of one run (means after the first second)
+walk_row() {
+  local s="" k
+  for k in mean_iterations max_eps_abs not_converged mean_solve_us falls; do
+    s="$s,$(json_num "$3" "$k" | awk '{ printf "%.4g", $1 }')"
   done
+  awk -F, -v solver="$1" -v rest="$s" '
+    NR == 1 { next }
+    $1 > 1.0 + 1e-9 { n++; f += $6; sd += $7; w += $8; e += $12; if ($12 > 0) { le += log($12); ne++ } }
+    { x = $2; y = $3; z = $4; yaw = $5 }
+    END { printf "%s,%.4f,%.4f,%.4f,%.3g,%.4f,%.4f,%.4f,%.4f%s\n", solver, f / n, sd / n, w / n,
+            ne ? exp(le / ne) : 0, x, y, z, yaw, rest }' "$2"
+}
+
+# walk_spread SUMMARY: distance of each solver's end point from ncp-pgs's, and the largest
+# distance between two NCP solvers (their spread among themselves)
+walk_spread() {
+  awk -F, 'NR == 1 { next }
+    { s[NR] = $1; x[NR] = $6; y[NR] = $7; if ($1 == "ncp-pgs") { rx = $6; ry = $7 } }
+    END { print "solver,distance_to_ncp_pgs_m";
+          for (i = 2; i <= NR; i++) printf "%s,%.4f\n", s[i], sqrt((x[i] - rx) ^ 2 + (y[i] - ry) ^ 2)
+          for (i = 2; i <= NR; i++) for (j = i + 1; j <= NR; j++)
+            if (s[i] ~ /^ncp-/ && s[j] ~ /^ncp-/) { d = sqrt((x[i] - x[j]) ^ 2 + (y[i] - y[j]) ^ 2); if (d > m) m = d }
+          printf "ncp_spread,%.4f\n", m }' "$1"
+}
+
+walk_header="solver,mean_v_fwd,mean_v_side,mean_yaw_rate,geomean_eps_abs_N,x_end_m,y_end_m,z_end_m,yaw_end_rad,mean_iterations,max_eps_abs_N,not_converged,mean_solve_us,falls"
+
+# walk_plot TAG TITLE SOLVERS: tracked vs target velocity, eps_abs, time per step, trajectory
+walk_plot() {
+  local tag=$1 title=$2
+  shift 2
   plot <<GP
 set output '$tag.png'
 set multiplot layout 2,2 title '$title'
 set xlabel 't (s)'; set key top right font ',8'
-set title 'base height (m)'
-plot $(curves "'${tag}_@.csv' u 1:4 w l lw 1.5 t '@'" $RIGID)
-set title 'base speed (m/s)'
-plot $(curves "'${tag}_@.csv' u 1:5 w l lw 1.5 t '@'" $RIGID)
-set title 'eps_abs (N)'; set logscale y; set format y '%.0e'
-plot $(curves "'${tag}_@.csv' u 1:(column(6) > 1e-12 ? column(6) : NaN) w l lw 1.5 t '@'" $RIGID)
-set title 'iterations'; set format y '%g'
-plot $(curves "'${tag}_@.csv' u 1:(column(7) > 0 ? column(7) : NaN) w l lw 1.5 t '@'" $RIGID)
+set title 'forward velocity over one gait period (m/s); target 0.3'
+plot $(curves "'${tag}_@.csv' u 1:9 w l lw 1.2 t '@'" "$@"), 0.3 w l dt 2 lc rgb '#000000' t 'target'
+set title 'eps_abs per step (N)'; set logscale y; set format y '%.0e'
+plot $(curves "'${tag}_@.csv' u 1:(column(12) > 1e-12 ? column(12) : NaN) w l lw 0.8 t '@'" "$@")
+set title 'solver time per step (us)'; set format y '%g'
+plot $(curves "'${tag}_@.csv' u 1:(column(14) > 0 ? column(14) : NaN) w l lw 0.8 t '@'" "$@")
+unset logscale y
+set title 'base trajectory (m)'; set xlabel 'x (m)'; set ylabel 'y (m)'
+plot $(curves "'${tag}_@.csv' u 2:3 w l lw 1.2 t '@'" "$@")
 unset multiplot
 GP
 }
 
+# walk TAG SCENE TITLE SOLVERS [run options]
+walk() {
+  local tag=$1 scene=$2 title=$3 solvers=$4 solver
+  shift 4
+  echo "$walk_header" >"$OUT/${tag}_summary.csv"
+  for solver in $solvers; do
+    run "$scene" "$solver" "$TMP/$tag.csv" "$@"
+    walk_series "$TMP/$tag.csv" >"$OUT/${tag}_$solver.csv"
+    walk_row "$solver" "$OUT/${tag}_$solver.csv" "$TMP/summary.json" >>"$OUT/${tag}_summary.csv"
+  done
+  walk_spread "$OUT/${tag}_summary.csv" >"$OUT/${tag}_spread.csv"
+  # shellcheck disable=SC2086
+  walk_plot "$tag" "$title" $solvers
+}
+
 b9() {
-  log "B9 Solo-12 trotting on flat ground"
-  locomotion b9 scenes/b9_solo_trot.yaml 2.0 'B9 Solo-12 trotting on flat ground, mu = 0.9'
+  log "B9 Solo-12 walking under MPC on flat ground"
+  walk b9 scenes/b9_solo_trot.yaml 'B9 Solo-12 walking at 0.3 m/s under MPC, flat ground, mu = 0.9' "$RIGID"
 }
 
 b10() {
-  log "B10 Solo-12 trotting on the bumpy ground"
-  locomotion b10 scenes/b10_solo_trot_bumpy.yaml 1.5 \
-    'B10 Solo-12 trotting on the bumpy ground, mu = 0.3'
+  log "B10 Solo-12 walking under MPC on the bumpy ground"
+  walk b10 scenes/b10_solo_trot_bumpy.yaml \
+    'B10 Solo-12 walking at 0.3 m/s under MPC, bumpy ground, mu = 0.3' "$RIGID"
+}
+
+# B11: a fixed budget of 20 iterations per step (eps_abs 0 so that no solver stops early)
+b11() {
+  log "B11 raisim, raisim-ds and ncp-pgs at a fixed iteration budget on the bumpy ground"
+  walk b11 scenes/b10_solo_trot_bumpy.yaml \
+    'B11 bumpy ground, mu = 0.3, 20 iterations per step' "raisim raisim-ds ncp-pgs" \
+    --set solver.max_iter=20 --set solver.eps_abs=0
 }
 
 main() {
-  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10" exp
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10 B11" exp
   for exp in ${@:-$all}; do
     "$(echo "$exp" | tr 'B' 'b')"
   done

@@ -1,6 +1,7 @@
 /* moreau sweep, run as a program: the table's rows in the product order, the same table for 1
- * and 3 threads (wall time aside), each row equal to `moreau run` with the same settings, seeds
- * that change the run, failed runs as rows, usage errors. */
+ * and 3 threads and for 1, 2 and 4 MPI processes (wall time aside), each row equal to
+ * `moreau run` with the same settings, seeds that change the run, every kind of grid key,
+ * failed runs as rows, usage errors. */
 #include "test_util.h"
 
 #include <string.h>
@@ -110,6 +111,107 @@ static void test_sweep_row_equals_run(void **state) {
   remove(sum);
 }
 
+/* "mpirun -np K moreau ARGS" (as root too, more processes than cores allowed); the output of
+ * mpirun and every process in out; returns mpirun's exit code. Under the sanitizers (make
+ * check) leak detection is off in these processes: Open MPI keeps allocations until exit in
+ * components it unloads at MPI_Finalize, which LeakSanitizer reports without a module to
+ * suppress them by. AddressSanitizer and UBSan still check them, and the same sweep code runs
+ * leak-checked without MPI in test_sweep_table. */
+static int mpi_run(int k, const char *args, char *out, size_t size) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "ASAN_OPTIONS=detect_leaks=0 mpirun --allow-run-as-root --oversubscribe -np %d '%s' "
+           "%s 2>&1",
+           k, cli_bin(), args);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* the sweep of test_sweep_table on 1, 2 and 4 MPI processes (run r on rank r mod K, one
+ * thread each with 2 cores): the same table as on threads alone, wall time aside, and every
+ * finished run's JSON summary written by the process that ran it */
+static void test_sweep_mpi(void **state) {
+  static table ref, t;
+  read_table("/tmp/moreau_test_sweep1/summary.csv", &ref);
+  if (ref.n < 2) skip(); /* made by test_sweep_table */
+  for (int k = 1; k <= 4; k *= 2) {
+    char dir[64], args[1024], out[OUT], expect[160];
+    snprintf(dir, sizeof dir, "/tmp/moreau_test_sweep_mpi%d", k);
+    snprintf(args, sizeof args, "%s --out %s", SWEEP_ARGS, dir);
+    int code = mpi_run(k, args, out, sizeof out);
+    snprintf(expect, sizeof expect, "16 runs, 8 failed: %s/summary.csv (%d process", dir, k);
+    if (code != 1 || !strstr(out, expect) || strstr(out, "Sanitizer") ||
+        strstr(out, "runtime error"))
+      fail_msg("mpirun -np %d: exit %d, expected 1 and '%s'; output:\n%s", k, code, expect, out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    read_table(path, &t);
+    assert_int_equal(t.n, ref.n);
+    assert_string_equal(t.line[0], ref.line[0]);
+    for (int r = 1; r < ref.n; ++r) {
+      char x[512], y[512];
+      drop_wall(ref.line[r], x, sizeof x), drop_wall(t.line[r], y, sizeof y);
+      assert_string_equal(x, y);
+      snprintf(path, sizeof path, "%s/run_%04d.json", dir, r - 1);
+      FILE *f = fopen(path, "r");
+      if (strstr(x, ",ok,") ? !f : f != NULL) fail_msg("%s: present %d", path, f != NULL);
+      if (f) fclose(f), remove(path);
+    }
+  }
+}
+
+/* every kind of grid key is accepted: a solver setting, each 'run --set' contact key, timestep
+ * and duration (the grid passes them to the code of 'run --set', --dt and --duration); the steps
+ * follow duration / timestep and solver.max_iter shows in the convergence count; an unknown key
+ * is a failed row naming it */
+static void test_sweep_keys(void **state) {
+  static table t;
+  char out[OUT];
+  const char *dir = "/tmp/moreau_test_sweep_keys";
+  char args[1024];
+  snprintf(args, sizeof args,
+           "sweep scenes/solo_stand.yaml --grid duration=0.02,0.01 --grid timestep=0.001 "
+           "--grid solver.max_iter=1,10000 --grid contact.margin=0.001 "
+           "--grid contact.restitution_threshold=0.05 --grid contact.baumgarte=0.2 "
+           "--solvers ncp-pgs --threads 2 --out %s",
+           dir);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+  char path[128];
+  snprintf(path, sizeof path, "%s/summary.csv", dir);
+  read_table(path, &t);
+  assert_int_equal(t.n, 5);
+  assert_non_null(strstr(t.line[0], "run,duration,timestep,solver.max_iter,contact.margin,"
+                                    "contact.restitution_threshold,contact.baumgarte,solver,"));
+  /* columns after the 6 grids: solver 7, seed 8, status 9, steps 10, ..., not_converged 15 */
+  for (int r = 0; r < 4; ++r) {
+    assert_int_equal((int)field(t.line[r + 1], 10), r < 2 ? 20 : 10); /* duration / timestep */
+    /* one iteration of PGS cannot meet ε = 1e-6 on a standing robot's 4 contacts; 10⁴ do */
+    if (r % 2 == 0) assert_true(field(t.line[r + 1], 15) > 0);
+    if (r % 2 == 1) assert_int_equal((int)field(t.line[r + 1], 15), 0);
+  }
+  assert_int_equal(cli_run("sweep scenes/solo_stand.yaml --grid contact.nope=1,2 --out "
+                           "/tmp/moreau_test_sweep_keys",
+                           1, out, sizeof out),
+                   1);
+  read_table(path, &t);
+  assert_int_equal(t.n, 3);
+  assert_non_null(strstr(t.line[1], "unknown key 'contact.nope'"));
+}
+
+/* seeds: a scene without a robot joint to perturb refuses --seeds K > 1 */
+static void test_sweep_seeds_need_joints(void **state) {
+  char out[OUT];
+  assert_int_equal(cli_run("sweep scenes/a1_free_fall.yaml --grid duration=0.01 --seeds 3 --out "
+                           "/tmp/moreau_test_sweep_x",
+                           1, out, sizeof out),
+                   2);
+  assert_non_null(strstr(out, "no robot joint with one coordinate"));
+}
+
 static void test_sweep_usage(void **state) {
   char out[OUT];
   assert_int_equal(
@@ -133,6 +235,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sweep_table),
       cmocka_unit_test(test_sweep_row_equals_run),
+      cmocka_unit_test(test_sweep_mpi),
+      cmocka_unit_test(test_sweep_keys),
+      cmocka_unit_test(test_sweep_seeds_need_joints),
       cmocka_unit_test(test_sweep_usage),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

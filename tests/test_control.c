@@ -333,9 +333,9 @@ static void *run_trot(void *arg) {
  * bit the runs of two simulators on two separate worlds: the world is only read */
 static void test_shared_world_threads(void **state) {
   mr_error err = {0};
-  mr_world *shared = mr_world_load("scenes/b9_solo_trot.yaml", &err);
-  mr_world *w1 = mr_world_load("scenes/b9_solo_trot.yaml", &err);
-  mr_world *w2 = mr_world_load("scenes/b9_solo_trot.yaml", &err);
+  mr_world *shared = mr_world_load("scenes/solo_trot_pd.yaml", &err);
+  mr_world *w1 = mr_world_load("scenes/solo_trot_pd.yaml", &err);
+  mr_world *w2 = mr_world_load("scenes/solo_trot_pd.yaml", &err);
   if (!shared || !w1 || !w2) fail_msg("%s", err.msg);
   run_job jobs[4] = {{sim_of(shared), 0.3, 0},
                      {sim_of(shared), -0.2, 0},

@@ -2,7 +2,7 @@
 """Mutation run: apply each one-line bug of tools/mutants.tsv to a scratch copy of the
 committed tree, rebuild, run the test programs, and report which test caught it.
 
-    tools/mutants.py [--list FILE] [--only ID,ID] [--out FILE] [--jobs N]
+    tools/mutants.py [--list FILE] [--only ID,ID] [--tests NAME,NAME] [--out FILE] [--jobs N]
 
 A mutation replaces every occurrence of its `old` text in its file by `new` (`\\n` is a
 newline). A mutation whose `old` text is absent is reported as `stale` (the code moved on: the
@@ -10,6 +10,8 @@ list needs updating), never as caught. The scratch copy keeps one build director
 mutation rebuilds only the mutated file and relinks; test programs run fastest first and stop
 at the first failure, each under a time limit (a hang counts as caught: the suite does not
 pass). The result table is markdown, written to --out (default build/mutants.md) and stdout.
+--tests runs only the named test programs: a `caught` stands, a `SURVIVED` then means only
+that those programs miss the mutation (the table says which programs ran).
 """
 import argparse
 import os
@@ -73,7 +75,11 @@ def order_by_speed(work, programs, env):
     times = []
     for prog in programs:
         t0 = time.monotonic()
-        r = run([prog], work, timeout=TIMEOUT, env=env)
+        try:
+            r = run([prog], work, timeout=TIMEOUT, env=env)
+        except subprocess.TimeoutExpired:
+            sys.exit(f"the unmutated {os.path.basename(prog)} exceeds the {TIMEOUT} s limit "
+                     "(a loaded machine?): rerun, or leave it out with --tests")
         if r.returncode != 0:
             sys.exit(f"the unmutated suite fails in {os.path.basename(prog)}:\n{r.stdout[-3000:]}")
         times.append((time.monotonic() - t0, prog))
@@ -89,6 +95,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--list", default=os.path.join(ROOT, "tools", "mutants.tsv"))
     ap.add_argument("--only", default="")
+    ap.add_argument("--tests", default="", help="only these test programs (comma-separated)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "mutants.md"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--shared", default=os.path.abspath(os.path.join(ROOT, "..", "shared")))
@@ -104,7 +111,14 @@ def main():
         r = build(work, args.jobs)
         if r.returncode != 0:
             sys.exit("the unmutated tree does not build:\n" + r.stdout[-3000:])
-        programs = order_by_speed(work, test_programs(work), env)
+        programs = test_programs(work)
+        if args.tests:
+            keep = set(args.tests.split(","))
+            unknown = keep - {os.path.basename(p) for p in programs}
+            if unknown:
+                sys.exit("no such test program: " + ", ".join(sorted(unknown)))
+            programs = [p for p in programs if os.path.basename(p) in keep]
+        programs = order_by_speed(work, programs, env)
         results = []
         for mid, file, old, new, what in rows:
             path = os.path.join(work, file)
@@ -131,7 +145,8 @@ def main():
     stale = sum(1 for r in results if r[3] == "stale")
     lines.append("")
     lines.append(f"{caught} of {len(results) - stale} mutations caught"
-                 + (f", {stale} stale" if stale else ""))
+                 + (f", {stale} stale" if stale else "")
+                 + (f" (test programs: {args.tests})" if args.tests else " (every test program)"))
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -100,6 +100,40 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
                               int nc, const double *v, const double *vf,
                               const mr_assembly_settings *s, mr_contact_assembly *a, mr_error *err);
 
+/* A part of the model's problem (an island): some blocks over some dofs. dofs (ascending, a
+ * union of whole kinematic trees) are the columns of J, M⁻¹Jᵀ and the velocity change; col maps
+ * a listed dof to its column; x is a zeroed nv scratch the assembly leaves zeroed. */
+typedef struct {
+  const int *blocks; /* indices of the assembled blocks into the contacts given; NULL: 0, 1, … */
+  const int *dofs;
+  int ndofs;
+  const int *col; /* nv entries, read at the listed dofs only */
+  double *x;
+  /* 1: tree-sparse products. Y = U⁻¹ Jᵀ (M = U D Uᵀ) is nonzero only on the dofs of the block's
+   * kinematic paths (its support, closed under ancestors), so G = Yᵀ D⁻¹ Y sums over the shared
+   * part of two supports only (zero for blocks on different paths) and M⁻¹Jᵀλ = U⁻ᵀ D⁻¹ (Y λ)
+   * is one solve; M⁻¹Jᵀ then holds Y's rows on their supports. Equal to the dense products to
+   * round-off (another order of summation). */
+  int sparse;
+  int *support;  /* sparse: per block, its support's dofs (descending) at ndofs entries each */
+  int *nsupport; /* sparse: per block, the support's size */
+} mr_assembly_subset;
+
+/* mr_contact_assemble over a subset: a's buffers hold J and M⁻¹Jᵀ with sub->ndofs columns (a->nv
+ * = sub->ndofs); v and v_f have nv entries. Equal bit for bit to the corresponding rows, columns
+ * and entries of the whole model's problem when no block couples the subset to other dofs. */
+mr_status mr_contact_assemble_subset(const mr_model *m, mr_data *d,
+                                     const mr_contact_geometry *contacts,
+                                     const mr_assembly_subset *sub, int nc, const double *v,
+                                     const double *vf, const mr_assembly_settings *s,
+                                     mr_contact_assembly *a, mr_error *err);
+
+/* The velocity change Δt M⁻¹ Jᵀ λ of a subset's solution, written at its dofs of dv (nv). */
+void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
+                                        const mr_contact_assembly *a,
+                                        const mr_assembly_subset *sub, const double *lambda,
+                                        double dt, double *dv);
+
 /* The velocity change of a force solution: dv = Δt M⁻¹ Jᵀ λ (nv). */
 void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lambda, double dt,
                                  double *dv);

@@ -34,6 +34,14 @@ void mr_batch_free(mr_batch *b);
 int mr_batch_size(const mr_batch *b);
 /* the number of threads stepping them (the caller's included) */
 int mr_batch_threads(const mr_batch *b);
+/* Time each thread's share from now on (on ≠ 0) or not (0, the default: the thread CPU clock
+ * is a system call, a few µs per batch step and thread on a virtual machine). */
+void mr_batch_time_threads(mr_batch *b, int on);
+/* the CPU seconds thread t (0: the caller) spent stepping its environments in the last
+ * mr_batch_step while timed (0 when not timed, before the first step, or for t out of range):
+ * the work of each share, whatever else the machine runs, so the largest bounds the wall time
+ * on idle cores */
+double mr_batch_thread_cpu(const mr_batch *b, int t);
 /* environment i's simulator (NULL out of range): read it and control it between batch steps */
 mr_sim *mr_batch_sim(mr_batch *b, int i);
 

@@ -106,6 +106,14 @@ const double *mr_aba(const mr_model *m, mr_data *d, const double *q, const doubl
 mr_status mr_ldlt_factor(const mr_model *m, mr_data *d, mr_error *err);
 /* x ← M⁻¹ x with the factor */
 void mr_ldlt_solve(const mr_model *m, const mr_data *d, double *x);
+/* The same solve restricted to the dofs listed (ascending), a union of whole kinematic trees:
+ * x has nv entries, those outside the list are neither read nor written. Bit for bit the
+ * full solve's values on the listed dofs when x is zero elsewhere (the factor does not couple
+ * trees), at a cost proportional to the listed trees only. */
+void mr_ldlt_solve_dofs(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x);
+/* Its second half, x ← U⁻ᵀ D⁻¹ x over the listed dofs (M⁻¹ = U⁻ᵀ D⁻¹ U⁻¹). */
+void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs, int n,
+                            double *x);
 /* y = M x with the tree-sparse factor (y and x may not alias) */
 void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y);
 
@@ -119,6 +127,13 @@ void mr_body_jacobian(const mr_model *m, mr_data *d, int body, mr_reference ref,
 /* 3 x nv Jacobian of the world velocity of a point moving with body, the point given in world
  * coordinates (after mr_forward_kinematics): v_point = J v */
 void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J);
+/* The last dof on body's path to the root (its own joint's last, or the nearest ancestor's), −1
+ * for the world and bodies fixed to it; the path's dofs follow d->parent_dof from there. */
+int mr_body_last_dof(const mr_model *m, int body);
+/* The point Jacobian with dof k stored in column col[k] of a 3 x ncols matrix (col NULL: k, and
+ * ncols = nv); only the columns of the body's path are written besides the zeroing. */
+void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 point,
+                            const int *col, int ncols, double *J);
 
 /* ---- energy and centre of mass ---- */
 

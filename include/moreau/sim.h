@@ -56,12 +56,15 @@ typedef struct {
   double solve_us;           /* solver time (µs) */
   double kinetic, potential; /* energies after the step (J) */
   mr_step_timing timing;     /* stage times of the step */
+  int islands;               /* independent problems solved (0 without contact, or with
+                                islands off) */
 } mr_step_stats;
 
 /* Counted warnings of a run. */
 typedef struct {
   long not_converged;      /* steps whose solver stopped before its tolerance */
   long collision_failures; /* narrowphase failures (libccd), from the collision module */
+  long falls;              /* robots under an MPC controller that fell (mpc.h) */
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;
@@ -123,8 +126,16 @@ int mr_sim_constraints(const mr_sim *s, const mr_sim_constraint **constraints,
 /* The actuation torques of the last step (nv): commanded torque plus the PD torque, after the
  * effort limits (see the header comment). */
 const double *mr_sim_torque(const mr_sim *s);
-/* The last step's contact problem (valid until the next step). */
+/* The last step's contact problem (valid until the next step); with islands, their problems
+ * gathered into one over every block (G block-diagonal by island), in buffers allocated on the
+ * first call that needs them (NULL when out of memory). */
 const mr_contact_problem *mr_sim_problem(const mr_sim *s);
+/* Solve each island (kinematic trees joined by contacts or constraints) as its own problem
+ * (on, the default), or every block as one problem over all dofs (off: allocates that problem's
+ * buffers for the simulator's bound on blocks, quadratic in it). The two agree to round-off
+ * when each island's solve is unique or the solver's iterations per block match; they differ
+ * within the solver's tolerance otherwise (an island stops when it has converged). */
+mr_status mr_sim_set_islands(mr_sim *s, int on, mr_error *err);
 /* Total mechanical energy of the current state (kinetic + potential, J). */
 double mr_sim_energy(mr_sim *s);
 

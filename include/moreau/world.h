@@ -65,6 +65,7 @@ typedef struct {
                        unilateral constraints of the contact problem */
   double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
                        with the PD torque to the URDF effort limits */
+  struct mr_mpc_settings *mpc; /* the locomotion controller (mpc.h), NULL when none */
   int npostures;    /* the SRDF's named postures (0 without an SRDF file) */
   mr_world_posture *postures;
 } mr_world_robot;

@@ -7,7 +7,7 @@ and knees (KFE) from a joint trajectory:
   t in [1, 2] s   stand back up
   t >= 2 s        trot in place: diagonal pairs (FL, HR) and (FR, HL) in antiphase at 2 Hz, the
                   knee flexing 0.3 rad with a sine and the hip swinging 0.2 rad a quarter period
-                  ahead (the gait of scenes/b9_solo_trot.yaml)
+                  ahead (the gait of scenes/solo_trot_pd.yaml)
 and closes the loop on the measured base height h: every bend gets k_h (h - h_ref) more, with
 h_ref the reference height of the trajectory. Targets are written into the simulator's target
 array (a numpy view); the simulator's implicit PD (scene gains) tracks them.

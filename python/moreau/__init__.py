@@ -41,6 +41,14 @@ class _Error(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int), ("msg", ctypes.c_char * 512)]
 
 
+class _MpcStatus(ctypes.Structure):
+    """mr_mpc_status (mpc.h)"""
+    _fields_ = [("fallen", ctypes.c_int), ("fall_time", ctypes.c_double),
+                ("solves", ctypes.c_long), ("not_converged", ctypes.c_long),
+                ("iterations", ctypes.c_int), ("kkt", ctypes.c_double),
+                ("height", ctypes.c_double), ("tilt", ctypes.c_double)]
+
+
 class _Info(ctypes.Structure):
     _fields_ = [("nq", ctypes.c_int), ("nv", ctypes.c_int), ("nbodies", ctypes.c_int),
                 ("ngeoms", ctypes.c_int), ("nrobots", ctypes.c_int),
@@ -127,6 +135,8 @@ def _declare(lib):
         "mr_sim_derivatives_create": (P, [P, E]), "mr_sim_derivatives_free": (None, [P]),
         "mr_sim_step_derivatives": (I, [P, P, E]),
         "mr_sim_derivatives_get": (ctypes.POINTER(_StepDerivatives), [P]),
+        "mr_sim_set_mpc_velocity": (I, [P, S, DP, E]),
+        "mr_sim_get_mpc_status": (I, [P, S, ctypes.POINTER(_MpcStatus), E]),
         "mr_batch_create": (P, [P, I, I, S, E]), "mr_batch_free": (None, [P]),
         "mr_batch_size": (I, [P]), "mr_batch_threads": (I, [P]), "mr_batch_sim": (P, [P, I]),
         "mr_batch_step": (I, [P, I, E]), "mr_batch_status": (ctypes.POINTER(I), [P]),
@@ -331,6 +341,22 @@ class Sim:
 
     def clear_wrenches(self):
         _lib.mr_sim_clear_wrenches(self._ptr)
+
+    def set_mpc_velocity(self, robot, velocity):
+        """Command of a robot's MPC controller (docs/mpc.md): (vx, vy) in m/s in the heading
+        frame and the yaw rate in rad/s, from the next step."""
+        err = _Error()
+        v = (ctypes.c_double * 3)(*velocity)
+        _check(_lib.mr_sim_set_mpc_velocity(self._ptr, robot.encode(), v, ctypes.byref(err)),
+               err)
+
+    def mpc_status(self, robot):
+        """A robot's MPC controller status: fallen, fall_time, solves, not_converged,
+        iterations, kkt (of the last solve), height, tilt."""
+        err, st = _Error(), _MpcStatus()
+        _check(_lib.mr_sim_get_mpc_status(self._ptr, robot.encode(), ctypes.byref(st),
+                                          ctypes.byref(err)), err)
+        return {k: getattr(st, k) for k, _ in _MpcStatus._fields_}
 
     def contacts(self):
         """The last step's contacts as a structured array (CONTACT_DTYPE), a copy."""

@@ -11,7 +11,7 @@ import numpy as np
 import moreau
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-TROT = os.path.join(ROOT, "scenes", "b9_solo_trot.yaml")
+TROT = os.path.join(ROOT, "scenes", "solo_trot_pd.yaml")
 N, STEPS = 6, 100
 
 

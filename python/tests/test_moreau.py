@@ -143,8 +143,8 @@ class TestBindings(unittest.TestCase):
 
     def test_shared_world(self):
         """two simulators on one world run as two simulators on two worlds, bit for bit"""
-        shared = moreau.World(scene("b9_solo_trot.yaml"))
-        w1, w2 = moreau.World(scene("b9_solo_trot.yaml")), moreau.World(scene("b9_solo_trot.yaml"))
+        shared = moreau.World(scene("solo_trot_pd.yaml"))
+        w1, w2 = moreau.World(scene("solo_trot_pd.yaml")), moreau.World(scene("solo_trot_pd.yaml"))
         a, b = moreau.Sim(shared), moreau.Sim(shared)
         c, d = moreau.Sim(w1), moreau.Sim(w2)
         for s, tau in ((a, 0.3), (b, -0.2), (c, 0.3), (d, -0.2)):
@@ -171,6 +171,26 @@ class TestBindings(unittest.TestCase):
         self.assertEqual(world.robots, ["solo"])
         # the centre of mass of the only robot is that of every body
         np.testing.assert_allclose(sim.com("solo"), sim.com(), rtol=0, atol=1e-14)
+
+    def test_mpc_turns_on_command(self):
+        """B9's MPC walk: a yaw-rate command set from Python turns the robot (1 s at 0.5 rad/s
+        after 0.5 s walking forward: the heading turns by 0.5 rad, within 15 %)"""
+        sim = moreau.Sim(moreau.World(scene("b9_solo_trot.yaml")))
+        sim.step(500)
+        q = sim.q
+        yaw0 = np.arctan2(2 * (q[6] * q[5] + q[3] * q[4]), 1 - 2 * (q[4] ** 2 + q[5] ** 2))
+        sim.set_mpc_velocity("solo", (0.0, 0.0, 0.5))
+        sim.step(1000)
+        q = sim.q
+        yaw1 = np.arctan2(2 * (q[6] * q[5] + q[3] * q[4]), 1 - 2 * (q[4] ** 2 + q[5] ** 2))
+        self.assertAlmostEqual(yaw1 - yaw0, 0.5, delta=0.075)
+        st = sim.mpc_status("solo")
+        self.assertEqual(st["fallen"], 0)
+        self.assertEqual(st["solves"], 60)
+        with self.assertRaisesRegex(moreau.MoreauError, "not finite"):
+            sim.set_mpc_velocity("solo", (float("nan"), 0.0, 0.0))
+        with self.assertRaisesRegex(moreau.MoreauError, "no robot 'robo'"):
+            sim.mpc_status("robo")
 
     def test_example_trots_upright(self):
         """python/examples/solo_trot.py: stands back up and trots; ends upright"""

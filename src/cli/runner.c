@@ -141,6 +141,7 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
   r->energy_end = mr_sim_energy(s);
   r->not_converged = mr_sim_get_warnings(s)->not_converged;
   r->collision_failures = mr_sim_get_warnings(s)->collision_failures;
+  r->falls = mr_sim_get_warnings(s)->falls;
 }
 
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
@@ -194,6 +195,11 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
           s->energy_end - s->energy_start);
   fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
           s->collision_failures);
+  if (s->falls)
+    fprintf(f,
+            "falls           %ld: a robot under MPC control fell (base below half its standing "
+            "height, or tilted beyond 60 degrees)\n",
+            s->falls);
   if (s->interrupted) fputs("interrupted     yes: the run stopped early on SIGINT\n", f);
 }
 
@@ -222,8 +228,9 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   json_field(f, "mean_solve_us", s->mean_solve_us, 0);
   json_field(f, "energy_start", s->energy_start, 0);
   json_field(f, "energy_end", s->energy_end, 0);
-  json_field(f, "warnings", (double)(s->not_converged + s->collision_failures), 0);
+  json_field(f, "warnings", (double)(s->not_converged + s->collision_failures + s->falls), 0);
   json_field(f, "not_converged", (double)s->not_converged, 0);
-  json_field(f, "collision_failures", (double)s->collision_failures, 1);
+  json_field(f, "collision_failures", (double)s->collision_failures, 0);
+  json_field(f, "falls", (double)s->falls, 1);
   fputs("}\n", f);
 }

@@ -20,6 +20,7 @@ typedef struct {
   double max_eps_abs, max_penetration;
   double energy_start, energy_end;
   long not_converged, collision_failures;
+  long falls; /* robots under MPC control that fell (mpc.h) */
   double mean_solve_us;
   int interrupted; /* the run stopped early on a request (SIGINT), after a whole row */
 } mr_run_summary;

@@ -1,12 +1,15 @@
-/* moreau sweep: run a scene over a grid of settings × solvers × seeds on a pool of threads and
- * write one table, DIR/summary.csv, with a row per run in a fixed order.
+/* moreau sweep: run a scene over a grid of settings × solvers × seeds on MPI processes and
+ * pools of threads and write one table, DIR/summary.csv, with a row per run in a fixed order.
  *
  * Runs are numbered in the order of the product: the first --grid varies slowest, then the
- * next ones, then the solver, then the seed. Every run's scene is loaded and set up in the main
- * thread (the loaders are not shared across threads); run r is then stepped by thread
- * r mod T (mr_run_scene on its own simulator), so the table does not depend on T apart from
- * the wall-time column. A run that fails — a value its key refuses, a divergence — is a row
- * with its error; the others go on.
+ * next ones, then the solver, then the seed. With K processes (mpirun -np K; K = 1 without an
+ * MPI launcher) run r belongs to rank r mod K. Each rank loads and sets up its runs' scenes in
+ * its main thread (the loaders are not shared across threads) and steps them on T threads: its
+ * j-th run (r = rank + j K) goes to thread j mod T (mr_run_scene on its own simulator). Each
+ * rank writes its runs' JSON summaries and formats their table rows; rank 0 gathers the rows
+ * and writes the table in run order. So the table does not depend on K or T apart from the
+ * wall-time column. A run that fails — a value its key refuses, a divergence — is a row with
+ * its error; the others go on.
  *
  * Seeds: seed 0 is the scene as written; seed s ≥ 1 offsets the initial coordinate of every
  * robot's 1-dof joint by a uniform draw in [−0.01, 0.01] rad (or m) from the splitmix64
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/mpi.h"
 #include "cli/runner.h"
 
 #define MAX_GRIDS 8
@@ -41,7 +45,10 @@ static const char sweep_usage[] =
     "  --solvers A,B      contact solvers (default: the scene's)\n"
     "  --seeds K          seeds 0..K-1 (default 1); seed s >= 1 offsets the robots' initial\n"
     "                     joint coordinates by uniform draws in [-0.01, 0.01]\n"
-    "  --threads T        runs stepped in parallel (default: the processors online)\n"
+    "  --threads T        runs stepped in parallel by each process (default: the processors\n"
+    "                     online, divided among the MPI processes on this machine)\n"
+    "Under mpirun -np K the runs are spread over the K processes (run r on rank r mod K) and\n"
+    "rank 0 writes the table; DIR must be visible to every process.\n"
     "Exit status: 0 every run finished, 1 some run failed (its row says why), 2 bad usage.\n";
 
 typedef struct {
@@ -74,6 +81,7 @@ typedef struct {
 typedef struct {
   sweep_run *runs;
   int nruns, t, nthreads;
+  int rank, nranks; /* this process's runs: rank, rank + nranks, ... */
   const sweep_args *a;
 } sweep_share;
 
@@ -95,6 +103,7 @@ static int parse_grid(const char *spec, grid *g) {
   for (char *save = NULL, *tok = strtok_r(g->text, ",", &save); tok;
        tok = strtok_r(NULL, ",", &save)) {
     if (g->nvalues == MAX_VALUES) return usage_error("--grid '%s': too many values", spec);
+    if (strpbrk(tok, "\"\n\r")) return usage_error("--grid '%s': a quote or line break", spec);
     g->values[g->nvalues++] = tok;
   }
   return g->nvalues ? 0 : usage_error("--grid '%s': no value", spec);
@@ -137,9 +146,7 @@ static int split_solvers(sweep_args *a) {
 
 static int parse_args(int argc, char **argv, sweep_args *a) {
   memset(a, 0, sizeof *a);
-  a->nseeds = 1;
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  a->threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+  a->nseeds = 1; /* a->threads = 0: chosen once the MPI processes are known */
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i];
     if (o[0] != '-') {
@@ -224,7 +231,8 @@ static const char *run_solver(const sweep_args *a, const sweep_run *run) {
 
 static void *run_share(void *p) {
   sweep_share *sh = p;
-  for (int r = sh->t; r < sh->nruns; r += sh->nthreads) {
+  long step = (long)sh->nthreads * sh->nranks;
+  for (long r = sh->rank + (long)sh->t * sh->nranks; r < sh->nruns; r += step) {
     sweep_run *run = &sh->runs[r];
     if (run->status) continue;
     mr_run_options opt = {.solver = sh->a->nsolvers ? sh->a->solver[run->solver] : NULL,
@@ -234,14 +242,21 @@ static void *run_share(void *p) {
   return NULL;
 }
 
-/* every run on min(T, nruns) threads, the caller's included */
-static void run_all(const sweep_args *a, sweep_run *runs, int nruns) {
-  int T = a->threads < nruns ? a->threads : nruns;
+/* the number of runs of rank `rank` among `nranks` */
+static int runs_of_rank(int nruns, int rank, int nranks) {
+  return nruns > rank ? (nruns - rank + nranks - 1) / nranks : 0;
+}
+
+/* this rank's runs on min(T, its runs) threads, the caller's included */
+static void run_all(const sweep_args *a, const mr_cli_mpi *m, sweep_run *runs, int nruns) {
+  int mine = runs_of_rank(nruns, m->rank, m->size);
+  int T = a->threads < mine ? a->threads : mine;
+  if (T < 1) return; /* more ranks than runs */
   sweep_share sh[MAX_THREADS];
   pthread_t th[MAX_THREADS];
   int started[MAX_THREADS] = {0};
   for (int t = 0; t < T; ++t)
-    sh[t] = (sweep_share){runs, nruns, t, T, a};
+    sh[t] = (sweep_share){runs, nruns, t, T, m->rank, m->size, a};
   for (int t = 1; t < T; ++t)
     started[t] = pthread_create(&th[t], NULL, run_share, &sh[t]) == 0;
   run_share(&sh[0]);
@@ -287,25 +302,85 @@ static void summary_row(FILE *f, const sweep_args *a, int r, const sweep_run *ru
   fputc('\n', f);
 }
 
-/* DIR/summary.csv and DIR/run_NNNN.json */
-static int write_outputs(const sweep_args *a, const sweep_run *runs, int nruns) {
+/* this rank's runs' JSON summaries, DIR/run_NNNN.json; 0 or 2 */
+static int write_json(const sweep_args *a, const mr_cli_mpi *m, const sweep_run *runs, int nruns) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/summary.csv", a->out);
-  FILE *f = fopen(path, "w");
-  if (!f) return fprintf(stderr, "moreau sweep: cannot write '%s': %s\n", path, strerror(errno)), 2;
-  summary_header(f, a);
-  for (int r = 0; r < nruns; ++r)
-    summary_row(f, a, r, &runs[r]);
-  fclose(f);
-  for (int r = 0; r < nruns; ++r) {
+  for (int r = m->rank; r < nruns; r += m->size) {
     if (runs[r].status) continue;
     snprintf(path, sizeof path, "%s/run_%04d.json", a->out, r);
-    if (!(f = fopen(path, "w")))
+    FILE *f = fopen(path, "w");
+    if (!f)
       return fprintf(stderr, "moreau sweep: cannot write '%s': %s\n", path, strerror(errno)), 2;
     mr_run_summary_json(f, a->scene, run_solver(a, &runs[r]), &runs[r].summary);
     fclose(f);
   }
   return 0;
+}
+
+/* this rank's table rows, one line each, in its run order (malloc'd; NULL out of memory) */
+static char *format_rows(const sweep_args *a, const mr_cli_mpi *m, const sweep_run *runs, int nruns,
+                         size_t *len) {
+  char *text = NULL;
+  FILE *f = open_memstream(&text, len);
+  if (!f) return NULL;
+  for (int r = m->rank; r < nruns; r += m->size)
+    summary_row(f, a, r, &runs[r]);
+  if (fclose(f)) return free(text), NULL;
+  return text;
+}
+
+/* the gathered lines indexed by their leading run number: every run exactly once, or 0 */
+static int index_rows(char *all, char **row, int nruns) {
+  int found = 0;
+  for (char *save = NULL, *line = strtok_r(all, "\n", &save); line;
+       line = strtok_r(NULL, "\n", &save)) {
+    char *end = NULL;
+    long r = strtol(line, &end, 10);
+    if (end == line || *end != ',' || r < 0 || r >= nruns || row[r]) return 0;
+    row[r] = line, ++found;
+  }
+  return found == nruns;
+}
+
+/* rank 0: DIR/summary.csv from every rank's rows; 0 or 2 */
+static int write_table(const sweep_args *a, char *all, int nruns) {
+  char **row = calloc((size_t)nruns, sizeof *row);
+  if (!row) return fprintf(stderr, "moreau sweep: out of memory for the table\n"), 2;
+  if (!index_rows(all, row, nruns)) {
+    free(row);
+    return fprintf(stderr, "moreau sweep: the processes' rows do not cover every run once\n"), 2;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/summary.csv", a->out);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    free(row);
+    return fprintf(stderr, "moreau sweep: cannot write '%s': %s\n", path, strerror(errno)), 2;
+  }
+  summary_header(f, a);
+  for (int r = 0; r < nruns; ++r)
+    fprintf(f, "%s\n", row[r]);
+  int bad = fclose(f) != 0;
+  free(row);
+  if (bad) return fprintf(stderr, "moreau sweep: error writing '%s'\n", path), 2;
+  return 0;
+}
+
+/* every rank's rows gathered on rank 0, which writes the table; the outcome (0 or 2) on
+ * every rank */
+static int write_outputs(const sweep_args *a, const mr_cli_mpi *m, const sweep_run *runs,
+                         int nruns) {
+  int code = write_json(a, m, runs, nruns);
+  size_t len = 0, total = 0;
+  char *mine = format_rows(a, m, runs, nruns, &len);
+  if (!mine) code = 2, fprintf(stderr, "moreau sweep: out of memory for the table rows\n");
+  char *all = mr_cli_mpi_gather(m, mine ? mine : "", mine ? len : 0, &total);
+  free(mine);
+  if (m->rank == 0 && !all) code = 2, fprintf(stderr, "moreau sweep: out of memory for the rows\n");
+  if (m->rank == 0 && all && !code) code = write_table(a, all, nruns);
+  free(all);
+  int worst = (int)mr_cli_mpi_sum(m, code);
+  return worst ? 2 : 0;
 }
 
 static long count_runs(const sweep_args *a, int nsolvers) {
@@ -315,32 +390,73 @@ static long count_runs(const sweep_args *a, int nsolvers) {
   return n;
 }
 
-int mr_cmd_sweep(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(sweep_usage, stdout), 0;
-  sweep_args a;
-  if (parse_args(argc, argv, &a)) return 2;
+/* threads per process: --threads, or the processors online shared among the local ranks */
+static int default_threads(const mr_cli_mpi *m) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN) / (m->local_size > 0 ? m->local_size : 1);
+  return cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+}
+
+/* whether seeds change anything: some robot has a 1-dof joint (apply_seed) */
+static int seeds_apply(const mr_scene *sc) {
+  for (int r = 0; r < sc->nrobots; ++r)
+    for (int b = sc->robots[r].first_body; b < sc->robots[r].first_body + sc->robots[r].nbodies;
+         ++b)
+      if (mr_joint_nq(sc->model->bodies[b].joint.type) == 1) return 1;
+  return 0;
+}
+
+/* the scene loads, and --seeds K > 1 has joints to perturb; 0 or 2 */
+static int probe_scene(const sweep_args *a) {
   mr_scene probe;
   mr_error err = {0};
-  if (mr_scene_load(a.scene, &probe, &err))
+  if (mr_scene_load(a->scene, &probe, &err))
     return fprintf(stderr, "moreau sweep: %s\n", err.msg), 2;
+  int ok = a->nseeds == 1 || seeds_apply(&probe);
   mr_scene_free(&probe);
-  int nsolvers = a.nsolvers ? a.nsolvers : 1;
-  long nruns = count_runs(&a, nsolvers);
-  if (nruns > 100000) return usage_error("%s", "more than 100000 runs");
-  if (mkdir(a.out, 0777) && errno != EEXIST)
-    return fprintf(stderr, "moreau sweep: cannot create '%s': %s\n", a.out, strerror(errno)), 2;
-  sweep_run *runs = calloc((size_t)nruns, sizeof *runs);
-  if (!runs) return fprintf(stderr, "moreau sweep: out of memory for %ld runs\n", nruns), 2;
-  enumerate(&a, runs, (int)nruns, nsolvers);
-  for (int r = 0; r < nruns; ++r)
-    prepare_run(&a, &runs[r]);
-  run_all(&a, runs, (int)nruns);
-  int code = write_outputs(&a, runs, (int)nruns), failed = 0;
-  for (int r = 0; r < nruns; ++r) {
+  if (!ok)
+    return usage_error("--seeds: '%s' has no robot joint with one coordinate for a seed to "
+                       "perturb",
+                       a->scene);
+  return 0;
+}
+
+/* this rank's share of the sweep, the table on rank 0; the exit status, the same on every
+ * rank */
+static int sweep(sweep_args *a, const mr_cli_mpi *m, int nsolvers, long nruns) {
+  if (!a->threads) a->threads = default_threads(m);
+  int made = !mkdir(a->out, 0777) || errno == EEXIST;
+  if (!made) fprintf(stderr, "moreau sweep: cannot create '%s': %s\n", a->out, strerror(errno));
+  sweep_run *runs = made ? calloc((size_t)nruns, sizeof *runs) : NULL;
+  if (made && !runs) fprintf(stderr, "moreau sweep: out of memory for %ld runs\n", nruns);
+  if (mr_cli_mpi_sum(m, !runs)) return free(runs), 2;
+  enumerate(a, runs, (int)nruns, nsolvers);
+  for (long r = m->rank; r < nruns; r += m->size)
+    prepare_run(a, &runs[r]);
+  run_all(a, m, runs, (int)nruns);
+  int code = write_outputs(a, m, runs, (int)nruns);
+  long failed = 0;
+  for (long r = m->rank; r < nruns; r += m->size) {
     failed += runs[r].status != MR_OK;
     if (runs[r].loaded) mr_scene_free(&runs[r].scene);
   }
   free(runs);
-  printf("%ld runs, %d failed: %s/summary.csv\n", nruns, failed, a.out);
+  failed = mr_cli_mpi_sum(m, failed);
+  if (m->rank == 0)
+    printf("%ld runs, %ld failed: %s/summary.csv (%d process%s × %d thread%s)\n", nruns, failed,
+           a->out, m->size, m->size > 1 ? "es" : "", a->threads, a->threads > 1 ? "s" : "");
   return code ? code : failed ? 1 : 0;
+}
+
+int mr_cmd_sweep(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(sweep_usage, stdout), 0;
+  sweep_args a;
+  if (parse_args(argc, argv, &a) || probe_scene(&a)) return 2;
+  int nsolvers = a.nsolvers ? a.nsolvers : 1;
+  long nruns = count_runs(&a, nsolvers);
+  if (nruns > 100000) return usage_error("%s", "more than 100000 runs");
+  mr_cli_mpi m;
+  if (mr_cli_mpi_start(&m)) return 2;
+  int code = sweep(&a, &m, nsolvers, nruns);
+  mr_cli_mpi_stop(&m);
+  return code;
 }

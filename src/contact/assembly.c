@@ -55,35 +55,43 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   memset(a, 0, sizeof *a);
 }
 
-void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
-                         double *scratch) {
-  int nv = m->nv;
-  mr_zero(J, 3 * nv);
+/* the contact Jacobian with dof k in column col[k] of ncols (col NULL: k of nv) */
+static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
+                             const int *col, int ncols, double *J, double *scratch) {
+  mr_zero(J, 3 * ncols);
+#define COL(k) (col ? col[k] : (k))
   /* a joint limit: the normal row selects the dof */
   if (c->type == MR_ROWS_LIMIT) {
-    J[2 * nv + c->dof] = c->sign;
+    J[2 * ncols + COL(c->dof)] = c->sign;
     return;
   }
   /* a joint coupling: v_dof − ratio v_dof2 */
   if (c->type == MR_ROWS_MIMIC) {
-    J[2 * nv + c->dof] = 1.0;
-    J[2 * nv + c->dof2] -= c->ratio;
+    J[2 * ncols + COL(c->dof)] = 1.0;
+    J[2 * ncols + COL(c->dof2)] -= c->ratio;
     return;
   }
+#undef COL
   /* world-frame relative point velocity Jacobian: J₁ − J₂ (a point constraint: at its two
    * anchors, left in the world frame) */
-  if (c->body1 > 0) mr_point_jacobian(m, d, c->body1, c->point, J);
+  if (c->body1 > 0) mr_point_jacobian_cols(m, d, c->body1, c->point, col, ncols, J);
   if (c->body2 > 0) {
-    mr_point_jacobian(m, d, c->body2, c->type == MR_ROWS_POINT ? c->point2 : c->point, scratch);
-    mr_axpy(J, -1.0, scratch, 3 * nv);
+    mr_point_jacobian_cols(m, d, c->body2, c->type == MR_ROWS_POINT ? c->point2 : c->point, col,
+                           ncols, scratch);
+    mr_axpy(J, -1.0, scratch, 3 * ncols);
   }
   if (c->type == MR_ROWS_POINT) return;
   /* rotate into the contact frame: row k of the result is frame column kᵀ J_world */
-  for (int j = 0; j < nv; ++j) {
-    mr_vec3 col = mr_v3(J[j], J[nv + j], J[2 * nv + j]);
-    mr_vec3 r = mr_m3_tmulv(&c->frame, col);
-    J[j] = r.v[0], J[nv + j] = r.v[1], J[2 * nv + j] = r.v[2];
+  for (int j = 0; j < ncols; ++j) {
+    mr_vec3 cj = mr_v3(J[j], J[ncols + j], J[2 * ncols + j]);
+    mr_vec3 r = mr_m3_tmulv(&c->frame, cj);
+    J[j] = r.v[0], J[ncols + j] = r.v[1], J[2 * ncols + j] = r.v[2];
   }
+}
+
+void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
+                         double *scratch) {
+  contact_jacobian(m, d, c, NULL, m->nv, J, scratch);
 }
 
 /* the gap correction of one contact (velocity units), docs/solvers.md "The gap correction":
@@ -116,14 +124,16 @@ static double normal_correction(const mr_contact_geometry *c, double vn,
   return s->baumgarte * c->phi / s->dt + c->restitution * vn;
 }
 
-mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
-                              int nc, const double *v, const double *vf,
-                              const mr_assembly_settings *s, mr_contact_assembly *a,
-                              mr_error *err) {
-  int nv = m->nv, n = 3 * nc;
-  if (nc > a->max_contacts || nv != a->nv)
-    return mr_error_set(err, MR_ERR_NOMEM, "assembly: %d contacts exceed the bound of %d", nc,
-                        a->max_contacts);
+/* Σ a_t b[dofs[t]] (dofs NULL: a · b) */
+static double dot_dofs(const double *a, const double *b, const int *dofs, int n) {
+  if (!dofs) return mr_dot(a, b, n);
+  double s = 0.0;
+  for (int t = 0; t < n; ++t)
+    s += a[t] * b[dofs[t]];
+  return s;
+}
+
+static mr_status check_settings(const mr_assembly_settings *s, mr_error *err) {
   if (!(s->dt > 0.0))
     return mr_error_set(err, MR_ERR_INVALID, "assembly: time step %g must be > 0", s->dt);
   if (!(s->band >= 0.0) || !isfinite(s->band))
@@ -132,30 +142,140 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   if (!(s->rest_depth >= 0.0 && s->rest_depth <= s->band))
     return mr_error_set(err, MR_ERR_INVALID, "assembly: rest depth %g must be in [0, band %g]",
                         s->rest_depth, s->band);
-  /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
-  for (int i = 0; i < nc; ++i)
-    mr_contact_jacobian(m, d, &contacts[i], a->J + (size_t)3 * i * nv, a->MiJt);
-  /* rows of M⁻¹ Jᵀ by tree-sparse solves */
+  return MR_OK;
+}
+
+/* rows of M⁻¹ Jᵀ: in place over every dof, or through the subset's zeroed scratch (left zero) */
+static void solve_rows(const mr_model *m, const mr_data *d, const mr_assembly_subset *sub,
+                       mr_contact_assembly *a, int n) {
+  int nv = a->nv;
   for (int r = 0; r < n; ++r) {
     double *x = a->MiJt + (size_t)r * nv;
-    mr_copy(x, a->J + (size_t)r * nv, nv);
-    mr_ldlt_solve(m, d, x);
-  }
-  /* G = J (M⁻¹ Jᵀ), symmetric: compute the upper triangle and mirror it */
-  for (int r = 0; r < n; ++r)
-    for (int k = r; k < n; ++k) {
-      double gij = mr_dot(a->J + (size_t)r * nv, a->MiJt + (size_t)k * nv, nv);
-      a->G[(size_t)r * n + k] = a->G[(size_t)k * n + r] = gij;
+    const double *Jr = a->J + (size_t)r * nv;
+    if (!sub) {
+      mr_copy(x, Jr, nv);
+      mr_ldlt_solve(m, d, x);
+      continue;
     }
+    for (int t = 0; t < nv; ++t)
+      sub->x[sub->dofs[t]] = Jr[t];
+    mr_ldlt_solve_dofs(m, d, sub->dofs, nv, sub->x);
+    for (int t = 0; t < nv; ++t) {
+      x[t] = sub->x[sub->dofs[t]];
+      sub->x[sub->dofs[t]] = 0.0;
+    }
+  }
+}
+
+/* the dofs of a block's kinematic paths, descending: the two chains of parents merged */
+static int block_support(const mr_model *m, const mr_data *d, const mr_contact_geometry *c,
+                         int *out) {
+  const int *par = d->parent_dof;
+  int a, b, n = 0;
+  if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+    a = c->dof, b = c->type == MR_ROWS_MIMIC ? c->dof2 : -1;
+  } else {
+    a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
+  }
+  while (a >= 0 || b >= 0) {
+    int k = a > b ? a : b;
+    out[n++] = k;
+    if (a == k) a = par[a];
+    if (b == k) b = par[b];
+  }
+  return n;
+}
+
+/* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
+ * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections */
+static void sparse_products(const mr_model *m, const mr_data *d,
+                            const mr_contact_geometry *contacts, const mr_assembly_subset *sub,
+                            mr_contact_assembly *a, int nc) {
+  int nv = a->nv, n = 3 * nc, nvm = m->nv;
+  const int *par = d->parent_dof;
+  const double *U = d->U, *Dinv = d->Dinv;
+  double *x = sub->x;
+  for (int i = 0; i < nc; ++i) {
+    const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
+    int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
+    for (int r = 3 * i; r < 3 * i + 3; ++r) {
+      const double *Jr = a->J + (size_t)r * nv;
+      double *Y = a->MiJt + (size_t)r * nv;
+      for (int t = 0; t < ns; ++t)
+        x[S[t]] = Jr[sub->col[S[t]]];
+      for (int t = 0; t < ns; ++t) {
+        int k = S[t];
+        double xk = x[k];
+        for (int p = par[k]; p >= 0; p = par[p])
+          x[p] -= U[p * nvm + k] * xk;
+      }
+      for (int t = 0; t < ns; ++t) {
+        Y[t] = x[S[t]];
+        x[S[t]] = 0.0;
+      }
+    }
+  }
+  for (int i = 0; i < nc; ++i)
+    for (int j = i; j < nc; ++j) {
+      const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
+      int ni = sub->nsupport[i], nj = sub->nsupport[j], ti = 0, tj = 0;
+      double acc[9] = {0};
+      const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
+      while (ti < ni && tj < nj) {
+        if (Si[ti] != Sj[tj]) {
+          Si[ti] > Sj[tj] ? ++ti : ++tj;
+          continue;
+        }
+        double dk = Dinv[Si[ti]];
+        for (int r = 0; r < 3; ++r) {
+          double yr = Yi[(size_t)r * nv + ti] * dk;
+          for (int q = 0; q < 3; ++q)
+            acc[3 * r + q] += yr * Yj[(size_t)q * nv + tj];
+        }
+        ++ti, ++tj;
+      }
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+          a->G[(size_t)(3 * i + r) * n + 3 * j + q] = a->G[(size_t)(3 * j + q) * n + 3 * i + r] =
+              acc[3 * r + q];
+    }
+}
+
+/* the problem of the blocks contacts[blocks[i]] (blocks NULL: contacts[i]) over the dofs of sub
+ * (NULL: all) in a's buffers, whose nv is the number of those dofs */
+static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
+                          const mr_assembly_subset *sub, int nc, const double *v,
+                          const double *vf, const mr_assembly_settings *s,
+                          mr_contact_assembly *a, mr_error *err) {
+  int nv = a->nv, n = 3 * nc;
+  const int *dofs = sub ? sub->dofs : NULL, *col = sub ? sub->col : NULL;
+  mr_status st = check_settings(s, err);
+  if (st) return st;
+#define BLOCK(i) (&contacts[sub && sub->blocks ? sub->blocks[i] : (i)])
+  /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
+  for (int i = 0; i < nc; ++i)
+    contact_jacobian(m, d, BLOCK(i), col, nv, a->J + (size_t)3 * i * nv, a->MiJt);
+  if (sub && sub->sparse) {
+    sparse_products(m, d, contacts, sub, a, nc);
+  } else {
+    solve_rows(m, d, sub, a, n);
+    /* G = J (M⁻¹ Jᵀ), symmetric: compute the upper triangle and mirror it */
+    for (int r = 0; r < n; ++r)
+      for (int k = r; k < n; ++k) {
+        double gij = mr_dot(a->J + (size_t)r * nv, a->MiJt + (size_t)k * nv, nv);
+        a->G[(size_t)r * n + k] = a->G[(size_t)k * n + r] = gij;
+      }
+  }
   /* g = (J v_f + cor) / Δt, per contact; a point constraint's correction is its error */
   int bilateral = 0;
   for (int i = 0; i < nc; ++i) {
-    const mr_contact_geometry *c = &contacts[i];
+    const mr_contact_geometry *c = BLOCK(i);
     const double *Ji = a->J + (size_t)3 * i * nv;
     for (int k = 0; k < 3; ++k) {
-      a->vel[3 * i + k] = mr_dot(Ji + (size_t)k * nv, v, nv);
-      a->g[3 * i + k] = mr_dot(Ji + (size_t)k * nv, vf, nv) / s->dt;
+      a->vel[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, v, dofs, nv);
+      a->g[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, vf, dofs, nv) / s->dt;
     }
+#undef BLOCK
     int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
     a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
     bilateral |= a->kind[i] == MR_KIND_BILATERAL;
@@ -187,10 +307,56 @@ mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_ge
   return MR_OK;
 }
 
+
+mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
+                              int nc, const double *v, const double *vf,
+                              const mr_assembly_settings *s, mr_contact_assembly *a,
+                              mr_error *err) {
+  if (nc > a->max_contacts || m->nv != a->nv)
+    return mr_error_set(err, MR_ERR_NOMEM, "assembly: %d contacts exceed the bound of %d", nc,
+                        a->max_contacts);
+  return assemble(m, d, contacts, NULL, nc, v, vf, s, a, err);
+}
+
+mr_status mr_contact_assemble_subset(const mr_model *m, mr_data *d,
+                                     const mr_contact_geometry *contacts,
+                                     const mr_assembly_subset *sub, int nc, const double *v,
+                                     const double *vf, const mr_assembly_settings *s,
+                                     mr_contact_assembly *a, mr_error *err) {
+  if (nc > a->max_contacts || sub->ndofs != a->nv)
+    return mr_error_set(err, MR_ERR_NOMEM, "assembly: %d contacts exceed the bound of %d", nc,
+                        a->max_contacts);
+  return assemble(m, d, contacts, sub, nc, v, vf, s, a, err);
+}
+
 void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lambda, double dt,
                                  double *dv) {
   int n = 3 * a->problem.nc;
   mr_zero(dv, a->nv);
   for (int r = 0; r < n; ++r)
     mr_axpy(dv, dt * lambda[r], a->MiJt + (size_t)r * a->nv, a->nv);
+}
+
+void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
+                                        const mr_contact_assembly *a,
+                                        const mr_assembly_subset *sub, const double *lambda,
+                                        double dt, double *dv) {
+  int n = 3 * a->problem.nc, nv = a->nv;
+  double *x = sub->x;
+  for (int r = 0; r < n; ++r) {
+    const double *row = a->MiJt + (size_t)r * nv;
+    if (sub->sparse) { /* Y λ on the supports, then U⁻ᵀ D⁻¹ once */
+      const int *S = sub->support + (size_t)(r / 3) * nv;
+      for (int t = 0; t < sub->nsupport[r / 3]; ++t)
+        x[S[t]] += dt * lambda[r] * row[t];
+      continue;
+    }
+    for (int t = 0; t < nv; ++t)
+      x[sub->dofs[t]] += dt * lambda[r] * row[t];
+  }
+  if (sub->sparse) mr_ldlt_solve_dofs_dut(m, d, sub->dofs, nv, x);
+  for (int t = 0; t < nv; ++t) {
+    dv[sub->dofs[t]] = x[sub->dofs[t]];
+    x[sub->dofs[t]] = 0.0;
+  }
 }

@@ -21,8 +21,7 @@ static inline void store_column(double *J, int nv, int k, mr_motion c) {
     J[r * nv + k] = c.v.v[r], J[(r + 3) * nv + k] = c.w.v[r];
 }
 
-/* the last dof on body's path to the root, or -1 */
-static int last_dof(const mr_model *m, int body) {
+int mr_body_last_dof(const mr_model *m, int body) {
   while (body > 0 && m->bodies[body].joint.nv == 0)
     body = m->bodies[body].parent;
   return body > 0 ? m->bodies[body].joint.idx_v + m->bodies[body].joint.nv - 1 : -1;
@@ -33,7 +32,7 @@ static void placed_jacobian(const mr_model *m, mr_data *d, int body, const mr_se
                             mr_reference ref, double *J) {
   const int nv = m->nv;
   memset(J, 0, (size_t)6 * nv * sizeof(double));
-  for (int k = last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
+  for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
     mr_motion c = world_column(d, k);
     if (ref == MR_LOCAL)
       c = mr_se3_inv_act_motion(oMf, c);
@@ -51,13 +50,18 @@ void mr_body_jacobian(const mr_model *m, mr_data *d, int body, mr_reference ref,
   placed_jacobian(m, d, body, &d->oMi[body], ref, J);
 }
 
-void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J) {
-  const int nv = m->nv;
-  memset(J, 0, (size_t)3 * nv * sizeof(double));
-  for (int k = last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
+void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 point,
+                            const int *col, int ncols, double *J) {
+  memset(J, 0, (size_t)3 * ncols * sizeof(double));
+  for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
     mr_motion c = world_column(d, k);
     mr_vec3 vp = mr_v3_add(c.v, mr_v3_cross(c.w, point));
+    int j = col ? col[k] : k;
     for (int r = 0; r < 3; ++r)
-      J[r * nv + k] = vp.v[r];
+      J[r * ncols + j] = vp.v[r];
   }
+}
+
+void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J) {
+  mr_point_jacobian_cols(m, d, body, point, NULL, m->nv, J);
 }

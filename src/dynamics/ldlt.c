@@ -145,6 +145,55 @@ void mr_ldlt_solve(const mr_model *m, const mr_data *d, double *x) {
   solve_ut(d, nv, x);
 }
 
+/* x ← U⁻¹ x over the listed dofs */
+static void solve_u_dofs(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x) {
+  const int nv = m->nv;
+  const int *restrict par = d->parent_dof;
+  const double *restrict U = d->U;
+  const int contiguous = mr_work(d)->contiguous;
+  /* each dof's subtree (contiguous form) or its λ chain lies within the set */
+  for (int t = n - 1; t >= 0; --t) {
+    int k = dofs[t];
+    if (contiguous) {
+      x[k] -= dot(U + k * nv + k + 1, x + k + 1, d->nvSubtree[k] - 1);
+      continue;
+    }
+    double xk = x[k];
+    for (int i = par[k]; i >= 0; i = par[i])
+      x[i] -= U[i * nv + k] * xk;
+  }
+}
+
+void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs, int n,
+                            double *x) {
+  const int nv = m->nv;
+  const int *restrict par = d->parent_dof;
+  const double *restrict U = d->U;
+  const int contiguous = mr_work(d)->contiguous;
+  for (int t = 0; t < n; ++t)
+    x[dofs[t]] *= d->Dinv[dofs[t]];
+  /* x ← U⁻ᵀ x */
+  for (int t = 0; t < n; ++t) {
+    int k = dofs[t];
+    if (contiguous) {
+      const double xk = x[k], *Uk = U + k * nv + k + 1;
+      double *xs = x + k + 1;
+      for (int r = 0; r < d->nvSubtree[k] - 1; ++r)
+        xs[r] -= xk * Uk[r];
+      continue;
+    }
+    double s = x[k];
+    for (int i = par[k]; i >= 0; i = par[i])
+      s -= U[i * nv + k] * x[i];
+    x[k] = s;
+  }
+}
+
+void mr_ldlt_solve_dofs(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x) {
+  solve_u_dofs(m, d, dofs, n, x);
+  mr_ldlt_solve_dofs_dut(m, d, dofs, n, x);
+}
+
 void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y) {
   const int nv = m->nv;
   const int *restrict par = d->parent_dof;

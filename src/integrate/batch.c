@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "moreau/control.h"
 
@@ -29,6 +30,8 @@ struct mr_batch {
   mr_sim **sims;     /* [n] */
   mr_status *status; /* [n] of the last batch step */
   mr_error *errors;  /* [n] of the last batch step */
+  double *cpu;       /* [threads] CPU seconds each thread spent on its share, last batch step */
+  int timed;         /* read the thread CPU clocks (mr_batch_time_threads) */
   pthread_t *workers;
   worker_arg *args;     /* [threads] */
   int started;          /* workers running */
@@ -59,9 +62,19 @@ static void step_range(mr_batch *b, int lo, int hi, int nsteps) {
   }
 }
 
+static double thread_cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* thread t's environments, and when timed the CPU time they took on this thread (the thread
+ * CPU clock is a system call, a few µs on a virtual machine: off unless asked for) */
 static void step_share(mr_batch *b, int t, int nsteps) {
   long n = b->n, T = b->threads;
+  double c0 = b->timed ? thread_cpu_seconds() : 0.0;
   step_range(b, (int)(t * n / T), (int)((t + 1) * n / T), nsteps);
+  if (b->timed) b->cpu[t] = thread_cpu_seconds() - c0;
 }
 
 static void *worker_main(void *p) {
@@ -163,7 +176,8 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   b->errors = calloc((size_t)n, sizeof *b->errors);
   b->workers = calloc((size_t)b->threads, sizeof *b->workers);
   b->args = calloc((size_t)b->threads, sizeof *b->args);
-  if (!b->sims || !b->status || !b->errors || !b->workers || !b->args) {
+  b->cpu = calloc((size_t)b->threads, sizeof *b->cpu);
+  if (!b->sims || !b->status || !b->errors || !b->workers || !b->args || !b->cpu) {
     mr_batch_free(b);
     return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory for %d environments", n), NULL;
   }
@@ -190,6 +204,7 @@ void mr_batch_free(mr_batch *b) {
   for (int i = 0; b->sims && i < b->n; ++i)
     mr_sim_free(b->sims[i]);
   free(b->sims), free(b->status), free(b->errors), free(b->workers), free(b->args);
+  free(b->cpu);
   free(b);
 }
 
@@ -204,6 +219,15 @@ int mr_batch_threads(const mr_batch *b) {
 
 mr_sim *mr_batch_sim(mr_batch *b, int i) {
   return i >= 0 && i < b->n ? b->sims[i] : NULL;
+}
+
+void mr_batch_time_threads(mr_batch *b, int on) {
+  b->timed = on != 0;
+  if (!b->timed) memset(b->cpu, 0, (size_t)b->threads * sizeof *b->cpu);
+}
+
+double mr_batch_thread_cpu(const mr_batch *b, int t) {
+  return t >= 0 && t < b->threads ? b->cpu[t] : 0.0;
 }
 
 const mr_status *mr_batch_status(const mr_batch *b) {

@@ -131,9 +131,26 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   if (!s->cg || !s->keys || !s->prev_keys || !s->cons || !s->prev_cons || !s->anchor1 ||
       !s->anchor2 || !s->wrench || !s->contact_wrench)
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
-  if (mr_arena_init(&s->work, mr_solver_work_size(s->max_rows, 0)))
+  /* sized for a few blocks: the islands grow it to the largest island met */
+  if (mr_arena_init(&s->work, mr_solver_work_size(8, 0)))
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for the solver workspace");
-  return mr_contact_assembly_init(&s->as, s->max_rows, nv, err);
+  s->islands = 1;
+  s->isl = mr_islands_create(s->m, s->max_rows);
+  if (!s->isl) return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
+  return mr_islands_reserve(s, err);
+}
+
+mr_status mr_sim_set_islands(mr_sim *s, int on, mr_error *err) {
+  s->islands = on != 0;
+  if (on || s->as.J) return MR_OK;
+  /* the whole problem's buffers, for every block the simulator can meet */
+  size_t work = mr_solver_work_size(s->max_rows, 0);
+  if (work > s->work.size) {
+    mr_arena_destroy(&s->work);
+    if (mr_arena_init(&s->work, work))
+      return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for the solver workspace");
+  }
+  return mr_contact_assembly_init(&s->as, s->max_rows, s->m->nv, err);
 }
 
 /* a point of body b's frame in the world (body 0: the world) */
@@ -182,7 +199,8 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   s->as_settings.restitution_threshold = w->contact.restitution_threshold;
   s->d = mr_data_create(s->m);
   if (!s->d) mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
-  if (!s->d || create_buffers(s, err) || create_collision(s, err)) {
+  if (!s->d || create_buffers(s, err) || create_collision(s, err) ||
+      mr_sim_create_controllers(s, err)) {
     mr_sim_free(s);
     return NULL;
   }
@@ -193,8 +211,10 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
 
 void mr_sim_free(mr_sim *s) {
   if (!s) return;
+  mr_sim_free_controllers(s);
   mr_collision_free(s->col);
   mr_contact_assembly_free(&s->as);
+  mr_islands_free(s->isl);
   mr_arena_destroy(&s->work);
   mr_data_free(s->d);
   double *vecs[] = {s->q,       s->q_next,  s->v,       s->v_next,  s->tau,         s->rhs,
@@ -230,10 +250,12 @@ void mr_sim_reset(mr_sim *s) {
   mr_zero(s->tau_act, s->m->nv);
   s->state.valid = 0;
   s->state.rho = 0.0;
+  mr_islands_invalidate(s->isl);
   memset(&s->last, 0, sizeof s->last);
   memset(&s->warnings, 0, sizeof s->warnings);
   memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
   mr_sim_initial_controls(s);
+  mr_sim_reset_controllers(s);
 }
 
 /* ---- the stages of a step ---- */
@@ -506,13 +528,35 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   return MR_OK;
 }
 
+/* the step's problem solved island by island (islands.c); the stage clock cannot separate
+ * assembly from solving there, so the solver time is the solvers' own */
+static mr_status solve_islands(mr_sim *s, mr_error *err) {
+  mr_solver_stats stats;
+  if (!s->solver->solve) return MR_ERR_UNSUPPORTED;
+  mr_status st = mr_islands_solve(s, same_contacts(s), &stats, err);
+  s->t_solved = clock_us();
+  s->t_assembled = s->t_solved - stats.time_us;
+  if (st) return st;
+  s->last.iterations = stats.iterations;
+  s->last.converged = stats.converged;
+  s->last.eps_abs = stats.eps_abs;
+  s->last.solve_us = stats.time_us;
+  s->last.islands = mr_islands_count(s->isl);
+  if (!stats.converged) s->warnings.not_converged++;
+  mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
+  return MR_OK;
+}
+
 static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.iterations = 0;
   s->last.converged = 1;
   s->last.eps_abs = 0.0;
   s->last.solve_us = 0.0;
+  s->last.islands = 0;
   s->t_assembled = s->t_solved = clock_us();
+  s->islands_used = s->islands;
   if (s->nc + s->nk == 0) return MR_OK;
+  if (s->islands) return solve_islands(s, err);
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
   s->t_assembled = clock_us();
@@ -602,6 +646,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
   double t0 = clock_us(), t1;
+  mr_sim_run_controllers(s);
   mr_status st = detect(s, &t1, err);
   if (st) return st;
   double t2 = clock_us();
@@ -666,6 +711,7 @@ const mr_world *mr_sim_world(const mr_sim *s) {
   return s->w;
 }
 const mr_contact_problem *mr_sim_problem(const mr_sim *s) {
+  if (s->islands_used) return mr_islands_problem(s->isl, s->nc + s->nk, s->w->timestep);
   return &s->as.problem;
 }
 

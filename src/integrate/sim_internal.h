@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "integrate/islands.h"
 #include "moreau/sim.h"
 
 struct mr_sim {
@@ -15,7 +16,10 @@ struct mr_sim {
   const mr_model *m;
   mr_data *d;
   mr_collision *col;
-  mr_contact_assembly as;
+  mr_contact_assembly as;     /* the whole problem, allocated when islands are off */
+  mr_islands *isl;            /* the step's islands */
+  int islands;                /* 1 (default): each island solved as its own problem */
+  int islands_used;           /* the last step's problem is the islands' */
   mr_assembly_settings as_settings;
   const mr_solver_info *solver;
   mr_solver_settings settings;
@@ -54,6 +58,7 @@ struct mr_sim {
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
+  struct mr_mpc **mpc; /* [nrobots] locomotion controllers (mpc.h), NULL where none */
 };
 
 /* s frees w with itself; w must be the world s was created on */
@@ -61,5 +66,12 @@ void mr_sim_adopt_world(mr_sim *s, mr_world *w);
 
 /* the world's initial controls (torques, gains, targets) and no user wrench */
 void mr_sim_initial_controls(mr_sim *s);
+
+/* the robots' controllers (mpc_sim.c): created from the world's settings, reset, and run before
+ * a step to write the robots' actuation */
+mr_status mr_sim_create_controllers(mr_sim *s, mr_error *err);
+void mr_sim_free_controllers(mr_sim *s);
+void mr_sim_reset_controllers(mr_sim *s);
+void mr_sim_run_controllers(mr_sim *s);
 
 #endif

@@ -10,16 +10,23 @@
 #include <string.h>
 
 #include "io/scene_internal.h"
+#include "moreau/mpc.h"
 #include "moreau/urdf.h"
 
 static const char *const robot_keys[] = {
     "name",          "urdf",        "srdf",     "floating",        "self_collision",
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
-    "joint_limits",  "torques",     "armature", "inertia_fix", "lock_joints", "lock_massless",
-    NULL};
+    "joint_limits",  "torques",     "armature", "inertia_fix",     "lock_joints",
+    "lock_massless", "controller",  NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
+static const char *const controller_keys[] = {
+    "type",         "velocity",     "gait",       "period", "duty", "step_height",
+    "horizon",      "dt",           "mu",         "kp",     "kd",   "stance_kd",
+    "torque_limit", "raibert_gain", "iterations", "feet",   NULL};
+static const char *const controller_types[] = {"mpc", NULL};
+static const char *const gait_names[] = {"trot", "stand", NULL};
 
 /* ---- configuration helpers ---- */
 
@@ -498,6 +505,95 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
   return sn ? robot_sines(c, sn, m, r) : MR_OK;
 }
 
+/* the name node n among names[], or an error naming the known ones */
+static int name_choice(mr_scene_ctx *c, const mr_ynode *n, const char *key,
+                       const char *const *names, const char *known) {
+  for (int k = 0; names[k]; ++k)
+    if (!strcmp(mr_yaml_text(n), names[k])) return k;
+  const char *near = mr_yaml_nearest(mr_yaml_text(n), names);
+  mr_yaml_error(&c->y, n, MR_ERR_INVALID, "'controller.%s': unknown value '%s'%s%s%s (known: %s)",
+                key, mr_yaml_text(n), near ? ": did you mean '" : "", near ? near : "",
+                near ? "'?" : "", known);
+  return -1;
+}
+
+/* controller.feet: four foot frames of the robot */
+static mr_status controller_feet(mr_scene_ctx *c, const mr_ynode *fn, const mr_model *m,
+                                 mr_mpc_settings *cfg) {
+  if (mr_yaml_need_seq(&c->y, fn, "controller.feet")) return scene_status(c);
+  if (mr_yaml_seq_size(fn) != MR_MPC_FEET)
+    return mr_yaml_error(&c->y, fn, MR_ERR_INVALID,
+                         "'controller.feet': give %d foot frames (front left, front right, hind "
+                         "left, hind right), got %d",
+                         MR_MPC_FEET, mr_yaml_seq_size(fn));
+  for (int i = 0; i < MR_MPC_FEET; ++i) {
+    const mr_ynode *e = mr_yaml_seq_at(&c->y, fn, i);
+    if (mr_model_frame_index(m, mr_yaml_text(e)) < 0)
+      return mr_yaml_error(&c->y, e, MR_ERR_INVALID,
+                           "'controller.feet': no frame '%s' in the robot", mr_yaml_text(e));
+    snprintf(cfg->feet[i], sizeof cfg->feet[i], "%s", mr_yaml_text(e));
+  }
+  return MR_OK;
+}
+
+/* controller: {type: mpc, velocity: [vx, vy, yaw rate], gait, period, ...} (mpc.h) */
+static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                  mr_scene_robot *r) {
+  mr_ynode *cn = mr_yaml_get(&c->y, n, "controller");
+  if (!cn) return MR_OK;
+  mr_ynode *tn = mr_yaml_get(&c->y, cn, "type"), *gn = mr_yaml_get(&c->y, cn, "gait");
+  mr_ynode *fn = mr_yaml_get(&c->y, cn, "feet");
+  if (mr_yaml_check_map(&c->y, cn, controller_keys, "'controller'")) return scene_status(c);
+  if (!tn) return mr_yaml_error(&c->y, cn, MR_ERR_INVALID, "'controller': missing 'type' (mpc)");
+  if (name_choice(c, tn, "type", controller_types, "mpc") < 0) return scene_status(c);
+  if (mr_yaml_get(&c->y, n, "pd"))
+    return mr_yaml_error(&c->y, cn, MR_ERR_INVALID,
+                         "robot '%s': 'controller' and 'pd' exclude each other (the MPC sets the "
+                         "leg gains: controller.kp, controller.kd)",
+                         r->name);
+  if (!r->floating)
+    return mr_yaml_error(&c->y, cn, MR_ERR_INVALID,
+                         "robot '%s': the mpc controller needs 'floating: true'", r->name);
+  mr_mpc_settings cfg = mr_mpc_settings_default();
+  int gait = 0;
+  if (gn && (gait = name_choice(c, gn, "gait", gait_names, "trot, stand")) < 0)
+    return scene_status(c);
+  cfg.gait = gait == 1 ? MR_GAIT_STAND : MR_GAIT_TROT;
+  const struct {
+    const char *key;
+    double *x;
+  } numbers[] = {{"period", &cfg.period},
+                 {"duty", &cfg.duty},
+                 {"step_height", &cfg.step_height},
+                 {"horizon", &cfg.horizon},
+                 {"dt", &cfg.dt},
+                 {"mu", &cfg.mu},
+                 {"kp", &cfg.kp},
+                 {"kd", &cfg.kd},
+                 {"stance_kd", &cfg.stance_kd},
+                 {"torque_limit", &cfg.torque_limit},
+                 {"raibert_gain", &cfg.raibert_gain}};
+  for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; ++k)
+    if (mr_yaml_opt_double(&c->y, cn, numbers[k].key, numbers[k].x)) return scene_status(c);
+  if (mr_yaml_opt_vec(&c->y, cn, "velocity", cfg.velocity, 3) ||
+      mr_yaml_opt_int(&c->y, cn, "iterations", &cfg.max_iter) ||
+      (fn && controller_feet(c, fn, m, &cfg)))
+    return scene_status(c);
+  mr_error e = {0};
+  if (mr_mpc_settings_check(&cfg, &e))
+    return mr_yaml_error(&c->y, cn, MR_ERR_INVALID, "'controller': %s", e.msg);
+  for (int i = 0; !fn && i < MR_MPC_FEET; ++i)
+    if (mr_model_frame_index(m, cfg.feet[i]) < 0)
+      return mr_yaml_error(&c->y, cn, MR_ERR_INVALID,
+                           "'controller': the robot has no foot frame '%s' (name them in "
+                           "controller.feet)",
+                           cfg.feet[i]);
+  r->mpc = malloc(sizeof *r->mpc);
+  if (!r->mpc) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  *r->mpc = cfg;
+  return MR_OK;
+}
+
 /* friction / material for every geometry of the robot */
 static mr_status robot_contact(mr_scene_ctx *c, const mr_ynode *n, mr_model *dst, int first_geom) {
   mr_ynode *mn = mr_yaml_get(&c->y, n, "material"), *fn = mr_yaml_get(&c->y, n, "friction");
@@ -554,7 +650,8 @@ static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model 
     double base[7] = {X.p.v[0], X.p.v[1], X.p.v[2], qb.x, qb.y, qb.z, qb.w};
     memcpy(qf, base, sizeof base);
   }
-  if (robot_pd(c, n, m, q, r) || robot_postures(c, n, m, q, r)) return scene_status(c);
+  if (robot_pd(c, n, m, q, r) || robot_controller(c, n, m, r) || robot_postures(c, n, m, q, r))
+    return scene_status(c);
   if (scene_grow_state(c, r->idx_q + r->nq, r->idx_v + r->nv)) return scene_status(c);
   memcpy(c->s->q0 + r->idx_q, q, (size_t)r->nq * sizeof *q);
   for (int k = 0; k < r->nv; ++k)

@@ -1,0 +1,78 @@
+/* The contact assembly of the step by islands against the whole-model dense assembly, on the
+ * robot scenes of bench/step.c: two simulators of the same scene and solver (ncp-pgs), one
+ * solving by islands (the default; TALOS and Solo-12 are one tree-sparse island each) and one
+ * with mr_sim_set_islands(s, 0), stepped alternately; after WARMUP unmeasured steps, the median
+ * and 10th percentile of each one's assembly stage (mr_step_timing.assembly: contact gathering,
+ * J, G and g, and for islands the grouping and the velocity change) and of its step over the next
+ * n steps. Output: a Markdown table.
+ * Run: make bench (or build/bench/bench/islands [steps]). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+#define WARMUP 100
+#define MAX_STEPS 5000
+
+static const char *const scenes[] = {"scenes/b8_solo_push.yaml", "scenes/b8_talos_push.yaml",
+                                     "scenes/b8_allegro_hold.yaml"};
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double quantile(double *x, int n, double q) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return x[(int)(q * (n - 1))];
+}
+
+static double asm_us[2][MAX_STEPS], step_us[2][MAX_STEPS];
+
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 400;
+  if (n < 1 || n > MAX_STEPS) n = 400;
+  printf("Assembly by islands against the whole-model dense assembly (ncp-pgs, warm), %d steps "
+         "after %d, µs\n\n",
+         n, WARMUP);
+  printf("| scene | path | assembly median | assembly p10 | step median | contacts |\n");
+  printf("|---|---|---:|---:|---:|---:|\n");
+  for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; ++k) {
+    mr_scene sc;
+    mr_error err = {0};
+    if (mr_scene_load(scenes[k], &sc, &err)) {
+      fprintf(stderr, "%s: %s\n", scenes[k], err.msg);
+      return 1;
+    }
+    mr_sim *s[2];
+    int nc[2] = {0, 0};
+    for (int p = 0; p < 2; ++p) {
+      s[p] = mr_sim_from_scene(&sc, "ncp-pgs", &err);
+      if (!s[p] || (p == 1 && mr_sim_set_islands(s[p], 0, &err))) {
+        fprintf(stderr, "%s: %s\n", scenes[k], err.msg);
+        return 1;
+      }
+    }
+    for (int i = 0; i < WARMUP + n; ++i)
+      for (int p = 0; p < 2; ++p) {
+        if (mr_sim_step(s[p], &err)) {
+          fprintf(stderr, "%s: %s\n", scenes[k], err.msg);
+          return 1;
+        }
+        if (i < WARMUP) continue;
+        asm_us[p][i - WARMUP] = mr_sim_last(s[p])->timing.assembly;
+        step_us[p][i - WARMUP] = mr_sim_last(s[p])->timing.total;
+        nc[p] += mr_sim_last(s[p])->ncontacts + mr_sim_last(s[p])->nconstraints;
+      }
+    for (int p = 0; p < 2; ++p) {
+      double p10 = quantile(asm_us[p], n, 0.1), med = quantile(asm_us[p], n, 0.5);
+      printf("| %s | %s | %.2f | %.2f | %.2f | %.1f |\n", scenes[k],
+             p ? "whole problem" : "islands", med, p10, quantile(step_us[p], n, 0.5),
+             (double)nc[p] / n);
+      mr_sim_free(s[p]);
+    }
+    mr_scene_free(&sc);
+  }
+  return 0;
+}

@@ -1,0 +1,337 @@
+/* The locomotion MPC (mpc.h): its cone QP meets the KKT conditions and agrees with the dense
+ * active-set QP on polyhedral cones that enclose and are enclosed by the friction cone; Solo-12
+ * tracks commanded velocities on flat and bumpy ground with the default solver; a fall is
+ * detected and counted; the controller's YAML and API refuse bad values. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "contact/qp.h"
+#include "integrate/mpc_qp.h"
+#include "moreau/control.h"
+#include "moreau/mpc.h"
+#include "sim_util.h"
+
+/* ---- the cone QP ---- */
+
+#define QP_FACETS 64 /* sides of the polygons that bracket the friction cone */
+
+/* a random strictly convex instance: H = AᵀA + 0.1 I (A 3nb x 3nb in [-1, 1]), g in [-5, 5],
+ * μ in [0.2, 1] */
+static void random_qp(uint64_t *seed, int nb, double *H, double *g, double *mu) {
+  int n = 3 * nb;
+  double A[144];
+  for (int k = 0; k < n * n; ++k)
+    A[k] = test_rand(seed, -1.0, 1.0);
+  for (int i = 0; i < n; ++i) {
+    g[i] = test_rand(seed, -5.0, 5.0);
+    for (int j = 0; j < n; ++j) {
+      double s = i == j ? 0.1 : 0.0;
+      for (int k = 0; k < n; ++k)
+        s += A[k * n + i] * A[k * n + j];
+      H[i * n + j] = s;
+    }
+  }
+  for (int b = 0; b < nb; ++b)
+    mu[b] = test_rand(seed, 0.2, 1.0);
+}
+
+/* the dense QP with each cone replaced by the polygon cos θⱼ t₁ + sin θⱼ t₂ ≤ r μ n
+ * (θⱼ = 2πj/P): r = cos(π/P) is inscribed in the cone, r = 1 encloses it; returns ½uᵀHu + gᵀu */
+static double polygon_qp(int nb, const double *H, const double *g, const double *mu, double r,
+                         double *u) {
+  int n = 3 * nb, m = nb * QP_FACETS;
+  static double A[4 * QP_FACETS * 12], b[4 * QP_FACETS];
+  memset(A, 0, sizeof A);
+  for (int k = 0; k < nb; ++k)
+    for (int j = 0; j < QP_FACETS; ++j) {
+      double th = 2.0 * M_PI * j / QP_FACETS, *row = A + (size_t)(k * QP_FACETS + j) * n;
+      /* r μ n − cos θ t₁ − sin θ t₂ ≥ 0 */
+      row[3 * k] = -cos(th), row[3 * k + 1] = -sin(th), row[3 * k + 2] = r * mu[k];
+      b[k * QP_FACETS + j] = 0.0;
+    }
+  mr_qp_workspace ws;
+  mr_error err = {0};
+  if (mr_qp_workspace_init(&ws, n, 0, m, &err)) fail_msg("%s", err.msg);
+  mr_qp_problem p = {.n = n, .m_in = m, .H = H, .c = g, .A_in = A, .b_in = b};
+  mr_qp_settings s = mr_qp_settings_default();
+  mr_qp_info info;
+  if (mr_qp_solve(&p, &s, &ws, u, NULL, NULL, &info, &err)) fail_msg("qp: %s", err.msg);
+  assert_int_equal(info.outcome, MR_QP_OPTIMAL);
+  mr_qp_workspace_destroy(&ws);
+  return info.fval;
+}
+
+static double objective(int n, const double *H, const double *g, const double *u) {
+  double f = 0.0;
+  for (int i = 0; i < n; ++i) {
+    f += g[i] * u[i];
+    for (int j = 0; j < n; ++j)
+      f += 0.5 * u[i] * H[i * n + j] * u[j];
+  }
+  return f;
+}
+
+/* Random instances of 1 to 4 cones. The ADMM solution u meets the KKT conditions (u ∈ K,
+ * Hu + g ∈ K*, complementarity) to 1e-7: ADMM is run to eps 1e-11 and the residual is in
+ * force units of g's size (≤ 5). The polygon QPs bracket the optimum: f_out ≤ f(u) ≤ f_in
+ * (K_in ⊂ K ⊂ K_out); and by strong convexity (λ_min the least eigenvalue of H)
+ * ‖u − u_in‖² ≤ 2 (f_in − f(u)) / λ_min, u_in being feasible for the true cone. */
+static void test_cone_qp_kkt_and_active_set(void **state) {
+  (void)state;
+  uint64_t seed = 19;
+  for (int trial = 0; trial < 40; ++trial) {
+    int nb = 1 + trial % 4, n = 3 * nb;
+    double H[144], Hc[144], g[12], mu[4], u[12] = {0}, y[12], u_in[12], u_out[12], eig[12];
+    random_qp(&seed, nb, H, g, mu);
+    long nw = mr_cone_qp_work_size(nb);
+    double *work = malloc((size_t)nw * sizeof *work);
+    mr_cone_qp p = {.nb = nb, .H = H, .g = g, .mu = mu};
+    mr_cone_qp_settings s = {.max_iter = 200000, .eps = 1e-11};
+    mr_cone_qp_info info;
+    assert_int_equal(mr_cone_qp_solve(&p, &s, work, u, &info), 0);
+    free(work);
+    assert_true(info.converged);
+    assert_true(mr_cone_qp_kkt(&p, u, y) < 1e-7);
+    double f = objective(n, H, g, u);
+    double f_in = polygon_qp(nb, H, g, mu, cos(M_PI / QP_FACETS), u_in);
+    double f_out = polygon_qp(nb, H, g, mu, 1.0, u_out);
+    assert_true(f_out <= f + 1e-9 && f <= f_in + 1e-9);
+    memcpy(Hc, H, sizeof H);
+    mr_sym_eigen(Hc, n, eig, NULL);
+    double lmin = eig[0];
+    for (int k = 1; k < n; ++k)
+      lmin = fmin(lmin, eig[k]);
+    double d2 = 0.0;
+    for (int k = 0; k < n; ++k)
+      d2 += (u[k] - u_in[k]) * (u[k] - u_in[k]);
+    assert_true(d2 <= 2.0 * fmax(f_in - f, 0.0) / lmin + 1e-12);
+  }
+}
+
+/* ---- walking ---- */
+
+#define SOLO_MPC(ground, mu, velocity, extra)                                                      \
+  "timestep: 0.001\n"                                                                              \
+  "contact: {margin: 0.001, baumgarte: 0.0}\n"                                                     \
+  "bodies:\n"                                                                                      \
+  "  - name: ground\n"                                                                             \
+  "    fixed: true\n"                                                                              \
+  "    geoms:\n"                                                                                   \
+  "      - " ground "\n"                                                                           \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
+  "    floating: true\n"                                                                           \
+  "    posture: standing\n" extra "    friction: " mu "\n"                                         \
+  "    controller: {type: mpc, velocity: " velocity ", gait: trot}\n"
+
+#define FLAT "{type: halfspace, friction: 0.9}"
+
+typedef struct {
+  double v[3];      /* mean forward, sideways velocity (heading frame), yaw rate */
+  double yaw_drift; /* yaw at the end minus yaw at the start of the window, rad */
+  long falls;
+} walk_result;
+
+static double yaw_of(const double *q) {
+  return atan2(2.0 * (q[6] * q[5] + q[3] * q[4]), 1.0 - 2.0 * (q[4] * q[4] + q[5] * q[5]));
+}
+
+/* Run the scene (default solver) for t_start + window seconds; the means are over the window,
+ * after the first t_start seconds in which the gait starts from standing. */
+static walk_result walk(const char *text, double t_start, double window) {
+  mr_scene sc = tsim_parse(text, ".");
+  mr_sim *s = tsim_create(&sc, NULL);
+  walk_result r = {{0, 0, 0}, 0, 0};
+  long n0 = lround(t_start / 0.001), n = lround(window / 0.001);
+  tsim_steps(s, n0);
+  double yaw0 = yaw_of(mr_sim_q(s)), yaw_prev = yaw0, turn = 0.0;
+  for (long k = 0; k < n; ++k) {
+    tsim_steps(s, 1);
+    const double *q = mr_sim_q(s), *v = mr_sim_v(s);
+    mr_quat qb = {q[3], q[4], q[5], q[6]};
+    mr_mat3 R = mr_quat_to_m3(qb);
+    mr_vec3 vw = mr_m3_mulv(&R, mr_v3(v[0], v[1], v[2]));
+    mr_vec3 ww = mr_m3_mulv(&R, mr_v3(v[3], v[4], v[5]));
+    double yaw = yaw_of(q);
+    turn += remainder(yaw - yaw_prev, 2.0 * M_PI);
+    yaw_prev = yaw;
+    r.v[0] += (cos(yaw) * vw.v[0] + sin(yaw) * vw.v[1]) / n;
+    r.v[1] += (-sin(yaw) * vw.v[0] + cos(yaw) * vw.v[1]) / n;
+    r.v[2] += ww.v[2] / n;
+  }
+  (void)yaw0;
+  r.yaw_drift = turn;
+  r.falls = mr_sim_get_warnings(s)->falls;
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+  return r;
+}
+
+/* each commanded component within tol of its value; an uncommanded one within tol of the
+ * command's largest speed (m/s, for the linear ones) */
+static void expect_tracking(walk_result r, const double cmd[3], double tol) {
+  double speed = fmax(fabs(cmd[0]), fabs(cmd[1]));
+  for (int k = 0; k < 3; ++k) {
+    double scale = cmd[k] != 0.0 ? fabs(cmd[k]) : (k < 2 ? speed : 0.0);
+    if (scale == 0.0) continue;
+    if (fabs(r.v[k] - cmd[k]) > tol * scale)
+      fail_msg("component %d: mean %.4f, commanded %.4f, off by more than %.0f%% of %.3f", k,
+               r.v[k], cmd[k], 100 * tol, scale);
+  }
+  assert_int_equal(r.falls, 0);
+}
+
+/* Flat ground, mu 0.9, 5 s after a 1 s start: forward, sideways and turning walks within 15 %
+ * of each commanded component (the required bound); the straight walks' heading drifts less
+ * than 10° over the 5 s. */
+static void test_flat_tracking(void **state) {
+  (void)state;
+  static const double cmds[3][3] = {{0.3, 0.0, 0.0}, {0.0, -0.2, 0.0}, {0.2, 0.0, 0.5}};
+  static const char *const texts[3] = {SOLO_MPC(FLAT, "0.9", "[0.3, 0.0, 0.0]", ""),
+                                       SOLO_MPC(FLAT, "0.9", "[0.0, -0.2, 0.0]", ""),
+                                       SOLO_MPC(FLAT, "0.9", "[0.2, 0.0, 0.5]", "")};
+  for (int c = 0; c < 3; ++c) {
+    walk_result r = walk(texts[c], 1.0, 5.0);
+    expect_tracking(r, cmds[c], 0.15);
+    if (cmds[c][2] == 0.0) assert_true(fabs(r.yaw_drift) < 10.0 * M_PI / 180.0);
+  }
+}
+
+/* B10's ground (0.1 m from trough to crest, slopes up to 8.9°, mu 0.3), a forward walk: within
+ * 25 % of the command, its heading within 10°. The looser bound: the controller is blind — its
+ * ground is a plane through the feet, which lags the terrain by a stride — and on these slopes
+ * each touchdown lands early or late by up to slope × step ≈ 0.16 × 0.05 m, which costs speed;
+ * the flat walk's own error is about 7 %. */
+static void test_bumpy_tracking(void **state) {
+  (void)state;
+  static const double cmd[3] = {0.3, 0.0, 0.0};
+  walk_result r = walk(SOLO_MPC("{type: heightfield, function: sine, amplitude: 0.05, wavelength: "
+                                "2.0, extent: [-3, 3, -3, 3], step: 0.02, friction: 0.3}",
+                                "0.3", "[0.3, 0.0, 0.0]", "    position: [0, 0, 0.29]\n"),
+                       1.0, 5.0);
+  expect_tracking(r, cmd, 0.25);
+  assert_true(fabs(r.yaw_drift) < 10.0 * M_PI / 180.0);
+}
+
+/* A 60 N sideways shove (2.4 times the robot's weight) for 0.2 s tips the robot over: the fall
+ * is counted once in the warnings and kept in the controller's status with its time, after the
+ * shove's start; the same walk without the shove does not fall. */
+static void test_fall_detected(void **state) {
+  (void)state;
+  mr_scene sc = tsim_parse(SOLO_MPC(FLAT, "0.9", "[0.0, 0.0, 0.0]", ""), ".");
+  mr_sim *s = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  int base = mr_model_body_index(mr_sim_model(s), "solo/base_link");
+  assert_true(base > 0);
+  tsim_steps(s, 500);
+  mr_mpc_status st;
+  assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+  assert_int_equal(st.fallen, 0);
+  assert_int_equal(mr_sim_set_wrench(s, base, mr_v3(0, 60, 0), mr_v3(0, 0, 0), &err), MR_OK);
+  tsim_steps(s, 200);
+  mr_sim_clear_wrenches(s);
+  tsim_steps(s, 1300);
+  assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+  assert_int_equal(st.fallen, 1);
+  assert_true(st.fall_time > 0.5 && st.fall_time < 2.0);
+  assert_int_equal(mr_sim_get_warnings(s)->falls, 1);
+  /* a reset forgets the fall */
+  mr_sim_reset(s);
+  tsim_steps(s, 1000);
+  assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+  assert_int_equal(st.fallen, 0);
+  assert_int_equal(mr_sim_get_warnings(s)->falls, 0);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* ---- configuration ---- */
+
+static void expect_scene_error(const char *text, const char *n1, const char *n2) {
+  mr_scene sc;
+  mr_error err = {0};
+  if (mr_scene_parse(text, "test.yaml", ".", &sc, &err) == MR_OK) {
+    mr_scene_free(&sc);
+    fail_msg("expected an error containing '%s'", n1);
+  }
+  if (!strstr(err.msg, n1) || (n2 && !strstr(err.msg, n2)))
+    fail_msg("message '%s' lacks '%s' / '%s'", err.msg, n1, n2 ? n2 : "");
+  mr_scene_free(&sc);
+}
+
+#define SOLO_CONTROLLER(floating, extra, controller)                                               \
+  "robots:\n"                                                                                      \
+  "  - name: solo\n"                                                                               \
+  "    urdf: robots/solo12/solo12.urdf\n"                                                          \
+  "    floating: " floating "\n" extra "    controller: " controller "\n"
+
+static void test_yaml_errors(void **state) {
+  (void)state;
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, velocty: [0.1, 0, 0]}"),
+                     "test.yaml:5", "velocity");
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mcp}"), "unknown value 'mcp'", "mpc");
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{velocity: [0.1, 0, 0]}"), "missing 'type'",
+                     NULL);
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, gait: gallop}"),
+                     "unknown value 'gallop'", "trot, stand");
+  expect_scene_error(SOLO_CONTROLLER("false", "", "{type: mpc}"), "needs 'floating: true'", NULL);
+  expect_scene_error(SOLO_CONTROLLER("true", "    pd: {kp: 1}\n", "{type: mpc}"),
+                     "exclude each other", NULL);
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, duty: 1.5}"), "'duty'", "1.5");
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, horizon: 0.01, dt: 0.025}"),
+                     "'horizon'", NULL);
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, velocity: [0.1, 0]}"), "velocity",
+                     NULL);
+  expect_scene_error(SOLO_CONTROLLER("true", "", "{type: mpc, feet: [FL_FOOT, FR_FOOT]}"),
+                     "give 4 foot frames", NULL);
+  expect_scene_error(
+      SOLO_CONTROLLER("true", "", "{type: mpc, feet: [FL_FOOT, FR_FOOT, HL_FOOT, HR_TOE]}"),
+      "no frame 'HR_TOE'", NULL);
+}
+
+/* the C API: attach a controller to a robot loaded without one, change its velocity; bad
+ * robots and values are errors that change nothing */
+static void test_api(void **state) {
+  (void)state;
+  mr_scene sc = tsim_parse(
+      SOLO_CONTROLLER(
+          "true", "    posture: standing\n",
+          "{type: mpc}") "bodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n",
+      ".");
+  mr_sim *s = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  mr_mpc_settings c = mr_mpc_settings_default();
+  c.duty = 0.0;
+  assert_int_equal(mr_sim_set_mpc(s, "solo", &c, &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "duty"));
+  c = mr_mpc_settings_default();
+  assert_int_equal(mr_sim_set_mpc(s, "robo", &c, &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "robo"));
+  assert_int_equal(mr_sim_set_mpc(s, "solo", &c, &err), MR_OK);
+  double bad[3] = {NAN, 0, 0}, vel[3] = {0.0, 0.0, 0.4};
+  assert_int_equal(mr_sim_set_mpc_velocity(s, "solo", bad, &err), MR_ERR_INVALID);
+  assert_int_equal(mr_sim_set_mpc_velocity(s, "solo", vel, &err), MR_OK);
+  tsim_steps(s, 2000);
+  mr_mpc_status st;
+  assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+  assert_int_equal(st.fallen, 0);
+  assert_true(st.solves == 80); /* every 25 ms over 2 s */
+  /* it turned: 2 s at 0.4 rad/s is 0.8 rad, 15 % */
+  assert_near(yaw_of(mr_sim_q(s)), 0.8, 0.12);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cone_qp_kkt_and_active_set),
+      cmocka_unit_test(test_flat_tracking),
+      cmocka_unit_test(test_bumpy_tracking),
+      cmocka_unit_test(test_fall_detected),
+      cmocka_unit_test(test_yaml_errors),
+      cmocka_unit_test(test_api),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
