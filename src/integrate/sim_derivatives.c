@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "integrate/sim_internal.h"
+#include "moreau/assembly.h"
 #include "moreau/derivatives.h"
 
 struct mr_sim_derivatives {
   mr_step_derivatives *sd;
   mr_data *d;
+  mr_contact_assembly as; /* the step's whole problem and Jacobian, assembled again at q */
   double *q0, *v0, *q_target, *radius, *v_next;
   void *work;
   int max_rows;
@@ -27,6 +29,10 @@ mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   x->q0 = malloc((size_t)(m->nq + 3 * m->nv + s->max_rows + 1) * sizeof(double));
   x->work = malloc(mr_step_contact_work_size(m, s->max_rows));
   if (!x->sd || !x->d || !x->q0 || !x->work) goto nomem;
+  if (mr_contact_assembly_init(&x->as, s->max_rows, m->nv, err) != MR_OK) {
+    mr_sim_derivatives_free(x);
+    return NULL;
+  }
   x->v0 = x->q0 + m->nq;
   x->q_target = x->v0 + m->nv;
   x->v_next = x->q_target + m->nv;
@@ -42,6 +48,7 @@ void mr_sim_derivatives_free(mr_sim_derivatives *x) {
   if (!x) return;
   mr_step_derivatives_free(x->sd);
   mr_data_free(x->d);
+  mr_contact_assembly_free(&x->as);
   free(x->q0);
   free(x->work);
   free(x);
@@ -77,11 +84,26 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
   /* the step's external forces, as it applied them at q (body frames) */
   memcpy(x->d->f_ext, s->d->f_ext, (size_t)m->nbodies * sizeof(mr_force));
   const mr_step_params p = {s->w->timestep, s->kp_step, s->kd_step, x->q_target};
+  /* the step's blocks assembled as one problem at q with the step's M̃ (the simulator may have
+   * solved them island by island): J, G, R, μ and kinds; g is not used (c is the step's) */
+  const int nblocks = s->nc + s->nk;
+  if (nblocks > 0) {
+    const double dt = s->w->timestep;
+    mr_forward_kinematics(m, x->d, x->q0, NULL, NULL);
+    mr_crba(m, x->d, x->q0);
+    for (int k = 0; k < nv; ++k)
+      x->d->M[(size_t)k * nv + k] +=
+          dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
+    if ((st = mr_ldlt_factor(m, x->d, err)) != MR_OK) return st;
+    if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->as_settings, &x->as,
+                                  err)) != MR_OK)
+      return st;
+  }
   mr_contact_problem none = {0};
-  const mr_contact_step cs = {s->nc + s->nk > 0 ? &s->as.problem : &none,
+  const mr_contact_step cs = {nblocks > 0 ? &x->as.problem : &none,
                               s->cg,
                               x->radius,
-                              s->as.J,
+                              x->as.J,
                               s->lambda,
                               s->c,
                               &s->as_settings,
