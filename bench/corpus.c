@@ -19,7 +19,9 @@
  * - fixtures: the recorded problems (JSON) of tests/fixtures (TALOS steps under the former gap
  *   law, Solo-12, Allegro).
  * ContactBench's recorded problems are not included (not available on this machine).
- * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps]. */
+ * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
+ * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
+ * leaves above 1e-6 as JSON files, for `moreau solve`). */
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "contact/problem_io.h"
+#include "contact/qp.h"
 #include "core/arena.h"
 #include "core/file.h"
 #include "moreau/contact.h"
@@ -91,7 +94,7 @@ static void corpus_free(corpus *cs) {
 static void add_scene(corpus *cs, mr_scene *sc, int family, const char *label, long max_steps,
                       const char *solver) {
   mr_error err = {0};
-  mr_sim *s = mr_sim_create(sc, solver, &err);
+  mr_sim *s = mr_sim_from_scene(sc, solver, &err);
   if (!s) {
     fprintf(stderr, "%s: %s\n", label, err.msg);
     return;
@@ -308,8 +311,71 @@ static void report(const corpus *cs, const char **solvers, int ns, outcome **res
   free(sel), free(buf);
 }
 
+/* ‖g‖ and the norm of its component outside range(G) (eigenvalues above 1e-10 max|eig|) */
+static double g_outside_range(const mr_contact_problem *p, double *gnorm) {
+  int n = 3 * p->nc;
+  double *A = malloc(sizeof(double) * (size_t)n * n), *V = malloc(sizeof(double) * (size_t)n * n);
+  double *eig = malloc(sizeof(double) * (size_t)n);
+  memcpy(A, p->G, sizeof(double) * (size_t)n * n);
+  mr_sym_eigen(A, n, eig, V);
+  double big = 0.0, out = 0.0, gg = 0.0;
+  for (int i = 0; i < n; ++i)
+    big = fmax(big, fabs(eig[i])), gg += p->g[i] * p->g[i];
+  for (int i = 0; i < n; ++i) {
+    if (fabs(eig[i]) > 1e-10 * big) continue;
+    double pr = 0.0;
+    for (int k = 0; k < n; ++k)
+      pr += V[k * n + i] * p->g[k];
+    out += pr * pr;
+  }
+  free(A), free(V), free(eig);
+  *gnorm = sqrt(gg);
+  return sqrt(out);
+}
+
+/* why ncp-hybrid leaves a problem above 1e-6, from its λ: the round-off of the criterion itself
+ * (max over contacts of λ_N u Σ_j |G_ij λ_j|, u = 2⁻⁵³: the error of evaluating c_N times the
+ * force it multiplies in ε_c) and the range of ε_abs over 200 perturbations of λ by at most one
+ * unit in the last place per entry (when either exceeds 1e-6, the target is below what double
+ * precision resolves at these forces); otherwise the part of g outside range(G) (no all-sticking
+ * solution: the exact one lifts or slides contacts) */
+static void classify_failure(const problem *q, mr_arena *work, double *lambda, double *c) {
+  int n = 3 * q->nc;
+  outcome o = solve_one("ncp-hybrid", q, work, lambda, c);
+  double floor = 0.0, emin = INFINITY, emax = 0.0, gnorm;
+  for (int i = 2; i < n; i += 3) {
+    double acc = 0.0;
+    for (int j = 0; j < n; ++j)
+      acc += fabs(q->G[(size_t)i * n + j] * lambda[j]);
+    floor = fmax(floor, fabs(lambda[i]) * acc * 0x1p-53);
+  }
+  double *l2 = malloc(sizeof(double) * (size_t)n);
+  uint64_t seed = 1;
+  for (int trial = 0; trial < 200; ++trial) {
+    for (int k = 0; k < n; ++k) {
+      uint64_t r = rng_next(&seed) % 3;
+      l2[k] = r == 0 ? lambda[k] : nextafter(lambda[k], r == 1 ? INFINITY : -INFINITY);
+    }
+    mr_problem_velocity(&q->p, l2, c);
+    double e = mr_problem_criteria(&q->p, l2, c, 1, NULL, NULL, NULL);
+    emin = fmin(emin, e), emax = fmax(emax, e);
+  }
+  free(l2);
+  double out = g_outside_range(&q->p, &gnorm), lmax = 0.0;
+  for (int k = 0; k < n; ++k)
+    lmax = fmax(lmax, fabs(lambda[k]));
+  const char *why = floor > 1e-6 || emax - emin > 1e-6 ? "the criterion's round-off exceeds 1e-6"
+                    : out > 1e-9 * gnorm ? "g outside range(G): no all-sticking solution"
+                                         : "not classified";
+  printf("- %s (nc %d): ε_abs %.2e after %d iterations; max |λ| %.3g N, criterion round-off "
+         "%.1e, ε_abs of 1-ulp perturbations of λ %.1e–%.1e, |g outside range(G)| %.1e of "
+         "%.1e: %s\n",
+         q->name, q->nc, o.eps_abs, o.iterations, lmax, floor, emin, emax, out, gnorm, why);
+}
+
 /* ncp-hybrid's time against ncp-pgs's on the problems ncp-pgs solves; its failures listed */
-static void report_targets(const corpus *cs, const char **solvers, int ns, outcome **res) {
+static void report_targets(const corpus *cs, const char **solvers, int ns, outcome **res,
+                           const char *dump, mr_arena *work, double *lambda, double *c) {
   int ip = -1, ih = -1;
   for (int k = 0; k < ns; ++k) {
     if (!strcmp(solvers[k], "ncp-pgs")) ip = k;
@@ -323,15 +389,29 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
   printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
          "(ratio %.2f).\n",
          m, median(th, m), median(tp, m), median(th, m) / median(tp, m));
-  printf("\nProblems ncp-hybrid leaves above 1e-6:\n\n");
+  printf("\nProblems ncp-hybrid leaves above 1e-6 (solved again to classify them):\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)
-    if (!res[ih][i].ok)
-      printf("- %s (nc %d): ε_abs %.2e after %d iterations\n", cs->v[i].name, cs->v[i].nc,
-             res[ih][i].eps_abs, res[ih][i].iterations),
-          ++bad;
+    if (!res[ih][i].ok) {
+      classify_failure(&cs->v[i], work, lambda, c);
+      if (dump) {
+        char path[512];
+        mr_error err = {0};
+        snprintf(path, sizeof path, "%s/fail%03d.json", dump, bad);
+        if (mr_problem_file_save(path, &cs->v[i].p, NULL, &err)) fprintf(stderr, "%s\n", err.msg);
+      }
+      ++bad;
+    }
   if (!bad) printf("- none\n");
   free(th), free(tp);
+}
+
+/* name is one of the comma-separated entries of list */
+static int listed(const char *list, const char *name) {
+  size_t len = strlen(name);
+  for (const char *at = list; (at = strstr(at, name)) != NULL; at += len)
+    if ((at == list || at[-1] == ',') && (at[len] == ',' || at[len] == '\0')) return 1;
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -348,9 +428,10 @@ int main(int argc, char **argv) {
   const char *solvers[MAX_SOLVERS];
   outcome *res[MAX_SOLVERS];
   int ns = 0;
+  const char *only = argc > 2 ? argv[2] : NULL;
   for (int k = 0; k < mr_solver_count() && ns < MAX_SOLVERS; ++k) {
     const char *name = mr_solver_at(k)->name;
-    if (!strcmp(name, "soft")) continue;
+    if (!strcmp(name, "soft") || (only && !listed(only, name))) continue;
     solvers[ns] = name;
     res[ns] = calloc((size_t)cs.n, sizeof(outcome));
     for (int i = 0; i < cs.n; ++i)
@@ -363,7 +444,7 @@ int main(int argc, char **argv) {
   report(&cs, solvers, ns, res, -1);
   for (int f = 0; f < N_FAMILIES; ++f)
     report(&cs, solvers, ns, res, f);
-  report_targets(&cs, solvers, ns, res);
+  report_targets(&cs, solvers, ns, res, argc > 3 ? argv[3] : NULL, &work, lambda, c);
   for (int k = 0; k < ns; ++k)
     free(res[k]);
   free(lambda), free(c);

@@ -19,15 +19,21 @@ static inline const char *cli_bin(void) {
 
 /* run "moreau ARGS" through the shell; out (size bytes) gets stdout, and stderr too when
  * with_stderr; returns the exit code (-1 when the process did not exit normally) */
-static inline int cli_run(const char *args, int with_stderr, char *out, size_t size) {
-  char cmd[9500];
-  snprintf(cmd, sizeof cmd, "'%s' %s %s", cli_bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
+/* run a shell command line; out (size bytes) gets its stdout; returns the exit code (-1 when the
+ * process did not exit normally) */
+static inline int cli_shell(const char *cmd, char *out, size_t size) {
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
   size_t n = fread(out, 1, size - 1, p);
   out[n] = '\0';
   int status = pclose(p);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static inline int cli_run(const char *args, int with_stderr, char *out, size_t size) {
+  char cmd[9500];
+  snprintf(cmd, sizeof cmd, "'%s' %s %s", cli_bin(), args, with_stderr ? "2>&1" : "2>/dev/null");
+  return cli_shell(cmd, out, size);
 }
 
 /* write text to a new temporary file whose name ends with suffix (e.g. ".yaml"); its path goes

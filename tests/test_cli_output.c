@@ -53,10 +53,7 @@ static size_t read_file(const char *path, char *buf, size_t size) {
 static void assert_no_temp(const char *name) {
   char cmd[256], out[256];
   snprintf(cmd, sizeof cmd, "ls -a /tmp | grep -c '^\\.%s\\.' ", name);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  out[fread(out, 1, sizeof out - 1, p)] = '\0';
-  pclose(p);
+  cli_shell(cmd, out, sizeof out);
   if (atoi(out) != 0) fail_msg("temporary files of %s left in /tmp", name);
 }
 

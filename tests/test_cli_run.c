@@ -73,6 +73,40 @@ static void test_run_outputs(void **state) {
   remove(csv), remove(sum), remove(scene);
 }
 
+/* the summary counts unconverged steps on both criteria: lcp-pgs stops on its own (pyramid)
+ * criterion and converges at every step of the cube sliding at 30° from its tangent axes, while
+ * its friction force sits on a corner of the pyramid, outside the cone by a fraction of μλ_N —
+ * far above eps_abs = 1e-6 on the NCP criterion, so every step with contact counts there; ncp-pgs
+ * meets both at every step */
+static void test_run_ncp_not_converged(void **state) {
+  char scene[64], args[512], out[OUT], text[sizeof sliding_cube + 64];
+  const char *v = strstr(sliding_cube, "linear_velocity: [1.0, 0, 0]");
+  assert_non_null(v);
+  snprintf(text, sizeof text, "%.*slinear_velocity: [0.866, 0.5, 0]%s", (int)(v - sliding_cube),
+           sliding_cube, v + strlen("linear_velocity: [1.0, 0, 0]"));
+  cli_write_temp(text, ".yaml", scene);
+  const char *sum = "/tmp/moreau_test_run_ncp.json";
+  static const char *solvers[] = {"lcp-pgs", "ncp-pgs"};
+  for (int k = 0; k < 2; ++k) {
+    snprintf(args, sizeof args, "run %s --solver %s --summary %s --quiet", scene, solvers[k], sum);
+    assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
+    mr_json *js = NULL;
+    mr_error err;
+    assert_int_equal(mr_json_load(sum, &js, &err), MR_OK);
+    assert_non_null(mr_json_get(js, "ncp_not_converged"));
+    double own = mr_json_get(js, "not_converged")->number;
+    double ncp = mr_json_get(js, "ncp_not_converged")->number;
+    print_message("%s: not_converged %g, ncp_not_converged %g\n", solvers[k], own, ncp);
+    assert_true(own == 0.0);
+    if (k == 0)
+      assert_true(ncp >= 150.0); /* the cube slides the whole 0.2 s, 200 steps */
+    else
+      assert_true(ncp == 0.0);
+    mr_json_free(js);
+  }
+  remove(sum), remove(scene);
+}
+
 /* the contacts CSV of the sliding cube: 4 rows a step, and the world forces sum to the weight
  * (Σf_z = m g) and to Coulomb's sliding friction against the motion (Σf_x = −μ m g). ncp-pgs stops
  * at ε_abs ≤ 1e-6 N per contact, so 4 contacts leave at most ~1e-5 N on each sum */
@@ -245,13 +279,10 @@ static void test_list(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_run_outputs),
-      cmocka_unit_test(test_run_contacts_csv),
-      cmocka_unit_test(test_run_divergence),
-      cmocka_unit_test(test_run_errors),
-      cmocka_unit_test(test_compare_every_solver),
-      cmocka_unit_test(test_collide),
-      cmocka_unit_test(test_list),
+      cmocka_unit_test(test_run_outputs),      cmocka_unit_test(test_run_ncp_not_converged),
+      cmocka_unit_test(test_run_contacts_csv), cmocka_unit_test(test_run_divergence),
+      cmocka_unit_test(test_run_errors),       cmocka_unit_test(test_compare_every_solver),
+      cmocka_unit_test(test_collide),          cmocka_unit_test(test_list),
   };
   return cmocka_run_group_tests_name("cli_run", tests, NULL, NULL);
 }

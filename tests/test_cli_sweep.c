@@ -123,12 +123,7 @@ static int mpi_run(int k, const char *args, char *out, size_t size) {
            "ASAN_OPTIONS=detect_leaks=0 mpirun --allow-run-as-root --oversubscribe -np %d '%s' "
            "%s 2>&1",
            k, cli_bin(), args);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
-  size_t n = fread(out, 1, size - 1, p);
-  out[n] = '\0';
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return cli_shell(cmd, out, size);
 }
 
 /* the sweep of test_sweep_table on 1, 2 and 4 MPI processes (run r on rank r mod K, one

@@ -570,6 +570,48 @@ static void stack_compliant_forces(const tproblem *t, const mr_solver_settings *
   }
 }
 
+/* a warm start never makes a solve worse than a cold one: from forces 1e3 times too large on
+ * the wrong side of the cone, with the iteration cap set to what the cold solve needed, a solve
+ * that does not converge from the warm start is run again from λ = 0 by mr_solve and the better
+ * result kept, so it converges whenever the cold solve does, and is otherwise no less accurate
+ * (exact comparison: the cold re-solve is the cold solve, bit for bit) */
+static void test_warm_never_worse(void **state) {
+  tproblem t;
+  tp_box(&t, 1.0, 0.7);
+  double junk[MAX_N];
+  int retried = 0;
+  for (int k = 0; k < 12; ++k)
+    junk[k] = 1e3 * (k % 3 == 2 ? -1.0 : 0.3);
+  for (int i = 0; i < mr_solver_count(); ++i) {
+    const mr_solver_info *info = solver_of(i, "");
+    if (!info) continue;
+    result cold, warm;
+    mr_solver_settings s = mr_solver_settings_default();
+    s.warm_start = 0;
+    solve_with(info->name, &t, &s, NULL, &cold);
+    s.warm_start = 1;
+    s.max_iter = cold.st.iterations > 0 ? cold.st.iterations : 1;
+    solve_with(info->name, &t, &s, junk, &warm);
+    print_result("warm from junk", info->name, &warm);
+    assert_int_equal(warm.status, MR_OK);
+    if (warm.st.converged) continue;
+    assert_false(cold.st.converged);
+    assert_true(warm.st.eps_abs <= cold.st.eps_abs);
+  }
+  /* the retry happens: ncp-pgs from the junk start needs more than the cold sweeps, so its
+   * iterations are those of both runs and its result the cold one */
+  result cold, warm;
+  mr_solver_settings s = mr_solver_settings_default();
+  s.warm_start = 0;
+  solve_with("ncp-pgs", &t, &s, NULL, &cold);
+  s.warm_start = 1, s.max_iter = cold.st.iterations;
+  solve_with("ncp-pgs", &t, &s, junk, &warm);
+  retried = warm.st.iterations > s.max_iter;
+  assert_true(retried);
+  assert_true(warm.st.converged);
+  assert_memory_equal(warm.lambda, cold.lambda, 12 * sizeof(double));
+}
+
 /* the ill-conditioned stack: a 1e3 kg box on a 1e-3 kg box (mass ratio 1e6). Per-contact
  * solvers, limited to 300 sweeps here to keep the test fast, end not converged with ε_abs above
  * the tolerance; the whole-G solvers converge (default settings) to Σλ_N = (m1 + m2) g on the
@@ -756,16 +798,25 @@ static void test_io_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_registry),     cmocka_unit_test(test_stick),
-      cmocka_unit_test(test_compliance),   cmocka_unit_test(test_takeoff),
-      cmocka_unit_test(test_slide),        cmocka_unit_test(test_slide_pyramid_bias),
-      cmocka_unit_test(test_ccp_distance), cmocka_unit_test(test_raisim_mdp),
-      cmocka_unit_test(test_box),          cmocka_unit_test(test_relaxation),
-      cmocka_unit_test(test_warm_start),   cmocka_unit_test(test_warm_start_off),
+      cmocka_unit_test(test_registry),
+      cmocka_unit_test(test_stick),
+      cmocka_unit_test(test_compliance),
+      cmocka_unit_test(test_takeoff),
+      cmocka_unit_test(test_slide),
+      cmocka_unit_test(test_slide_pyramid_bias),
+      cmocka_unit_test(test_ccp_distance),
+      cmocka_unit_test(test_raisim_mdp),
+      cmocka_unit_test(test_box),
+      cmocka_unit_test(test_relaxation),
+      cmocka_unit_test(test_warm_start),
+      cmocka_unit_test(test_warm_start_off),
+      cmocka_unit_test(test_warm_never_worse),
       cmocka_unit_test(test_stack),
       cmocka_unit_test(test_ncp_pgs_sweep),
-      cmocka_unit_test(test_soft),         cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_io_roundtrip), cmocka_unit_test(test_io_errors),
+      cmocka_unit_test(test_soft),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_io_roundtrip),
+      cmocka_unit_test(test_io_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,9 @@ typedef struct {
   long not_converged;      /* steps whose solver stopped before its tolerance */
   long collision_failures; /* narrowphase failures (libccd), from the collision module */
   long falls;              /* robots under an MPC controller that fell (mpc.h) */
+  long ncp_not_converged;  /* steps whose NCP criterion ε_abs exceeds the solver's eps_abs
+                            * (differs from not_converged for the LCP, CCP and RaiSim models,
+                            * which stop on their own model's criterion) */
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;

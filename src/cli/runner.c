@@ -142,6 +142,7 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
   r->not_converged = mr_sim_get_warnings(s)->not_converged;
   r->collision_failures = mr_sim_get_warnings(s)->collision_failures;
   r->falls = mr_sim_get_warnings(s)->falls;
+  r->ncp_not_converged = mr_sim_get_warnings(s)->ncp_not_converged;
 }
 
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
@@ -195,6 +196,7 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
           s->energy_end - s->energy_start);
   fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
           s->collision_failures);
+  fprintf(f, "NCP criterion   %ld steps above eps_abs\n", s->ncp_not_converged);
   if (s->falls)
     fprintf(f,
             "falls           %ld: a robot under MPC control fell (base below half its standing "
@@ -230,6 +232,7 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   json_field(f, "energy_end", s->energy_end, 0);
   json_field(f, "warnings", (double)(s->not_converged + s->collision_failures + s->falls), 0);
   json_field(f, "not_converged", (double)s->not_converged, 0);
+  json_field(f, "ncp_not_converged", (double)s->ncp_not_converged, 0);
   json_field(f, "collision_failures", (double)s->collision_failures, 0);
   json_field(f, "falls", (double)s->falls, 1);
   fputs("}\n", f);

@@ -9,8 +9,11 @@
  *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
  *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
  *      reach eps_abs within half of the remaining budget;
- *   2. ncp-admm on the remaining budget (ill-conditioned G: mass ratios, stacks);
- *   3. an active-set Newton polish of the NCP: with the contacts classified by the natural map
+ *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
+ *      stacks; where it converges it does so within a few hundred iterations);
+ *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
+ *      contacts, which its convex normal and tangential subproblems set exactly);
+ *   4. an active-set Newton polish of the NCP: with the contacts classified by the natural map
  *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
  *      sliding (c_N = 0 and λ_T = μ λ_N d, d the friction direction: 1 equation in λ_N), the
  *      active equations
@@ -20,12 +23,13 @@
  *      the smallest change of λ. The step (halved up to 3 times) is kept when it lowers ε_abs,
  *      projected on the cones; the classification and d
  *      are then renewed, at most HYB_POLISH times;
- *   4. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
- *      it changes the active set by itself where stage 3's frozen classification cannot;
- *   5. when the solve started from the warm start and is still above eps_abs, stages 1–4 again
- *      from λ = 0 with what remains of the budget: a warm start is never worse than a cold one.
+ *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
+ *      it changes the active set by itself where stage 4's frozen classification cannot.
+ * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
+ * for every solver: a warm start is never worse than a cold one.
  *
- * Iterations reported: sweeps + ADMM iterations + Newton steps. Stops at eps_abs on ε_abs (the
+ * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
+ * Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
 #include <math.h>
 #include <string.h>
@@ -36,6 +40,7 @@
 #include "core/linalg.h"
 
 #define HYB_PGS_CHUNK 100
+#define HYB_ADMM_SHARE 20
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_BACKTRACK 4
@@ -215,7 +220,38 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
                           iters);
 }
 
-/* stages 1–4 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
+/* a solver run warm from the best iterate λ in chunks of `chunk` iterations, continued while
+ * the last chunk's rate of decrease of ε_abs would reach eps_abs within `share` of the chunks
+ * left (reserve iterations kept for the Newton stages); λ, e = its ε_abs and *moved updated */
+static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
+                         mr_solve_fn solver, int chunk, double share, int reserve, double *lambda,
+                         double *c, double *trial, double *e, int *iters, int *moved,
+                         mr_error *err) {
+  int n = 3 * p->nc;
+  mr_solver_settings sub = *s;
+  mr_solver_stats st;
+  sub.warm_start = 1;
+  mr_copy(trial, lambda, n);
+  double eprev = *e;
+  while (*iters < s->max_iter - reserve) {
+    int left = s->max_iter - reserve - *iters;
+    sub.max_iter = left < chunk ? left : chunk;
+    memset(&st, 0, sizeof st);
+    mr_status rc = solver(p, &sub, NULL, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1;
+    if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged or stalled */
+    /* chunks still needed at the last chunk's rate, against the chunks left */
+    double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
+    eprev = et;
+    if (!(need <= share * (s->max_iter - reserve - *iters) / chunk)) break;
+  }
+  return MR_OK;
+}
+
+/* stages 1–5 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
 static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
                          mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
                          double *c, double *trial, double *e, int *iters, mr_error *err) {
@@ -223,43 +259,47 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
+  int reserve = HYB_POLISH + HYB_NEWTON, moved = 0;
   /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
-  mr_copy(trial, lambda, n);
-  double eprev = *e;
-  int moved = 0;
-  while (*iters < s->max_iter - HYB_POLISH - HYB_NEWTON) {
-    int left = s->max_iter - HYB_POLISH - HYB_NEWTON - *iters;
-    sub.max_iter = left < HYB_PGS_CHUNK ? left : HYB_PGS_CHUNK;
-    memset(&st, 0, sizeof st);
-    mr_status rc = mr_solver_ncp_pgs(p, &sub, NULL, work, trial, c, &st, err);
-    if (rc) return rc;
-    *iters += st.iterations;
-    double et = ncp_eps(p, trial, c);
-    if (et < *e) mr_copy(lambda, trial, n), *e = et, moved = 1;
-    if (*e <= s->eps_abs) return MR_OK;
-    if (st.iterations < sub.max_iter) break; /* stalled */
-    /* chunks still needed at the last chunk's rate, against the chunks left */
-    double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
-    eprev = et;
-    if (!(need <= 0.5 * (s->max_iter - *iters) / HYB_PGS_CHUNK)) break;
-  }
-  /* 2. ncp-admm on what remains; the state's dual y and ρ (the previous step's ADMM solve) go
-   * with the warm start, so they are dropped when stage 1 moved the best iterate away from it */
-  sub.max_iter = s->max_iter - *iters - HYB_POLISH - HYB_NEWTON;
+  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, lambda, c,
+                         trial, e, iters, &moved, err);
+  if (rc || *e <= s->eps_abs) return rc;
+  /* 2. ncp-admm (ill-conditioned G: mass ratios, stacks) on a twentieth of what remains: where it
+   * converges it does within a few hundred iterations (the heavy-on-light stacks of the corpus);
+   * the state's dual y and ρ (the previous step's ADMM solve) go with the warm start, so they are
+   * dropped when stage 1 moved the best iterate away from it */
+  sub.max_iter = (s->max_iter - *iters - reserve) / HYB_ADMM_SHARE;
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
     if (state && moved) state->valid = 0;
     w->admm_ran = 1;
-    mr_status rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (*e <= s->eps_abs) return MR_OK;
+  }
+  /* 3. staggered projections (ncp-stagproj) from the best iterate on the rest of the budget: a
+   * g outside range(G) (no all-sticking solution: a landing patch, a recorded problem of an
+   * inconsistent gap law) needs corners to lift or slide, a change of the active set that ADMM
+   * and the Newton steps below make slowly or not at all, while each convex subproblem of
+   * ncp-stagproj sets it exactly (it converges linearly there, in up to ~9500 outer iterations
+   * on the TALOS problems of tests/fixtures) */
+  sub.max_iter = s->max_iter - *iters - reserve;
+  if (sub.max_iter > 0) {
+    mr_copy(trial, lambda, n);
+    memset(&st, 0, sizeof st);
+    rc = mr_solver_ncp_stagproj(p, &sub, NULL, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
   }
-  /* 3. the active-set Newton polish */
+  /* 4. the active-set Newton polish */
   *e = polish(p, s, w, lambda, c, trial, *e, iters);
-  /* 4. semismooth Newton on the natural map (finds the active set by itself) */
+  /* 5. semismooth Newton on the natural map (finds the active set by itself) */
   *e = newton(p, s, w, lambda, c, *e, iters);
   return MR_OK;
 }
@@ -292,9 +332,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   size_t mark = mr_arena_mark(work);
   polish_ws w;
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
-  double *start = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0;
-  if (!trial || !start || polish_alloc(&w, p->nc, work)) {
+  if (!trial || polish_alloc(&w, p->nc, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
   }
@@ -305,20 +344,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   double e = ncp_eps(p, lambda, c);
-  mr_zero(start, n);
-  double e0 = ncp_eps(p, start, c);
-  if (e > s->eps_abs) {
-    rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
-    /* 5. a warm start that did not converge: again from λ = 0, keep the better */
-    if (!rc && warm && e > s->eps_abs && iters < s->max_iter) {
-      double ec = e0;
-      mr_zero(start, n);
-      if (state) state->valid = 0;
-      rc = cascade(p, s, state, work, &w, start, c, trial, &ec, &iters, err);
-      if (!rc && ec < e) mr_copy(lambda, start, n), e = ec;
-      else if (state) state->valid = 0; /* the state is the cold run's, λ the warm one */
-    }
-  }
+  if (e > s->eps_abs) rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
   /* a state left from an older step does not go with this step's λ */
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);

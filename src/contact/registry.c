@@ -37,7 +37,7 @@ static const mr_solver_info registry[] = {
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm},
     {"ncp-hybrid", "NCP",
-     "ncp-pgs, then ncp-admm, then an active-set Newton polish; warm or cold, the better",
+     "ncp-pgs, then ncp-admm, then active-set and natural-map semismooth Newton polishes",
      mr_solver_ncp_hybrid},
 };
 
@@ -111,6 +111,24 @@ static mr_status non_finite(const char *name, const double *lambda, const double
   return mr_error_set(err, MR_ERR_NUMERIC, "%s: non-finite contact criterion (eps_abs)", name);
 }
 
+/* one run of a solver, timed, with the NCP criteria at the returned λ on an exact c */
+static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem *p,
+                           const mr_solver_settings *s, mr_solver_state *state, mr_arena *work,
+                           double *lambda, double *c, mr_solver_stats *stats, mr_error *err) {
+  int n = 3 * p->nc;
+  memset(stats, 0, sizeof *stats);
+  double t0 = now_us();
+  mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
+  stats->time_us = now_us() - t0;
+  if (st) return st;
+  mr_problem_velocity(p, lambda, c);
+  stats->eps_abs =
+      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
+    return non_finite(info->name, lambda, c, n, err);
+  return MR_OK;
+}
+
 mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
                    mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
                    mr_solver_stats *stats, mr_error *err) {
@@ -120,28 +138,52 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
   if (!p || !s || !work || !stats || (p->nc > 0 && (!lambda || !c)))
     return mr_error_set(err, MR_ERR_INVALID, "%s: missing problem, settings, work or output", name);
   if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "%s: nc = %d < 0", name, p->nc);
-  memset(stats, 0, sizeof *stats);
   int n = 3 * p->nc;
   if (!s->warm_start) mr_zero(lambda, n);
-  /* run and time the solver */
-  double t0 = now_us();
-  mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
-  stats->time_us = now_us() - t0;
-  if (st) return st;
-  /* the NCP criteria at the returned λ, on an exact c */
-  mr_problem_velocity(p, lambda, c);
-  stats->eps_abs =
-      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
-  if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
-    return non_finite(name, lambda, c, n, err);
+  int warm = s->warm_start && n > 0 && !(mr_norm_inf(lambda, n) == 0.0);
+  mr_status st = run_timed(info, p, s, state, work, lambda, c, stats, err);
+  if (st || !warm || stats->converged) return st;
+  /* a warm start that did not converge: solved again from λ = 0 and the better result kept
+   * (converged first, then the lower NCP ε_abs), so that a warm start never makes a step worse
+   * than a cold one; the solver's state (ADMM's y and ρ) goes with the run that produced it */
+  size_t mark = mr_arena_mark(work);
+  double *lc = mr_arena_doubles(work, (size_t)n), *cc = mr_arena_doubles(work, (size_t)n);
+  if (!lc || !cc) { /* an arena sized for the solver alone: the warm result stands */
+    mr_arena_reset(work, mark);
+    return MR_OK;
+  }
+  mr_solver_settings cold = *s;
+  mr_solver_stats sc;
+  cold.warm_start = 0;
+  mr_zero(lc, n);
+  if (state) state->valid = 0;
+  /* a cold run that fails (a numerical error) leaves the warm result, which is valid */
+  mr_error cold_err = {0};
+  if (run_timed(info, p, &cold, state, work, lc, cc, &sc, &cold_err) != MR_OK) {
+    if (state) state->valid = 0;
+  } else {
+    sc.iterations += stats->iterations, sc.time_us += stats->time_us;
+    if (sc.converged > stats->converged ||
+        (sc.converged == stats->converged && sc.eps_abs < stats->eps_abs)) {
+      mr_copy(lambda, lc, n), mr_copy(c, cc, n);
+      *stats = sc;
+    } else {
+      stats->iterations = sc.iterations, stats->time_us = sc.time_us;
+      if (state) state->valid = 0;
+    }
+  }
+  mr_arena_reset(work, mark);
   return MR_OK;
 }
 
 size_t mr_solver_work_size(int nc, int nv) {
   /* n = 3nc; room for three n x n matrices (ncp-hybrid: its two active-set matrices and
-   * ADMM's factor), 24 n-vectors, and with J, M two nv x nv and one 3nc x nv matrices and 16
-   * nv-vectors; 64 blocks of alignment slack */
+   * ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv
+   * x nv and one 3nc x nv matrices and 16 nv-vectors; 64 blocks of alignment slack */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
-  size_t doubles = 3 * n * n + 24 * n + 2 * m * m + n * m + 16 * m;
-  return doubles * sizeof(double) + 64 * 32 + 256;
+  size_t doubles = 3 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
+  /* ncp-hybrid's own two n x n matrices and vectors under ncp-stagproj's scratch */
+  size_t hybrid = (2 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc);
+  size_t bytes = doubles * sizeof(double) > hybrid ? doubles * sizeof(double) : hybrid;
+  return bytes + 64 * 32 + 256;
 }

@@ -543,6 +543,7 @@ static mr_status solve_islands(mr_sim *s, mr_error *err) {
   s->last.solve_us = stats.time_us;
   s->last.islands = mr_islands_count(s->isl);
   if (!stats.converged) s->warnings.not_converged++;
+  if (stats.eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
 }
@@ -577,6 +578,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.eps_abs = stats.eps_abs;
   s->last.solve_us = stats.time_us;
   if (!stats.converged) s->warnings.not_converged++;
+  if (stats.eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
   mr_contact_impulse_velocity(&s->as, s->lambda, s->w->timestep, s->dv);
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
