@@ -79,27 +79,49 @@ static void test_derivatives(void **state) {
   mr_data *d = mr_data_create(m);
   mr_derivatives *dd = mr_derivatives_create(m);
   mr_step_derivatives *sd = mr_step_derivatives_create(m);
-  static double tau[64], J[3 * 64], dv[64 * 64], dt[64 * 64];
+  static double tau[64], J[3 * 64];
   /* one sliding contact: c = G λ + g = (0.1, 0, 0), λ_T = −μ λ_N ĉ_T */
   static const double G[9] = {2, 0, 0, 0, 2, 0, 0, 0, 1}, g[3] = {1.1, 0, -1}, mu[1] = {0.5};
   static const double lambda[3] = {-0.5, 0, 1}, c[3] = {0.1, 0, 0};
-  static double work[64 * 64 * 3];
-  assert_true(m->nv <= 64 && mr_step_contact_work_size(1, m->nv) <= sizeof work);
-  J[2 * m->nv] = 1.0; /* a contact whose normal row is the first dof */
+  static double work[64 * 64 * 8];
+  assert_true(m->nv <= 64 && mr_step_contact_work_size(m, 1) <= sizeof work);
+  J[2 * m->nv] = 1.0; /* a joint limit whose normal row is the first dof */
   const mr_step_params p = {sc.timestep, NULL, NULL, NULL};
   const mr_contact_problem prob = {.nc = 1, .G = G, .g = g, .mu = mu};
+  const mr_contact_geometry row = {.type = MR_ROWS_LIMIT, .dof = 0, .sign = 1.0};
+  mr_assembly_settings as = mr_assembly_settings_default();
+  as.dt = sc.timestep;
+  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9};
   long before = allocations;
   mr_rnea_derivatives(m, d, dd, sc.q0, sc.v0, tau);
   assert_int_equal(mr_aba_derivatives(m, d, dd, sc.q0, sc.v0, tau, NULL), MR_OK);
   assert_int_equal(mr_step_free_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, NULL, NULL, NULL),
                    MR_OK);
-  assert_int_equal(mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, &prob, J, lambda,
-                                               c, 1e-9, dv, dt, work, NULL),
-                   MR_OK);
+  assert_int_equal(
+      mr_step_contact_derivatives(m, d, sd, &p, sc.q0, sc.v0, tau, &cs, NULL, NULL, work, NULL),
+      MR_OK);
   assert_int_equal(allocations, before);
   mr_step_derivatives_free(sd);
   mr_derivatives_free(dd);
   mr_data_free(d);
+  mr_scene_free(&sc);
+}
+
+/* the Jacobians of the simulator's steps (mr_sim_step_derivatives) on Solo-12 trotting, feet
+ * landing and lifting: all the memory comes from mr_sim_derivatives_create */
+static void test_sim_derivatives(void **state) {
+  mr_scene sc = tsim_load("scenes/b9_solo_trot.yaml");
+  mr_sim *s = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  mr_sim_derivatives *x = mr_sim_derivatives_create(s, &err);
+  assert_non_null(x);
+  tsim_steps(s, 5);
+  long before = allocations;
+  for (int k = 0; k < 30; ++k)
+    assert_int_equal(mr_sim_step_derivatives(s, x, &err), MR_OK);
+  assert_int_equal(allocations, before);
+  mr_sim_derivatives_free(x);
+  mr_sim_free(s);
   mr_scene_free(&sc);
 }
 
@@ -139,6 +161,7 @@ int main(void) {
       cmocka_unit_test(test_hand),
       cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
+      cmocka_unit_test(test_sim_derivatives),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);
 }

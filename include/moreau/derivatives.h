@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include "moreau/assembly.h"
+#include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/dynamics.h"
 
@@ -112,28 +114,77 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
                                          const double *c, double tol, double *dlambda_dg,
                                          int *modes, void *work, mr_error *err);
 
-/* ---- the step with contacts, in velocity ----
+/* ---- the step with contacts ----
  *
- * The velocity of a step with contacts, v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ, with λ the solution of the
- * step's problem (force units, g = (J v_f + cor) / Δt), differentiated with respect to v and τ at
- * fixed configuration (the contact set, J, the gaps and the correction held fixed):
- *   dv⁺/dx = dv_f/dx + Δt M̃⁻¹ Jᵀ (dλ/dg) J (dv_f/dx) / Δt,   x = v or τ,
- * with dv_f/dx the free step's (mr_step_free_derivatives) and dλ/dg the active-set derivative
- * above. The restitution term of cor (e J_N v on a new contact) is not differentiated: exact for
- * e = 0. */
+ * One step with contacts, v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ, q⁺ = q ⊕ Δt v⁺, with λ the solution of the
+ * step's problem (force units: c = (G + R) λ + g, g = (J v_f + cor(Φ)) / Δt, moreau/assembly.h),
+ * differentiated with respect to q, v and τ: λ by implicit differentiation of the NCP on its
+ * active set (mr_contact_solution_derivative's modes), J, the contact points and the gaps Φ
+ * through their dependence on q (docs/derivatives.md):
+ * - a contact's second body (geometry 1, from which the normal points) is static, a halfspace:
+ *   the frame (t₁, t₂, n) is fixed; the point, midway between the surfaces, follows the
+ *   support point of body1's surface, which moves with the body (a vertex, radius 0) or, on a
+ *   sphere or capsule cap of radius r, with the centre of curvature; ∂Φ/∂q = J_N exactly;
+ * - joint limits and joint couplings have constant rows (their gaps are linear in q);
+ * - the restitution term e J_N v of a new contact is held fixed (exact for e = 0, the default);
+ * - redundant sticking sets (a box on four corners: λ not unique) are solved with the active-set
+ *   rows regularised by ρ = 1e-12 max diag G, which leaves Jᵀ dλ, hence dv⁺, unique. */
+typedef struct {
+  const mr_contact_problem *prob;   /* the step's problem (G, R, μ, kind) */
+  const mr_contact_geometry *rows;  /* its prob->nc blocks as assembled (contacts, limits) */
+  const double *radius;             /* per block: body1's radius of curvature at the point
+                                       (0 for a vertex or flat face); NULL: all 0 */
+  const double *J;                  /* 3nc x nv contact Jacobian at q (mr_contact_jacobian) */
+  const double *lambda, *c;         /* the solution and c = (G + R) λ + g */
+  const mr_assembly_settings *assembly; /* Δt, band, rest depth, k_B: the gap correction */
+  double tol;                       /* mode tolerance, as in mr_contact_solution_derivative */
+} mr_contact_step;
 
-/* bytes of the work buffer for nc contacts and nv velocities */
-size_t mr_step_contact_work_size(int nc, int nv);
+/* bytes of the work buffer for a model and nc blocks */
+size_t mr_step_contact_work_size(const mr_model *m, int nc);
 
-/* dv⁺/dv and dv⁺/dτ (nv x nv each, row-major) of the step from (q, v, τ) whose contact problem
- * prob, with contact Jacobian J (3nc x nv, the rows of mr_contact_jacobian), has the solution
- * (lambda, c); tol as in mr_contact_solution_derivative. Also fills sd with the free step's
- * derivatives. */
+/* the radius of curvature of a collision contact's first surface at its point
+ * (mr_contact_step.radius): a sphere's or capsule's radius, 0 for a box or mesh (a vertex);
+ * MR_ERR_INVALID when the second geometry is not a static halfspace or the first's contact point
+ * motion is not modelled (cylinder, ellipsoid, heightfield, halfspace) */
+mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius,
+                            mr_error *err);
+
+/* The six Jacobians of the step with contacts from (q, v, τ) into sd (dvn_dq, dvn_dv, dvn_dtau,
+ * dqn_dq, dqn_dv, dqn_dtau, conventions of mr_step_free_derivatives), and the step's v⁺ and q⁺
+ * computed from the given λ (q_next, v_next may be NULL). d->f_ext (body frames) are the other
+ * external forces, left as they were. work holds mr_step_contact_work_size(m, nc) bytes,
+ * aligned for double. MR_ERR_INVALID for a block this model does not differentiate (a point
+ * constraint, a contact whose second body moves or whose second geometry is not static);
+ * MR_ERR_NUMERIC when M̃ is not positive definite or the active-set system stays singular. */
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
-                                      const double *tau, const mr_contact_problem *prob,
-                                      const double *J, const double *lambda, const double *c,
-                                      double tol, double *dvn_dv, double *dvn_dtau, void *work,
-                                      mr_error *err);
+                                      const double *tau, const mr_contact_step *cs,
+                                      double *q_next, double *v_next, void *work, mr_error *err);
+
+/* ---- the simulator's step ----
+ *
+ * mr_sim_step_derivatives takes one mr_sim_step and gives the Jacobians of that step at the
+ * state it started from, through mr_step_contact_derivatives with the step's own data: its
+ * explicit torques and implicit gains (after the effort limits), PD targets, external forces
+ * (held in their bodies' frames), contacts, joint limits and couplings, Jacobian, problem and
+ * solution. mr_sim integrates free bodies (a free joint carrying no other body) in the world
+ * velocity of their centre of mass and hands v⁺ back in the frame of q⁺; for them the Jacobians
+ * are those of the velocity update w⁺ in the frame of q and of q ⊕ Δt w⁺, which agree with
+ * mr_sim's when the body does not turn (docs/derivatives.md).
+ * All memory is allocated by mr_sim_derivatives_create; the call allocates nothing. */
+#include "moreau/sim.h"
+
+typedef struct mr_sim_derivatives mr_sim_derivatives;
+
+/* memory for the derivatives of s's steps; NULL with err set when out of memory */
+mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err);
+void mr_sim_derivatives_free(mr_sim_derivatives *x);
+/* one step of s, and its Jacobians (read with mr_sim_derivatives_get); on an error of the step
+ * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (a contact
+ * whose geometry is not differentiated, a point constraint) after the step */
+mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err);
+/* the last step's Jacobians: dvn_dq, dvn_dv, dvn_dtau, dqn_dq, dqn_dv, dqn_dtau (nv x nv) */
+const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x);
 
 #endif

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-__all__ = ["World", "Sim", "Batch", "MoreauError", "library_path"]
+__all__ = ["World", "Sim", "Batch", "MoreauError", "library_path", "DERIVATIVE_NAMES"]
 
 
 class MoreauError(RuntimeError):
@@ -67,6 +67,17 @@ class _Stats(ctypes.Structure):
                 ("eps_abs", ctypes.c_double), ("penetration", ctypes.c_double),
                 ("solve_us", ctypes.c_double), ("kinetic", ctypes.c_double),
                 ("potential", ctypes.c_double), ("timing", _Timing)]
+
+
+class _StepDerivatives(ctypes.Structure):
+    _fields_ = [("nv", ctypes.c_int)] + [
+        (k, ctypes.POINTER(ctypes.c_double)) for k in
+        ("dvn_dq", "dvn_dv", "dvn_dtau", "dqn_dq", "dqn_dv", "dqn_dtau")] + [
+        ("rbd", ctypes.c_void_p), ("work", ctypes.POINTER(ctypes.c_double))]
+
+
+# the Jacobians of a step (mr_sim_step_derivatives), in the order of the struct
+DERIVATIVE_NAMES = ("dvn_dq", "dvn_dv", "dvn_dtau", "dqn_dq", "dqn_dv", "dqn_dtau")
 
 
 # one contact of the last step (mr_contact_force, control.h)
@@ -121,6 +132,9 @@ def _declare(lib):
         "mr_sim_contact_forces": (I, [P, P, I]),
         "mr_sim_contact_wrenches": (DP, [P]), "mr_sim_body_poses": (DP, [P]),
         "mr_sim_com": (_Vec3, [P, I]), "mr_sim_energy": (D, [P]),
+        "mr_sim_derivatives_create": (P, [P, E]), "mr_sim_derivatives_free": (None, [P]),
+        "mr_sim_step_derivatives": (I, [P, P, E]),
+        "mr_sim_derivatives_get": (ctypes.POINTER(_StepDerivatives), [P]),
         "mr_sim_set_mpc_velocity": (I, [P, S, DP, E]),
         "mr_sim_get_mpc_status": (I, [P, S, ctypes.POINTER(_MpcStatus), E]),
         "mr_batch_create": (P, [P, I, I, S, E]), "mr_batch_free": (None, [P]),
@@ -236,9 +250,30 @@ class Sim:
         self.contact_wrenches = _view(_lib.mr_sim_contact_wrenches(self._ptr), (nb, 6))
 
     def __del__(self):
+        if getattr(self, "_deriv", None):
+            _lib.mr_sim_derivatives_free(self._deriv)
+            self._deriv = None
         if getattr(self, "_ptr", None) and getattr(self, "_owner", None) is None:
             _lib.mr_sim_free(self._ptr)
         self._ptr = None
+
+    def step_derivatives(self):
+        """One step, and its Jacobians at the state it started from (docs/derivatives.md).
+
+        Returns a dict of (nv, nv) arrays (copies), entry [i, k] = d(output i)/d(input k):
+        dvn_dq, dvn_dv, dvn_dtau of the velocity after the step, dqn_dq, dqn_dv, dqn_dtau of
+        the configuration after it (tangent space at q+); derivatives in q are along q (+) dq.
+        Raises MoreauError when the step fails or its contacts are not differentiated (a point
+        constraint, a contact between two moving bodies)."""
+        err = _Error()
+        if not getattr(self, "_deriv", None):
+            self._deriv = _lib.mr_sim_derivatives_create(self._ptr, ctypes.byref(err))
+            if not self._deriv:
+                raise MoreauError(err.msg.decode(errors="replace"))
+        _check(_lib.mr_sim_step_derivatives(self._ptr, self._deriv, ctypes.byref(err)), err)
+        sd = _lib.mr_sim_derivatives_get(self._deriv).contents
+        nv = self.world.nv
+        return {k: _view(getattr(sd, k), (nv, nv)).copy() for k in DERIVATIVE_NAMES}
 
     def step(self, n=1):
         """n steps of the world's Δt; raises MoreauError on divergence."""

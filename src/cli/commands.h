@@ -18,6 +18,7 @@ int mr_cmd_collide(int argc, char **argv);
 int mr_cmd_list(int argc, char **argv);
 int mr_cmd_check(int argc, char **argv);
 int mr_cmd_rbd(int argc, char **argv);
+int mr_cmd_derivatives(int argc, char **argv);
 int mr_cmd_qpcc(int argc, char **argv);
 int mr_cmd_solve(int argc, char **argv);
 int mr_cmd_view(int argc, char **argv);

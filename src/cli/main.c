@@ -15,6 +15,7 @@ static const mr_command commands[] = {
     {"collide", "the contacts of a scene's initial state", mr_cmd_collide},
     {"list", "name the solvers, geometry types and joint types", mr_cmd_list},
     {"rbd", "rigid-body dynamics of a URDF model at one state", mr_cmd_rbd},
+    {"derivatives", "the Jacobians of one step of a scene at a time T", mr_cmd_derivatives},
     {"qpcc", "solve a QPCC control-through-contact problem (JSON)", mr_cmd_qpcc},
     {"solve", "solve a contact problem (JSON) with a chosen solver", mr_cmd_solve},
 };

@@ -10,7 +10,7 @@
  *                                     → dc_N = 0,
  *                                       dλ_T = −μ ĉ_T dλ_N − (μ λ_N / ‖c_T‖) (1 − ĉ_T ĉ_Tᵀ) dc_T,
  *             with dc = (G + R) dλ + dg; a frictionless contact (μ = 0) has dλ_T = 0.
- * Stacking the rows gives A dλ = B dg, solved by Gaussian elimination with partial pivoting
+ * Stacking the rows gives A dλ = B dg, solved by the LU with partial pivoting of core/linalg
  * (A is not symmetric once a contact slides). The contact velocity follows as
  * dc/dg = (G + R) dλ/dg + 1.
  *
@@ -22,11 +22,12 @@
 #include <math.h>
 #include <string.h>
 
-#include "moreau/derivatives.h"
+#include "core/linalg.h"
+#include "dynamics/derivatives_internal.h"
 
 size_t mr_contact_derivative_work_size(int nc) {
   const size_t n = 3 * (size_t)nc;
-  return n * n * sizeof(double) + n * sizeof(int) + 64;
+  return (n * n + n) * sizeof(double) + n * sizeof(int) + 64;
 }
 
 /* the mode of contact i at (λ, c) */
@@ -83,44 +84,39 @@ static void contact_rows(const mr_contact_problem *p, int i, int mode, const dou
   }
 }
 
-/* X ← A⁻¹ X (n x n each, row-major) by elimination with partial pivoting; A is destroyed;
- * -1 when a pivot falls to the rounding of A's entries (n ε max|A|): A is singular */
-static int lu_solve(double *A, double *X, int *piv, int n) {
+/* the rows of A and B for every contact in its mode (into modes, may be NULL) */
+void mr_contact_active_set(const mr_contact_problem *p, const double *lambda, const double *c,
+                           double tol, double *A, double *B, int *modes) {
+  for (int i = 0; i < p->nc; ++i) {
+    const int mode = contact_mode(p, i, lambda, c, tol);
+    if (modes) modes[i] = mode;
+    contact_rows(p, i, mode, lambda, c, A, B);
+  }
+}
+
+/* LU of the n x n A in place (mr_lu_factor); -1 when A is singular: a zero pivot, or one at the
+ * rounding of A's entries (16 n ε max|A|, measured before the factorisation) */
+int mr_active_set_factor(double *A, int n, int *piv) {
   double amax = 0.0;
   for (int i = 0; i < n * n; ++i)
     amax = fmax(amax, fabs(A[i]));
+  if (mr_lu_factor(A, n, piv)) return -1;
   const double small = 16.0 * n * DBL_EPSILON * amax;
-  for (int k = 0; k < n; ++k) {
-    int p = k;
-    for (int r = k + 1; r < n; ++r)
-      if (fabs(A[r * n + k]) > fabs(A[p * n + k])) p = r;
-    if (!(fabs(A[p * n + k]) > small)) return -1;
-    piv[k] = p;
-    if (p != k)
-      for (int col = 0; col < n; ++col) {
-        double t = A[k * n + col];
-        A[k * n + col] = A[p * n + col], A[p * n + col] = t;
-        t = X[k * n + col];
-        X[k * n + col] = X[p * n + col], X[p * n + col] = t;
-      }
-    for (int r = k + 1; r < n; ++r) {
-      const double f = A[r * n + k] / A[k * n + k];
-      if (f == 0.0) continue;
-      for (int col = k; col < n; ++col)
-        A[r * n + col] -= f * A[k * n + col];
-      for (int col = 0; col < n; ++col)
-        X[r * n + col] -= f * X[k * n + col];
-    }
-  }
-  for (int k = n - 1; k >= 0; --k) {
-    for (int col = 0; col < n; ++col) {
-      double s = X[k * n + col];
-      for (int j = k + 1; j < n; ++j)
-        s -= A[k * n + j] * X[j * n + col];
-      X[k * n + col] = s / A[k * n + k];
-    }
-  }
+  for (int k = 0; k < n; ++k)
+    if (!(fabs(A[k * n + k]) > small)) return -1;
   return 0;
+}
+
+/* X ← A⁻¹ X for the n x n row-major X, column by column (col: n scratch) */
+void mr_active_set_solve(const double *LU, int n, const int *piv, double *X, int ncols,
+                         double *col) {
+  for (int k = 0; k < ncols; ++k) {
+    for (int r = 0; r < n; ++r)
+      col[r] = X[r * ncols + k];
+    mr_lu_solve(LU, n, piv, col);
+    for (int r = 0; r < n; ++r)
+      X[r * ncols + k] = col[r];
+  }
 }
 
 mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
@@ -128,17 +124,14 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
                                          int *modes, void *work, mr_error *err) {
   const int n = 3 * p->nc;
   if (n == 0) return MR_OK;
-  double *A = (double *)work;
-  int *piv = (int *)(A + (size_t)n * (size_t)n);
-  for (int i = 0; i < p->nc; ++i) {
-    const int mode = contact_mode(p, i, lambda, c, tol);
-    if (modes) modes[i] = mode;
-    contact_rows(p, i, mode, lambda, c, A, dlambda_dg);
-  }
-  if (lu_solve(A, dlambda_dg, piv, n) != 0)
+  double *A = (double *)work, *col = A + (size_t)n * (size_t)n;
+  int *piv = (int *)(col + n);
+  mr_contact_active_set(p, lambda, c, tol, A, dlambda_dg, modes);
+  if (mr_active_set_factor(A, n, piv) != 0)
     return mr_error_set(err, MR_ERR_NUMERIC,
                         "contact derivative: the active-set system is singular (%d contacts; "
                         "redundant sticking contacts make dλ/dg non-unique)",
                         p->nc);
+  mr_active_set_solve(A, n, piv, dlambda_dg, n, col);
   return MR_OK;
 }

@@ -130,14 +130,17 @@ int mr_lu_factor(double *A, int m, int *piv) {
   return 0;
 }
 
-/* x ← A⁻¹ x from the factor of mr_lu_factor */
+/* x ← A⁻¹ x from the factor of mr_lu_factor. The factorisation swaps whole rows, multipliers
+ * included, so L is stored in the final row order: every interchange is applied to x first,
+ * then the two triangular solves. */
 void mr_lu_solve(const double *A, int m, const int *piv, double *x) {
   for (int k = 0; k < m; ++k) {
     double t = x[k];
     x[k] = x[piv[k]], x[piv[k]] = t;
+  }
+  for (int k = 0; k < m; ++k)
     for (int i = k + 1; i < m; ++i)
       x[i] -= A[i * m + k] * x[k];
-  }
   for (int k = m - 1; k >= 0; --k) {
     for (int j = k + 1; j < m; ++j)
       x[k] -= A[k * m + j] * x[j];

@@ -232,18 +232,35 @@ static void configuration_derivatives(const mr_model *m, mr_step_derivatives *sd
   }
 }
 
-mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
-                                   const mr_step_params *p, const double *q, const double *v,
-                                   const double *tau, double *q_next, double *v_next,
-                                   mr_error *err) {
+/* the free step's velocity v⁺ into vn and its derivatives into sd->dvn_*; extra (nv x nv, may be
+ * NULL) is subtracted from ∂τ/∂q of the inverse dynamics before the solve (the part of the
+ * external forces' q-derivative that does not turn with their bodies) */
+static mr_status velocity_step_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                           const mr_step_params *p, const double *q,
+                                           const double *v, const double *tau,
+                                           const double *extra, double *vn, mr_error *err) {
   const int nv = m->nv;
-  double *zero = sd->work + (size_t)nv * (size_t)nv, *vn = zero + nv, *a = vn + nv;
+  double *zero = sd->work + (size_t)nv * (size_t)nv, *a = zero + nv;
   mr_status st = velocity(m, d, p, q, v, tau, zero, vn, err);
   if (st != MR_OK) return st;
   for (int k = 0; k < nv; ++k)
     a[k] = (vn[k] - v[k]) / p->dt;
   mr_rnea_derivatives(m, d, sd->rbd, q, v, a);
+  if (extra)
+    for (size_t r = 0; r < (size_t)nv * (size_t)nv; ++r)
+      sd->rbd->dtau_dq[r] -= extra[r];
   velocity_derivatives(m, d, sd, p);
+  return MR_OK;
+}
+
+mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
+                                   const mr_step_params *p, const double *q, const double *v,
+                                   const double *tau, double *q_next, double *v_next,
+                                   mr_error *err) {
+  const int nv = m->nv;
+  double *vn = sd->work + (size_t)nv * (size_t)nv + 2 * (size_t)nv;
+  mr_status st = velocity_step_derivatives(m, d, sd, p, q, v, tau, NULL, vn, err);
+  if (st != MR_OK) return st;
   configuration_derivatives(m, sd, p->dt, vn);
   if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
   if (q_next) mr_integrate(m, q, vn, p->dt, q_next);
@@ -252,59 +269,292 @@ mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_deriva
 
 /* ---- the step with contacts ---- */
 
-size_t mr_step_contact_work_size(int nc, int nv) {
-  const size_t n = 3 * (size_t)nc, v = (size_t)nv;
-  return (n * n + n * v + 2 * v * v) * sizeof(double) + mr_contact_derivative_work_size(nc) + 64;
+/* 1 when body b moves with no dof (the world, or a body welded to it) */
+static int is_static(const mr_model *m, int b) {
+  for (; b > 0; b = m->bodies[b].parent)
+    if (m->bodies[b].joint.nv > 0) return 0;
+  return 1;
 }
 
-/* out ← dvf + M̃⁻¹ Jᵀ D J dvf for one input (D = dλ/dg, L: 3nc x nv scratch) */
-static void contact_chain(const mr_model *m, int nc, const double *J, const double *D,
-                          const double *dvf, double *L, double *out) {
-  const int nv = m->nv, n = 3 * nc;
-  /* L = J dvf (3nc x nv) */
-  for (int r = 0; r < n; ++r)
-    for (int k = 0; k < nv; ++k) {
-      double s = 0.0;
-      for (int j = 0; j < nv; ++j)
-        s += J[r * nv + j] * dvf[j * nv + k];
-      L[r * nv + k] = s;
+mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius,
+                            mr_error *err) {
+  const mr_geom *g0 = &m->geoms[c->geom[0]], *g1 = &m->geoms[c->geom[1]];
+  if (g1->type != MR_GEOM_HALFSPACE || !is_static(m, g1->body))
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "step derivatives: contact of '%s' with '%s' (%s%s): only contacts on a "
+                        "static halfspace are differentiated in q",
+                        g0->name, g1->name, mr_geom_type_name(g1->type),
+                        is_static(m, g1->body) ? "" : " on a moving body");
+  switch (g0->type) {
+  case MR_GEOM_SPHERE:
+  case MR_GEOM_CAPSULE:
+    *radius = g0->size[0];
+    return MR_OK;
+  case MR_GEOM_BOX:
+  case MR_GEOM_MESH:
+    *radius = 0.0;
+    return MR_OK;
+  default:
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "step derivatives: contact of '%s' (%s) with '%s': the motion of its "
+                        "contact point is not modelled for this shape",
+                        g0->name, mr_geom_type_name(g0->type), g1->name);
+  }
+}
+
+size_t mr_step_contact_work_size(const mr_model *m, int nc) {
+  const size_t n = 3 * (size_t)(nc > 0 ? nc : 0), v = (size_t)m->nv, b = (size_t)m->nbodies;
+  /* A, B; pivots and a column; T, three right-hand sides, E; four nv x nv; the body Jacobian,
+   * partial velocities, saved forces, τ', v⁺ */
+  return (2 * n * n + 2 * n + 5 * n * v + 4 * v * v + 12 * v + 6 * b + 2 * v) * sizeof(double) +
+         64;
+}
+
+/* the slope ∂cor/∂Φ of a block's normal correction (moreau/assembly.h), vn0 = J_N v */
+static double correction_slope(const mr_contact_geometry *c, double vn0,
+                               const mr_assembly_settings *s) {
+  if (c->type == MR_ROWS_MIMIC) return c->baumgarte / s->dt;
+  const double gap = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
+  if (!(c->is_new && c->restitution > 0.0 && vn0 < -s->restitution_threshold)) return gap;
+  if (c->phi > -vn0 * s->dt) return gap;
+  return c->phi >= 0.0 ? 0.0 : s->baumgarte / s->dt;
+}
+
+static mr_vec3 v3_at(const double *J, int nv, int k, int row0) {
+  return mr_v3(J[(size_t)row0 * nv + k], J[(size_t)(row0 + 1) * nv + k],
+               J[(size_t)(row0 + 2) * nv + k]);
+}
+
+/* the contact point's displacement along a body twist (v_s, ω_s) (world, at the origin): the
+ * support point moves with the body (a vertex) or with its centre of curvature (radius r), and
+ * the point, midway between the surfaces, by half the gap's change less: P = 1 − ½ n nᵀ */
+static mr_vec3 point_motion(mr_vec3 vs, mr_vec3 ws, mr_vec3 p, mr_vec3 n, double r) {
+  mr_vec3 x = mr_v3_add(mr_v3_add(vs, mr_v3_cross(ws, p)), mr_v3_scale(mr_v3_cross(ws, n), r));
+  return mr_v3_sub(x, mr_v3_scale(n, 0.5 * mr_v3_dot(n, x)));
+}
+
+/* contact i's force f = C λᵢ (world) on body1 at p: added to f_ext in its body frame (where it
+ * turns with the body), and the correction to that turning in X (nv x nv, accumulated): with
+ * the world frame held and the point moving by point_motion, the wrench at the origin
+ * (f, p × f) changes along the body twist δ = J_a dq by (0, dp × f) instead of δ ×* (f, p × f),
+ * so the generalized force J_aᵀ (f, p × f) gains J_aᵀ ΔW(δ) */
+static void contact_force(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
+                          const double *lam, double r, const double *Ja, double *X) {
+  const int nv = m->nv, a = c->body1;
+  const mr_vec3 p = c->point, n = mr_v3(c->frame.m[0][2], c->frame.m[1][2], c->frame.m[2][2]);
+  const mr_vec3 f = mr_m3_mulv(&c->frame, mr_v3(lam[0], lam[1], lam[2]));
+  const mr_vec3 pf = mr_v3_cross(p, f);
+  const mr_force W = {f, pf}, Wb = mr_se3_inv_act_force(&d->oMi[a], W);
+  d->f_ext[a].f = mr_v3_add(d->f_ext[a].f, Wb.f);
+  d->f_ext[a].n = mr_v3_add(d->f_ext[a].n, Wb.n);
+  for (int k = 0; k < nv; ++k) {
+    const mr_vec3 vs = v3_at(Ja, nv, k, 0), ws = v3_at(Ja, nv, k, 3);
+    if (mr_v3_dot(vs, vs) + mr_v3_dot(ws, ws) == 0.0) continue;
+    const mr_vec3 dp = point_motion(vs, ws, p, n, r);
+    const mr_vec3 df = mr_v3_scale(mr_v3_cross(ws, f), -1.0);
+    const mr_vec3 dn = mr_v3_sub(mr_v3_sub(mr_v3_cross(dp, f), mr_v3_cross(vs, f)),
+                                 mr_v3_cross(ws, pf));
+    for (int j = 0; j < nv; ++j)
+      X[(size_t)j * nv + k] += mr_v3_dot(v3_at(Ja, nv, j, 0), df) +
+                               mr_v3_dot(v3_at(Ja, nv, j, 3), dn);
+  }
+}
+
+/* rows 3i .. 3i + 2 of E = ∂(J w)/∂q at w = v⁺ (world frame held, point by point_motion) for
+ * contact i on body1 a; u: 6 nv scratch for the partial velocities */
+static void contact_jacobian_rate(const mr_model *m, const mr_contact_geometry *c, double r,
+                                  const double *Ja, const double *vn, double *u, double *E) {
+  const int nv = m->nv;
+  /* uₖ: the velocity of a contributed by the dofs of body(k)'s joint and of its descendants on
+   * the path to a; moving qₖ turns them by Sₖ: ∂(J_a w)/∂qₖ = Sₖ × uₖ */
+  double run[6] = {0};
+  for (int b = c->body1; b > 0; b = m->bodies[b].parent) {
+    const mr_joint *jt = &m->bodies[b].joint;
+    for (int j = jt->idx_v; j < jt->idx_v + jt->nv; ++j)
+      for (int e = 0; e < 6; ++e)
+        run[e] += Ja[(size_t)e * nv + j] * vn[j];
+    for (int j = jt->idx_v; j < jt->idx_v + jt->nv; ++j)
+      memcpy(u + 6 * j, run, sizeof run);
+  }
+  double om[6] = {0};
+  for (int e = 0; e < 6; ++e)
+    for (int j = 0; j < nv; ++j)
+      om[e] += Ja[(size_t)e * nv + j] * vn[j];
+  const mr_vec3 wa = mr_v3(om[3], om[4], om[5]), p = c->point;
+  const mr_vec3 n = mr_v3(c->frame.m[0][2], c->frame.m[1][2], c->frame.m[2][2]);
+  for (int k = 0; k < nv; ++k) {
+    const mr_vec3 vs = v3_at(Ja, nv, k, 0), ws = v3_at(Ja, nv, k, 3);
+    if (mr_v3_dot(vs, vs) + mr_v3_dot(ws, ws) == 0.0) continue;
+    const mr_vec3 uv = mr_v3(u[6 * k], u[6 * k + 1], u[6 * k + 2]);
+    const mr_vec3 uw = mr_v3(u[6 * k + 3], u[6 * k + 4], u[6 * k + 5]);
+    const mr_vec3 dv = mr_v3_add(mr_v3_cross(ws, uv), mr_v3_cross(vs, uw));
+    const mr_vec3 dw = mr_v3_cross(ws, uw);
+    const mr_vec3 dp = point_motion(vs, ws, p, n, r);
+    const mr_vec3 rate =
+        mr_v3_add(mr_v3_add(dv, mr_v3_cross(dw, p)), mr_v3_cross(wa, dp));
+    const mr_vec3 in_frame = mr_m3_tmulv(&c->frame, rate);
+    for (int e = 0; e < 3; ++e)
+      E[(size_t)e * nv + k] = in_frame.v[e];
+  }
+}
+
+/* C = A B (A: r x s, B: s x t, row-major; C may not alias) */
+static void matmul(double *C, const double *A, const double *B, int r, int s, int t) {
+  memset(C, 0, (size_t)r * (size_t)t * sizeof(double));
+  for (int i = 0; i < r; ++i)
+    for (int k = 0; k < s; ++k) {
+      const double a = A[(size_t)i * s + k];
+      if (a == 0.0) continue;
+      for (int j = 0; j < t; ++j)
+        C[(size_t)i * t + j] += a * B[(size_t)k * t + j];
     }
-  /* out = Jᵀ (D L), one row of D L at a time */
-  memset(out, 0, (size_t)nv * (size_t)nv * sizeof(double));
+}
+
+/* Y = Jᵀ L (J: n x nv, L: n x nv) */
+static void transpose_mul(double *Y, const double *J, const double *L, int n, int nv) {
+  memset(Y, 0, (size_t)nv * (size_t)nv * sizeof(double));
   for (int r = 0; r < n; ++r)
-    for (int k = 0; k < nv; ++k) {
-      double s = 0.0;
-      for (int j = 0; j < n; ++j)
-        s += D[r * n + j] * L[j * nv + k];
-      if (s == 0.0) continue;
-      for (int i = 0; i < nv; ++i)
-        out[i * nv + k] += J[r * nv + i] * s;
+    for (int j = 0; j < nv; ++j) {
+      const double a = J[(size_t)r * nv + j];
+      if (a == 0.0) continue;
+      for (int k = 0; k < nv; ++k)
+        Y[(size_t)j * nv + k] += a * L[(size_t)r * nv + k];
     }
+}
+
+/* the blocks' forces as external forces (f_ext, τ'), X the correction of their q-derivative */
+static mr_status contact_forces(const mr_model *m, mr_data *d, const mr_contact_step *cs,
+                                double *tau_eff, double *Ja, double *X, mr_error *err) {
+  const int nv = m->nv;
+  for (int i = 0; i < cs->prob->nc; ++i) {
+    const mr_contact_geometry *c = &cs->rows[i];
+    const double *lam = cs->lambda + 3 * i, *Ji = cs->J + (size_t)3 * i * nv;
+    if (c->type == MR_ROWS_POINT)
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "step derivatives: block %d is a point constraint, which is not "
+                          "differentiated in q",
+                          i);
+    if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+      for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < nv; ++k)
+          tau_eff[k] += Ji[(size_t)r * nv + k] * lam[r];
+      continue;
+    }
+    if (!is_static(m, c->body2))
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "step derivatives: contact %d between bodies '%s' and '%s': the second "
+                          "body moves, only contacts on static geometry are differentiated in q",
+                          i, m->bodies[c->body1].name, m->bodies[c->body2].name);
+    if (is_static(m, c->body1)) continue;
+    mr_body_jacobian(m, d, c->body1, MR_WORLD, Ja);
+    contact_force(m, d, c, lam, cs->radius ? cs->radius[i] : 0.0, Ja, X);
+  }
+  return MR_OK;
+}
+
+/* E = ∂(Δt g)/∂q at fixed v⁺ (3nc x nv): the rate of J at w = v⁺ and the gap correction's
+ * slope times ∂Φ/∂q = J_N */
+static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step *cs,
+                            const double *v, const double *vn, double *Ja, double *u, double *E) {
+  const int nv = m->nv;
+  memset(E, 0, (size_t)3 * cs->prob->nc * nv * sizeof(double));
+  for (int i = 0; i < cs->prob->nc; ++i) {
+    const mr_contact_geometry *c = &cs->rows[i];
+    const double *Ji = cs->J + (size_t)3 * i * nv;
+    double *Ei = E + (size_t)3 * i * nv;
+    if (c->type == MR_ROWS_CONTACT && !is_static(m, c->body1)) {
+      mr_body_jacobian(m, d, c->body1, MR_WORLD, Ja);
+      contact_jacobian_rate(m, c, cs->radius ? cs->radius[i] : 0.0, Ja, vn, u, Ei);
+    }
+    double vn0 = 0.0;
+    for (int k = 0; k < nv; ++k)
+      vn0 += Ji[(size_t)2 * nv + k] * v[k];
+    const double slope = correction_slope(c, vn0, cs->assembly);
+    for (int k = 0; k < nv; ++k)
+      Ei[(size_t)2 * nv + k] += slope * Ji[(size_t)2 * nv + k];
+  }
+}
+
+/* dλ/dx for the three inputs: A dλ = B (J ∂ṽ/∂x + [x = q] E) / Δt, the rows of A that are
+ * equations of c regularised by ρ when A is singular (redundant contacts) */
+static mr_status solve_multipliers(const mr_contact_step *cs, int nv, double dt, double *A,
+                                   double *B, int *piv, double *col, double *T, double *const L[3],
+                                   const double *const dv[3], const double *E, mr_error *err) {
+  const mr_contact_problem *p = cs->prob;
+  const int n = 3 * p->nc;
+  mr_contact_active_set(p, cs->lambda, cs->c, cs->tol, A, B, NULL);
+  for (int x = 0; x < 3; ++x) {
+    matmul(T, cs->J, dv[x], n, nv, nv);
+    if (x == 0)
+      for (size_t r = 0; r < (size_t)n * nv; ++r)
+        T[r] += E[r];
+    matmul(L[x], B, T, n, n, nv);
+    for (size_t r = 0; r < (size_t)n * nv; ++r)
+      L[x][r] /= dt;
+  }
+  if (mr_active_set_factor(A, n, piv) != 0) {
+    double gmax = 0.0;
+    for (int r = 0; r < n; ++r)
+      gmax = fmax(gmax, p->G[(size_t)r * n + r]);
+    mr_contact_active_set(p, cs->lambda, cs->c, cs->tol, A, B, NULL);
+    /* a row of A holds an equation of c where B has its −1 */
+    for (int r = 0; r < n; ++r)
+      if (B[(size_t)r * n + r] == -1.0) A[(size_t)r * n + r] += 1e-12 * gmax;
+    if (mr_active_set_factor(A, n, piv) != 0)
+      return mr_error_set(err, MR_ERR_NUMERIC,
+                          "step derivatives: the active-set system of %d blocks is singular",
+                          p->nc);
+  }
+  for (int x = 0; x < 3; ++x)
+    mr_active_set_solve(A, n, piv, L[x], nv, col);
+  return MR_OK;
 }
 
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
-                                      const double *tau, const mr_contact_problem *prob,
-                                      const double *J, const double *lambda, const double *c,
-                                      double tol, double *dvn_dv, double *dvn_dtau, void *work,
-                                      mr_error *err) {
-  const int nv = m->nv, n = 3 * prob->nc;
-  const size_t n2 = (size_t)nv * (size_t)nv;
-  mr_status st = mr_step_free_derivatives(m, d, sd, p, q, v, tau, NULL, NULL, err);
+                                      const double *tau, const mr_contact_step *cs,
+                                      double *q_next, double *v_next, void *work, mr_error *err) {
+  const int nv = m->nv, nc = cs->prob->nc, n = 3 * nc, nb = m->nbodies;
+  const size_t n2 = (size_t)nv * (size_t)nv, nn = (size_t)n * (size_t)nv;
+  if (cs->assembly->dt != p->dt)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "step derivatives: the assembly's time step %g differs from the step's %g",
+                        cs->assembly->dt, p->dt);
+  double *A = (double *)work, *B = A + (size_t)n * n, *col = B + (size_t)n * n;
+  int *piv = (int *)(col + n);
+  double *T = col + 2 * (size_t)n, *Lq = T + nn, *Lv = Lq + nn, *Lt = Lv + nn, *E = Lt + nn;
+  double *X = E + nn, *Y = X + n2, *Z = Y + n2, *W = Z + n2, *Ja = W + n2, *u = Ja + 6 * (size_t)nv;
+  double *fsave = u + 6 * (size_t)nv, *tau_eff = fsave + 6 * (size_t)nb, *vn = tau_eff + nv;
+  /* the forces of λ as external forces: v⁺ is the free step under them */
+  mr_forward_kinematics(m, d, q, NULL, NULL);
+  memcpy(fsave, d->f_ext, (size_t)nb * sizeof(mr_force));
+  memcpy(tau_eff, tau, (size_t)nv * sizeof(double));
+  memset(X, 0, n2 * sizeof(double));
+  mr_status st = contact_forces(m, d, cs, tau_eff, Ja, X, err);
+  if (st == MR_OK) st = velocity_step_derivatives(m, d, sd, p, q, v, tau_eff, X, vn, err);
+  memcpy(d->f_ext, fsave, (size_t)nb * sizeof(mr_force));
   if (st != MR_OK) return st;
-  memcpy(dvn_dv, sd->dvn_dv, n2 * sizeof(double));
-  memcpy(dvn_dtau, sd->dvn_dtau, n2 * sizeof(double));
-  if (n == 0) return MR_OK;
-  double *D = (double *)work, *L = D + (size_t)n * (size_t)n;
-  double *Wv = L + (size_t)n * (size_t)nv, *Wt = Wv + n2;
-  void *cwork = Wt + n2;
-  if ((st = mr_contact_solution_derivative(prob, lambda, c, tol, D, NULL, cwork, err)) != MR_OK)
-    return st;
-  /* Jᵀ D J dv_f for both inputs, then M̃⁻¹ on both */
-  contact_chain(m, prob->nc, J, D, sd->dvn_dv, L, Wv);
-  contact_chain(m, prob->nc, J, D, sd->dvn_dtau, L, Wt);
-  mr_ldlt_solve_rows(d, nv, Wv, Wt);
-  for (size_t r = 0; r < n2; ++r)
-    dvn_dv[r] += Wv[r], dvn_dtau[r] += Wt[r];
+  if (n > 0) {
+    /* λ moves with x through g: dv⁺/dx = ∂ṽ/∂x + Δt M̃⁻¹ Jᵀ dλ/dx */
+    explicit_q_rate(m, d, cs, v, vn, Ja, u, E);
+    double *const L[3] = {Lq, Lv, Lt};
+    const double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
+    st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, dv, E, err);
+    if (st != MR_OK) return st;
+    transpose_mul(X, cs->J, Lq, n, nv);
+    transpose_mul(Y, cs->J, Lv, n, nv);
+    transpose_mul(Z, cs->J, Lt, n, nv);
+    mr_ldlt_solve_rows(d, nv, X, Y); /* the factor of M̃ from the free step */
+    memset(W, 0, n2 * sizeof(double));
+    mr_ldlt_solve_rows(d, nv, Z, W); /* W: a zero second operand */
+    for (size_t r = 0; r < n2; ++r) {
+      sd->dvn_dq[r] += p->dt * X[r];
+      sd->dvn_dv[r] += p->dt * Y[r];
+      sd->dvn_dtau[r] += p->dt * Z[r];
+    }
+  }
+  configuration_derivatives(m, sd, p->dt, vn);
+  if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
+  if (q_next) mr_integrate(m, q, vn, p->dt, q_next);
   return MR_OK;
 }

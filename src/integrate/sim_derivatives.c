@@ -1,0 +1,113 @@
+/* The Jacobians of one mr_sim_step (moreau/derivatives.h): the simulator's step is taken, and
+ * the step map of mr_step_contact_derivatives is evaluated at the state it started from with
+ * the step's own data — its explicit torques and implicit gains after the effort limits, its
+ * PD targets, external forces, contact blocks, contact Jacobian, problem and solution. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integrate/sim_internal.h"
+#include "moreau/assembly.h"
+#include "moreau/derivatives.h"
+
+struct mr_sim_derivatives {
+  mr_step_derivatives *sd;
+  mr_data *d;
+  mr_contact_assembly as; /* the step's whole problem and Jacobian, assembled again at q */
+  double *q0, *v0, *q_target, *radius, *v_next;
+  void *work;
+  int max_rows;
+};
+
+mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
+  const mr_model *m = s->m;
+  mr_sim_derivatives *x = calloc(1, sizeof *x);
+  if (!x) goto nomem;
+  x->max_rows = s->max_rows;
+  x->sd = mr_step_derivatives_create(m);
+  x->d = mr_data_create(m);
+  x->q0 = malloc((size_t)(m->nq + 3 * m->nv + s->max_rows + 1) * sizeof(double));
+  x->work = malloc(mr_step_contact_work_size(m, s->max_rows));
+  if (!x->sd || !x->d || !x->q0 || !x->work) goto nomem;
+  if (mr_contact_assembly_init(&x->as, s->max_rows, m->nv, err) != MR_OK) {
+    mr_sim_derivatives_free(x);
+    return NULL;
+  }
+  x->v0 = x->q0 + m->nq;
+  x->q_target = x->v0 + m->nv;
+  x->v_next = x->q_target + m->nv;
+  x->radius = x->v_next + m->nv;
+  return x;
+nomem:
+  mr_sim_derivatives_free(x);
+  mr_error_set(err, MR_ERR_NOMEM, "step derivatives: out of memory");
+  return NULL;
+}
+
+void mr_sim_derivatives_free(mr_sim_derivatives *x) {
+  if (!x) return;
+  mr_step_derivatives_free(x->sd);
+  mr_data_free(x->d);
+  mr_contact_assembly_free(&x->as);
+  free(x->q0);
+  free(x->work);
+  free(x);
+}
+
+const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x) {
+  return x->sd;
+}
+
+/* the tolerance that decides the contacts' modes: ten times the solver's own (force units,
+ * as c), so that a contact the solver left sticking to its accuracy is not called sliding */
+static double mode_tolerance(const mr_sim *s) {
+  return fmax(1e-9, 10.0 * s->settings.eps_abs);
+}
+
+mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err) {
+  const mr_model *m = s->m;
+  const int nv = m->nv;
+  memcpy(x->q0, s->q, (size_t)m->nq * sizeof(double));
+  memcpy(x->v0, s->v, (size_t)nv * sizeof(double));
+  mr_status st = mr_sim_step(s, err);
+  if (st != MR_OK) return st;
+  /* the targets as mr_step_params reads them: q_t = q + e on the dofs with gains */
+  for (int k = 0; k < nv; ++k)
+    x->q_target[k] = x->q0[m->bodies[m->dof_body[k]].joint.idx_q] + s->q_err[k];
+  const mr_contact *ct;
+  const double *lam;
+  const int nc = mr_sim_contacts(s, &ct, &lam);
+  for (int i = 0; i < nc; ++i)
+    if ((st = mr_contact_radius(m, &ct[i], &x->radius[i], err)) != MR_OK) return st;
+  for (int i = nc; i < s->nc + s->nk; ++i)
+    x->radius[i] = 0.0;
+  /* the step's external forces, as it applied them at q (body frames) */
+  memcpy(x->d->f_ext, s->d->f_ext, (size_t)m->nbodies * sizeof(mr_force));
+  const mr_step_params p = {s->w->timestep, s->kp_step, s->kd_step, x->q_target};
+  /* the step's blocks assembled as one problem at q with the step's M̃ (the simulator may have
+   * solved them island by island): J, G, R, μ and kinds; g is not used (c is the step's) */
+  const int nblocks = s->nc + s->nk;
+  if (nblocks > 0) {
+    const double dt = s->w->timestep;
+    mr_forward_kinematics(m, x->d, x->q0, NULL, NULL);
+    mr_crba(m, x->d, x->q0);
+    for (int k = 0; k < nv; ++k)
+      x->d->M[(size_t)k * nv + k] +=
+          dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
+    if ((st = mr_ldlt_factor(m, x->d, err)) != MR_OK) return st;
+    if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->as_settings, &x->as,
+                                  err)) != MR_OK)
+      return st;
+  }
+  mr_contact_problem none = {0};
+  const mr_contact_step cs = {nblocks > 0 ? &x->as.problem : &none,
+                              s->cg,
+                              x->radius,
+                              x->as.J,
+                              s->lambda,
+                              s->c,
+                              &s->as_settings,
+                              mode_tolerance(s)};
+  return mr_step_contact_derivatives(m, x->d, x->sd, &p, x->q0, x->v0, s->tau, &cs, NULL,
+                                     x->v_next, x->work, err);
+}
