@@ -37,7 +37,7 @@ static const mr_solver_info registry[] = {
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm},
     {"ncp-hybrid", "NCP",
-     "ncp-pgs, then ncp-admm, then active-set and natural-map semismooth Newton polishes",
+     "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
      mr_solver_ncp_hybrid},
 };
 
