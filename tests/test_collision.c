@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "moreau/collision.h"
-
-static mr_se3 random_se3(uint64_t *s, double span) {
-  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
-  return mr_se3_make(
-      mr_quat_to_m3(mr_quat_normalize(q)),
-      mr_v3(test_rand(s, -span, span), test_rand(s, -span, span), test_rand(s, -span, span)));
-}
+#include "test_random.h"
 
 static mr_geom geom(mr_geom_type t, double a, double b, double c) {
   mr_geom g = mr_geom_default(t, 0);
@@ -69,7 +63,7 @@ static void test_sphere_sphere(void **state) {
   uint64_t s = 11;
   mr_geom a = geom(MR_GEOM_SPHERE, 0.3, 0, 0), b = geom(MR_GEOM_SPHERE, 0.5, 0, 0);
   for (int k = 0; k < 200; ++k) {
-    mr_se3 Xa = random_se3(&s, 1), Xb = random_se3(&s, 1);
+    mr_se3 Xa = test_random_se3(&s, 1), Xb = test_random_se3(&s, 1);
     mr_vec3 d = mr_v3_sub(Xa.p, Xb.p);
     double phi = mr_v3_norm(d) - 0.8;
     mr_contact c[MR_PAIR_MAX_CONTACTS];
@@ -112,7 +106,7 @@ static void test_halfspace_pairs(void **state) {
                       geom(MR_GEOM_ELLIPSOID, 0.1, 0.2, 0.3)};
   for (int k = 0; k < 500; ++k) {
     mr_geom *g = &shapes[k % 5];
-    mr_se3 Xp = random_se3(&s, 0.2), Xg = random_se3(&s, 0.5);
+    mr_se3 Xp = test_random_se3(&s, 0.2), Xg = test_random_se3(&s, 0.5);
     mr_vec3 n = mr_v3(Xp.R.m[0][2], Xp.R.m[1][2], Xp.R.m[2][2]), nl = mr_m3_tmulv(&Xg.R, n);
     double h = mr_v3_dot(mr_v3_sub(Xg.p, Xp.p), n), r = g->size[0], depth;
     /* lowest point's depth below the centre, closed form per shape */
@@ -185,7 +179,7 @@ static void test_sphere_box(void **state) {
   uint64_t s = 14;
   mr_geom sph = geom(MR_GEOM_SPHERE, 0.1, 0, 0), box = geom(MR_GEOM_BOX, 0.3, 0.2, 0.1);
   for (int k = 0; k < 500; ++k) {
-    mr_se3 Xb = random_se3(&s, 1);
+    mr_se3 Xb = test_random_se3(&s, 1);
     /* a local centre near the surface: each coordinate near a face or inside */
     mr_vec3 xl;
     for (int i = 0; i < 3; ++i) {
@@ -269,7 +263,7 @@ static void test_capsules(void **state) {
   mr_geom sph = geom(MR_GEOM_SPHERE, 0.15, 0, 0);
   int compared = 0;
   for (int k = 0; k < 300; ++k) {
-    Xa = random_se3(&s, 0.4), Xb = random_se3(&s, 0.4);
+    Xa = test_random_se3(&s, 0.4), Xb = test_random_se3(&s, 0.4);
     const mr_geom *ga = k % 2 ? &a : &sph;
     int n = mr_collide(ga, &Xa, &b, &Xb, 0.05, 0, c, NULL);
     check_swap(ga, &Xa, &b, &Xb, 0.05);
@@ -317,8 +311,8 @@ static void test_box_box(void **state) {
   uint64_t s = 16;
   int compared = 0;
   for (int k = 0; k < 300; ++k) {
-    Xa = random_se3(&s, 0.5);
-    mr_se3 Xc = random_se3(&s, 0.5);
+    Xa = test_random_se3(&s, 0.5);
+    mr_se3 Xc = test_random_se3(&s, 0.5);
     int n = mr_collide(&a, &Xa, &b, &Xc, 0.05, 0, c, NULL);
     check_swap(&a, &Xa, &b, &Xc, 0.05);
     if (!n) continue;
@@ -393,7 +387,7 @@ static void test_hfield_flat(void **state) {
   mr_se3 I = mr_se3_identity();
   for (int k = 0; k < 90; ++k) {
     mr_geom *g = &shapes[k % 3];
-    mr_se3 X = random_se3(&s, 0.5);
+    mr_se3 X = test_random_se3(&s, 0.5);
     X.p.v[2] = test_rand(&s, 0.0, 0.25);
     mr_contact c1[MR_PAIR_MAX_CONTACTS], c2[MR_PAIR_MAX_CONTACTS];
     int n1 = mr_collide(g, &X, &plane, &I, 0.01, 0, c1, NULL);
@@ -718,7 +712,7 @@ static mr_model *random_scene(int n, uint64_t *s, mr_se3 *Xg, double span) {
     mr_geom g = geom(t, test_rand(s, 0.05, 0.2), test_rand(s, 0.05, 0.2), test_rand(s, 0.05, 0.2));
     g.body = b;
     assert_true(mr_model_add_geom(m, &g, &err) >= 0);
-    Xg[i + 1] = random_se3(s, span);
+    Xg[i + 1] = test_random_se3(s, span);
     Xg[i + 1].p.v[2] = fabs(Xg[i + 1].p.v[2]);
   }
   return m;

@@ -8,12 +8,7 @@
 #include "core/linalg.h"
 #include "moreau/contact.h"
 #include "moreau/spatial.h"
-
-static mr_se3 random_se3(uint64_t *s) {
-  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
-  return mr_se3_make(mr_quat_to_m3(mr_quat_normalize(q)),
-                     mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)));
-}
+#include "test_random.h"
 
 static mr_motion random_motion(uint64_t *s) {
   mr_motion m = {mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)),
@@ -68,7 +63,7 @@ static void test_lu(void **state) {
 static void test_se3_actions(void **state) {
   uint64_t s = 2;
   for (int k = 0; k < 100; ++k) {
-    mr_se3 a = random_se3(&s), b = random_se3(&s);
+    mr_se3 a = test_random_se3(&s, 1), b = test_random_se3(&s, 1);
     mr_se3 ab = mr_se3_mul(&a, &b), ai = mr_se3_inverse(&a), id = mr_se3_mul(&ai, &a);
     mr_se3 bb = mr_se3_inv_mul(&a, &ab);
     for (int i = 0; i < 3; ++i) {
@@ -95,7 +90,7 @@ static void test_se3_actions(void **state) {
 static void test_rotations_and_inertia(void **state) {
   uint64_t s = 3;
   for (int k = 0; k < 100; ++k) {
-    mr_se3 a = random_se3(&s);
+    mr_se3 a = test_random_se3(&s, 1);
     mr_quat q = mr_m3_to_quat(&a.R);
     mr_mat3 R = mr_quat_to_m3(q);
     for (int i = 0; i < 3; ++i)

@@ -41,6 +41,7 @@
  * closed forms of the sliding and sticking block and of the rolling ball.
  */
 #include "cli_util.h"
+#include "test_random.h"
 
 #include <string.h>
 
@@ -93,22 +94,6 @@ static mr_model *load_robot(const char *path, int floating) {
   return m;
 }
 
-static mr_se3 random_se3(uint64_t *s) {
-  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
-  return mr_se3_make(
-      mr_quat_to_m3(mr_quat_normalize(q)),
-      mr_v3(test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5)));
-}
-
-/* principal moments satisfying the triangle inequality, turned and offset at random */
-static mr_inertia random_inertia(uint64_t *s) {
-  double a = test_rand(s, 0.05, 1), b = test_rand(s, 0.05, 1), c = test_rand(s, 0.05, 1);
-  mr_mat3 D = mr_m3_diag(a + b, b + c, a + c);
-  mr_se3 X = random_se3(s);
-  mr_inertia Y = {test_rand(s, 0.5, 3), X.p, mr_m3_rotate(&X.R, &D)};
-  return Y;
-}
-
 /* a random tree of nb bodies cycling through every joint type, with armature; depth_first = 0
  * lets a body hang from any earlier one (subtrees are then not contiguous dof ranges) */
 static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
@@ -123,8 +108,8 @@ static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
     if (k % 4 == 0) axis = mr_v3(0, 1, 0); /* the axis-aligned joint kernel */
     char name[32];
     snprintf(name, sizeof name, "b%d", k);
-    int id = mr_model_add_body(m, parent, name, types[(k - 1) % 6], random_se3(s), axis, name,
-                               random_inertia(s), &err);
+    int id = mr_model_add_body(m, parent, name, types[(k - 1) % 6], test_random_se3(s, 0.5), axis,
+                               name, test_random_inertia(s), &err);
     assert_int_equal(id, k);
     const mr_joint *j = &m->bodies[id].joint;
     for (int i = 0; i < j->nv; ++i)

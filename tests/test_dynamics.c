@@ -2,26 +2,11 @@
  * independent algorithms on random trees (ABA vs CRBA + dense Cholesky vs RNEA, the tree-sparse
  * LDLᵀ vs dense Cholesky, Jacobians vs finite differences, energy balance along ABA). */
 #include "dyn_checks.h"
+#include "test_random.h"
 #include "dynamics/internal.h"
 
 static mr_inertia point_mass(double m, mr_vec3 c) {
   mr_inertia Y = {m, c, mr_m3_zero()};
-  return Y;
-}
-
-static mr_se3 random_se3(uint64_t *s) {
-  mr_quat q = {test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)};
-  return mr_se3_make(
-      mr_quat_to_m3(mr_quat_normalize(q)),
-      mr_v3(test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5), test_rand(s, -0.5, 0.5)));
-}
-
-/* a physically valid random inertia: principal moments satisfying the triangle inequality */
-static mr_inertia random_inertia(uint64_t *s) {
-  double a = test_rand(s, 0.05, 1), b = test_rand(s, 0.05, 1), c = test_rand(s, 0.05, 1);
-  mr_mat3 D = mr_m3_diag(a + b, b + c, a + c);
-  mr_se3 X = random_se3(s);
-  mr_inertia Y = {test_rand(s, 0.5, 3), X.p, mr_m3_rotate(&X.R, &D)};
   return Y;
 }
 
@@ -42,8 +27,8 @@ static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
     if (k % 3 == 0) axis = mr_v3(k % 4 == 0, k % 4 == 1, k % 4 >= 2); /* x, y, z kernels */
     char name[32];
     snprintf(name, sizeof name, "b%d", k);
-    int id =
-        mr_model_add_body(m, parent, name, t, random_se3(s), axis, name, random_inertia(s), &err);
+    int id = mr_model_add_body(m, parent, name, t, test_random_se3(s, 0.5), axis, name,
+                               test_random_inertia(s), &err);
     assert_int_equal(id, k);
     const mr_joint *j = &m->bodies[id].joint;
     for (int i = 0; i < j->nv; ++i)
@@ -51,7 +36,7 @@ static mr_model *random_tree(uint64_t *s, int nb, int depth_first) {
     if (t == MR_JOINT_REVOLUTE || t == MR_JOINT_PRISMATIC)
       assert_int_equal(mr_model_set_limits(m, id, -0.7, 0.4, 1, 1, &err), MR_OK);
   }
-  int tool = mr_model_add_frame(m, nb, random_se3(s), "tool", &err);
+  int tool = mr_model_add_frame(m, nb, test_random_se3(s, 0.5), "tool", &err);
   assert_int_equal(tool, m->nframes - 1);
   return m;
 }
@@ -127,9 +112,9 @@ static void test_free_body(void **state) {
   uint64_t s = 11;
   mr_model *m = mr_model_create("free");
   mr_error err;
-  mr_inertia Y = random_inertia(&s);
-  assert_int_equal(mr_model_add_body(m, 0, "root", MR_JOINT_FREE, random_se3(&s), mr_v3(0, 0, 1),
-                                     "body", Y, &err),
+  mr_inertia Y = test_random_inertia(&s);
+  assert_int_equal(mr_model_add_body(m, 0, "root", MR_JOINT_FREE, test_random_se3(&s, 0.5),
+                                     mr_v3(0, 0, 1), "body", Y, &err),
                    1);
   mr_data *d = mr_data_create(m);
   double I6[6][6], q[7];
