@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "moreau/batch.h"
 #include "moreau/world.h"
 
@@ -121,16 +122,6 @@ static int run_processes(const mr_world *w, int n, sample *out) {
   return failed;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* `rounds` rounds of the three ways for n environments; one table row per way */
 static int bench_n(const mr_world *w, int n, int rounds) {
   mr_error err;
@@ -152,13 +143,13 @@ static int bench_n(const mr_world *w, int n, int rounds) {
   printf("|---:|---|---:|---:|---:|\n");
   double m[NWAYS];
   for (int k = 0; k < NWAYS; ++k)
-    m[k] = median(sps[k], rounds);
+    m[k] = bench_median(sps[k], rounds);
   for (int k = 0; k < NWAYS; ++k)
     printf("| %d | %s | %.0f | %.2f | %.1f |\n", n, way_names[k], m[k], m[k] / m[0],
-           median(cpu[k], rounds));
+           bench_median(cpu[k], rounds));
   double after[3] = {0};
   getloadavg(after, 3);
-  double cp = median(path, rounds);
+  double cp = bench_median(path, rounds);
   printf("\nN = %d: 2 threads / 1 thread = %.2f in wall time (scaling efficiency %.0f %%), "
          "%.2f on the critical path (efficiency %.0f %%); load average %.1f before, %.1f "
          "after\n",

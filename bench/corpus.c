@@ -33,6 +33,7 @@
 #include "contact/qp.h"
 #include "core/arena.h"
 #include "core/file.h"
+#include "bench_util.h"
 #include "moreau/contact.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
@@ -251,17 +252,6 @@ typedef struct {
   double time_us, eps_abs;
 } outcome;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *x, int n) {
-  if (n == 0) return NAN;
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 static outcome solve_one(const char *solver, const problem *q, mr_arena *work, double *lambda,
                          double *c) {
   mr_solver_settings s = mr_solver_settings_default();
@@ -288,12 +278,12 @@ static void report_row(const char *solver, const outcome *o, const int *sel, int
     itmax = o[i].iterations > itmax ? o[i].iterations : itmax;
     tmax = fmax(tmax, o[i].time_us);
   }
-  double itmed = median(buf, m);
+  double itmed = bench_median(buf, m);
   m = 0;
   for (int i = 0; i < n; ++i)
     if (sel[i]) buf[m++] = o[i].time_us;
   printf("| %s | %d/%d (%.1f %%) | %.0f | %d | %.1f | %.0f |\n", solver, ok, m,
-         m ? 100.0 * ok / m : 0.0, itmed, itmax, median(buf, m), tmax);
+         m ? 100.0 * ok / m : 0.0, itmed, itmax, bench_median(buf, m), tmax);
 }
 
 static void report(const corpus *cs, const char **solvers, int ns, outcome **res, int family) {
@@ -388,7 +378,7 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
     if (res[ip][i].ok) th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
   printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
          "(ratio %.2f).\n",
-         m, median(th, m), median(tp, m), median(th, m) / median(tp, m));
+         m, bench_median(th, m), bench_median(tp, m), bench_median(th, m) / bench_median(tp, m));
   printf("\nProblems ncp-hybrid leaves above 1e-6 (solved again to classify them):\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "moreau/derivatives.h"
 #include "moreau/urdf.h"
 
@@ -56,12 +57,6 @@ typedef struct {
 
 /* the finite-difference Jacobians' storage */
 static double J[3][NMAX * NMAX];
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
 
 static uint64_t splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -166,7 +161,7 @@ static double batch(int f, const mr_model *m, mr_data *d, mr_derivatives *dd, co
                     int k) {
   double qn[NMAX], vn[NMAX];
   const int n = batch_calls[f];
-  double t0 = now_us();
+  double t0 = bench_now_us();
   for (int r = 0; r < n; ++r) {
     switch (f) {
     case ABA:
@@ -196,7 +191,7 @@ static double batch(int f, const mr_model *m, mr_data *d, mr_derivatives *dd, co
       break;
     }
   }
-  return (now_us() - t0) / n;
+  return (bench_now_us() - t0) / n;
 }
 
 static int cmp(const void *a, const void *b) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_util.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 
@@ -18,13 +19,8 @@
 static const char *const scenes[] = {"scenes/b8_solo_push.yaml", "scenes/b8_talos_push.yaml",
                                      "scenes/b8_allegro_hold.yaml"};
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double quantile(double *x, int n, double q) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
   return x[(int)(q * (n - 1))];
 }
 

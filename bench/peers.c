@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 
@@ -38,19 +39,8 @@ static const peer_case cases[] = {
     {"scenes/b8_allegro_hold.yaml", "bench/mjcf/allegro_hold.xml", "Allegro hold", "ball"},
 };
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double quantile(double *x, int n, double q) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
   return x[(int)(q * (n - 1) + 0.5)];
 }
 
@@ -159,17 +149,17 @@ static int run_case(const peer_case *pc, const mr_scene *sc, const mjModel *m, c
   }
   for (int b = 0; b < batches; ++b) {
     for (int k = 0; k < BATCH; ++k) {
-      double t0 = now_us();
+      double t0 = bench_now_us();
       if (mr_sim_step(s, &err)) goto diverged;
-      r->t_mr[b * BATCH + k] = now_us() - t0;
+      r->t_mr[b * BATCH + k] = bench_now_us() - t0;
       r->nc_mr += mr_sim_last(s)->ncontacts;
       r->not_converged += !mr_sim_last(s)->converged;
     }
     for (int k = 0; k < BATCH; ++k) {
       mj_push(sc, m, d, force_body);
-      double t0 = now_us();
+      double t0 = bench_now_us();
       mj_step(m, d);
-      r->t_mj[b * BATCH + k] = now_us() - t0;
+      r->t_mj[b * BATCH + k] = bench_now_us() - t0;
       r->nc_mj += d->ncon;
     }
   }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "moreau/dynamics.h"
 #include "moreau/urdf.h"
 
@@ -48,12 +49,6 @@ typedef struct {
   double q[NSTATES][NMAX], v[NSTATES][NMAX], a[NSTATES][NMAX], tau[NSTATES][NMAX];
 } states;
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
-
 static uint64_t splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -71,7 +66,7 @@ static double batch(int f, const mr_model *m, mr_data *d, const states *S, int k
   if (f == CHOL || f == SOLVE) mr_crba(m, d, S->q[k]);
   if (f == SOLVE) mr_ldlt_factor(m, d, NULL);
   memcpy(x, S->tau[k], sizeof x);
-  double t0 = now_us();
+  double t0 = bench_now_us();
   for (int r = 0; r < BATCH; ++r) {
     switch (f) {
     case FK:
@@ -97,7 +92,7 @@ static double batch(int f, const mr_model *m, mr_data *d, const states *S, int k
       break;
     }
   }
-  return (now_us() - t0) / BATCH;
+  return (bench_now_us() - t0) / BATCH;
 }
 
 static int cmp(const void *a, const void *b) {

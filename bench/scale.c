@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 
@@ -59,19 +60,8 @@ static void put(text *t, const char *fmt, ...) {
   }
 }
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
   return n ? x[n / 2] : NAN;
 }
 
@@ -196,13 +186,13 @@ typedef struct {
 
 static int step_moreau(run_state *r, int timed) {
   mr_error err = {0};
-  double t0 = now_us();
+  double t0 = bench_now_us();
   if (mr_sim_step(r->s, &err)) {
     fprintf(stderr, "moreau: %s\n", err.msg);
     return -1;
   }
   if (timed) {
-    r->tm[r->nm++] = now_us() - t0;
+    r->tm[r->nm++] = bench_now_us() - t0;
     r->cm += mr_sim_last(r->s)->ncontacts;
     r->im += mr_sim_last(r->s)->iterations;
   }
@@ -210,10 +200,10 @@ static int step_moreau(run_state *r, int timed) {
 }
 
 static void step_mujoco(run_state *r, int timed) {
-  double t0 = now_us();
+  double t0 = bench_now_us();
   mj_step(r->mm, r->md);
   if (timed) {
-    r->tj[r->nj++] = now_us() - t0;
+    r->tj[r->nj++] = bench_now_us() - t0;
     r->cj += r->md->ncon;
     r->ij += r->md->solver_iter;
   }

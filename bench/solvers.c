@@ -15,24 +15,14 @@
 #include "../tests/contact_problems.h"
 #include "core/arena.h"
 #include "core/linalg.h"
+#include "bench_util.h"
 #include "moreau/contact.h"
 
 #define N_PROBLEMS 6
 #define MAX_REPEATS 101
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *x, int n) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
   return x[n / 2];
 }
 
@@ -168,14 +158,14 @@ static void bench_cholesky(int repeats) {
     int n = 3 * cp.p.nc, inner = 2000 / n;
     double times[MAX_REPEATS];
     for (int r = 0; r < repeats; ++r) {
-      double t0 = now_us();
+      double t0 = bench_now_us();
       for (int j = 0; j < inner; ++j) {
         memcpy(A, cp.G, (size_t)n * n * sizeof(double));
         for (int i = 0; i < n; ++i)
           A[i * n + i] += 1.0;
         mr_cholesky(A, n);
       }
-      times[r] = (now_us() - t0) / inner;
+      times[r] = (bench_now_us() - t0) / inner;
     }
     printf("| %d | %d | %.2f |\n", cp.p.nc, n, median(times, repeats));
   }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "moreau/contact.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
@@ -32,14 +33,9 @@ typedef struct {
   char msg[96];
 } series;
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* the q-quantile (0..1) of x[0..n), sorting x */
 static double quantile(double *x, int n, double q) {
-  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  qsort(x, (size_t)n, sizeof *x, bench_cmp_double);
   return x[(int)(q * (n - 1) + 0.5)];
 }
 

@@ -24,18 +24,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "moreau/control.h"
 #include "moreau/derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 
 enum { NROUNDS = 30, NMAX = 64 };
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
-}
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -136,15 +131,15 @@ static void bench_scene(const char *name, const char *path, int accuracy) {
   mr_sim_derivatives *x = mr_sim_derivatives_create(c.sim, &e);
   const int nv = c.m->nv, ni = 2 * nv + c.nact;
   for (int round = 0; round < NROUNDS; ++round) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     mr_sim_set_time(c.sim, c.t);
     mr_sim_set_state(c.sim, c.q, c.v, NULL);
     mr_sim_step(c.sim, NULL);
-    double t1 = now_us();
+    double t1 = bench_now_us();
     analytical(&c, x, A);
-    double t2 = now_us();
+    double t2 = bench_now_us();
     fd_jacobian(&c, 1e-6, D);
-    double t3 = now_us();
+    double t3 = bench_now_us();
     t[0][round] = t1 - t0, t[1][round] = t2 - t1, t[2][round] = t3 - t2;
   }
   printf("\n%s (nv %d, %d contacts and constraints at t = %.2f s, %d torque inputs)\n", name, nv,
