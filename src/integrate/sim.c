@@ -528,6 +528,16 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   return MR_OK;
 }
 
+/* the step's solver statistics and the warnings they raise */
+static void record_solve(mr_sim *s, const mr_solver_stats *stats) {
+  s->last.iterations = stats->iterations;
+  s->last.converged = stats->converged;
+  s->last.eps_abs = stats->eps_abs;
+  s->last.solve_us = stats->time_us;
+  if (!stats->converged) s->warnings.not_converged++;
+  if (stats->eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
+}
+
 /* the step's problem solved island by island (islands.c); the stage clock cannot separate
  * assembly from solving there, so the solver time is the solvers' own */
 static mr_status solve_islands(mr_sim *s, mr_error *err) {
@@ -537,13 +547,8 @@ static mr_status solve_islands(mr_sim *s, mr_error *err) {
   s->t_solved = clock_us();
   s->t_assembled = s->t_solved - stats.time_us;
   if (st) return st;
-  s->last.iterations = stats.iterations;
-  s->last.converged = stats.converged;
-  s->last.eps_abs = stats.eps_abs;
-  s->last.solve_us = stats.time_us;
+  record_solve(s, &stats);
   s->last.islands = mr_islands_count(s->isl);
-  if (!stats.converged) s->warnings.not_converged++;
-  if (stats.eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
 }
@@ -573,12 +578,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
     st = solve_without_push_out(s, &stats, err);
   s->t_solved = clock_us();
   if (st) return st;
-  s->last.iterations = stats.iterations;
-  s->last.converged = stats.converged;
-  s->last.eps_abs = stats.eps_abs;
-  s->last.solve_us = stats.time_us;
-  if (!stats.converged) s->warnings.not_converged++;
-  if (stats.eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
+  record_solve(s, &stats);
   mr_contact_impulse_velocity(&s->as, s->lambda, s->w->timestep, s->dv);
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
