@@ -28,7 +28,7 @@ static void test_ldlt_names_joint(void **state) {
   double q[2] = {0.3, -0.2};
   mr_crba(m, d, q);
   assert_int_equal(mr_ldlt_factor(m, d, &err), MR_OK);
-  d->M[1 * 2 + 1] = -5.0;
+  d->M[mr_tri_at(d, 1, 1)] = -5.0;
   assert_int_equal(mr_ldlt_factor(m, d, &err), MR_ERR_NUMERIC);
   assert_non_null(strstr(err.msg, "ldlt: pivot -5 of dof 1 (body 'lower', joint 'elbow' "
                                   "coordinate 0 of 1) is not positive"));
@@ -48,7 +48,7 @@ static void test_ldlt_names_free_coordinate(void **state) {
   double q[7] = {0, 0, 0, 0, 0, 0, 1};
   mr_crba(m, d, q);
   /* M is diag(m, m, m, I) for a body at its centre of mass: D₃ = M₃₃ exactly */
-  d->M[3 * 6 + 3] = -24.0;
+  d->M[mr_tri_at(d, 3, 3)] = -24.0;
   assert_int_equal(mr_ldlt_factor(m, d, &err), MR_ERR_NUMERIC);
   assert_non_null(strstr(err.msg, "pivot -24 of dof 3 (body 'ball', joint 'ball_root' "
                                   "coordinate 3 of 6)"));

@@ -193,7 +193,7 @@ static int dynamics_finite(const mr_model *m) {
   if (ok) {
     mr_neutral(m, q);
     const double *M = mr_crba(m, d, q);
-    for (int i = 0; i < m->nv * m->nv; ++i)
+    for (size_t i = 0; i < d->row_at[m->nv]; ++i)
       ok = ok && isfinite(M[i]);
     const double *a = mr_aba(m, d, q, z, z);
     for (int i = 0; i < m->nv; ++i)

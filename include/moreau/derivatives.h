@@ -38,7 +38,7 @@ mr_derivatives *mr_derivatives_create(const mr_model *m);
 void mr_derivatives_free(mr_derivatives *dd);
 
 /* ∂τ/∂q and ∂τ/∂v of τ = RNEA(q, v, a) with d->f_ext, into dd->dtau_dq and dd->dtau_dv. Also
- * writes τ into d->tau_id and ∂τ/∂a = M(q) into d->M (both triangles, armature included), and
+ * writes τ into d->tau_id and ∂τ/∂a = M(q) into d->M (its row storage, armature included), and
  * the placements into d->liMi, d->oMi. Cost O(nv · depth). */
 void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
                          const double *v, const double *a);

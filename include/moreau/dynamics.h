@@ -8,6 +8,7 @@
 #ifndef MOREAU_DYNAMICS_H
 #define MOREAU_DYNAMICS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "moreau/model.h"
@@ -35,9 +36,14 @@ typedef struct mr_data {
   mr_force *fb;      /* body spatial force transmitted by its joint, body frame (nb) */
   mr_force *f_ext;   /* external spatial force on each body, body frame (nb); input, default 0 */
 
-  double *M;         /* joint-space inertia matrix, nv x nv row-major, full (CRBA); entries
-                        outside the tree pattern (dofs neither ancestor nor descendant of each
-                        other) are zero from mr_data_create and never written */
+  /* M and its factor U are stored by rows over each dof's envelope ("tree-sparse"): row k
+   * holds the upper-triangle entries (k, k) … (k, k + row_len[k] − 4) at row_at[k], i.e. dof k
+   * and its descendants (contiguous for the depth-first numbering of URDFs; dofs in between that
+   * are not descendants hold 0), then 3 zeros read by the four-way products of the factor.
+   * Entry (i, k), i ≤ k, is at mr_tri_at(d, i, k). The storage is Σ per tree of its dofs'
+   * subtree sizes and 3 per dof (21 + 18 per free body, about n²/2 for a chain of n), never
+   * nv² for many trees; mr_mass_dense expands M. */
+  double *M;         /* joint-space inertia matrix (CRBA), upper triangle in the row storage */
   double *nle;       /* nonlinear effects b(q, v) = C(q, v) v + g(q) (nv) */
   double *grav;      /* generalized gravity g(q) (nv) */
   double *ddq;       /* forward dynamics result of mr_aba (nv) */
@@ -45,8 +51,10 @@ typedef struct mr_data {
 
   /* tree-sparse LDLᵀ factor of M: M = U D Uᵀ with U unit upper triangular whose sparsity
    * follows the parent-of-dof array (Featherstone, RBDA §6.3) */
-  double *U;         /* nv x nv row-major */
+  double *U;         /* unit upper triangular, in the row storage of M (diagonal 1) */
   double *D, *Dinv;  /* nv */
+  size_t *row_at;    /* start of each dof's row in M and U (nv + 1: the last is their size) */
+  int *row_len;      /* length of each dof's row, its 3 trailing zeros included (nv) */
   int *parent_dof;   /* parent of each dof in the tree, -1 at a root (nv) */
   int *nvSubtree;    /* number of dofs in the subtree of each dof, itself included (nv) */
 
@@ -94,8 +102,16 @@ const double *mr_nonlinear_effects(const mr_model *m, mr_data *d, const double *
                                    const double *v);
 /* g(q) into d->grav */
 const double *mr_generalized_gravity(const mr_model *m, mr_data *d, const double *q);
-/* M(q) (armature on the diagonal) into d->M, both triangles */
+/* M(q) (armature on the diagonal) into d->M, in its row storage (returned) */
 const double *mr_crba(const mr_model *m, mr_data *d, const double *q);
+/* where entry (i, k), i ≤ k and i an ancestor of k or k itself, of M and U is stored */
+static inline size_t mr_tri_at(const mr_data *d, int i, int k) {
+  return d->row_at[i] + (size_t)(k - i);
+}
+/* entry (i, k) of M, in either order; 0 for dofs on different branches */
+double mr_mass_entry(const mr_data *d, int i, int k);
+/* M as a full row-major nv x nv matrix, both triangles, into out */
+void mr_mass_dense(const mr_data *d, double *out);
 /* ddq = M⁻¹ (τ − b(q, v) + Σ Jᵢᵀ f_ext,i), into d->ddq (articulated-body algorithm) */
 const double *mr_aba(const mr_model *m, mr_data *d, const double *q, const double *v,
                      const double *tau);

@@ -222,7 +222,8 @@ static int compute_derivatives(const mr_model *m, mr_data *d, rbd_state *s) {
 /* every result at (q, v) */
 static void compute(const mr_model *m, mr_data *d, rbd_state *s) {
   int nv = m->nv;
-  copy(s->M, mr_crba(m, d, s->q), nv * nv);
+  mr_crba(m, d, s->q);
+  mr_mass_dense(d, s->M);
   copy(s->nle, mr_nonlinear_effects(m, d, s->q, s->v), nv);
   copy(s->grav, mr_generalized_gravity(m, d, s->q), nv);
   copy(s->ddq, mr_aba(m, d, s->q, s->v, s->tau), nv);

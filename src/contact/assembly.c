@@ -191,7 +191,7 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
 static void sparse_products(const mr_model *m, const mr_data *d,
                             const mr_contact_geometry *contacts, const mr_assembly_subset *sub,
                             mr_contact_assembly *a, int nc) {
-  int nv = a->nv, n = 3 * nc, nvm = m->nv;
+  int nv = a->nv, n = 3 * nc;
   const int *par = d->parent_dof;
   const double *U = d->U, *Dinv = d->Dinv;
   double *x = sub->x;
@@ -207,7 +207,7 @@ static void sparse_products(const mr_model *m, const mr_data *d,
         int k = S[t];
         double xk = x[k];
         for (int p = par[k]; p >= 0; p = par[p])
-          x[p] -= U[p * nvm + k] * xk;
+          x[p] -= U[mr_tri_at(d, p, k)] * xk;
       }
       for (int t = 0; t < ns; ++t) {
         Y[t] = x[S[t]];

@@ -2,8 +2,9 @@
  * Pinocchio uses): with Sᵢ in world coordinates and composite inertias Iᶜᵢ = Σ over the subtree
  * of i of the world-frame body inertias (a plain sum, no frame changes),
  *   M[j, k] = Sⱼᵀ Iᶜ_body(k) S_k   for every dof j on the path from dof k to the root,
- * then the armature is added to the diagonal. Entries of M outside that pattern are zero from
- * mr_data_create and never written. */
+ * then the armature is added to the diagonal. M is written in its row storage (upper triangle,
+ * row r over r's descendants, moreau/dynamics.h); entries of a row that are not descendants
+ * (other numberings than depth-first) are zero from mr_data_create and never written. */
 #include "dynamics/internal.h"
 
 /* the world motion of a one-axis joint's column: rotation (p × R a, R a), translation (R a, 0);
@@ -44,15 +45,11 @@ void mr_dyn_world_terms(const mr_model *m, mr_data *d) {
 static void columns_chains(const mr_model *m, mr_data *d, int i) {
   mr_dyn_work *w = mr_work(d);
   const mr_joint *j = &m->bodies[i].joint;
-  const int nv = m->nv;
   double *restrict M = d->M;
   for (int k = j->idx_v; k < j->idx_v + j->nv; ++k) {
     const mr_force F = w->F[k];
-    for (int r = k; r >= 0; r = d->parent_dof[r]) {
-      double x = mr_force_dot(F, w->oS[r]);
-      M[r * nv + k] = x;
-      M[k * nv + r] = x;
-    }
+    for (int r = k; r >= 0; r = d->parent_dof[r])
+      M[mr_tri_at(d, r, k)] = mr_force_dot(F, w->oS[r]);
   }
 }
 
@@ -61,22 +58,16 @@ static void columns_chains(const mr_model *m, mr_data *d, int i) {
 static void rows_contiguous(const mr_model *m, mr_data *d, int i) {
   mr_dyn_work *w = mr_work(d);
   const mr_joint *j = &m->bodies[i].joint;
-  const int nv = m->nv;
-  double *restrict M = d->M;
   for (int r = j->idx_v; r < j->idx_v + j->nv; ++r) {
     const mr_motion S = w->oS[r];
-    const int end = r + d->nvSubtree[r];
-    for (int k = r; k < end; ++k) {
-      double x = mr_force_dot(w->F[k], S);
-      M[r * nv + k] = x;
-      M[k * nv + r] = x;
-    }
+    double *restrict Mr = d->M + d->row_at[r];
+    for (int t = 0; t < d->nvSubtree[r]; ++t)
+      Mr[t] = mr_force_dot(w->F[r + t], S);
   }
 }
 
 const double *mr_crba(const mr_model *m, mr_data *d, const double *q) {
   mr_dyn_work *w = mr_work(d);
-  const int nv = m->nv;
   mr_dyn_placements(m, d, q);
   mr_dyn_world_terms(m, d);
   for (int i = m->nbodies - 1; i > 0; --i) {
@@ -90,7 +81,7 @@ const double *mr_crba(const mr_model *m, mr_data *d, const double *q) {
     else
       columns_chains(m, d, i);
     for (int k = j->idx_v; k < j->idx_v + j->nv; ++k)
-      d->M[k * nv + k] += m->armature[k];
+      d->M[d->row_at[k]] += m->armature[k];
     /* Iᶜ_λ(i) += Iᶜᵢ */
     if (b->parent > 0) mr_oinertia_add(&w->oY[b->parent], &w->oY[i]);
   }

@@ -1,7 +1,11 @@
 /* Allocation of mr_data: every buffer the dynamics algorithms write, sized once from the model
  * (the algorithms themselves never allocate). Also the tree structure of the dofs used by the
- * tree-sparse factorisation: parent_dof and nvSubtree (Featherstone, RBDA §6.3). */
+ * tree-sparse factorisation: parent_dof and nvSubtree (Featherstone, RBDA §6.3), and the row
+ * storage of M and U (moreau/dynamics.h): row k spans k to its last descendant. M and U are a
+ * second allocation, zero pages from calloc, so that a long chain whose M is never asked for
+ * (rbd without M) does not touch its n² storage. */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dynamics/internal.h"
@@ -33,14 +37,14 @@ static void layout(carver *c, mr_data *d, mr_dyn_work *w) {
   d->ab = carve(c, nb * sizeof(mr_motion));
   d->fb = carve(c, nb * sizeof(mr_force));
   d->f_ext = carve(c, nb * sizeof(mr_force));
-  d->M = carve(c, nv * nv * sizeof(double));
   d->nle = carve(c, nv * sizeof(double));
   d->grav = carve(c, nv * sizeof(double));
   d->ddq = carve(c, nv * sizeof(double));
   d->tau_id = carve(c, nv * sizeof(double));
-  d->U = carve(c, (nv * nv + 4) * sizeof(double)); /* rows read 3 past the end by ldlt.c */
   d->D = carve(c, nv * sizeof(double));
   d->Dinv = carve(c, nv * sizeof(double));
+  d->row_at = carve(c, (nv + 1) * sizeof(size_t));
+  d->row_len = carve(c, nv * sizeof(int));
   d->parent_dof = carve(c, nv * sizeof(int));
   d->nvSubtree = carve(c, nv * sizeof(int));
   w->kind = carve(c, nb);
@@ -75,6 +79,36 @@ static void dof_tree(const mr_model *m, mr_data *d) {
     d->nvSubtree[k] = 1;
   for (int k = d->nv - 1; k >= 0; --k)
     if (d->parent_dof[k] >= 0) d->nvSubtree[d->parent_dof[k]] += d->nvSubtree[k];
+}
+
+/* row k of M and U: columns k … last descendant of k (parents precede children), 3 zeros */
+static void tri_rows(mr_data *d) {
+  int *last = d->row_len;
+  for (int k = 0; k < d->nv; ++k)
+    last[k] = k;
+  for (int k = d->nv - 1; k >= 0; --k)
+    if (d->parent_dof[k] >= 0 && last[k] > last[d->parent_dof[k]]) last[d->parent_dof[k]] = last[k];
+  d->row_at[0] = 0;
+  for (int k = 0; k < d->nv; ++k) {
+    d->row_len[k] = last[k] - k + 4;
+    d->row_at[k + 1] = d->row_at[k] + (size_t)d->row_len[k];
+  }
+}
+
+double mr_mass_entry(const mr_data *d, int i, int k) {
+  if (i > k) {
+    int t = i;
+    i = k, k = t;
+  }
+  return k - i < d->row_len[i] - 3 ? d->M[mr_tri_at(d, i, k)] : 0.0;
+}
+
+void mr_mass_dense(const mr_data *d, double *out) {
+  const size_t nv = (size_t)d->nv;
+  memset(out, 0, nv * nv * sizeof *out);
+  for (int i = 0; i < d->nv; ++i)
+    for (int k = i; k < i + d->row_len[i] - 3; ++k)
+      out[(size_t)i * nv + (size_t)k] = out[(size_t)k * nv + (size_t)i] = d->M[mr_tri_at(d, i, k)];
 }
 
 /* whether the dofs are numbered depth-first: dof k is an ancestor of every dof in
@@ -117,6 +151,13 @@ mr_data *mr_data_create(const mr_model *m) {
   d->work = w;
   w->block = c.base;
   dof_tree(m, d);
+  tri_rows(d);
+  /* M and U, 1 spare double for 64-byte alignment of U */
+  const size_t ntri = (d->row_at[d->nv] + 7) & ~(size_t)7;
+  w->tri = calloc(2 * ntri + 8, sizeof(double));
+  if (!w->tri) goto fail;
+  d->M = (double *)(((uintptr_t)w->tri + 63) & ~(uintptr_t)63);
+  d->U = d->M + ntri;
   fill_joints(m, w);
   w->contiguous = contiguous_subtrees(d);
   for (int i = 0; i < m->nbodies; ++i)
@@ -124,10 +165,11 @@ mr_data *mr_data_create(const mr_model *m) {
   for (int f = 0; f < m->nframes; ++f)
     d->oMf[f] = mr_se3_identity();
   for (int k = 0; k < d->nv; ++k)
-    d->U[k * d->nv + k] = 1.0, d->D[k] = d->Dinv[k] = 1.0;
+    d->U[d->row_at[k]] = 1.0, d->D[k] = d->Dinv[k] = 1.0;
   mr_neutral(m, d->q);
   return d;
 fail:
+  if (w) free(w->block);
   free(d);
   free(w);
   return NULL;
@@ -136,6 +178,7 @@ fail:
 void mr_data_free(mr_data *d) {
   if (!d) return;
   free(mr_work(d)->block);
+  free(mr_work(d)->tri);
   free(d->work);
   free(d);
 }

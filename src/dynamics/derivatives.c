@@ -158,15 +158,16 @@ static void forward(const mr_model *m, mr_data *d, deriv_work *w, const double *
   }
 }
 
-/* row j (a dof of body i) against column k (a dof of body i or of an ancestor) */
-static inline void row_entry(const mr_model *m, mr_data *d, mr_derivatives *dd, int j, int k,
-                             mr_force P, mr_force Q) {
+/* row j (a dof of body i) against column k (a dof of body i or of an ancestor); returns
+ * M[j, k] */
+static inline double row_entry(const mr_model *m, mr_data *d, mr_derivatives *dd, int j, int k,
+                               mr_force P, mr_force Q) {
   const deriv_work *w = dd->work;
   const mr_motion Sk = mr_work(d)->oS[k];
   const size_t jk = (size_t)j * (size_t)m->nv + (size_t)k;
   dd->dtau_dq[jk] = mr_force_dot(P, w->dA[k]) + mr_force_dot(Q, w->dV[k]);
   dd->dtau_dv[jk] = mr_force_dot(P, w->dAv[k]) + mr_force_dot(Q, Sk);
-  d->M[jk] = mr_force_dot(P, Sk) + (j == k ? m->armature[j] : 0.0);
+  return mr_force_dot(P, Sk) + (j == k ? m->armature[j] : 0.0);
 }
 
 /* rows of body i's dofs against the columns of i and its ancestors; τ of those rows */
@@ -179,10 +180,13 @@ static void rows_of_body(const mr_model *m, mr_data *d, mr_derivatives *dd, int 
     const mr_motion Sj = dw->oS[j];
     const mr_force P = mr_oinertia_mul(&dw->oY[i], Sj), Q = coriolis_tmul(&w->D[i], Sj);
     d->tau_id[j] = mr_force_dot(w->F[i], Sj) + m->armature[j] * a[j];
-    for (int k = jt->idx_v; k < jt->idx_v + jt->nv; ++k)
-      row_entry(m, d, dd, j, k, P, Q);
+    /* M's upper triangle: (j, k) within the joint, (k, j) for the ancestors */
+    for (int k = jt->idx_v; k < jt->idx_v + jt->nv; ++k) {
+      const double x = row_entry(m, d, dd, j, k, P, Q);
+      if (k >= j) d->M[mr_tri_at(d, j, k)] = x;
+    }
     for (int k = d->parent_dof[jt->idx_v]; k >= 0; k = d->parent_dof[k])
-      row_entry(m, d, dd, j, k, P, Q);
+      d->M[mr_tri_at(d, k, j)] = row_entry(m, d, dd, j, k, P, Q);
   }
 }
 
@@ -205,7 +209,6 @@ static void columns_of_body(const mr_model *m, mr_data *d, mr_derivatives *dd, i
       const mr_motion Sj = dw->oS[j];
       dd->dtau_dq[j * nv + k] = mr_force_dot(Tq, Sj);
       dd->dtau_dv[j * nv + k] = mr_force_dot(Tv, Sj);
-      d->M[j * nv + k] = d->M[k * nv + j];
     }
   }
 }
@@ -251,7 +254,7 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
   for (int k = nv - 1; k >= 0; --k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)i * n, X + (size_t)k * n, Y + (size_t)i * n, Y + (size_t)k * n,
-            U[(size_t)i * n + (size_t)k], n);
+            U[mr_tri_at(d, i, k)], n);
   for (int k = 0; k < nv; ++k)
     for (size_t c = 0; c < n; ++c) {
       X[(size_t)k * n + c] *= d->Dinv[k];
@@ -261,7 +264,7 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
   for (int k = 0; k < nv; ++k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)k * n, X + (size_t)i * n, Y + (size_t)k * n, Y + (size_t)i * n,
-            U[(size_t)i * n + (size_t)k], n);
+            U[mr_tri_at(d, i, k)], n);
 }
 
 /* X = M⁻¹ from the factor, using its structure: W = D⁻¹ U⁻¹ has row k nonzero only on the
@@ -279,7 +282,7 @@ void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
     const double *restrict xk = X + (size_t)k * n;
     X[(size_t)k * n + (size_t)k] = 1.0;
     for (int i = par[k]; i >= 0; i = par[i]) {
-      const double u = U[(size_t)i * n + (size_t)k];
+      const double u = U[mr_tri_at(d, i, k)];
       double *restrict xi = X + (size_t)i * n;
       for (size_t c = (size_t)k; c < end; ++c)
         xi[c] -= u * xk[c];
@@ -290,7 +293,7 @@ void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
     for (size_t c = (size_t)k; c < n; ++c)
       xk[c] *= d->Dinv[k];
     for (int i = par[k]; i >= 0; i = par[i]) {
-      const double u = U[(size_t)i * n + (size_t)k];
+      const double u = U[mr_tri_at(d, i, k)];
       const double *restrict xi = X + (size_t)i * n;
       for (size_t c = (size_t)k; c < n; ++c)
         xk[c] -= u * xi[c];

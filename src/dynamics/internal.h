@@ -41,7 +41,8 @@ typedef struct {
 
 /* workspace behind d->work */
 typedef struct {
-  void *block;         /* the one allocation holding every array of mr_data */
+  void *block;         /* the allocation holding every array of mr_data but M and U */
+  void *tri;           /* the allocation holding M and U */
   unsigned char *kind; /* joint kind per body (nb) */
   int *dof_body;       /* body of each dof (nv) */
   mr_motion *S;        /* motion subspace columns in the body frame, per dof (nv) */

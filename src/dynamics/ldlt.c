@@ -8,7 +8,9 @@
  *     U_ik = (M_ik − Σ_{j ∈ sub(k)} U_ij D_j U_kj) / D_k   for i = λ(k), λ(λ(k)), …
  * - any topological numbering, the LTDL algorithm written for U = Lᵀ, walking λ chains:
  *     for k = n−1 … 0: for i = λ(k), …: a = M_ik / D_k; M_ji −= a M_jk (j = i, λ(i), …); U_ik = a.
- * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). */
+ * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). M and U are in the row
+ * storage of moreau/dynamics.h (row i over i's descendants), so every loop touches the tree's
+ * entries only: the cost and the memory are Σ per tree, however many trees the model has. */
 #include "dynamics/internal.h"
 
 /* a · b */
@@ -51,21 +53,23 @@ static mr_status factor_rows(const mr_model *m, mr_data *d, mr_error *err) {
   const double *restrict M = d->M;
   for (int k = nv - 1; k >= 0; --k) {
     const int nt = d->nvSubtree[k] - 1;
-    const double *Uk = U + k * nv + k + 1;
+    const double *Uk = U + mr_tri_at(d, k, k + 1);
     for (int t = 0; t < nt; ++t)
       tmp[t] = d->D[k + 1 + t] * Uk[t];
     tmp[nt] = tmp[nt + 1] = tmp[nt + 2] = 0.0;
     const int shortrow = nt < 4;
-    double Dk = M[k * nv + k] - (shortrow ? dot(Uk, tmp, nt) : dot4(Uk, tmp, nt));
+    double Dk = M[d->row_at[k]] - (shortrow ? dot(Uk, tmp, nt) : dot4(Uk, tmp, nt));
     if (!(Dk > 0.0)) return pivot_error(m, err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
     if (shortrow)
       for (int i = par[k]; i >= 0; i = par[i])
-        U[i * nv + k] = (M[i * nv + k] - dot(U + i * nv + k + 1, tmp, nt)) * Dinv;
+        U[mr_tri_at(d, i, k)] =
+            (M[mr_tri_at(d, i, k)] - dot(U + mr_tri_at(d, i, k + 1), tmp, nt)) * Dinv;
     else
       for (int i = par[k]; i >= 0; i = par[i])
-        U[i * nv + k] = (M[i * nv + k] - dot4(U + i * nv + k + 1, tmp, nt)) * Dinv;
+        U[mr_tri_at(d, i, k)] =
+            (M[mr_tri_at(d, i, k)] - dot4(U + mr_tri_at(d, i, k + 1), tmp, nt)) * Dinv;
   }
   return MR_OK;
 }
@@ -79,18 +83,18 @@ static mr_status factor_chains(const mr_model *m, mr_data *d, mr_error *err) {
   /* copy the pattern of M's upper triangle */
   for (int k = 0; k < nv; ++k)
     for (int r = k; r >= 0; r = par[r])
-      U[r * nv + k] = M[r * nv + k];
+      U[mr_tri_at(d, r, k)] = M[mr_tri_at(d, r, k)];
   for (int k = nv - 1; k >= 0; --k) {
-    double Dk = U[k * nv + k];
+    double Dk = U[d->row_at[k]];
     if (!(Dk > 0.0)) return pivot_error(m, err, Dk, k);
     double Dinv = 1.0 / Dk;
     d->D[k] = Dk, d->Dinv[k] = Dinv;
-    U[k * nv + k] = 1.0;
+    U[d->row_at[k]] = 1.0;
     for (int i = par[k]; i >= 0; i = par[i]) {
-      double a = U[i * nv + k] * Dinv;
+      double a = U[mr_tri_at(d, i, k)] * Dinv;
       for (int j = i; j >= 0; j = par[j])
-        U[j * nv + i] -= a * U[j * nv + k];
-      U[i * nv + k] = a;
+        U[mr_tri_at(d, j, i)] -= a * U[mr_tri_at(d, j, k)];
+      U[mr_tri_at(d, i, k)] = a;
     }
   }
   return MR_OK;
@@ -106,13 +110,13 @@ static void solve_u(const mr_data *d, int nv, double *restrict x) {
   const double *restrict U = d->U;
   if (mr_work(d)->contiguous) {
     for (int k = nv - 2; k >= 0; --k)
-      x[k] -= dot(U + k * nv + k + 1, x + k + 1, d->nvSubtree[k] - 1);
+      x[k] -= dot(U + d->row_at[k] + 1, x + k + 1, d->nvSubtree[k] - 1);
     return;
   }
   for (int k = nv - 1; k >= 0; --k) {
     double xk = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      x[i] -= U[i * nv + k] * xk;
+      x[i] -= U[mr_tri_at(d, i, k)] * xk;
   }
 }
 
@@ -122,7 +126,7 @@ static void solve_ut(const mr_data *d, int nv, double *restrict x) {
   const double *restrict U = d->U;
   if (mr_work(d)->contiguous) {
     for (int k = 0; k < nv - 1; ++k) {
-      const double xk = x[k], *Uk = U + k * nv + k + 1;
+      const double xk = x[k], *Uk = U + d->row_at[k] + 1;
       double *xs = x + k + 1;
       for (int t = 0; t < d->nvSubtree[k] - 1; ++t)
         xs[t] -= xk * Uk[t];
@@ -132,7 +136,7 @@ static void solve_ut(const mr_data *d, int nv, double *restrict x) {
   for (int k = 0; k < nv; ++k) {
     double s = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      s -= U[i * nv + k] * x[i];
+      s -= U[mr_tri_at(d, i, k)] * x[i];
     x[k] = s;
   }
 }
@@ -147,7 +151,6 @@ void mr_ldlt_solve(const mr_model *m, const mr_data *d, double *x) {
 
 /* x ← U⁻¹ x over the listed dofs */
 static void solve_u_dofs(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x) {
-  const int nv = m->nv;
   const int *restrict par = d->parent_dof;
   const double *restrict U = d->U;
   const int contiguous = mr_work(d)->contiguous;
@@ -155,18 +158,17 @@ static void solve_u_dofs(const mr_model *m, const mr_data *d, const int *dofs, i
   for (int t = n - 1; t >= 0; --t) {
     int k = dofs[t];
     if (contiguous) {
-      x[k] -= dot(U + k * nv + k + 1, x + k + 1, d->nvSubtree[k] - 1);
+      x[k] -= dot(U + d->row_at[k] + 1, x + k + 1, d->nvSubtree[k] - 1);
       continue;
     }
     double xk = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      x[i] -= U[i * nv + k] * xk;
+      x[i] -= U[mr_tri_at(d, i, k)] * xk;
   }
 }
 
 void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs, int n,
                             double *x) {
-  const int nv = m->nv;
   const int *restrict par = d->parent_dof;
   const double *restrict U = d->U;
   const int contiguous = mr_work(d)->contiguous;
@@ -176,7 +178,7 @@ void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs
   for (int t = 0; t < n; ++t) {
     int k = dofs[t];
     if (contiguous) {
-      const double xk = x[k], *Uk = U + k * nv + k + 1;
+      const double xk = x[k], *Uk = U + d->row_at[k] + 1;
       double *xs = x + k + 1;
       for (int r = 0; r < d->nvSubtree[k] - 1; ++r)
         xs[r] -= xk * Uk[r];
@@ -184,7 +186,7 @@ void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs
     }
     double s = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      s -= U[i * nv + k] * x[i];
+      s -= U[mr_tri_at(d, i, k)] * x[i];
     x[k] = s;
   }
 }
@@ -202,13 +204,13 @@ void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y
   for (int k = nv - 1; k >= 0; --k) {
     double s = x[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      s += U[i * nv + k] * x[i];
+      s += U[mr_tri_at(d, i, k)] * x[i];
     y[k] = d->D[k] * s;
   }
   /* y ← U y, ascending so that each y_k is final before it is spread to its ancestors */
   for (int k = 0; k < nv; ++k) {
     double yk = y[k];
     for (int i = par[k]; i >= 0; i = par[i])
-      y[i] += U[i * nv + k] * yk;
+      y[i] += U[mr_tri_at(d, i, k)] * yk;
   }
 }

@@ -144,12 +144,11 @@ int mr_model_dofs_without_inertia(const mr_model *m, double rel, int *bad, int c
   if (!d || !q || !A || !D) count = -1;
   if (count == 0) {
     mr_neutral(m, q);
-    const double *M = mr_crba(m, d, q);
+    mr_crba(m, d, q);
+    mr_mass_dense(d, A);
     double mmax = 0.0;
-    for (int i = 0; i < nv * nv; ++i)
-      A[i] = M[i];
     for (int i = 0; i < nv; ++i)
-      mmax = fmax(mmax, M[i * nv + i]);
+      mmax = fmax(mmax, A[i * nv + i]);
     ltdl_pivots(A, nv, D);
     for (int k = 0; k < nv; ++k)
       if (!(D[k] > rel * mmax)) {

@@ -116,15 +116,14 @@ static int isolated(const mr_data *d, int iv) {
  * the block (U z = y backward, D⁻¹, Uᵀ x = z forward) */
 static void block_solve(const mr_model *m, const mr_data *d, int iv, double *y) {
   const double *U = d->U;
-  int nv = m->nv;
   for (int k = 5; k >= 0; --k)
     for (int i = k - 1; i >= 0; --i)
-      y[i] -= U[(size_t)(iv + i) * nv + iv + k] * y[k];
+      y[i] -= U[mr_tri_at(d, iv + i, iv + k)] * y[k];
   for (int k = 0; k < 6; ++k)
     y[k] *= d->Dinv[iv + k];
   for (int k = 0; k < 6; ++k)
     for (int i = 0; i < k; ++i)
-      y[k] -= U[(size_t)(iv + i) * nv + iv + k] * y[i];
+      y[k] -= U[mr_tri_at(d, iv + i, iv + k)] * y[i];
 }
 
 /* M̃⁻¹ E t into x (nv), E placing t at the angular dofs of the free joint from iv; on an isolated

@@ -121,6 +121,7 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   s->cg = calloc((size_t)s->max_rows, sizeof *s->cg);
   s->keys = calloc((size_t)s->max_rows, sizeof *s->keys);
   s->prev_keys = calloc((size_t)s->max_rows, sizeof *s->prev_keys);
+  s->prev_order = calloc((size_t)s->max_rows + 1, sizeof *s->prev_order);
   s->cons = calloc((size_t)(nk ? nk : 1), sizeof *s->cons);
   s->prev_cons = calloc((size_t)(nk ? nk : 1), sizeof *s->prev_cons);
   int npts = s->w->nconstraints;
@@ -128,8 +129,8 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   s->anchor2 = calloc((size_t)(npts ? npts : 1), sizeof *s->anchor2);
   s->wrench = calloc((size_t)s->m->nbodies, sizeof *s->wrench);
   s->contact_wrench = calloc((size_t)s->m->nbodies, sizeof *s->contact_wrench);
-  if (!s->cg || !s->keys || !s->prev_keys || !s->cons || !s->prev_cons || !s->anchor1 ||
-      !s->anchor2 || !s->wrench || !s->contact_wrench)
+  if (!s->cg || !s->keys || !s->prev_keys || !s->prev_order || !s->cons || !s->prev_cons ||
+      !s->anchor1 || !s->anchor2 || !s->wrench || !s->contact_wrench)
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
   /* sized for a few blocks: the islands grow it to the largest island met */
   if (mr_arena_init(&s->work, mr_solver_work_size(8, 0)))
@@ -226,6 +227,7 @@ void mr_sim_free(mr_sim *s) {
   free(s->cg);
   free(s->keys);
   free(s->prev_keys);
+  free(s->prev_order);
   free(s->cons);
   free(s->prev_cons);
   free(s->anchor1);
@@ -338,7 +340,7 @@ static mr_status dynamics(mr_sim *s, mr_error *err) {
   actuation(s);
   mr_crba(m, d, s->q);
   for (int k = 0; k < nv; ++k)
-    d->M[(size_t)k * nv + k] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
+    d->M[d->row_at[k]] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
   mr_status st = mr_ldlt_factor(m, d, err);
   if (st) return st;
   mr_free_flyer_bias(m, d, s->v, s->dv);
@@ -370,11 +372,44 @@ static void free_velocity(mr_sim *s) {
   mr_free_flyer_gyroscopic(m, s->d, s->v, dt, s->v_next, s->dv, s->rhs);
 }
 
-/* index of key in the previous step's contacts, or -1 */
+/* index of key in the previous step's contacts (the first of equal keys), or -1: binary search
+ * in prev_order, last step's blocks sorted by (key, index) */
 static int find_previous(const mr_sim *s, uint64_t key) {
-  for (int i = 0; i < s->prev_nc; ++i)
-    if (s->prev_keys[i] == key) return i;
-  return -1;
+  int lo = 0, hi = s->prev_nc;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (s->prev_keys[s->prev_order[mid]] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->prev_nc && s->prev_keys[s->prev_order[lo]] == key ? s->prev_order[lo] : -1;
+}
+
+/* whether block a precedes block b by (key, index) */
+static int order_before(const uint64_t *keys, int a, int b) {
+  return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
+}
+
+/* o[0..n) ← 0..n−1 sorted by (key, index): heapsort, in place, O(n log n) */
+static void sort_by_key(const uint64_t *keys, int *o, int n) {
+  for (int i = 0; i < n; ++i)
+    o[i] = i;
+  for (int end = n, start = n / 2; end > 1;) {
+    if (start > 0)
+      --start; /* heapify */
+    else {
+      --end; /* the largest to the end */
+      int t = o[end];
+      o[end] = o[0], o[0] = t;
+    }
+    for (int r = start, c; (c = 2 * r + 1) < end; r = c) {
+      if (c + 1 < end && order_before(keys, o[c], o[c + 1])) ++c;
+      if (!order_before(keys, o[r], o[c])) break;
+      int t = o[r];
+      o[r] = o[c], o[c] = t;
+    }
+  }
 }
 
 /* the collision contacts as assembly input; warm start and restitution by identity */
@@ -494,12 +529,12 @@ static int same_contacts(const mr_sim *s) {
   return 1;
 }
 
-/* A failed step (criterion above 10³ times its tolerance) solved again without the push-out of penetrations (band and rest depth
- * 0: penetrating contacts and limits only stop approaching). Pushing out is a rigid motion only
- * when the bodies can make it: a kinematic loop locked by other rows (an arm on its world root
- * whose hand is on the ground, its shoulder on a limit) makes the problem infeasible and the
- * forces grow without bound, while v_N ≥ 0 is always feasible (v = 0 meets it). The second
- * solution is kept when its criterion is lower. */
+/* A failed step (criterion above 10³ times its tolerance) solved again without the push-out of
+ * penetrations (band and rest depth 0: penetrating contacts and limits only stop approaching).
+ * Pushing out is a rigid motion only when the bodies can make it: a kinematic loop locked by other
+ * rows (an arm on its world root whose hand is on the ground, its shoulder on a limit) makes the
+ * problem infeasible and the forces grow without bound, while v_N ≥ 0 is always feasible (v = 0
+ * meets it). The second solution is kept when its criterion is lower. */
 static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_error *err) {
   mr_assembly_settings as = s->as_settings;
   if (as.band == 0.0 && as.rest_depth == 0.0) return MR_OK;
@@ -603,6 +638,7 @@ static mr_status check_state(const mr_sim *s, mr_error *err) {
 static void remember_contacts(mr_sim *s) {
   int n = s->nc + s->nk;
   memcpy(s->prev_keys, s->keys, (size_t)n * sizeof *s->keys);
+  sort_by_key(s->prev_keys, s->prev_order, n);
   memcpy(s->prev_cons, s->cons, (size_t)s->nk * sizeof *s->cons);
   mr_copy(s->prev_lambda, s->lambda, 3 * n);
   s->prev_nc = n;

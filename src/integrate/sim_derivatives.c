@@ -92,8 +92,7 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
     mr_forward_kinematics(m, x->d, x->q0, NULL, NULL);
     mr_crba(m, x->d, x->q0);
     for (int k = 0; k < nv; ++k)
-      x->d->M[(size_t)k * nv + k] +=
-          dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
+      x->d->M[x->d->row_at[k]] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
     if ((st = mr_ldlt_factor(m, x->d, err)) != MR_OK) return st;
     if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->as_settings, &x->as,
                                   err)) != MR_OK)

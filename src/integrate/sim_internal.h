@@ -46,6 +46,7 @@ struct mr_sim {
   double *lambda_alt, *c_alt; /* 3 max_rows: the solve without push-out (solve_contacts) */
   double *g_first;            /* 3 max_rows: the first solve's g, while the second is tried */
   uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
+  int *prev_order;            /* last step's blocks sorted by (key, index), for the look-up */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
   mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
   mr_sim_constraint *prev_cons;

@@ -93,8 +93,7 @@ static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p
   if (st != MR_OK) return st;
   mr_crba(m, d, q);
   for (int k = 0; k < nv; ++k)
-    d->M[(size_t)k * nv + k] +=
-        dt * (gain(p->kd, k) + m->damping[k]) + dt * dt * gain(p->kp, k);
+    d->M[d->row_at[k]] += dt * (gain(p->kd, k) + m->damping[k]) + dt * dt * gain(p->kp, k);
   if ((st = mr_ldlt_factor(m, d, err)) != MR_OK) return st;
   memset(zero, 0, (size_t)nv * sizeof(double));
   const double *b = mr_rnea(m, d, q, v, zero);
@@ -127,9 +126,10 @@ static void velocity_derivatives(const mr_model *m, mr_data *d, mr_step_derivati
   const double dt = p->dt;
   const mr_derivatives *rbd = sd->rbd;
   /* d->M holds M (written by mr_rnea_derivatives), d->U etc. the factor of M̃ */
+  mr_mass_dense(d, sd->dvn_dv);
   for (size_t r = 0; r < n2; ++r) {
     sd->dvn_dq[r] = -dt * rbd->dtau_dq[r];
-    sd->dvn_dv[r] = d->M[r] - dt * rbd->dtau_dv[r];
+    sd->dvn_dv[r] -= dt * rbd->dtau_dv[r];
   }
   for (int k = 0; k < nv; ++k)
     sd->dvn_dq[(size_t)k * nv + k] -= dt * gain(p->kp, k);
