@@ -42,6 +42,9 @@ static const char usage_text[] =
     "  --derivatives        add the derivatives of tau_id (dtau_dq, dtau_dv, at --a) and of\n"
     "                       ddq (dddq_dq, dddq_dv, dddq_dtau, at --tau), nv x nv matrices;\n"
     "                       derivatives in q are along the tangent space (q + dq = q (+) dq)\n"
+    "  --no-mass-matrix     leave M out: it is not computed (a chain of n links has an\n"
+    "                       n x n M, O(n^2) to compute and print; every other result\n"
+    "                       costs O(n))\n"
     "  --json               print one JSON object instead of text\n"
     "  -h, --help           print this help\n"
     "\n"
@@ -49,7 +52,7 @@ static const char usage_text[] =
 
 typedef struct {
   const char *model;
-  int floating, json, inertia_fix, lock_massless, derivatives;
+  int floating, json, inertia_fix, lock_massless, derivatives, no_mass_matrix;
   const char *roots[RBD_MAX_ROOTS];
   int nroots;
   const char *locks[RBD_MAX_ROOTS];
@@ -101,6 +104,8 @@ static int parse_option(int argc, char **argv, int *i, rbd_args *a) {
     a->json = 1;
   else if (strcmp(opt, "--derivatives") == 0)
     a->derivatives = 1;
+  else if (strcmp(opt, "--no-mass-matrix") == 0)
+    a->no_mass_matrix = 1;
   else if (strcmp(opt, "--package-root") == 0) {
     if (a->nroots == RBD_MAX_ROOTS) return usage_error("more than %s package roots", "32");
     return take_value(argc, argv, i, &a->roots[a->nroots++]);
@@ -179,15 +184,15 @@ static void state_free(rbd_state *s) {
   mr_derivatives_free(s->dd);
 }
 
-static int state_alloc(rbd_state *s, int nq, int nv) {
+static int state_alloc(rbd_state *s, int nq, int nv, int with_M) {
   memset(s, 0, sizeof *s);
   size_t q = (size_t)nq + 1, v = (size_t)nv + 1;
   s->q = calloc(q, sizeof(double));
   double **vecs[] = {&s->v, &s->tau, &s->a, &s->nle, &s->grav, &s->ddq, &s->tau_id};
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
     *vecs[k] = calloc(v, sizeof(double));
-  s->M = calloc(v * v, sizeof(double));
-  int ok = s->q && s->M;
+  s->M = with_M ? calloc(v * v, sizeof(double)) : NULL;
+  int ok = s->q && (s->M || !with_M);
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
     ok = ok && *vecs[k];
   return ok ? 0 : -1;
@@ -222,8 +227,10 @@ static int compute_derivatives(const mr_model *m, mr_data *d, rbd_state *s) {
 /* every result at (q, v) */
 static void compute(const mr_model *m, mr_data *d, rbd_state *s) {
   int nv = m->nv;
-  mr_crba(m, d, s->q);
-  mr_mass_dense(d, s->M);
+  if (s->M) {
+    mr_crba(m, d, s->q);
+    mr_mass_dense(d, s->M);
+  }
   copy(s->nle, mr_nonlinear_effects(m, d, s->q, s->v), nv);
   copy(s->grav, mr_generalized_gravity(m, d, s->q), nv);
   copy(s->ddq, mr_aba(m, d, s->q, s->v, s->tau), nv);
@@ -249,7 +256,7 @@ static int all_finite(const mr_model *m, const rbd_state *s) {
   int nv = m->nv, ok = isfinite(s->ke) && isfinite(s->pe);
   for (int i = 0; i < 3; ++i)
     ok = ok && isfinite(s->com.v[i]);
-  for (int i = 0; i < nv * nv; ++i)
+  for (int i = 0; s->M && i < nv * nv; ++i)
     ok = ok && isfinite(s->M[i]);
   for (int i = 0; i < nv; ++i)
     ok = ok && isfinite(s->nle[i]) && isfinite(s->grav[i]) && isfinite(s->ddq[i]) &&
@@ -298,7 +305,7 @@ static void print_json(FILE *f, const mr_model *m, const rbd_state *s) {
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k) {
     json_key(f, vecs[k].key);
     mr_json_write_vector(f, vecs[k].x, vecs[k].n);
-    if (k == 3) json_key(f, "M"), mr_json_write_matrix(f, s->M, nv, nv);
+    if (k == 3 && s->M) json_key(f, "M"), mr_json_write_matrix(f, s->M, nv, nv);
   }
   json_key(f, "kinetic_energy"), mr_json_write_number(f, s->ke);
   json_key(f, "potential_energy"), mr_json_write_number(f, s->pe);
@@ -343,7 +350,7 @@ static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
   print_vector(f, "v", s->v, nv);
   print_vector(f, "tau", s->tau, nv);
   print_vector(f, "a", s->a, nv);
-  print_matrix(f, "M", s->M, nv);
+  if (s->M) print_matrix(f, "M", s->M, nv);
   fputc('\n', f);
   print_vector(f, "nle", s->nle, nv);
   print_vector(f, "gravity", s->grav, nv);
@@ -383,7 +390,7 @@ static int run(const mr_model *m, const rbd_args *a) {
   rbd_state s;
   mr_data *d = NULL;
   int rc = 0;
-  if (state_alloc(&s, m->nq, m->nv) || !(d = mr_data_create(m))) {
+  if (state_alloc(&s, m->nq, m->nv, !a->no_mass_matrix) || !(d = mr_data_create(m))) {
     fprintf(stderr, "moreau rbd: out of memory\n");
     rc = 1;
   }

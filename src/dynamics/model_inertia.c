@@ -21,7 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "moreau/dynamics.h"
+#include "dynamics/internal.h"
 
 /* one Jacobi rotation zeroing A[p][q], accumulated into R */
 static void jacobi_rotate(double A[3][3], double R[3][3], int p, int q) {
@@ -119,37 +119,57 @@ mr_mat3 mr_inertia_nearest_physical(const mr_mat3 *I, double lam_out[3]) {
   return out;
 }
 
-/* in-place elimination of a dense symmetric A (n x n) from the last row to the first; the
- * pivots into D (a zero pivot eliminates nothing) */
-static void ltdl_pivots(double *A, int n, double *D) {
-  for (int k = n - 1; k >= 0; --k) {
-    D[k] = A[k * n + k];
-    if (!(D[k] > 0.0)) continue;
-    for (int i = 0; i < k; ++i) {
-      double l = A[i * n + k] / D[k];
-      for (int j = 0; j <= i; ++j)
-        A[i * n + j] -= l * A[j * n + k];
-      for (int j = 0; j <= i; ++j)
-        A[j * n + i] = A[i * n + j];
+/* the pivots D of M = U D Uᵀ factored from the last dof to the first, a zero pivot eliminating
+ * nothing, by the articulated-body recursion in the world frame (RBDA §7.3): from the leaves,
+ * each joint's dofs, last first, take D_k = Sₖᵀ Iᴬ Sₖ + armature and, when D_k > 0, the rank-one
+ * elimination Iᴬ −= (Iᴬ Sₖ)(Iᴬ Sₖ)ᵀ / D_k; the rest of Iᴬ is added to the parent's. Also the
+ * largest diagonal entry of M, Sₖᵀ Iᶜ Sₖ + armature with the composite inertia Iᶜ. O(nv). */
+static double articulated_pivots(const mr_model *m, mr_data *d, double *D) {
+  mr_dyn_work *w = mr_work(d);
+  double mmax = 0.0;
+  for (int i = 1; i < m->nbodies; ++i)
+    mr_oinertia_matrix(&w->oY[i], w->Ia + 36 * i);
+  for (int i = m->nbodies - 1; i > 0; --i) {
+    const mr_joint *j = &m->bodies[i].joint;
+    double *Ia = w->Ia + 36 * i;
+    for (int k = j->idx_v + j->nv - 1; k >= j->idx_v; --k) {
+      const mr_motion S = w->oS[k];
+      const double s[6] = {S.v.v[0], S.v.v[1], S.v.v[2], S.w.v[0], S.w.v[1], S.w.v[2]};
+      double u[6], Dk = m->armature[k];
+      for (int r = 0; r < 6; ++r) {
+        u[r] = 0.0;
+        for (int c = 0; c < 6; ++c)
+          u[r] += Ia[6 * r + c] * s[c];
+        Dk += s[r] * u[r];
+      }
+      mmax = fmax(mmax, mr_force_dot(mr_oinertia_mul(&w->oY[i], S), S) + m->armature[k]);
+      D[k] = Dk;
+      if (Dk > 0.0)
+        for (int r = 0; r < 6; ++r)
+          for (int c = 0; c < 6; ++c)
+            Ia[6 * r + c] -= u[r] * u[c] / Dk;
+    }
+    const int p = m->bodies[i].parent;
+    if (p > 0) {
+      for (int t = 0; t < 36; ++t)
+        w->Ia[36 * p + t] += Ia[t];
+      mr_oinertia_add(&w->oY[p], &w->oY[i]);
     }
   }
+  return mmax;
 }
 
 int mr_model_dofs_without_inertia(const mr_model *m, double rel, int *bad, int cap) {
   int nv = m->nv, count = 0;
   if (nv == 0) return 0;
   mr_data *d = mr_data_create(m);
-  double *q = malloc((size_t)m->nq * sizeof *q), *A = malloc((size_t)nv * nv * sizeof *A),
-         *D = malloc((size_t)nv * sizeof *D);
-  if (!d || !q || !A || !D) count = -1;
+  double *q = malloc((size_t)m->nq * sizeof *q), *D = malloc((size_t)nv * sizeof *D);
+  if (!d || !q || !D) count = -1;
   if (count == 0) {
     mr_neutral(m, q);
-    mr_crba(m, d, q);
-    mr_mass_dense(d, A);
-    double mmax = 0.0;
-    for (int i = 0; i < nv; ++i)
-      mmax = fmax(mmax, A[i * nv + i]);
-    ltdl_pivots(A, nv, D);
+    mr_dyn_placements(m, d, q);
+    mr_dyn_world_terms(m, d);
+    const double mmax = articulated_pivots(m, d, D);
     for (int k = 0; k < nv; ++k)
       if (!(D[k] > rel * mmax)) {
         if (count < cap) bad[count] = k;
@@ -157,6 +177,6 @@ int mr_model_dofs_without_inertia(const mr_model *m, double rel, int *bad, int c
       }
   }
   mr_data_free(d);
-  free(q), free(A), free(D);
+  free(q), free(D);
   return count;
 }
