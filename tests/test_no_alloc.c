@@ -3,7 +3,8 @@
  * Scenes and simulators are created first (allocation allowed), then the counters must stay at
  * zero while stepping, with every solver, on scenes that exercise every stage: boxes and spheres
  * on a plane, a robot on its feet, a heightfield, constraints and joint limits, a hand holding a
- * ball; and the derivatives (moreau/derivatives.h). libccd's own allocations during EPA (a
+ * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
+ * (moreau/derivatives.h). libccd's own allocations during EPA (a
  * documented exception) happen inside the shared library and are not counted here. */
 #include <stddef.h>
 
@@ -69,6 +70,47 @@ static void test_constraints(void **state) {
 }
 static void test_hand(void **state) {
   steps_allocate_nothing("scenes/b8_allegro_hold.yaml", 5, 20);
+}
+
+/* n spheres resting on a plane, or n cubes stacked by 4 (columns 0.3 m apart) */
+static char *many_bodies(int n, int boxes) {
+  size_t cap = 256 + 160 * (size_t)n, at = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  at += (size_t)snprintf(t + at, cap - at,
+                         "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
+                         "  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n");
+  for (int k = 0; k < n; ++k) {
+    int col = boxes ? k / 4 : k, side = 20;
+    double x = (boxes ? 0.3 : 0.15) * (col % side), y = (boxes ? 0.3 : 0.15) * (col / side);
+    double z = boxes ? 0.05 + 0.1 * (k % 4) : 0.05;
+    at += (size_t)snprintf(t + at, cap - at,
+                           "  - {name: b%d, mass: 1, position: [%g, %g, %g], geoms: [{type: %s}]}\n",
+                           k, x, y, z,
+                           boxes ? "box, size: [0.1, 0.1, 0.1]" : "sphere, radius: 0.05");
+  }
+  return t;
+}
+
+/* many bodies (pools too large for the bound on contacts, sized at creation for the contacts
+ * present): no step allocates, from the first */
+static void test_many_bodies(void **state) {
+  for (int boxes = 0; boxes <= 1; ++boxes) {
+    char *text = many_bodies(boxes ? 100 : 300, boxes);
+    mr_scene sc = tsim_parse(text, ".");
+    free(text);
+    for (int i = 0; i < mr_solver_count(); ++i) {
+      const char *name = mr_solver_at(i)->name;
+      mr_sim *s = tsim_create(&sc, name);
+      long before = allocations;
+      tsim_steps(s, boxes ? 5 : 20);
+      if (allocations != before)
+        fail_msg("%s with %s: %ld allocations", boxes ? "stacks" : "spheres", name,
+                 allocations - before);
+      mr_sim_free(s);
+    }
+    mr_scene_free(&sc);
+  }
 }
 
 /* the derivatives of the dynamics, of the free step and of the sphere's contact step of the
@@ -159,6 +201,7 @@ int main(void) {
       cmocka_unit_test(test_bumpy_trot),
       cmocka_unit_test(test_constraints),
       cmocka_unit_test(test_hand),
+      cmocka_unit_test(test_many_bodies),
       cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
       cmocka_unit_test(test_sim_derivatives),

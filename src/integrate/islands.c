@@ -14,7 +14,9 @@
 
 /* a simulator whose bound on blocks makes the pools (J, M⁻¹Jᵀ, G and the solver's workspace for
  * one problem of every block) smaller than this reserves them at creation and never grows them;
- * a larger one (hundreds of bodies) grows them to the largest islands met */
+ * a larger one (hundreds of bodies) reserves them at creation for the islands of its initial
+ * state, half again (mr_islands_reserve_present), and grows them, by half again, only when a
+ * step meets larger islands than any before */
 #define ISLANDS_RESERVE_BYTES ((size_t)128 << 20)
 
 /* islands with more dofs than this (more than two free bodies, or a robot) are assembled
@@ -268,6 +270,13 @@ static mr_status reserve(mr_sim *s, mr_error *err) {
     if (nc > largest) largest = nc;
   }
   return grow(s, need, largest, err);
+}
+
+mr_status mr_islands_reserve_present(mr_sim *s, int n, mr_error *err) {
+  group(s->isl, s->cg, n);
+  mr_status st = reserve(s, err);
+  mr_islands_invalidate(s->isl);
+  return st;
 }
 
 /* island k's assembly view over the pools and its subset */

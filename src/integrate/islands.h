@@ -18,6 +18,9 @@ void mr_islands_free(mr_islands *is);
 /* reserve the pools for every block at once when that is small (islands.c), so that stepping
  * never allocates; otherwise they grow with the islands met */
 mr_status mr_islands_reserve(struct mr_sim *s, mr_error *err);
+/* Size the pools for the islands of the n blocks in s->cg (the initial state's), half again;
+ * they only grow. */
+mr_status mr_islands_reserve_present(struct mr_sim *s, int n, mr_error *err);
 
 /* forget the solver states kept for warm starts */
 void mr_islands_invalidate(mr_islands *is);

@@ -174,6 +174,8 @@ static void constraint_anchors(mr_sim *s) {
   }
 }
 
+static mr_status reserve_present(mr_sim *s, mr_error *err);
+
 mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   const char *name = solver ? solver : w->solver;
   const mr_solver_info *info = mr_solver_find(name);
@@ -207,6 +209,10 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   }
   mr_sim_reset(s);
   constraint_anchors(s);
+  if (reserve_present(s, err)) {
+    mr_sim_free(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -671,6 +677,23 @@ static mr_status detect(mr_sim *s, double *t_kinematics, mr_error *err) {
   if (t_kinematics) *t_kinematics = clock_us();
   /* more contacts than the bound is an error, never a truncation */
   return mr_collision_detect(s->col, s->d->oMi, err);
+}
+
+/* the pools of the islands sized at creation for the blocks of the initial state (memory
+ * proportional to the contacts present, not to the bound on contacts), so that a scene whose
+ * islands do not grow never allocates in a step; a detection that fails here is left to the
+ * first step to report. The state is left as mr_sim_reset left it. */
+static mr_status reserve_present(mr_sim *s, mr_error *err) {
+  mr_error ignored = {MR_OK, ""};
+  if (!s->islands || detect(s, NULL, &ignored)) return MR_OK;
+  s->nc = mr_collision_ncontacts(s->col);
+  gather_contacts(s, mr_collision_contacts(s->col), s->nc);
+  int n = gather_mimics(s, gather_points(s, gather_limits(s, s->nc)));
+  mr_status st = mr_islands_reserve_present(s, n, err);
+  s->nc = s->nk = 0;
+  mr_zero(s->lambda, 3 * n);
+  s->last.penetration = 0.0;
+  return st;
 }
 
 mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts, mr_error *err) {
