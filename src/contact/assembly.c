@@ -83,6 +83,7 @@ static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geo
   if (c->type == MR_ROWS_POINT) return;
   /* rotate into the contact frame: row k of the result is frame column kᵀ J_world */
   for (int j = 0; j < ncols; ++j) {
+    if (J[j] == 0.0 && J[ncols + j] == 0.0 && J[2 * ncols + j] == 0.0) continue; /* off path */
     mr_vec3 cj = mr_v3(J[j], J[ncols + j], J[2 * ncols + j]);
     mr_vec3 r = mr_m3_tmulv(&c->frame, cj);
     J[j] = r.v[0], J[ncols + j] = r.v[1], J[2 * ncols + j] = r.v[2];
@@ -130,6 +131,18 @@ static double dot_dofs(const double *a, const double *b, const int *dofs, int n)
   double s = 0.0;
   for (int t = 0; t < n; ++t)
     s += a[t] * b[dofs[t]];
+  return s;
+}
+
+/* J row · x over the island's dofs; on a tree-sparse island over the block's support only, in
+ * the same ascending order (the other terms are exact zeros) */
+static double row_dot(const double *Jr, const double *x, const mr_assembly_subset *sub, int i,
+                      int nv) {
+  if (!sub || !sub->sparse) return dot_dofs(Jr, x, sub ? sub->dofs : NULL, nv);
+  const int *S = sub->support + (size_t)i * nv;
+  double s = 0.0;
+  for (int t = sub->nsupport[i] - 1; t >= 0; --t)
+    s += Jr[sub->col[S[t]]] * x[S[t]];
   return s;
 }
 
@@ -248,7 +261,7 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
                           const double *vf, const mr_assembly_settings *s,
                           mr_contact_assembly *a, mr_error *err) {
   int nv = a->nv, n = 3 * nc;
-  const int *dofs = sub ? sub->dofs : NULL, *col = sub ? sub->col : NULL;
+  const int *col = sub ? sub->col : NULL;
   mr_status st = check_settings(s, err);
   if (st) return st;
 #define BLOCK(i) (&contacts[sub && sub->blocks ? sub->blocks[i] : (i)])
@@ -272,8 +285,8 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     const mr_contact_geometry *c = BLOCK(i);
     const double *Ji = a->J + (size_t)3 * i * nv;
     for (int k = 0; k < 3; ++k) {
-      a->vel[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, v, dofs, nv);
-      a->g[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, vf, dofs, nv) / s->dt;
+      a->vel[3 * i + k] = row_dot(Ji + (size_t)k * nv, v, sub, i, nv);
+      a->g[3 * i + k] = row_dot(Ji + (size_t)k * nv, vf, sub, i, nv) / s->dt;
     }
 #undef BLOCK
     int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
