@@ -205,7 +205,6 @@ static void sparse_products(const mr_model *m, const mr_data *d,
                             const mr_contact_geometry *contacts, const mr_assembly_subset *sub,
                             mr_contact_assembly *a, int nc) {
   int nv = a->nv, n = 3 * nc;
-  const int *par = d->parent_dof;
   const double *U = d->U, *Dinv = d->Dinv;
   double *x = sub->x;
   for (int i = 0; i < nc; ++i) {
@@ -216,11 +215,17 @@ static void sparse_products(const mr_model *m, const mr_data *d,
       double *Y = a->MiJt + (size_t)r * nv;
       for (int t = 0; t < ns; ++t)
         x[S[t]] = Jr[sub->col[S[t]]];
-      for (int t = 0; t < ns; ++t) {
-        int k = S[t];
+      /* x_k −= U_kj x_j over the support's j in k's row (descending j, as the chain form
+       * spreads them): a suffix of the dofs before k, S descending */
+      for (int t = 0, t0 = 0; t < ns; ++t) {
+        const int k = S[t], last = k + d->row_len[k] - 4;
+        const double *Uk = U + d->row_at[k] - k;
+        while (t0 < t && S[t0] > last)
+          ++t0;
         double xk = x[k];
-        for (int p = par[k]; p >= 0; p = par[p])
-          x[p] -= U[mr_tri_at(d, p, k)] * xk;
+        for (int j = t0; j < t; ++j)
+          xk -= Uk[S[j]] * x[S[j]];
+        x[k] = xk;
       }
       for (int t = 0; t < ns; ++t) {
         Y[t] = x[S[t]];
