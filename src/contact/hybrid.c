@@ -48,7 +48,7 @@
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
@@ -187,7 +187,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
                      double *best, double *c, double *trial, double e, int *steps) {
   int n = w->n;
   for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
-    mr_problem_velocity(p, best, c);
+    mr_problem_velocity_dot2(p, best, c);
     classify(p, best, c, w);
     if (w->m == 0) break;
     assemble(p, w, c);
@@ -206,7 +206,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     if (!(et < e)) break;
     mr_copy(best, trial, n), e = et;
   }
-  mr_problem_velocity(p, best, c);
+  mr_problem_velocity_dot2(p, best, c);
   return e;
 }
 
@@ -349,7 +349,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);
   if (rc) return rc;
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   stats->iterations = iters;
   stats->eps_model = e;
   stats->converged = e <= s->eps_abs;
