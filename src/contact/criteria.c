@@ -87,7 +87,7 @@ static inline double two_sum(double a, double b, double *e) {
  * result is within u |c_i| + γ_n² Σ_j |G_ij λ_j| of the exact value (u = 2⁻⁵³), where the plain
  * sum is within γ_n Σ_j |G_ij λ_j|: at a solution, where the terms cancel, the error falls from
  * about u times the size of the terms to u times the size of c (docs/solvers.md, "Accuracy
- * criteria"). About 4 times the floating-point work of mr_problem_velocity. */
+ * criteria"). About 11n flops per row against mr_problem_velocity's 2n. */
 void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
   for (int i = 0; i < n; ++i) {
