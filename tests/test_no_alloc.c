@@ -85,7 +85,8 @@ static char *many_bodies(int n, int boxes) {
     double x = (boxes ? 0.3 : 0.15) * (col % side), y = (boxes ? 0.3 : 0.15) * (col / side);
     double z = boxes ? 0.05 + 0.1 * (k % 4) : 0.05;
     at += (size_t)snprintf(t + at, cap - at,
-                           "  - {name: b%d, mass: 1, position: [%g, %g, %g], geoms: [{type: %s}]}\n",
+                           "  - {name: b%d, mass: 1, position: [%g, %g, %g], "
+                           "geoms: [{type: %s}]}\n",
                            k, x, y, z,
                            boxes ? "box, size: [0.1, 0.1, 0.1]" : "sphere, radius: 0.05");
   }

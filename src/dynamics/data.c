@@ -86,8 +86,10 @@ static void tri_rows(mr_data *d) {
   int *last = d->row_len;
   for (int k = 0; k < d->nv; ++k)
     last[k] = k;
-  for (int k = d->nv - 1; k >= 0; --k)
-    if (d->parent_dof[k] >= 0 && last[k] > last[d->parent_dof[k]]) last[d->parent_dof[k]] = last[k];
+  for (int k = d->nv - 1; k >= 0; --k) {
+    const int p = d->parent_dof[k];
+    if (p >= 0 && last[k] > last[p]) last[p] = last[k];
+  }
   d->row_at[0] = 0;
   for (int k = 0; k < d->nv; ++k) {
     d->row_len[k] = last[k] - k + 4;
@@ -107,8 +109,10 @@ void mr_mass_dense(const mr_data *d, double *out) {
   const size_t nv = (size_t)d->nv;
   memset(out, 0, nv * nv * sizeof *out);
   for (int i = 0; i < d->nv; ++i)
-    for (int k = i; k < i + d->row_len[i] - 3; ++k)
-      out[(size_t)i * nv + (size_t)k] = out[(size_t)k * nv + (size_t)i] = d->M[mr_tri_at(d, i, k)];
+    for (int k = i; k < i + d->row_len[i] - 3; ++k) {
+      const double x = d->M[mr_tri_at(d, i, k)];
+      out[(size_t)i * nv + (size_t)k] = out[(size_t)k * nv + (size_t)i] = x;
+    }
 }
 
 /* whether the dofs are numbered depth-first: the last descendant of every dof k is
