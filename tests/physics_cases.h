@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "moreau/assembly.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/spatial.h"
@@ -865,15 +866,21 @@ static inline pc_outcome pc_check_double(const char *solver) {
 }
 
 /* A11: 2 s at rest, k_B = 0.1. Drift bounded by the solver tolerance (n nc ε Δt/m per step
- * integrated over T); |Φ_N| by 1e-6 m (the box starts on the plane; k_B removes 10 % of any
- * penetration per step). Internal tangential forces are allowed (hyperstatic): reported. */
+ * integrated over T). Height and penetration: the box starts on the plane and rests at the rest
+ * depth d; a step's normal velocity error (pc_tol_v of one step) sinks it by Δt times that, and
+ * k_B removes 10 % of the depth per step, so the depth stays below d + Δt tol₁/k_B = 2e-10 m
+ * (measured 1.1e-12 m, 1.7e-11 m for ccp-newton's compliance). Σλ_N = m g: four contacts each
+ * within ε_abs = 1e-6 N, ×10 for ccp-newton's compliance as in pc_tol_v (measured ≤ 3.6e-7 N).
+ * Internal tangential forces are allowed (hyperstatic): reported. */
 static inline pc_outcome pc_check_rest(const char *solver) {
   pc_result r;
   double T = 2.0, tv = pc_tol_v(2000, 4, 2.0);
+  double zt = mr_assembly_settings_default().rest_depth + 1e-3 * pc_tol_v(1, 4, 2.0) / 0.1;
+  double ft = 4.0 * 1e-6 * (strcmp(solver, "ccp-newton") ? 1.0 : 10.0);
   pc_run_rest(solver, T, &r);
   pc_outcome o = pc_verdict_of(&r, r.err, T * tv);
   if (o.v == PC_PASS &&
-      !(r.x[0] <= 1e-6 && r.x[1] <= 1e-6 && r.x[3] <= tv && fabs(r.x[4] - 2.0 * PC_G) <= 1e-3))
+      !(r.x[0] <= zt && r.x[1] <= zt && r.x[3] <= tv && fabs(r.x[4] - 2.0 * PC_G) <= ft))
     o.v = PC_FAIL;
   snprintf(o.what, sizeof o.what, "|Φ_N| ≤ %.0e m, largest contact ‖λ_T‖ %.1e N", r.x[1], r.x[6]);
   if (o.v == PC_PASS || !r.ok) return o;
