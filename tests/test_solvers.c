@@ -322,7 +322,7 @@ static void test_relaxation(void **state) {
       double sum = 0.0;
       for (int c = 0; c < 4; ++c)
         sum += r.lambda[3 * c + 2];
-      assert_near(sum, GRAV, 2e-3);
+      assert_near(sum, GRAV, 1e-3);
     }
 }
 
@@ -476,7 +476,7 @@ static void test_box(void **state) {
     double sum = 0.0;
     for (int c = 0; c < 4; ++c)
       sum += r.lambda[3 * c + 2];
-    assert_near(sum, m * GRAV, 2e-3);
+    assert_near(sum, m * GRAV, 1e-3);
   }
 }
 
