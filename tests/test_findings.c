@@ -21,7 +21,7 @@ typedef struct {
   double max_gap;  /* max |E − E_ana| (J) */
   double gap_end;  /* E − E_ana at 0.2 s (J) */
   double max_rise; /* max z − z₀ (m) */
-  double vx1, vz1;  /* velocity after the first step (m/s) */
+  double vx1, vz1; /* velocity after the first step (m/s) */
 } b1_result;
 
 static b1_result sliding_cube(const char *solver) {
@@ -115,8 +115,8 @@ static void test_b1_ccp_lifts_the_cube(void **state) {
   double gap_apex = 0.5 * m * vx1 * vx1 + m * G_ACC * apex - 0.5 * m * vK * vK;
   for (int i = 0; i < 2; ++i) {
     b1_result r = sliding_cube(solvers[i]);
-    print_message("%s: max gap %.3g J, rise %.4g m (apex %.4g m, gap there %.3g J)\n",
-                  solvers[i], r.max_gap, r.max_rise, apex, gap_apex);
+    print_message("%s: max gap %.3g J, rise %.4g m (apex %.4g m, gap there %.3g J)\n", solvers[i],
+                  r.max_gap, r.max_rise, apex, gap_apex);
     if (!(fabs(r.vx1 - vx1) <= 4e-9 && fabs(r.vz1 - vz1) <= 4e-9))
       fail_msg("%s: first step v = (%.12g, %.12g) m/s, closed form (%.12g, %.12g)", solvers[i],
                r.vx1, r.vz1, vx1, vz1);
@@ -191,10 +191,10 @@ static void test_b2_internal_forces_at_stiction(void **state) {
  * (1e-8 of the heavy cube's weight 9810 N; the scene's 1e-6 N is 1e-10 of it, beyond what any
  * solver reaches in double precision on a Delassus matrix of condition ~1e6). */
 typedef struct {
-  int limit_steps;  /* steps that stopped at max_iter without converging */
+  int limit_steps;    /* steps that stopped at max_iter without converging */
   int min_nc, max_nc; /* contacts per step */
-  double max_eps;   /* max NCP ε_abs (N) */
-  double vh1;       /* the heavy cube's vertical velocity after the first step (m/s) */
+  double max_eps;     /* max NCP ε_abs (N) */
+  double vh1;         /* the heavy cube's vertical velocity after the first step (m/s) */
 } b5_result;
 
 static b5_result heavy_on_light(const char *solver) {

@@ -20,8 +20,8 @@
 
 #include <string.h>
 
-static const char *solvers[] = {"ncp-pgs",  "ncp-admm", "ncp-stagproj", "raisim",
-                                "raisim-ds", "ccp-pgs", "ccp-admm",     "lcp-pgs"};
+static const char *solvers[] = {"ncp-pgs",   "ncp-admm", "ncp-stagproj", "raisim",
+                                "raisim-ds", "ccp-pgs",  "ccp-admm",     "lcp-pgs"};
 
 /* the ball scene with drop height h above touch and restitution e */
 static mr_scene ball_scene(double h, double e) {
@@ -75,8 +75,8 @@ static void test_rebound_every_speed(void **state) {
           fail_msg("%s, h = %g: approach %.9g m/s, discrete fall gives [%.9g, %.9g]", solvers[si],
                    heights[hi], vb, -vf, -(vf - 1.5 * 9.81e-3));
         if (fabs(va + es[ei] * vb) > 1e-9)
-          fail_msg("%s, h = %g, e = %g: rebound %.12g m/s, expected e·|v| = %.12g m/s",
-                   solvers[si], heights[hi], es[ei], va, -es[ei] * vb);
+          fail_msg("%s, h = %g, e = %g: rebound %.12g m/s, expected e·|v| = %.12g m/s", solvers[si],
+                   heights[hi], es[ei], va, -es[ei] * vb);
         mr_sim_free(s);
         mr_scene_free(&sc);
       }

@@ -46,11 +46,12 @@ typedef struct {
   const char *name;
   int answers;  /* 1: check the known answers of its model; 0: soft (own test) */
   int stack;    /* STACK_FAILS / STACK_CONVERGES on the ill-conditioned stack */
-  double tol;   /* on λ for the unit problems (G ~ I): a residual ‖·‖ ≤ √3 ε_abs moves λ by at most
-                 * √3 ε/σ_min = 2.5e-6 (σ_min = 0.68 for GM, 0.69 for GC, 1 for I3) */
+  double tol;   /* on λ for the unit problems (G ~ I), see below */
   int warm_max; /* iterations allowed when warm-started from its own solution */
 } expectation;
 
+/* tol: a residual ‖·‖ ≤ √3 ε_abs moves λ by at most √3 ε/σ_min = 2.5e-6 (σ_min = 0.68 for GM,
+ * 0.69 for GC, 1 for I3) */
 static const expectation expectations[] = {
     {"lcp-pgs", 1, STACK_FAILS, 2.5e-6, 2},
     {"ccp-pgs", 1, STACK_FAILS, 2.5e-6, 2},

@@ -104,8 +104,8 @@ static void test_single_sliding(void **unused) {
       assert_near(r.c[2], 0.0, 2e-8); /* Signorini: no contact at a distance */
     } else {
       double want[3] = {-MU * a, 0.0, a};
-      assert_vec_near(r.lambda, want, 3, 1e-3 * a * 1e-2);   /* 1e-5 relative, see above */
-      assert_true(r.c[2] > 0.03);                            /* it leaves the plane... */
+      assert_vec_near(r.lambda, want, 3, 1e-3 * a * 1e-2); /* 1e-5 relative, see above */
+      assert_true(r.c[2] > 0.03);                          /* it leaves the plane... */
       /* ...at c_N = μ‖c_T‖, to ε plus ccp-newton's compliance R = 1e-6 · 1e-3 on both parts,
        * R_N a + μ R_T μ a = 1e-9 (1 + μ²) a = 6e-8 */
       assert_near(r.c[2], MU * hypot(r.c[0], r.c[1]), EPS + 1e-9 * (1.0 + MU * MU) * a);
