@@ -42,6 +42,7 @@
  */
 #include "cli_util.h"
 #include "test_random.h"
+#include "test_step_inputs.h"
 
 #include <string.h>
 
@@ -985,15 +986,8 @@ static void solo_step(solo_case *c, int k, double t, double *qn, double *vn) {
   const mr_model *m = c->sc.model;
   const int nv = m->nv;
   mr_error e;
-  double q[64], v[64], ek[64] = {0};
-  memcpy(v, c->v, (size_t)nv * sizeof(double));
-  if (k < nv) {
-    ek[k] = 1.0;
-    mr_integrate(m, c->q, ek, t, q);
-  } else {
-    memcpy(q, c->q, (size_t)m->nq * sizeof(double));
-    if (k < 2 * nv) v[k - nv] += t;
-  }
+  double q[64], v[64];
+  test_moved_state(m, c->q, c->v, k, t, q, v);
   mr_sim *sim = solo_sim(c);
   mr_sim_set_time(sim, c->t);
   assert_int_equal(mr_sim_set_state(sim, q, v, &e), MR_OK);
@@ -1177,8 +1171,23 @@ static void test_cli_derivatives(void **state) {
   assert_non_null(strstr(out, "--time: '-1'"));
   assert_int_equal(cli_run("derivatives scenes/missing.yaml", 1, out, sizeof out), 2);
   assert_non_null(strstr(out, "missing.yaml"));
-  assert_int_equal(cli_run("derivatives scenes/four_bar.yaml", 1, out, sizeof out), 2);
-  assert_non_null(strstr(out, "point constraint"));
+  /* a point constraint is differentiated; an ellipsoid's contact is refused, naming it */
+  assert_int_equal(cli_run("derivatives scenes/four_bar.yaml --json", 0, out, sizeof out), 0);
+  assert_non_null(strstr(out, "\"nconstraints\": 1"));
+  const char *egg = "build/tests/derivatives_ellipsoid.yaml";
+  FILE *f = fopen(egg, "w");
+  assert_non_null(f);
+  fputs("timestep: 0.001\nduration: 0.01\nbodies:\n"
+        "  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n"
+        "  - {name: egg, mass: 0.1, position: [0, 0, 0.0499],\n"
+        "     geoms: [{type: ellipsoid, radii: [0.03, 0.04, 0.05]}]}\n",
+        f);
+  fclose(f);
+  char args[256];
+  snprintf(args, sizeof args, "derivatives %s", egg);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, "ellipsoid"));
+  remove(egg);
 }
 
 int main(void) {

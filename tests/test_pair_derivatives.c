@@ -36,6 +36,7 @@
  * grams, their inertia about the joint 1e-5 kg m²), over 2h: 5e-7. Tolerance 1e-5 (1 + |∂|) on
  * the hand, 1e-6 elsewhere; the largest error over its tolerance is printed.
  */
+#include "test_step_inputs.h"
 #include "test_util.h"
 
 #include <stdio.h>
@@ -147,15 +148,8 @@ static uint64_t case_step(pair_case *c, int k, double t, const double *qref, dou
   const mr_model *m = c->sc.model;
   const int nv = m->nv;
   mr_error e;
-  double q[NMAX], v[NMAX], ek[NMAX] = {0};
-  memcpy(v, c->v, (size_t)nv * sizeof(double));
-  if (k < nv) {
-    ek[k] = 1.0;
-    mr_integrate(m, c->q, ek, t, q);
-  } else {
-    memcpy(q, c->q, (size_t)m->nq * sizeof(double));
-    if (k < 2 * nv) v[k - nv] += t;
-  }
+  double q[NMAX], v[NMAX];
+  test_moved_state(m, c->q, c->v, k, t, q, v);
   mr_sim *sim = case_sim(c);
   mr_sim_set_time(sim, c->t);
   assert_int_equal(mr_sim_set_state(sim, q, v, &e), MR_OK);
@@ -253,6 +247,32 @@ static double check_case(pair_case *c, double tol, int want_pairs, const char *n
   return worst;
 }
 
+/* every free body moving horizontally at a random velocity in [−speed, speed]², without spin */
+static void slide(pair_case *c, uint64_t seed, double speed) {
+  const mr_model *m = c->sc.model;
+  for (int b = 1; b < m->nbodies; ++b) {
+    if (!free_body(m, b)) continue;
+    double *v = c->v + m->bodies[b].joint.idx_v;
+    v[0] = test_rand(&seed, -speed, speed);
+    v[1] = test_rand(&seed, -speed, speed);
+    for (int k = 2; k < 6; ++k)
+      v[k] = 0.0;
+  }
+}
+
+/* check_case on the states setup(seed) makes for seeds 1, 2, 3 */
+static void check_seeds(void (*setup)(pair_case *, uint64_t), double tol, int want_pairs,
+                        const char *name) {
+  double worst = 0.0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    pair_case c;
+    setup(&c, seed);
+    worst = fmax(worst, check_case(&c, tol, want_pairs, name));
+    mr_scene_free(&c.sc);
+  }
+  print_message("%s: largest error / tolerance %.2g\n", name, worst);
+}
+
 /* ---- a sphere on a sliding cube ---- */
 
 static void sphere_on_cube(pair_case *c, uint64_t seed) {
@@ -282,46 +302,26 @@ static void sphere_on_cube(pair_case *c, uint64_t seed) {
            "      - {type: sphere, radius: 0.05, friction: 0.8}\n",
            ox, oy);
   case_load(c, NULL, text, 30);
-  /* the cube slides at a random velocity, the ball rolls along or slips */
-  const mr_model *m = c->sc.model;
-  for (int b = 1; b < m->nbodies; ++b) {
-    const int iv = m->bodies[b].joint.idx_v;
-    const double sc = m->bodies[b].joint.nv == 6 ? 1.0 : 0.0;
-    c->v[iv] = sc * test_rand(&seed, -0.5, 0.5);
-    c->v[iv + 1] = sc * test_rand(&seed, -0.5, 0.5);
-    for (int k = 3; k < 6; ++k)
-      c->v[iv + k] = 0.0;
-  }
+  slide(c, seed, 0.5); /* the cube slides, the ball rolls along or slips */
 }
 
 static void test_sphere_on_cube(void **state) {
   (void)state;
-  double worst = 0.0;
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    pair_case c;
-    sphere_on_cube(&c, seed);
-    worst = fmax(worst, check_case(&c, 1e-6, 1, "sphere on a sliding cube"));
-    mr_scene_free(&c.sc);
-  }
-  print_message("sphere on a sliding cube: largest error / tolerance %.2g\n", worst);
+  check_seeds(sphere_on_cube, 1e-6, 1, "sphere on a sliding cube");
 }
 
 /* ---- the Allegro hand holding a ball ---- */
 
+static void allegro_ball(pair_case *c, uint64_t seed) {
+  case_load(c, "scenes/b8_allegro_hold.yaml", NULL, 200);
+  const mr_model *m = c->sc.model;
+  for (int k = 0; k < m->nv; ++k)
+    c->v[k] = free_dof(m, k, NULL) ? 0.0 : test_rand(&seed, -0.3, 0.3);
+}
+
 static void test_allegro_ball(void **state) {
   (void)state;
-  double worst = 0.0;
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    pair_case c;
-    case_load(&c, "scenes/b8_allegro_hold.yaml", NULL, 200);
-    const mr_model *m = c.sc.model;
-    uint64_t s = seed;
-    for (int k = 0; k < m->nv; ++k)
-      c.v[k] = free_dof(m, k, NULL) ? 0.0 : test_rand(&s, -0.3, 0.3);
-    worst = fmax(worst, check_case(&c, 1e-5, 1, "Allegro hand holding a ball"));
-    mr_scene_free(&c.sc);
-  }
-  print_message("Allegro hand holding a ball: largest error / tolerance %.2g\n", worst);
+  check_seeds(allegro_ball, 1e-5, 1, "Allegro hand holding a ball");
 }
 
 /* ---- static geometry other than a halfspace ----
@@ -365,27 +365,12 @@ static void static_geometry(pair_case *c, uint64_t seed) {
       "    geoms:\n"
       "      - {type: sphere, radius: 0.03, friction: 0.5}\n";
   case_load(c, NULL, text, 20); /* settled: every contact loaded */
-  const mr_model *m = c->sc.model;
-  for (int b = 1; b < m->nbodies; ++b) {
-    const int iv = m->bodies[b].joint.idx_v;
-    if (m->bodies[b].joint.nv != 6) continue;
-    c->v[iv] = test_rand(&seed, -0.3, 0.3);
-    c->v[iv + 1] = test_rand(&seed, -0.3, 0.3);
-    for (int k = 2; k < 6; ++k)
-      c->v[iv + k] = 0.0;
-  }
+  slide(c, seed, 0.3);
 }
 
 static void test_static_geometry(void **state) {
   (void)state;
-  double worst = 0.0;
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    pair_case c;
-    static_geometry(&c, seed);
-    worst = fmax(worst, check_case(&c, 1e-6, 0, "static edge, faces, mesh"));
-    mr_scene_free(&c.sc);
-  }
-  print_message("static box edge, box face, mesh face: largest error / tolerance %.2g\n", worst);
+  check_seeds(static_geometry, 1e-6, 0, "static box edge, box face, mesh face");
 }
 
 /* an ellipsoid's contact is refused with an error naming it */
@@ -422,19 +407,15 @@ static void test_ellipsoid_refused(void **state) {
  * The four-bar linkage of scenes/four_bar.yaml: an open chain closed by a loop (point)
  * constraint with Baumgarte factor 1, rocking under gravity; after 100 steps, random joint
  * velocities (|q̇| <= 0.5). The constraint's rows and its Baumgarte term move with the chain. */
+static void four_bar(pair_case *c, uint64_t seed) {
+  case_load(c, "scenes/four_bar.yaml", NULL, 100);
+  for (int k = 0; k < c->sc.model->nv; ++k)
+    c->v[k] += test_rand(&seed, -0.5, 0.5);
+}
+
 static void test_point_constraint(void **state) {
   (void)state;
-  double worst = 0.0;
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    pair_case c;
-    case_load(&c, "scenes/four_bar.yaml", NULL, 100);
-    uint64_t s = seed;
-    for (int k = 0; k < c.sc.model->nv; ++k)
-      c.v[k] += test_rand(&s, -0.5, 0.5);
-    worst = fmax(worst, check_case(&c, 1e-6, 0, "four-bar linkage"));
-    mr_scene_free(&c.sc);
-  }
-  print_message("four-bar linkage: largest error / tolerance %.2g\n", worst);
+  check_seeds(four_bar, 1e-6, 0, "four-bar linkage");
 }
 
 int main(void) {

@@ -522,6 +522,16 @@ static void block_motion(const block_geom *b, int nv, int k, mr_vec3 dp[2], mr_m
   *dC = frame_rate(n, dn);
 }
 
+/* 1 when dof k moves one of block b's bodies */
+static int column_moves(const block_geom *b, int nv, int k) {
+  for (int s = 0; s < 2; ++s)
+    if (b->J[s]) {
+      const mr_vec3 vs = v3_at(b->J[s], nv, k, 0), ws = v3_at(b->J[s], nv, k, 3);
+      if (mr_v3_dot(vs, vs) + mr_v3_dot(ws, ws) != 0.0) return 1;
+    }
+  return 0;
+}
+
 /* block b's force f = C λ on body 1 at p₁ and −f on body 2 at p₂: added to f_ext in the bodies'
  * frames (where the RNEA derivatives turn them with the bodies), and the correction to that
  * turning into X (nv x nv, accumulated): the wrench σ (f, pₛ × f) at the origin on body s
@@ -543,13 +553,7 @@ static void block_force(const mr_model *m, mr_data *d, const block_geom *b, cons
   for (int k = 0; k < nv; ++k) {
     mr_vec3 dp[2];
     mr_mat3 dC;
-    int moves = 0;
-    for (int s = 0; s < 2; ++s)
-      if (b->J[s]) {
-        const mr_vec3 vs = v3_at(b->J[s], nv, k, 0), ws = v3_at(b->J[s], nv, k, 3);
-        moves |= mr_v3_dot(vs, vs) + mr_v3_dot(ws, ws) != 0.0;
-      }
-    if (!moves) continue;
+    if (!column_moves(b, nv, k)) continue;
     block_motion(b, nv, k, dp, &dC);
     const mr_vec3 df = mr_m3_mulv(&dC, mr_v3(lam[0], lam[1], lam[2]));
     for (int s = 0; s < 2; ++s) {
@@ -607,13 +611,7 @@ static void block_jacobian_rate(const mr_model *m, const block_geom *b, const do
   for (int k = 0; k < nv; ++k) {
     mr_vec3 dp[2], rate = mr_v3_zero();
     mr_mat3 dC;
-    int moves = 0;
-    for (int s = 0; s < 2; ++s)
-      if (b->J[s]) {
-        const mr_vec3 vs = v3_at(b->J[s], nv, k, 0), ws = v3_at(b->J[s], nv, k, 3);
-        moves |= mr_v3_dot(vs, vs) + mr_v3_dot(ws, ws) != 0.0;
-      }
-    if (!moves) continue;
+    if (!column_moves(b, nv, k)) continue;
     block_motion(b, nv, k, dp, &dC);
     for (int s = 0; s < 2; ++s) {
       if (!b->J[s]) continue;
