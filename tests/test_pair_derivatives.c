@@ -221,12 +221,9 @@ static double check_case(pair_case *c, double tol, int want_pairs, const char *n
     ++columns;
     const double tol_h = tol * 1e-6 / h; /* the solve's accuracy over h */
     const int in = k % nv;
-    const double *Av = k < nv ? sd->dvn_dq : k < 2 * nv ? sd->dvn_dv : sd->dvn_dtau;
-    const double *Aq = k < nv ? sd->dqn_dq : k < 2 * nv ? sd->dqn_dv : sd->dqn_dtau;
     for (int r = 0; r < nv; ++r) {
-      const double fv = (4 * (vn[1][r] - vn[2][r]) / (2 * h) - (vn[0][r] - vn[3][r]) / (4 * h)) / 3;
-      const double fq = (4 * (dq[1][r] - dq[2][r]) / (2 * h) - (dq[0][r] - dq[3][r]) / (4 * h)) / 3;
-      const double an[2] = {Av[r * nv + in], Aq[r * nv + in]}, fd[2] = {fv, fq};
+      double an[2], fd[2];
+      test_entry(sd, nv, k, r, (const double(*)[64])vn, (const double(*)[64])dq, h, an, fd);
       for (int o = 0; o < 2; ++o) {
         if (o == 1 && free_dof(m, r, NULL)) continue;
         const double err = fabs(an[o] - fd[o]) / (1 + fabs(an[o]));
