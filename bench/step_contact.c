@@ -192,6 +192,7 @@ int main(int argc, char **argv) {
                 {"TALOS standing", "scenes/talos_stand.yaml", 0},
                 {"Allegro holding a ball", "scenes/b8_allegro_hold.yaml", 0}};
   for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; ++k)
-    if (strstr(scenes[k].name, only)) bench_scene(scenes[k].name, scenes[k].path, scenes[k].accuracy);
+    if (strstr(scenes[k].name, only))
+      bench_scene(scenes[k].name, scenes[k].path, scenes[k].accuracy);
   return 0;
 }

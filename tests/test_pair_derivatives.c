@@ -134,7 +134,8 @@ static uint64_t mode_signature(const mr_sim *sim) {
   mr_problem_velocity(mr_sim_problem(sim), lambda, cv);
   uint64_t sig = (uint64_t)nc;
   for (int i = 0; i < nc; ++i) {
-    const int mode = !(lambda[3 * i + 2] > 1e-9) ? 0 : hypot(cv[3 * i], cv[3 * i + 1]) > 1e-9 ? 2 : 1;
+    const int loaded = lambda[3 * i + 2] > 1e-9, slips = hypot(cv[3 * i], cv[3 * i + 1]) > 1e-9;
+    const int mode = !loaded ? 0 : slips ? 2 : 1;
     sig = sig * 1000003u + (uint64_t)(ct[i].geom[0] * 7919 + ct[i].geom[1]) * 3u + (uint64_t)mode;
     sig = sig * 1000003u + (uint64_t)ct[i].feature;
   }

@@ -184,7 +184,8 @@ mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radi
  * dqn_dq, dqn_dv, dqn_dtau, conventions of mr_step_free_derivatives), and the step's v⁺ and q⁺
  * computed from the given λ (q_next, v_next may be NULL). d->f_ext (body frames) are the other
  * external forces, left as they were. work holds mr_step_contact_work_size(m, nc) bytes,
- * aligned for double. MR_ERR_NUMERIC when M̃ is not positive definite or the active-set system stays singular. */
+ * aligned for double. MR_ERR_NUMERIC when M̃ is not positive definite or the active-set system
+ * stays singular. */
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
                                       const double *tau, const mr_contact_step *cs,
@@ -209,8 +210,8 @@ typedef struct mr_sim_derivatives mr_sim_derivatives;
 mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err);
 void mr_sim_derivatives_free(mr_sim_derivatives *x);
 /* one step of s, and its Jacobians (read with mr_sim_derivatives_get); on an error of the step
- * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (a contact
- * whose geometry is not differentiated, a point constraint) after the step */
+ * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (an
+ * ellipsoid's contact, two vertices touching) after the step */
 mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err);
 /* the last step's Jacobians: dvn_dq, dvn_dv, dvn_dtau, dqn_dq, dqn_dv, dqn_dtau (nv x nv) */
 const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x);

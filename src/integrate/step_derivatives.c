@@ -457,7 +457,8 @@ static mr_mat3 frame_rate(mr_vec3 n, mr_vec3 dn) {
  * side turns the normal with its body. So
  *   second side flat:  dn = ω₂ × n,  dp = dc₁ − r₁ dn − ½ dΦ n − ½ Φ dn,
  *   first side flat:   dn = ω₁ × n,  dp = dc₂ + r₂ dn + ½ dΦ n + ½ Φ dn,
- *   both curved:       dn = (1 − n nᵀ)(dc₁ − dc₂)/ℓ, ℓ = r₁ + r₂ + Φ,  dp = ½ (dc₁ + dc₂) − ½ (r₁ − r₂) dn,
+ *   both curved:       dn = (1 − n nᵀ)(dc₁ − dc₂)/ℓ, ℓ = r₁ + r₂ + Φ,
+ *                      dp = ½ (dc₁ + dc₂) − ½ (r₁ − r₂) dn,
  * with dΦ = nᵀ (δ₁ − δ₂ at p) (= J_N eₖ: the normal is the gradient of the distance). The frame
  * is the collision module's function of n (frame_rate), differentiated along dn. */
 static void block_motion(const block_geom *b, int nv, int k, mr_vec3 dp[2], mr_mat3 *dC) {
