@@ -58,6 +58,16 @@ typedef struct {
 /* columns per block of the M⁻¹ kernels (products with M⁻¹ below) */
 enum { BLOCK = 16 };
 
+/* row i of the factor's U, indexed by the column: U(i, k) = factor_row(d, nv, i)[k] for k = i
+ * or a descendant of i */
+static inline const double *factor_row(const mr_data *d, int nv, int i) {
+  return d->U + (size_t)i * (size_t)nv;
+}
+
+static inline double factor_u(const mr_data *d, int nv, int i, int k) {
+  return factor_row(d, nv, i)[k];
+}
+
 /* ---- creation ---- */
 
 /* row width of the workspace W: 2 nv rounded up to whole blocks of the M⁻¹ kernels */
@@ -273,7 +283,7 @@ static inline void gather_ancestors_block(const mr_data *d, int nv, int k, doubl
     acc[j] = s * xk[j];
   for (int i = par[k]; i >= 0; i = par[i]) {
     const double *restrict xi = X + (size_t)i * ld + c0;
-    const double u = d->U[(size_t)i * (size_t)nv + (size_t)k];
+    const double u = factor_u(d, nv, i, k);
     for (size_t j = 0; j < nc; ++j)
       acc[j] -= u * xi[j];
   }
@@ -296,7 +306,7 @@ static void gather_ancestors(const mr_data *d, int nv, int k, double s, double *
 static inline void gather_subtree_block(const mr_data *d, int nv, int i, int end, double *X,
                                         size_t ld, const int *lead, size_t c0, size_t nc) {
   double *restrict xi = X + (size_t)i * ld + c0;
-  const double *restrict Ui = d->U + (size_t)i * (size_t)nv;
+  const double *restrict Ui = factor_row(d, nv, i);
   double acc[BLOCK];
   for (size_t j = 0; j < nc; ++j)
     acc[j] = xi[j];
@@ -317,7 +327,7 @@ static void spread_to_ancestors(const mr_data *d, int nv, int k, double *X, size
   const double *restrict xk = X + (size_t)k * ld;
   for (int i = d->parent_dof[k]; i >= 0; i = d->parent_dof[i]) {
     double *restrict xi = X + (size_t)i * ld;
-    const double u = d->U[(size_t)i * (size_t)nv + (size_t)k];
+    const double u = factor_u(d, nv, i, k);
     for (size_t c = 0; c < len; ++c)
       xi[c] -= u * xk[c];
   }
@@ -354,13 +364,12 @@ static inline void axpy2(double *restrict xi, const double *restrict xk, double 
  * rows, both matrices in the same sweep (one walk of the dof chains for the two) */
 void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *restrict Y) {
   const int *par = d->parent_dof;
-  const double *U = d->U;
   const size_t n = (size_t)nv;
   /* U⁻¹: descending k, row k spread to its ancestors */
   for (int k = nv - 1; k >= 0; --k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)i * n, X + (size_t)k * n, Y + (size_t)i * n, Y + (size_t)k * n,
-            U[(size_t)i * n + (size_t)k], n);
+            factor_u(d, nv, i, k), n);
   for (int k = 0; k < nv; ++k)
     for (size_t c = 0; c < n; ++c) {
       X[(size_t)k * n + c] *= d->Dinv[k];
@@ -370,7 +379,7 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
   for (int k = 0; k < nv; ++k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)k * n, X + (size_t)i * n, Y + (size_t)k * n, Y + (size_t)i * n,
-            U[(size_t)i * n + (size_t)k], n);
+            factor_u(d, nv, i, k), n);
 }
 
 /* X = M⁻¹ from the factor, using its structure: W = D⁻¹ U⁻¹ has row k nonzero only on the
@@ -379,7 +388,6 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
  * needs its ancestors' rows on the same columns only) and then mirrored */
 void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
   const int *par = d->parent_dof;
-  const double *U = d->U;
   const size_t n = (size_t)nv;
   const int contiguous = mr_work(d)->contiguous;
   for (size_t k = 0; k < n; ++k) {
@@ -390,7 +398,7 @@ void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
     const size_t end = contiguous ? (size_t)(k + d->nvSubtree[k]) : n;
     const double *restrict xk = X + (size_t)k * n;
     for (int i = par[k]; i >= 0; i = par[i]) {
-      const double u = U[(size_t)i * n + (size_t)k];
+      const double u = factor_u(d, nv, i, k);
       double *restrict xi = X + (size_t)i * n;
       for (size_t c = (size_t)k; c < end; ++c)
         xi[c] -= u * xk[c];
