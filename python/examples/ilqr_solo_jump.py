@@ -23,7 +23,11 @@ At the end the optimised torques are replayed open loop in a fresh simulator fro
 and the jump measured there: the highest base height, the time the four feet spend off the
 ground, the landing, and the final posture.
 
-    /usr/bin/python3 python/examples/ilqr_solo_jump.py [ITERATIONS] [HORIZON_STEPS] [PLOT.svg]
+    /usr/bin/python3 python/examples/ilqr_solo_jump.py [ITERATIONS] [HORIZON_STEPS] [PLOT.svg|-]
+                                                      [HOP_M]
+
+HOP_M (default 0) asks for a forward hop: the robot should land that far ahead (x) of where it
+started.
 
 Exit status 0 when every iteration kept or lowered the cost and the run lowered it.
 """
@@ -90,8 +94,9 @@ class Task:
     """the residuals of the flight and of the end, with their Jacobians in the tangent space
     (dq: base translation and rotation in the base frame, joints; then dv)"""
 
-    def __init__(self, x0, nv, horizon, dt):
+    def __init__(self, x0, nv, horizon, dt, hop=0.0):
         self.q0, self.nv, self.dt, self.horizon = x0[0].copy(), nv, dt, horizon
+        self.hop = np.array([hop, 0.0])  # where the base should land, from where it started
         self.t_apex = min(int(round(T_APEX / dt)), horizon - 1)
         half = int(round(FLIGHT_WINDOW / dt))
         self.window = range(max(self.t_apex - half, 1), min(self.t_apex + half, horizon - 1) + 1)
@@ -121,7 +126,7 @@ class Task:
             J[:, :3] = R
             dp = q[:3] - self.q0[:3]
             out.append((dp[2:3], J[2:3], W_END_Z))
-            out.append((dp[:2], J[:2], W_END_XY))
+            out.append((dp[:2] - self.hop, J[:2], W_END_XY))
             # orientation: log(R0^T R), whose Jacobian in dtheta is the inverse right Jacobian
             # of SO(3), the identity up to O(|log|) (Gauss-Newton keeps the identity)
             J = np.zeros((3, 2 * nv))
@@ -269,16 +274,21 @@ def replay(world, x0, us, dt):
             "end_q": sim.q.copy(), "end_v": sim.v.copy()}
 
 
+def fmt(t):
+    return "none" if t is None else f"{t:.3f}"
+
+
 def main():
     iterations = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     horizon = int(sys.argv[2]) if len(sys.argv) > 2 else 700
-    plot = sys.argv[3] if len(sys.argv) > 3 else None
+    plot = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
+    hop = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     world = moreau.World(os.path.join(ROOT, "scenes", "solo_stand.yaml"))
     sim = moreau.Sim(world)
     sim.step(100)  # settle on the feet
     x0 = (sim.q.copy(), sim.v.copy())
     dt = world.timestep
-    task = Task(x0, world.nv, horizon, dt)
+    task = Task(x0, world.nv, horizon, dt, hop)
     start = time.time()
     us, history = ilqr(sim, x0, task, np.zeros((horizon, world.nv - 6)), iterations)
     elapsed = time.time() - start
@@ -287,9 +297,11 @@ def main():
     tilt = np.degrees(np.linalg.norm(quat_log_between(x0[0][3:7], r["end_q"][3:7])))
     print(f"replay: apex {r['apex']:.4f} m at {r['apex_time']:.3f} s (target {Z_APEX} m at "
           f"{task.t_apex * dt:.3f} s), feet off the ground {r['flight'] * 1e3:.0f} ms "
-          f"(take-off {r['takeoff']} s, landing {r['landing']} s)")
-    print(f"replay: end base height {r['end_q'][2]:.4f} m (start {x0[0][2]:.4f} m), drift "
-          f"{np.linalg.norm(r['end_q'][:2] - x0[0][:2]) * 1e3:.1f} mm, tilt {tilt:.2f} deg, "
+          f"(take-off {fmt(r['takeoff'])} s, landing {fmt(r['landing'])} s)")
+    moved = r["end_q"][:2] - x0[0][:2]
+    print(f"replay: end base height {r['end_q'][2]:.4f} m (start {x0[0][2]:.4f} m), moved "
+          f"({moved[0] * 1e3:.1f}, {moved[1] * 1e3:.1f}) mm (target ({hop * 1e3:.0f}, 0) mm), "
+          f"tilt {tilt:.2f} deg, "
           f"joints off by {np.abs(r['end_q'][7:] - x0[0][7:]).max():.4f} rad at most, "
           f"|v| {np.linalg.norm(r['end_v']):.4f}")
     print(f"jump: apex {r['apex']:.4f} airborne {r['flight']:.3f} end_height {r['end_q'][2]:.4f} "
