@@ -59,7 +59,9 @@ enum { PX = 0, PY = 1, PZ = 2, FU = 3, FN = 4, FT = 5, LAM = 9 };
  * backward-stable solve gets it to κ ε |x| (Higham §7.1); in the dynamics rows M ṗ − Δt (…) = f
  * velocities enter with m and forces with Δt, so the active matrices have κ ≈ m / Δt unless an
  * objective weight is smaller (then that weight's inverse) */
-static double vertex_tol(double kappa, double scale) { return kappa * DBL_EPSILON * scale; }
+static double vertex_tol(double kappa, double scale) {
+  return kappa * DBL_EPSILON * scale;
+}
 
 static mr_status run(const mr_qpcc_problem *p, int max_qp, trace *t, double *x,
                      mr_qpcc_contact_mode *mode, int *dir, mr_qpcc_result *res) {
@@ -143,7 +145,8 @@ static void test_jumping_objectives(void **state) {
   assert_int_equal(run(&q.p, 100, &t2, x, NULL, NULL, &res), MR_OK);
   assert_int_equal(res.outcome, MR_QPCC_NONCONVEX);
   assert_int_equal(res.qp_solved, 0);
-  assert_near(res.min_eig, -2.0, 4 * DBL_EPSILON * 2.0); /* a diagonal Hessian: rotations are exact */
+  assert_near(res.min_eig, -2.0,
+              4 * DBL_EPSILON * 2.0); /* a diagonal Hessian: rotations are exact */
   assert_non_null(strstr(res.message, "not convex"));
 }
 

@@ -15,7 +15,9 @@
 
 /* k ulps of x: the rounding bound of a closed form of at most k/2 operations (each rounds to
  * half an ulp of its result, the results no larger than |x|) */
-static double ulps(double x, int k) { return k * DBL_EPSILON * fabs(x); }
+static double ulps(double x, int k) {
+  return k * DBL_EPSILON * fabs(x);
+}
 
 /* the minimal scene of docs/scene-format.md without its robot */
 static const char *minimal =
