@@ -296,11 +296,21 @@ static void test_against_enumeration(void **state) {
   double global = enumerate_modes(&p, 8);
   assert_true(res.fval >= global - tolb);
   // locality, as documented: the static QP has both normal forces > 0 and friction inside the
-  // cone, so no pivot applies and the search ends at 0 after one QP, while lifting off (found by
-  // enumeration) reaches −5.76e-4
+  // cone, so no pivot applies and the search ends at 0 after one QP, while the global optimum
+  // (found by enumeration) lifts off. In that mode no contact force acts: θ̇ = 0 and each axis
+  // is a scalar QP, ṗ = v₀ + a u (a = Δt/m = 0.01, v₀ = 0 along x and −0.0981 along y) with
+  // G = ½ ṗ² − t ṗ + ½ w u² (t = 0.03, 0.02; w = 1e-6): u = a (t − v₀) / (a² + w), within the
+  // bounds, and ṗ_y > 0 so both corners separate: G = −5.765e-4 in closed form
   assert_int_equal(res.qp_solved, 1);
   assert_near(res.fval, 0.0, 0.5 * tolb); /* |c| ≤ 0.5 times the static iterate's error */
-  assert_true(global < -5e-4);
+  const double a = 0.01, w = 1e-6, v0[2] = {0.0, -0.0981}, tg[2] = {0.03, 0.02};
+  double lift = 0.0;
+  for (int k = 0; k < 2; ++k) {
+    double u = a * (tg[k] - v0[k]) / (a * a + w), v = v0[k] + a * u;
+    assert_true(u >= lb[k] && u <= ub[k]);
+    lift += 0.5 * v * v - tg[k] * v + 0.5 * w * u * u;
+  }
+  assert_near(global, lift, 0.5 * tolb); /* as res.fval above: |c| times the iterate's error */
 }
 
 /* No control, a block of mass 1 pushed along +x by F = 8 N > μ m g = 4.905 N: static contact is
