@@ -52,7 +52,8 @@ static void run_solo(void) {
            "    angular_velocity: [0, 0, 0.5]\n    pd: {kp: 20, kd: 0.5}\n",
            cwd);
   cli_write_temp(text, ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_columns.csv";
+  char csvb[128];
+  const char *csv = cli_tmp(csvb, "columns.csv");
   snprintf(args, sizeof args, "run %s --out %s --quiet", scene, csv);
   if (cli_run(args, 1, out, sizeof out)) fail_msg("moreau %s: %s", args, out);
   FILE *f = fopen(csv, "r");

@@ -28,7 +28,8 @@ static const char sliding_cube[] =
 static void test_run_outputs(void **state) {
   char scene[64], args[512], out[OUT];
   cli_write_temp(sliding_cube, ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_run.csv", *sum = "/tmp/moreau_test_run.json";
+  char csvb[128], sumb[128];
+  const char *csv = cli_tmp(csvb, "run.csv"), *sum = cli_tmp(sumb, "run.json");
   snprintf(args, sizeof args, "run %s --out %s --summary %s --quiet", scene, csv, sum);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
   FILE *f = fopen(csv, "r");
@@ -87,7 +88,8 @@ static void test_run_ncp_not_converged(void **state) {
   snprintf(text, sizeof text, "%.*slinear_velocity: [0.866, 0.5, 0]%s", (int)(v - sliding_cube),
            sliding_cube, v + strlen("linear_velocity: [1.0, 0, 0]"));
   cli_write_temp(text, ".yaml", scene);
-  const char *sum = "/tmp/moreau_test_run_ncp.json";
+  char sumb[128];
+  const char *sum = cli_tmp(sumb, "run_ncp.json");
   static const char *solvers[] = {"lcp-pgs", "ncp-pgs"};
   for (int k = 0; k < 2; ++k) {
     snprintf(args, sizeof args, "run %s --solver %s --summary %s --quiet", scene, solvers[k], sum);
@@ -116,7 +118,8 @@ static void test_run_ncp_not_converged(void **state) {
 static void test_run_contacts_csv(void **state) {
   char scene[64], args[512], out[OUT];
   cli_write_temp(sliding_cube, ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_contacts.csv";
+  char csvb[128];
+  const char *csv = cli_tmp(csvb, "contacts.csv");
   snprintf(args, sizeof args, "run %s --contacts %s --quiet --duration 0.1", scene, csv);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
   FILE *f = fopen(csv, "r");
@@ -157,7 +160,8 @@ static void test_run_divergence(void **state) {
                  "  - {name: ball, mass: 1.0, geoms: [{type: sphere, radius: 0.1}]}\n"
                  "forces:\n  - {body: ball, type: constant, force: [1.0e9, 0, 0]}\n",
                  ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_div.csv";
+  char csvb[128];
+  const char *csv = cli_tmp(csvb, "div.csv");
   snprintf(args, sizeof args, "run %s --out %s --quiet", scene, csv);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 1);
   assert_non_null(strstr(out, "diverged at step 1"));
