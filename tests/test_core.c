@@ -243,9 +243,10 @@ static void test_criteria(void **state) {
   assert_near(ep, 0.0, ops_tol(4, 2.0));
   assert_near(ed, 0.0, ops_tol(4, 2.0));
   assert_near(ec, 0.0, ops_tol(4, 2.0));
-  /* without Γ the same pair violates dual feasibility (c_N < μ‖c_T‖) */
+  /* without Γ the same pair violates dual feasibility (c_N < μ‖c_T‖): c = (2, 0, 0) lies at
+   * distance |c| sin(angle to the boundary ray (1, μ)) = 2 μ / √(1 + μ²) from K* */
   mr_contact_criteria(mu, lambda, c, 0, &ep, &ed, &ec);
-  assert_true(ed > 0.1);
+  assert_near(ed, 2 * mu / sqrt(1 + mu * mu), ops_tol(8, 2.0));
   /* λ outside the cone: ε_p is its distance to the cone */
   double out[3] = {0.0, 0.0, -1.0};
   mr_contact_criteria(mu, out, (double[3]){0, 0, 0}, 1, &ep, &ed, &ec);
