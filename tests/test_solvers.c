@@ -255,19 +255,23 @@ static void test_stick(void **state) {
 static void test_ncp_pgs_sweep(void **state) {
   tproblem t;
   double g[3] = {0.1, -0.05, -1.0};
-  for (int clip = 0; clip < 2; ++clip) {
-    double mu = clip ? 0.2 : 0.9;
+  for (int k = 0; k < 4; ++k) {
+    /* k ≥ 2: with a compliance R = diag(0.5, 0.5, 0.2) the block is B = G + R (its diagonal
+     * steps and λ_max(B_TT) = λ_max(G_TT) + 0.5); a block without R overshoots by R / G */
+    int clip = k % 2;
+    double mu = clip ? 0.2 : 0.9, rt = k >= 2 ? 0.5 : 0.0, rn = k >= 2 ? 0.2 : 0.0;
     tp_single(&t, GC, g, mu);
+    if (k >= 2) t.R[0] = t.R[1] = rt, t.R[2] = rn, t.p.R = t.R;
     mr_solver_settings s = mr_solver_settings_default();
     s.max_iter = 1;
     s.warm_start = 0;
     result r;
     solve_with("ncp-pgs", &t, &s, NULL, &r);
     assert_int_equal(r.st.iterations, 1);
-    double w = s.omega, ln = fmax(0.0, -w * g[2] / GC[8]);
+    double w = s.omega, ln = fmax(0.0, -w * g[2] / (GC[8] + rn));
     double cT[2] = {g[0] + GC[2] * ln, g[1] + GC[5] * ln};
     double half = 0.5 * (GC[0] - GC[4]);
-    double L = 0.5 * (GC[0] + GC[4]) + sqrt(half * half + GC[1] * GC[1]);
+    double L = 0.5 * (GC[0] + GC[4]) + sqrt(half * half + GC[1] * GC[1]) + rt;
     double t0 = -w * cT[0] / L, t1 = -w * cT[1] / L, rr = hypot(t0, t1);
     if (rr > mu * ln) t0 *= mu * ln / rr, t1 *= mu * ln / rr;
     /* the case is what it claims: clipped on the disc or not */
