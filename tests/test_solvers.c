@@ -194,8 +194,8 @@ static void solve_with(const char *name, const tproblem *t, const mr_solver_sett
 
 /* the same through the solver's table function itself, without mr_solve's preparation (its
  * zeroing of λ when warm_start is 0): each solver keeps the contract of mr_solver_info.solve */
-static void solve_direct(const mr_solver_info *info, const tproblem *t,
-                         const mr_solver_settings *s, const double *warm, result *out) {
+static void solve_direct(const mr_solver_info *info, const tproblem *t, const mr_solver_settings *s,
+                         const double *warm, result *out) {
   mr_arena work;
   mr_error err;
   assert_int_equal(mr_arena_init(&work, mr_solver_work_size(t->p.nc, 0)), 0);
