@@ -21,6 +21,7 @@
  * Units: G = Δt J M⁻¹ Jᵀ (force units, DESIGN.md §4), c in m/s, λ in N. */
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "contact/problem_io.h"
@@ -294,6 +295,26 @@ static void test_ncp_pgs_sweep(void **state) {
     assert_near(r.lambda[0], t0, 1e-15);
     assert_near(r.lambda[1], t1, 1e-15);
   }
+}
+
+/* one ccp-pgs sweep from λ = 0 on a block with an unequal diagonal, B = diag(1, 1, 10): the
+ * paper's step 3 / tr B = 0.25 exceeds the stability limit 2 / λ_max = 0.2, so docs/solvers.md's
+ * step is the Gershgorin cap 1.9 / 10 = 0.19; −ω h g lies inside the cone (|λ_T| = 0.021 ≤
+ * μ λ_N = 0.095), so λ = −ω h g. A few operations: 4 ulp of the values ≤ 0.2. */
+static void test_ccp_pgs_sweep(void **state) {
+  static const double GD[9] = {1, 0, 0, 0, 1, 0, 0, 0, 10};
+  tproblem t;
+  double g[3] = {0.1, -0.05, -1.0};
+  tp_single(&t, GD, g, 0.5);
+  mr_solver_settings s = mr_solver_settings_default();
+  s.max_iter = 1;
+  s.warm_start = 0;
+  result r;
+  solve_with("ccp-pgs", &t, &s, NULL, &r);
+  assert_int_equal(r.st.iterations, 1);
+  double h = s.omega * 1.9 / 10.0;
+  for (int a = 0; a < 3; ++a)
+    assert_near(r.lambda[a], -h * g[a], 4 * DBL_EPSILON * 0.2);
 }
 
 /* compliance: with R = diag(0.5, 0.5, 0.2) the sticking force is λ = −(G + R)⁻¹ g for every
@@ -836,6 +857,7 @@ int main(void) {
       cmocka_unit_test(test_warm_never_worse),
       cmocka_unit_test(test_stack),
       cmocka_unit_test(test_ncp_pgs_sweep),
+      cmocka_unit_test(test_ccp_pgs_sweep),
       cmocka_unit_test(test_soft),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_io_roundtrip),
