@@ -69,7 +69,7 @@ void mr_contact_criteria(double mu, const double *lambda, const double *c, int d
 
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
-  mr_matvec(c, p->G, lambda, n, n);
+  mr_problem_G_mul(p, lambda, c);
   for (int i = 0; i < n; ++i)
     c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
 }
