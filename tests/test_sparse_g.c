@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "contact/problem_io.h"
+#include "contact/sparse_chol.h"
 #include "contact_problems.h"
 #include "core/linalg.h"
 #include "core/arena.h"
@@ -200,27 +201,30 @@ static void test_dump(void **state) {
   free_sparse(&s);
 }
 
-/* Columns of four stacked cubes, and a pile of cubes touching each other: each column or pile is
- * one island of more than 12 dofs, assembled tree-sparse into a block-sparse G. Against the
+/* A column of seven cubes (28 contacts), one of three and a pile of three cubes touching each
+ * other: each is one island of more than 12 dofs, assembled tree-sparse; the first stores G
+ * block-sparse (mr_sparse_g_pays), the two smaller ones dense on the same pattern. Against the
  * whole model's dense G (islands off, the same first step): a block outside the pattern is
- * exactly zero there (no coupling lost), and the pattern is the pairs of contacts sharing a
- * moving body (for free bodies, the kinematic paths share a dof iff the contacts share a body),
- * counted by brute force over the contacts' bodies. A stored block equals the dense one to
- * round-off: the tree-sparse sums run in another order, 4 nv ε max|G| (tests/test_islands.c). */
+ * exactly zero there (no coupling lost) and here, and the pattern is the pairs of contacts
+ * sharing a moving body (for free bodies, the kinematic paths share a dof iff the contacts
+ * share a body), counted by brute force over the contacts' bodies. A coupled block equals the
+ * dense one to round-off: the tree-sparse sums run in another order, 4 nv ε max|G|
+ * (tests/test_islands.c). */
 static void test_island_pattern(void **state) {
-  const char *text =
-      "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
-      "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n"
-      "  - {name: a0, mass: 1, position: [0, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: a1, mass: 2, position: [0, 0, 0.15], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: a2, mass: 1, position: [0, 0, 0.25], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: a3, mass: 3, position: [0, 0, 0.35], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: b0, mass: 1, position: [1, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: b1, mass: 1, position: [1, 0, 0.15], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: b2, mass: 1, position: [1, 0, 0.25], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: c0, mass: 1, position: [2, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: c1, mass: 1, position: [2.1, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
-      "  - {name: c2, mass: 1, position: [2.05, 0, 0.15], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n";
+  char text[4096];
+  int at = snprintf(text, sizeof text,
+                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
+                    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n");
+  /* the columns' cubes 0.1 mm into the one below, so that every interface is in contact */
+  for (int i = 0; i < 10; ++i)
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "  - {name: a%d, mass: %g, position: [%g, 0, %g], geoms: [{type: box, size: "
+                   "[0.1, 0.1, 0.1]}]}\n",
+                   i, 1.0 + (i % 3), i < 7 ? 0.0 : 1.0, 0.0499 + 0.0999 * (i < 7 ? i : i - 7));
+  snprintf(text + at, sizeof text - (size_t)at, "%s",
+           "  - {name: c0, mass: 1, position: [2, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
+           "  - {name: c1, mass: 1, position: [2.1, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
+           "  - {name: c2, mass: 1, position: [2.05, 0, 0.15], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n");
   mr_scene sc = tsim_parse(text, ".");
   mr_sim *a = tsim_create(&sc, NULL), *b = tsim_create(&sc, NULL);
   mr_error err = {0};
@@ -231,15 +235,15 @@ static void test_island_pattern(void **state) {
   const mr_contact *con;
   int ncon = mr_sim_contacts(a, &con, NULL), nv = mr_sim_model(a)->nv, n = 3 * whole->nc;
   assert_int_equal(ncon, whole->nc);
+  assert_int_equal(mr_islands_count(a->isl), 3);
   double gmax = 0.0;
   for (int k = 0; k < n * n; ++k)
     gmax = fmax(gmax, fabs(whole->G[k]));
-  int sparse_islands = 0;
+  int stored_sparse = 0;
   for (int k = 0; k < mr_islands_count(a->isl); ++k) {
     const int *blocks;
     const mr_contact_problem *p = mr_islands_island(a->isl, k, &blocks);
-    if (p->G) continue; /* a dense island (at most 12 dofs) */
-    ++sparse_islands;
+    stored_sparse += p->G == NULL;
     int coupled = 0;
     for (int i = 0; i < p->nc; ++i)
       for (int j = 0; j < p->nc; ++j) {
@@ -251,21 +255,149 @@ static void test_island_pattern(void **state) {
         coupled += share;
         double B[9];
         int stored = mr_problem_G_block(p, i, j, B);
-        assert_int_equal(stored, share);
+        if (!p->G) assert_int_equal(stored, share);
         for (int q = 0; q < 9; ++q) {
           double gd = whole->G[(size_t)(3 * blocks[i] + q / 3) * n + 3 * blocks[j] + q % 3];
-          if (!stored && gd != 0.0) fail_msg("block (%d, %d) absent but G = %g", i, j, gd);
+          if (!share && (gd != 0.0 || B[q] != 0.0))
+            fail_msg("block (%d, %d) uncoupled but G = %g here, %g whole", i, j, B[q], gd);
           if (!(fabs(B[q] - gd) <= 4.0 * nv * DBL_EPSILON * gmax))
             fail_msg("block (%d, %d)[%d] = %.17g, dense %.17g", i, j, q, B[q], gd);
         }
       }
+    if (p->G) continue;
+    assert_int_equal(p->nc, 28);
     assert_int_equal(p->nnzb, coupled);
-    assert_true(p->nnzb < p->nc * p->nc);
+    assert_true(mr_sparse_g_pays(p->nc, p->nnzb));
   }
-  /* the column of four and the pile of three; the column of three has 18 dofs too */
-  assert_int_equal(sparse_islands, 3);
+  assert_int_equal(stored_sparse, 1);
   mr_sim_free(a);
   mr_sim_free(b);
+  mr_scene_free(&sc);
+}
+
+/* a column of k cubes resting on the ground, each 0.1 mm into the one below (so that every
+ * interface is in contact from the first step): one island of 4k contacts, each interface's four
+ * coupled to the interfaces above and below (a block-tridiagonal G) */
+static mr_scene column_scene(int k) {
+  static char text[4096];
+  int at = snprintf(text, sizeof text,
+                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
+                    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n");
+  for (int i = 0; i < k; ++i)
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "  - {name: b%d, mass: %g, position: [0, 0, %g], geoms: [{type: box, size: "
+                   "[0.1, 0.1, 0.1]}]}\n",
+                   i, 1.0 + 0.5 * (i % 3), 0.0499 + 0.0999 * i);
+  return tsim_parse(text, ".");
+}
+
+/* the island problem of a 7-cube column (28 contacts, 304 of 784 blocks coupled: stored
+ * block-sparse, mr_sparse_g_pays) */
+static const mr_contact_problem *column_problem(mr_sim **s, mr_scene *sc) {
+  *sc = column_scene(7);
+  *s = tsim_create(sc, "ncp-pgs");
+  tsim_steps(*s, 1);
+  assert_int_equal(mr_islands_count((*s)->isl), 1);
+  const int *blocks;
+  const mr_contact_problem *p = mr_islands_island((*s)->isl, 0, &blocks);
+  assert_null(p->G);
+  assert_int_equal(p->nc, 28);
+  return p;
+}
+
+/* the sparse LDLᵀ solves (G + R + ρI) x = b: its residual, computed with the dense matrix, is
+ * within the backward error of a Cholesky factorisation, 3 n ε ‖A‖∞ ‖x‖∞ (Higham, Thm 10.4:
+ * |ΔA| ≤ γ_{3n+1} |L||Lᵀ|, and |L||Lᵀ| ≈ |A| for a positive definite matrix this well scaled) */
+static void test_sparse_cholesky(void **state) {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p = column_problem(&s, &sc);
+  int n = 3 * p->nc;
+  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
+  double *b = malloc((size_t)n * sizeof(double));
+  assert_true(G && x && b);
+  mr_problem_G_dense(p, G);
+  mr_sparse_chol *f = mr_chol_create();
+  assert_non_null(f);
+  assert_int_equal(mr_chol_analyze(f, p), 1);
+  assert_int_equal(mr_chol_analyze(f, p), 0); /* the same pattern: no new analysis */
+  mr_chol_values(f, p, p->R);
+  double gmax = 0.0;
+  for (int r = 0; r < n; ++r)
+    gmax = fmax(gmax, G[(size_t)r * n + r]);
+  const double rhos[] = {1e-6 * gmax, 1e-2 * gmax, gmax};
+  for (int t = 0; t < 3; ++t) {
+    double rho = rhos[t];
+    assert_int_equal(mr_chol_factor(f, rho), 0);
+    for (int r = 0; r < n; ++r)
+      b[r] = x[r] = cos(0.3 + 1.7 * r);
+    mr_chol_solve(f, x);
+    double anorm = 0.0, res = 0.0;
+    for (int r = 0; r < n; ++r) {
+      double acc = 0.0, row = 0.0;
+      for (int k = 0; k < n; ++k) {
+        double a = G[(size_t)r * n + k] + (k == r ? p->R[r] + rho : 0.0);
+        acc += a * x[k], row += fabs(a);
+      }
+      anorm = fmax(anorm, row), res = fmax(res, fabs(acc - b[r]));
+    }
+    if (!(res <= 3.0 * n * DBL_EPSILON * anorm * mr_norm_inf(x, n)))
+      fail_msg("rho %g: residual %g, |A| %g, |x| %g", rho, res, anorm, mr_norm_inf(x, n));
+  }
+  /* a negative shift past the smallest eigenvalue: not positive definite, refused */
+  mr_chol_values(f, p, NULL);
+  assert_int_equal(mr_chol_factor(f, -2.0 * gmax), -1);
+  mr_chol_free(f);
+  free(G), free(x), free(b);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* ccp-admm and ncp-admm on the column's problem given block-sparse (the sparse factor) and
+ * dense (the dense Cholesky): the same iteration with factors that differ by round-off, so the
+ * same number of iterations and λ to 1e-9 ‖λ‖∞ (the round-off of the solves, ~1e-15, is
+ * amplified by the iteration; both are converged to 1e-10 on the NCP criteria, which pins λ on
+ * this problem to well within this margin, the stack's contact forces being unique up to the
+ * tangential ones the criteria leave free) */
+static void test_admm_sparse(void **state) {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p = column_problem(&s, &sc);
+  int n = 3 * p->nc;
+  double *G = malloc((size_t)n * n * sizeof(double));
+  double *ld = calloc((size_t)n, sizeof(double)), *cd = calloc((size_t)n, sizeof(double));
+  double *ls = calloc((size_t)n, sizeof(double)), *cs = calloc((size_t)n, sizeof(double));
+  double *y = calloc((size_t)n, sizeof(double));
+  assert_true(G && ld && cd && ls && cs && y);
+  mr_problem_G_dense(p, G);
+  mr_contact_problem d = *p;
+  d.G = G;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(p->nc, 0)), 0);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.eps_abs = 1e-10;
+  const char *names[] = {"ccp-admm", "ncp-admm"};
+  for (int k = 0; k < 2; ++k) {
+    mr_solver_state st = {.cap = n, .y = y};
+    mr_solver_stats sd, ss;
+    mr_error err = {0};
+    if (mr_solve(names[k], &d, &set, NULL, &work, ld, cd, &sd, &err)) fail_msg("%s", err.msg);
+    if (mr_solve(names[k], p, &set, &st, &work, ls, cs, &ss, &err)) fail_msg("%s", err.msg);
+    assert_non_null(st.chol); /* the sparse path was taken, its factor kept */
+    assert_true(sd.converged && ss.converged);
+    double lmax = mr_norm_inf(ld, n), dl = 0.0;
+    for (int r = 0; r < n; ++r)
+      dl = fmax(dl, fabs(ld[r] - ls[r]));
+    if (!(dl <= 1e-9 * lmax)) fail_msg("%s: lambda differs by %g (max %g)", names[k], dl, lmax);
+    printf("%s: %d iterations dense, %d sparse, lambda differs by %.2g of %.3g\n", names[k],
+           sd.iterations, ss.iterations, dl, lmax);
+    mr_solver_state_release(&st);
+    assert_null(st.chol);
+  }
+  mr_arena_destroy(&work);
+  free(G), free(ld), free(cd), free(ls), free(cs), free(y);
+  mr_sim_free(s);
   mr_scene_free(&sc);
 }
 
@@ -273,6 +405,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_products), cmocka_unit_test(test_solvers),
       cmocka_unit_test(test_no_G), cmocka_unit_test(test_dump),
-      cmocka_unit_test(test_island_pattern)};
+      cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
+      cmocka_unit_test(test_admm_sparse)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

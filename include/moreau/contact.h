@@ -112,7 +112,7 @@ typedef struct {
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
-  int factorizations; /* dense Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
+  int factorizations; /* Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
                        * value), of the Newton Hessian (ccp-newton, once per iteration), of the
                        * two subproblem matrices (ncp-stagproj) */
 } mr_solver_stats;
@@ -127,7 +127,25 @@ typedef struct {
                             * of G + R (velocity/force units); 0 = none, re-estimated */
   int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
                        * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
+  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm on a block-sparse G that pays
+                                * (mr_sparse_g_pays): the sparse Cholesky, kept
+                                * across solves; analysed (allocating) by the first solve of
+                                * each new sparsity pattern, reused without allocation while the
+                                * pattern repeats. Owned: mr_solver_state_release frees it. */
 } mr_solver_state;
+
+/* A block-sparse G pays (the island assembly stores it so, the ADMM solvers factor it sparse)
+ * from MR_SPARSE_G_MIN_NC contacts on with at most MR_SPARSE_G_MAX_FILL of the nc² blocks
+ * stored; below, the dense G and Cholesky are faster (docs/solvers.md, "The block-sparse G":
+ * the crossovers measured by bench/sparse_g.c). */
+#define MR_SPARSE_G_MIN_NC 24
+#define MR_SPARSE_G_MAX_FILL 0.5
+static inline int mr_sparse_g_pays(int nc, int nnzb) {
+  return nc >= MR_SPARSE_G_MIN_NC && (double)nnzb <= MR_SPARSE_G_MAX_FILL * nc * (double)nc;
+}
+
+/* free what a state owns (its sparse Cholesky) and set it to NULL; y is the caller's */
+void mr_solver_state_release(mr_solver_state *state);
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and
  * c = (G + R) λ + g (3nc). Scratch memory comes from work (no malloc). */

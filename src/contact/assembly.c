@@ -254,10 +254,8 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
-static mr_status sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                                 mr_contact_assembly *a, int nc, mr_error *err) {
-  mr_status st = block_pattern(d, sub, a, nc, err);
-  if (st) return st;
+static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
+                            mr_contact_assembly *a, int nc) {
   int *cursor = a->Gb_work;
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
@@ -276,16 +274,36 @@ static mr_status sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub
         for (int q = 0; q < 3; ++q)
           T[3 * q + r] = B[3 * r + q];
     }
-  return MR_OK;
+}
+
+/* the dense G of a pattern too small or too full to store sparse: the coupled blocks computed
+ * (upper, mirrored), the others zero */
+static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
+                           mr_contact_assembly *a, int nc) {
+  size_t n = 3 * (size_t)nc;
+  mr_zero(a->G, (int)(n * n));
+  for (int i = 0; i < nc; ++i)
+    for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
+      int j = a->Gb_col[k];
+      if (j < i) continue;
+      double acc[9];
+      support_block(d, sub, a, i, j, acc);
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+          a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
+              a->G[(3 * (size_t)j + q) * n + 3 * (size_t)i + r] = acc[3 * r + q];
+    }
 }
 
 /* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
- * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections: block-sparse into
- * Gb when the assembly has one, else dense */
+ * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections. With Gb buffers,
+ * the coupling pattern first, then G block-sparse into Gb when it has at least
+ * MR_SPARSE_G_MIN_NC contacts and at most MR_SPARSE_G_MAX_FILL of its blocks coupled (*stored
+ * = 1), else dense on the pattern; without, dense over every pair. */
 static mr_status sparse_products(const mr_model *m, const mr_data *d,
                                  const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
-                                 mr_error *err) {
+                                 int *stored, mr_error *err) {
   int nv = a->nv, n = 3 * nc, nvm = m->nv;
   const int *par = d->parent_dof;
   const double *U = d->U;
@@ -310,7 +328,17 @@ static mr_status sparse_products(const mr_model *m, const mr_data *d,
       }
     }
   }
-  if (a->Gb) return sparse_G_blocks(d, sub, a, nc, err);
+  *stored = 0;
+  if (a->Gb) {
+    mr_status st = block_pattern(d, sub, a, nc, err);
+    if (st) return st;
+    *stored = mr_sparse_g_pays(nc, a->Gb_row[nc]);
+    if (*stored)
+      sparse_G_blocks(d, sub, a, nc);
+    else
+      dense_G_blocks(d, sub, a, nc);
+    return MR_OK;
+  }
   for (int i = 0; i < nc; ++i)
     for (int j = i; j < nc; ++j) {
       double acc[9];
@@ -337,9 +365,9 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
   /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
   for (int i = 0; i < nc; ++i)
     contact_jacobian(m, d, BLOCK(i), col, nv, a->J + (size_t)3 * i * nv, a->MiJt);
-  int block_sparse = sub && sub->sparse && a->Gb;
+  int block_sparse = 0;
   if (sub && sub->sparse) {
-    if ((st = sparse_products(m, d, contacts, sub, a, nc, err))) return st;
+    if ((st = sparse_products(m, d, contacts, sub, a, nc, &block_sparse, err))) return st;
   } else {
     solve_rows(m, d, sub, a, n);
     /* G = J (M⁻¹ Jᵀ), symmetric: compute the upper triangle and mirror it */

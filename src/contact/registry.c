@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 
@@ -27,7 +28,7 @@ static const mr_solver_info registry[] = {
      * ncp-admm (src/contact/admm.c, newton.c, stagproj.c) go here ---- */
     {"ccp-admm", "CCP",
      "ADMM on the dual CCP, Cholesky of G + R + rho I, spectral rho update (Alg. 3, III-E)",
-     mr_solver_ccp_admm, 0},
+     mr_solver_ccp_admm, 1},
     {"ccp-newton", "CCP",
      "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
      mr_solver_ccp_newton, 0},
@@ -35,7 +36,7 @@ static const mr_solver_info registry[] = {
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
      mr_solver_ncp_stagproj, 0},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
-     mr_solver_ncp_admm, 0},
+     mr_solver_ncp_admm, 1},
     {"ncp-hybrid", "NCP",
      "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
      mr_solver_ncp_hybrid, 0},
@@ -199,6 +200,12 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
   mr_status st = solve_problem(info, &dense, s, state, work, lambda, c, stats, err);
   mr_arena_reset(work, mark);
   return st;
+}
+
+void mr_solver_state_release(mr_solver_state *state) {
+  if (!state) return;
+  mr_chol_free(state->chol);
+  state->chol = NULL;
 }
 
 size_t mr_solver_work_size(int nc, int nv) {

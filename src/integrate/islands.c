@@ -122,6 +122,8 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
 
 void mr_islands_free(mr_islands *is) {
   if (!is) return;
+  for (int i = 0; is->states && i < is->max_rows; ++i)
+    mr_solver_state_release(&is->states[i]);
   void *ps[] = {is->dof_tree, is->body_tree, is->uf,     is->tree_island, is->block_tree, is->block_island,
                 is->first_block, is->first_dof, is->blocks, is->dofs,     is->col,
                 is->x,        is->as,     is->states,      is->mat,        is->g,
@@ -134,9 +136,10 @@ void mr_islands_free(mr_islands *is) {
   free(is);
 }
 
+/* the warm-start data go; a sparse Cholesky stays, reused when its pattern comes back */
 void mr_islands_invalidate(mr_islands *is) {
   for (int i = 0; i < is->max_rows; ++i)
-    is->states[i] = (mr_solver_state){0};
+    is->states[i] = (mr_solver_state){.chol = is->states[i].chol};
 }
 
 int mr_islands_count(const mr_islands *is) {
