@@ -8,11 +8,11 @@
  * (the ADMM solvers' sparse Cholesky) are counted through SuiteSparse's allocator hooks: a
  * column of cubes, one island above the sparse threshold, steps with a repeated pattern. */
 #include <stddef.h>
-#include <stdio.h>
 #include <suitesparse/SuiteSparse_config.h>
 
 #include "moreau/control.h"
 #include "moreau/derivatives.h"
+#include "cube_columns.h"
 #include "sim_util.h"
 
 static long allocations; /* calls to malloc, calloc and realloc from moreau's code */
@@ -74,14 +74,7 @@ static void test_sparse_cholesky(void **state) {
   SuiteSparse_config.calloc_func = count_calloc;
   SuiteSparse_config.realloc_func = count_realloc;
   char text[4096];
-  int at = snprintf(text, sizeof text,
-                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
-                    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n");
-  for (int i = 0; i < 8; ++i)
-    at += snprintf(text + at, sizeof text - (size_t)at,
-                   "  - {name: b%d, mass: 1, position: [0, 0, %g], geoms: [{type: box, size: "
-                   "[0.1, 0.1, 0.1]}]}\n",
-                   i, 0.05 + 0.1 * i);
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 8, 0.0, 0.0, 0.0);
   mr_scene sc = tsim_parse(text, ".");
   const char *solvers[] = {"ccp-admm", "ncp-admm"};
   for (int k = 0; k < 2; ++k) {

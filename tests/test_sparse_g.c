@@ -11,6 +11,7 @@
 #include "contact/problem_io.h"
 #include "contact/sparse_chol.h"
 #include "contact_problems.h"
+#include "cube_columns.h"
 #include "core/linalg.h"
 #include "core/arena.h"
 #include "integrate/islands.h"
@@ -212,15 +213,10 @@ static void test_dump(void **state) {
  * (tests/test_islands.c). */
 static void test_island_pattern(void **state) {
   char text[4096];
-  int at = snprintf(text, sizeof text,
-                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
-                    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n");
+  int at = cube_scene_start(text, sizeof text);
   /* the columns' cubes 0.1 mm into the one below, so that every interface is in contact */
-  for (int i = 0; i < 10; ++i)
-    at += snprintf(text + at, sizeof text - (size_t)at,
-                   "  - {name: a%d, mass: %g, position: [%g, 0, %g], geoms: [{type: box, size: "
-                   "[0.1, 0.1, 0.1]}]}\n",
-                   i, 1.0 + (i % 3), i < 7 ? 0.0 : 1.0, 0.0499 + 0.0999 * (i < 7 ? i : i - 7));
+  at = cube_column(text, sizeof text, at, "a", 7, 0.0, 1.0, 1e-4);
+  at = cube_column(text, sizeof text, at, "b", 3, 1.0, 1.0, 1e-4);
   snprintf(text + at, sizeof text - (size_t)at, "%s",
            "  - {name: c0, mass: 1, position: [2, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
            "  - {name: c1, mass: 1, position: [2.1, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
@@ -280,14 +276,7 @@ static void test_island_pattern(void **state) {
  * coupled to the interfaces above and below (a block-tridiagonal G) */
 static mr_scene column_scene(int k) {
   static char text[4096];
-  int at = snprintf(text, sizeof text,
-                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
-                    "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}]}\n");
-  for (int i = 0; i < k; ++i)
-    at += snprintf(text + at, sizeof text - (size_t)at,
-                   "  - {name: b%d, mass: %g, position: [0, 0, %g], geoms: [{type: box, size: "
-                   "[0.1, 0.1, 0.1]}]}\n",
-                   i, 1.0 + 0.5 * (i % 3), 0.0499 + 0.0999 * i);
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", k, 0.0, 0.5, 1e-4);
   return tsim_parse(text, ".");
 }
 

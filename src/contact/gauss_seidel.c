@@ -61,20 +61,37 @@ void mr_gs_block(const mr_contact_problem *p, int i, double *B) {
 void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double *lambda,
                  double *c) {
   int n = 3 * p->nc;
+  if (!p->G) {
+    /* the stored blocks of row i in one pass: column j of G's rows 3i..3i+2 (G symmetric), each
+     * entry of c updated in the dense order (a = 0, 1, 2, with R's term after G's on the
+     * diagonal); a zero δ_a adds exact zeros */
+    const double d[3] = {delta[0], delta[1], delta[2]};
+    const double r[3] = {p->R ? p->R[3 * i] : 0.0, p->R ? p->R[3 * i + 1] : 0.0,
+                         p->R ? p->R[3 * i + 2] : 0.0};
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      const double *B = p->Gb + 9 * (size_t)k;
+      double *cj = c + 3 * p->Gb_col[k];
+      if (p->Gb_col[k] != i) {
+        for (int b = 0; b < 3; ++b)
+          cj[b] += B[b] * d[0], cj[b] += B[3 + b] * d[1], cj[b] += B[6 + b] * d[2];
+        continue;
+      }
+      for (int b = 0; b < 3; ++b)
+        for (int a = 0; a < 3; ++a) {
+          cj[b] += B[3 * a + b] * d[a];
+          if (a == b) cj[b] += r[a] * d[a];
+        }
+    }
+    for (int a = 0; a < 3; ++a)
+      lambda[3 * i + a] += d[a];
+    return;
+  }
   for (int a = 0; a < 3; ++a) {
     double d = delta[a];
     if (d == 0.0) continue;
-    if (p->G) {
-      const double *row = p->G + (size_t)(3 * i + a) * n; /* = column 3i+a, G symmetric */
-      for (int k = 0; k < n; ++k)
-        c[k] += row[k] * d;
-    } else { /* the stored blocks of row i: rows 3i+a of blocks (i, j) = columns of (j, i) */
-      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
-        const double *B = p->Gb + 9 * (size_t)k + 3 * a;
-        double *cj = c + 3 * p->Gb_col[k];
-        cj[0] += B[0] * d, cj[1] += B[1] * d, cj[2] += B[2] * d;
-      }
-    }
+    const double *row = p->G + (size_t)(3 * i + a) * n; /* = column 3i+a, G symmetric */
+    for (int k = 0; k < n; ++k)
+      c[k] += row[k] * d;
     if (p->R) c[3 * i + a] += p->R[3 * i + a] * d;
     lambda[3 * i + a] += d;
   }
