@@ -6,10 +6,11 @@
  *           solves and products with G: the dense Cholesky (src/core/linalg.c) against the
  *           sparse LDLᵀ (CHOLMOD, src/contact/sparse_chol.c), and the sparse one on the same
  *           matrix with every block stored (a fully coupled island, as a robot's);
- *   admm    ccp-admm solves to 1e-8 from cold, dense G against Gb (sparse from
- *           when mr_sparse_g_pays).
+ *   admm    ccp-admm solves to 1e-8 from cold, dense G against Gb (factored sparse when
+ *           mr_sparse_chol_pays, densely below).
  * Medians over REPS runs, µs; ratios dense / sparse (> 1: sparse faster). The threshold
- * MR_SPARSE_G_MIN_NC and MR_SPARSE_G_MAX_FILL (contact.h) come from the pgs and factor rows.
+ * MR_SPARSE_G_MIN_NC (contact.h) comes from the pgs rows, MR_SPARSE_CHOL_MIN_NC and
+ * MR_SPARSE_CHOL_MAX_FILL from the factor rows.
  * Run: make bench (or build/bench/bench/sparse_g). */
 #include <math.h>
 #include <stdio.h>

@@ -84,7 +84,7 @@ static void test_sparse_cholesky(void **state) {
     assert_true(allocations > before); /* the analyses of the patterns are counted */
     before = allocations;
     tsim_steps(s, 100);
-    assert_true(mr_sim_last(s)->ncontacts >= MR_SPARSE_G_MIN_NC);
+    assert_true(mr_sim_last(s)->ncontacts >= MR_SPARSE_CHOL_MIN_NC);
     assert_int_equal(mr_sim_last(s)->islands, 1);
     if (allocations != before)
       fail_msg("%s: %ld allocations in 100 steps", solvers[k], allocations - before);

@@ -128,20 +128,22 @@ typedef struct {
   int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
                        * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
   struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm on a block-sparse G that pays
-                                * (mr_sparse_g_pays): the sparse Cholesky, kept
+                                * (mr_sparse_chol_pays): the sparse Cholesky, kept
                                 * across solves; analysed (allocating) by the first solve of
                                 * each new sparsity pattern, reused without allocation while the
                                 * pattern repeats. Owned: mr_solver_state_release frees it. */
 } mr_solver_state;
 
-/* A block-sparse G pays (the island assembly stores it so, the ADMM solvers factor it sparse)
- * from MR_SPARSE_G_MIN_NC contacts on with at most MR_SPARSE_G_MAX_FILL of the nc² blocks
- * stored; below, the dense G and Cholesky are faster (docs/solvers.md, "The block-sparse G":
- * the crossovers measured by bench/sparse_g.c). */
-#define MR_SPARSE_G_MIN_NC 24
-#define MR_SPARSE_G_MAX_FILL 0.5
-static inline int mr_sparse_g_pays(int nc, int nnzb) {
-  return nc >= MR_SPARSE_G_MIN_NC && (double)nnzb <= MR_SPARSE_G_MAX_FILL * nc * (double)nc;
+/* The crossovers measured by bench/sparse_g.c (docs/solvers.md, "The block-sparse G"): the
+ * island assembly stores G block-sparse from MR_SPARSE_G_MIN_NC contacts on (a Gauss-Seidel
+ * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers factor a
+ * block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC contacts with at
+ * most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
+#define MR_SPARSE_G_MIN_NC 16
+#define MR_SPARSE_CHOL_MIN_NC 24
+#define MR_SPARSE_CHOL_MAX_FILL 0.5
+static inline int mr_sparse_chol_pays(int nc, int nnzb) {
+  return nc >= MR_SPARSE_CHOL_MIN_NC && (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * nc * (double)nc;
 }
 
 /* free what a state owns (its sparse Cholesky) and set it to NULL; y is the caller's */

@@ -396,7 +396,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   double *b = mr_arena_doubles(work, (size_t)n), *cz = mr_arena_doubles(work, (size_t)n);
   double *best = mr_arena_doubles(work, (size_t)n);
   /* a block-sparse G: factored sparse when that pays, else densified */
-  int sparse = !p->G && mr_sparse_g_pays(p->nc, p->Gb_row[p->nc]);
+  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
   double *G = p->G || sparse ? NULL : mr_arena_doubles(work, (size_t)n * (size_t)n);
   if (!b || !cz || !best || (!p->G && !sparse && !G) ||
       admm_ws_alloc(&w, n, !sparse, work) != 0) {

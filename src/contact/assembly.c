@@ -297,9 +297,8 @@ static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
 
 /* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
  * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections. With Gb buffers,
- * the coupling pattern first, then G block-sparse into Gb when it has at least
- * MR_SPARSE_G_MIN_NC contacts and at most MR_SPARSE_G_MAX_FILL of its blocks coupled (*stored
- * = 1), else dense on the pattern; without, dense over every pair. */
+ * the coupling pattern first, then G block-sparse into Gb from MR_SPARSE_G_MIN_NC contacts on
+ * (*stored = 1), else dense on the pattern; without, dense over every pair. */
 static mr_status sparse_products(const mr_model *m, const mr_data *d,
                                  const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
@@ -332,7 +331,7 @@ static mr_status sparse_products(const mr_model *m, const mr_data *d,
   if (a->Gb) {
     mr_status st = block_pattern(d, sub, a, nc, err);
     if (st) return st;
-    *stored = mr_sparse_g_pays(nc, a->Gb_row[nc]);
+    *stored = nc >= MR_SPARSE_G_MIN_NC;
     if (*stored)
       sparse_G_blocks(d, sub, a, nc);
     else
