@@ -266,6 +266,8 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
       double *B = a->Gb + 9 * (size_t)k, *T;
       support_block(d, sub, a, i, j, B);
       if (j == i) {
+        /* exactly symmetric, with the lower entries as the dense mirror leaves them */
+        B[1] = B[3], B[2] = B[6], B[5] = B[7];
         cursor[i] = k + 1;
         continue;
       }
