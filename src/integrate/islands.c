@@ -276,7 +276,7 @@ static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, int largest, mr_err
 
 mr_status mr_islands_reserve(mr_sim *s, mr_error *err) {
   size_t rows = (size_t)s->max_rows, nv = (size_t)s->m->nv;
-  size_t bytes = (pool_doubles(rows, nv) + 3 * 9 * rows * rows) * sizeof(double);
+  size_t bytes = (pool_doubles(rows, nv) + 4 * 9 * rows * rows) * sizeof(double);
   if (bytes > ISLANDS_RESERVE_BYTES) return MR_OK;
   return grow(s, pool_doubles(rows, nv), pool_gb_ints(rows), s->max_rows, err);
 }
