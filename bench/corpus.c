@@ -17,7 +17,10 @@
  *   g = J v_f + (0, 0, gap ≥ 0) per contact (a physical free velocity, so that the problem has a
  *   solution), μ in [0.2, 1], for nc = 4, 10, 20 (nv = 8, 24, 40) and seeds 1–6;
  * - fixtures: the recorded problems (JSON) of tests/fixtures (TALOS steps under the former gap
- *   law, Solo-12, Allegro).
+ *   law, Solo-12, Allegro);
+ * - robots: example-robot-data's double_pendulum_continuous ($MOREAU_SHARED/reference) in the
+ *   scene of tests/test_robots_corpus.c, stepped with the default solver: a link resting on the
+ *   ground with forces of about 1e-3 N and a rank-2 G.
  * ContactBench's recorded problems are not included (not available on this machine).
  * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
  * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
@@ -34,17 +37,19 @@
 #include "core/arena.h"
 #include "core/file.h"
 #include "bench_util.h"
+#include "moreau/collision.h"
 #include "moreau/contact.h"
+#include "moreau/dynamics.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 
 #define MAX_PROBLEMS 1200
 #define PER_SCENE 12
 #define MAX_SOLVERS 32
-#define N_FAMILIES 5
+#define N_FAMILIES 6
 
-static const char *family_names[N_FAMILIES] = {"scenes", "talos gains", "heavy on light",
-                                               "random rank-deficient", "fixtures"};
+static const char *family_names[N_FAMILIES] = {
+    "scenes", "talos gains", "heavy on light", "random rank-deficient", "fixtures", "robots"};
 
 /* one problem of the corpus, owning its arrays */
 typedef struct {
@@ -156,6 +161,57 @@ static void add_scene_variant(corpus *cs, const char *path, const char *from, co
   mr_scene_free(&sc);
 }
 
+/* the lowest and highest collision points of a scene's robot at q0 (support points along ∓z) */
+static void robot_extent(const mr_scene *sc, double *zmin, double *zmax) {
+  const mr_model *m = sc->model;
+  mr_data *d = mr_data_create(m);
+  mr_forward_kinematics(m, d, sc->q0, NULL, NULL);
+  *zmin = INFINITY, *zmax = -INFINITY;
+  for (int k = 0; k < m->ngeoms; ++k) {
+    const mr_geom *G = &m->geoms[k];
+    if (G->body == 0 || G->type == MR_GEOM_HALFSPACE || G->type == MR_GEOM_HEIGHTFIELD) continue;
+    mr_se3 X = mr_se3_mul(&d->oMi[G->body], &G->placement);
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+      double z = mr_se3_act_point(&X, mr_geom_support(G, mr_m3_tmulv(&X.R, mr_v3(0, 0, sgn)))).v[2];
+      *zmin = sgn < 0 ? fmin(*zmin, z) : *zmin, *zmax = sgn > 0 ? fmax(*zmax, z) : *zmax;
+    }
+  }
+  mr_data_free(d);
+}
+
+/* a fixed-root robot of example-robot-data ($MOREAU_SHARED/reference, default ../shared) in the
+ * scene tests/test_robots_corpus.c writes for it: on a ground of friction 0.9, its lowest
+ * collision point at z = 0, PD gains kp = 3 m g h (h its height), kd = kp/100 */
+static void add_robot(corpus *cs, const char *file, long max_steps) {
+  const char *shared = getenv("MOREAU_SHARED");
+  char ref[512], text[2048];
+  snprintf(ref, sizeof ref, "%s/reference/example-robot-data", shared ? shared : "../shared");
+  mr_scene sc;
+  mr_error err = {0};
+  double z0 = 0.0, kp = -1.0;
+  for (int pass = 0; pass < 2; ++pass) {
+    int len = snprintf(text, sizeof text,
+                       "timestep: 0.001\nduration: 2.0\nbodies:\n  - name: ground\n    fixed: true\n"
+                       "    geoms:\n      - {type: halfspace, friction: 0.9}\nrobots:\n  - name: r\n"
+                       "    urdf: %s/robots/%s\n    package_roots: [%s/..]\n    floating: false\n"
+                       "    friction: 0.9\n    position: [0, 0, %.17g]\n",
+                       ref, file, ref, z0);
+    if (kp > 0.0) snprintf(text + len, sizeof text - len, "    pd: {kp: %.17g, kd: %.17g}\n", kp, kp / 100);
+    if (mr_scene_parse(text, file, ".", &sc, &err)) {
+      fprintf(stderr, "%s: %s\n", file, err.msg);
+      return;
+    }
+    if (pass) break;
+    double zmin, zmax;
+    robot_extent(&sc, &zmin, &zmax);
+    z0 = zmin <= zmax ? -zmin : 0.0;
+    kp = 3.0 * mr_model_total_mass(sc.model) * 9.81 * fmax(zmax - zmin, 0.1);
+    mr_scene_free(&sc);
+  }
+  add_scene(cs, &sc, 5, file, max_steps, NULL);
+  mr_scene_free(&sc);
+}
+
 static uint64_t rng_next(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -237,6 +293,7 @@ static void build_corpus(corpus *cs, long max_steps) {
   for (int k = 0; k < 3; ++k)
     for (uint64_t seed = 1; seed <= 6; ++seed)
       add_random(cs, sizes[k][0], sizes[k][1], seed);
+  add_robot(cs, "double_pendulum_description/urdf/double_pendulum_continuous.urdf", max_steps);
   if (glob("tests/fixtures/*.json", 0, NULL, &gl) == 0) {
     for (size_t i = 0; i < gl.gl_pathc; ++i)
       add_fixture(cs, gl.gl_pathv[i]);
@@ -324,15 +381,16 @@ static double g_outside_range(const mr_contact_problem *p, double *gnorm) {
 }
 
 /* why ncp-hybrid leaves a problem above 1e-6, from its λ: the round-off of the criterion itself
- * (max over contacts of λ_N u Σ_j |G_ij λ_j|, u = 2⁻⁵³: the error of evaluating c_N times the
- * force it multiplies in ε_c) and the range of ε_abs over 200 perturbations of λ by at most one
- * unit in the last place per entry (when either exceeds 1e-6, the target is below what double
- * precision resolves at these forces); otherwise the part of g outside range(G) (no all-sticking
- * solution: the exact one lifts or slides contacts) */
+ * (max over contacts of λ_N u Σ_j |G_ij λ_j|, u = 2⁻⁵³: the error of evaluating c_N in plain
+ * double times the force it multiplies in ε_c) and the range of ε_abs over 200 perturbations of
+ * λ by at most one unit in the last place per entry, with c evaluated in plain double and with
+ * the compensated Dot2 the criteria use (when the range exceeds 1e-6, the target is below what
+ * the evaluation resolves at these forces); otherwise the part of g outside range(G) (no
+ * all-sticking solution: the exact one lifts or slides contacts) */
 static void classify_failure(const problem *q, mr_arena *work, double *lambda, double *c) {
   int n = 3 * q->nc;
   outcome o = solve_one("ncp-hybrid", q, work, lambda, c);
-  double floor = 0.0, emin = INFINITY, emax = 0.0, gnorm;
+  double floor = 0.0, emin[2] = {INFINITY, INFINITY}, emax[2] = {0.0, 0.0}, gnorm;
   for (int i = 2; i < n; i += 3) {
     double acc = 0.0;
     for (int j = 0; j < n; ++j)
@@ -346,21 +404,24 @@ static void classify_failure(const problem *q, mr_arena *work, double *lambda, d
       uint64_t r = rng_next(&seed) % 3;
       l2[k] = r == 0 ? lambda[k] : nextafter(lambda[k], r == 1 ? INFINITY : -INFINITY);
     }
-    mr_problem_velocity(&q->p, l2, c);
-    double e = mr_problem_criteria(&q->p, l2, c, 1, NULL, NULL, NULL);
-    emin = fmin(emin, e), emax = fmax(emax, e);
+    for (int a = 0; a < 2; ++a) {
+      (a ? mr_problem_velocity_dot2 : mr_problem_velocity)(&q->p, l2, c);
+      double e = mr_problem_criteria(&q->p, l2, c, 1, NULL, NULL, NULL);
+      emin[a] = fmin(emin[a], e), emax[a] = fmax(emax[a], e);
+    }
   }
   free(l2);
   double out = g_outside_range(&q->p, &gnorm), lmax = 0.0;
   for (int k = 0; k < n; ++k)
     lmax = fmax(lmax, fabs(lambda[k]));
-  const char *why = floor > 1e-6 || emax - emin > 1e-6 ? "the criterion's round-off exceeds 1e-6"
-                    : out > 1e-9 * gnorm ? "g outside range(G): no all-sticking solution"
-                                         : "not classified";
-  printf("- %s (nc %d): ε_abs %.2e after %d iterations; max |λ| %.3g N, criterion round-off "
-         "%.1e, ε_abs of 1-ulp perturbations of λ %.1e–%.1e, |g outside range(G)| %.1e of "
-         "%.1e: %s\n",
-         q->name, q->nc, o.eps_abs, o.iterations, lmax, floor, emin, emax, out, gnorm, why);
+  const char *why = emax[1] - emin[1] > 1e-6 ? "the criterion's round-off exceeds 1e-6"
+                    : out > 1e-9 * gnorm   ? "g outside range(G): no all-sticking solution"
+                                           : "not classified";
+  printf("- %s (nc %d): ε_abs %.2e after %d iterations; max |λ| %.3g N, plain criterion "
+         "round-off %.1e, ε_abs of 1-ulp perturbations of λ %.1e–%.1e (plain c), %.1e–%.1e "
+         "(Dot2 c), |g outside range(G)| %.1e of %.1e: %s\n",
+         q->name, q->nc, o.eps_abs, o.iterations, lmax, floor, emin[0], emax[0], emin[1],
+         emax[1], out, gnorm, why);
 }
 
 /* ncp-hybrid's time against ncp-pgs's on the problems ncp-pgs solves; its failures listed */

@@ -202,8 +202,54 @@ static void test_natmap_newton(void **unused) {
   assert_near(cp_interface_normal(lam, 0), CP_GRAVITY, 1e-3);
 }
 
+/* c = (G + R)λ + g by compensated dot products (criteria.c) against exact integer arithmetic:
+ * G and λ integers (|G_ij| < 2^40, |λ_j| < 2^30, so every product and sum is exact in 128-bit
+ * integers), one row made to cancel about 40 bits by the last λ. The plain sum errs by about
+ * u Σ|G_ij λ_j| ≈ 2^19 there; Dot2's error is u|c| + γ_n² Σ|G_ij λ_j| (Ogita–Rump–Oishi,
+ * Prop. 5.5: γ_6² 2^73 < 2^-20), so c must equal the exact value rounded to double within one
+ * unit in the last place of c plus 1e-6. A closed-form row too: 1 + 1e16 − 1e16 = 1 (plain: 0). */
+__extension__ typedef __int128 i128; /* exact products of the integers below */
+
+static void test_velocity_dot2(void **unused) {
+  enum { N = 6 };
+  double G[N * N], g[N] = {0}, mu[2] = {0.5, 0.5}, lambda[N], c[N], cp[N];
+  mr_contact_problem p = {.nc = 2, .G = G, .g = g, .mu = mu, .dt = 1e-3};
+  uint64_t seed = 7;
+  int plain_wrong = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    for (int k = 0; k < N * N; ++k)
+      G[k] = (double)((int64_t)(test_rand_u64(&seed) >> 24) - ((int64_t)1 << 39));
+    for (int k = 0; k < N; ++k)
+      lambda[k] = (double)((int64_t)(test_rand_u64(&seed) >> 34) - ((int64_t)1 << 29));
+    int r = trial % N;
+    i128 part = 0;
+    for (int j = 0; j < N - 1; ++j)
+      part += (i128)(int64_t)G[r * N + j] * (int64_t)lambda[j];
+    G[r * N + N - 1] = 4294967296.0; /* 2^32 */
+    lambda[N - 1] = -(double)(int64_t)(part / ((i128)1 << 32));
+    mr_problem_velocity_dot2(&p, lambda, c);
+    mr_problem_velocity(&p, lambda, cp);
+    for (int i = 0; i < N; ++i) {
+      i128 exact = 0;
+      for (int j = 0; j < N; ++j)
+        exact += (i128)(int64_t)G[i * N + j] * (int64_t)lambda[j];
+      double ex = (double)exact;
+      assert_true(fabs(c[i] - ex) <= 0x1p-52 * fabs(ex) + 1e-6);
+      plain_wrong |= !(fabs(cp[i] - ex) <= 0x1p-52 * fabs(ex) + 1e-6);
+    }
+  }
+  assert_true(plain_wrong); /* the rows that cancel do defeat the plain sum */
+  double G1[9] = {1.0, 1e16, -1e16, 0, 1, 0, 0, 0, 1}, g1[3] = {0}, l1[3] = {1, 1, 1}, c1[3];
+  mr_contact_problem p1 = {.nc = 1, .G = G1, .g = g1, .mu = mu, .dt = 1e-3};
+  mr_problem_velocity_dot2(&p1, l1, c1);
+  assert_true(c1[0] == 1.0);
+  mr_problem_velocity(&p1, l1, c1);
+  assert_true(c1[0] == 0.0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_velocity_dot2),
       cmocka_unit_test(test_single),
       cmocka_unit_test(test_stacks),
       cmocka_unit_test(test_heavy_on_light),

@@ -102,6 +102,10 @@ static void check_products(const mr_contact_problem *d, const char *name) {
     yd[r] = acc;
     if (y[r] != yd[r]) fail_msg("%s: (G x)[%d] = %.17g, dense %.17g", name, r, y[r], yd[r]);
   }
+  /* the compensated c = (G + R) λ + g: the same terms in the same order, the same bits */
+  mr_problem_velocity_dot2(&s.p, x, y);
+  mr_problem_velocity_dot2(d, x, yd);
+  assert_memory_equal(y, yd, (size_t)n * sizeof(double));
   mr_problem_G_dense(&s.p, G);
   assert_memory_equal(G, d->G, (size_t)n * n * sizeof(double));
   for (int i = 0; i < nc; ++i)

@@ -196,6 +196,9 @@ void mr_contact_criteria(double mu, const double *lambda, const double *c, int d
                          double *eps_p, double *eps_d, double *eps_c);
 /* c = (G + R) λ + g */
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c);
+/* the same in compensated arithmetic (Dot2: as accurate as in twice the precision, then
+ * rounded), for evaluating the criteria at a solution, where the terms of c cancel */
+void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c);
 /* the maxima over contacts of the criteria (bilateral constraints: ε_d = ‖c‖, ε_p = ε_c = 0);
  * returns ε_abs = max(ε_p, ε_d, ε_c) */
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,

@@ -8,7 +8,8 @@
  *      large through its large λ);
  *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
  *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
- *      reach eps_abs within half of the remaining budget;
+ *      reach eps_abs within half of the remaining budget; when that rate needs more sweeps than
+ *      stages 4 and 5 cost, they are tried once first (stacks: a slow rate, a right active set);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
  *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
@@ -48,7 +49,7 @@
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
@@ -187,7 +188,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
                      double *best, double *c, double *trial, double e, int *steps) {
   int n = w->n;
   for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
-    mr_problem_velocity(p, best, c);
+    mr_problem_velocity_dot2(p, best, c);
     classify(p, best, c, w);
     if (w->m == 0) break;
     assemble(p, w, c);
@@ -206,7 +207,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     if (!(et < e)) break;
     mr_copy(best, trial, n), e = et;
   }
-  mr_problem_velocity(p, best, c);
+  mr_problem_velocity_dot2(p, best, c);
   return e;
 }
 
@@ -224,9 +225,9 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
  * the last chunk's rate of decrease of ε_abs would reach eps_abs within `share` of the chunks
  * left (reserve iterations kept for the Newton stages); λ, e = its ε_abs and *moved updated */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
-                         mr_solve_fn solver, int chunk, double share, int reserve, double *lambda,
-                         double *c, double *trial, double *e, int *iters, int *moved,
-                         mr_error *err) {
+                         mr_solve_fn solver, int chunk, double share, int reserve, double handover,
+                         double *lambda, double *c, double *trial, double *e, int *iters,
+                         int *moved, int *slow, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -247,6 +248,11 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
     eprev = et;
     if (!(need <= share * (s->max_iter - reserve - *iters) / chunk)) break;
+    /* converging, but slower than the Newton stages would likely finish: hand over to them */
+    if (need * chunk > handover) {
+      *slow = 1;
+      break;
+    }
   }
   return MR_OK;
 }
@@ -259,11 +265,27 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
-  int reserve = HYB_POLISH + HYB_NEWTON, moved = 0;
-  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget */
-  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, lambda, c,
-                         trial, e, iters, &moved, err);
+  int reserve = HYB_POLISH + HYB_NEWTON, moved = 0, slow = 0;
+  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget; when
+   * that rate still needs more sweeps than the Newton stages cost (a sweep costs about 2n²
+   * flops, a Newton step's LU about 2n³/3, so the reserve of HYB_POLISH + HYB_NEWTON steps
+   * costs at most as much as reserve·n/3 sweeps), stages 4 and 5 are tried once from the
+   * current iterate — the hyperstatic stacks, where Gauss-Seidel's rate is poor but its
+   * active set (all sticking) is right after the first chunk — and ncp-pgs resumes if they do
+   * not converge */
+  double handover = reserve * n / 3.0;
+  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, handover,
+                         lambda, c, trial, e, iters, &moved, &slow, err);
   if (rc || *e <= s->eps_abs) return rc;
+  if (slow) {
+    *e = polish(p, s, w, lambda, c, trial, *e, iters);
+    *e = newton(p, s, w, lambda, c, *e, iters);
+    if (*e <= s->eps_abs) return MR_OK;
+    moved = 1;
+    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, INFINITY, lambda,
+                 c, trial, e, iters, &moved, &slow, err);
+    if (rc || *e <= s->eps_abs) return rc;
+  }
   /* 2. ncp-admm (ill-conditioned G: mass ratios, stacks) on a twentieth of what remains: where it
    * converges it does within a few hundred iterations (the heavy-on-light stacks of the corpus);
    * the state's dual y and ρ (the previous step's ADMM solve) go with the warm start, so they are
@@ -349,7 +371,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);
   if (rc) return rc;
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   stats->iterations = iters;
   stats->eps_model = e;
   stats->converged = e <= s->eps_abs;

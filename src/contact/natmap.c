@@ -46,7 +46,7 @@ static void cone_jacobian(double mu, const double *x, double *D) {
 /* F(λ) into F, c = A λ + g; returns ‖F‖² */
 double mr_natmap_residual(const mr_contact_problem *p, const double *lambda, double *c, double *F) {
   int n = 3 * p->nc;
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   double sum = 0.0;
   for (int i = 0; i < p->nc; ++i) {
     const double *l = lambda + 3 * i, *ci = c + 3 * i;
@@ -143,6 +143,6 @@ double mr_natmap_newton(const mr_contact_problem *p, double eps, int max_steps, 
     double et = mr_problem_criteria(p, w->l, c, 1, NULL, NULL, NULL);
     if (et < e) mr_copy(best, w->l, n), e = et;
   }
-  mr_problem_velocity(p, best, c);
+  mr_problem_velocity_dot2(p, best, c);
   return e;
 }

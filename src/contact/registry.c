@@ -122,7 +122,7 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
   stats->time_us = now_us() - t0;
   if (st) return st;
-  mr_problem_velocity(p, lambda, c);
+  mr_problem_velocity_dot2(p, lambda, c);
   stats->eps_abs =
       mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
   if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
