@@ -167,7 +167,7 @@ static void test_solvers(void **state) {
   each_problem(check_solvers);
 }
 
-/* a problem with neither G nor Gb is refused, naming what is missing */
+/* a problem with neither G nor Gb is refused, naming what is missing; so is a malformed Gb */
 static void test_no_G(void **state) {
   double g[3] = {0, 0, -1}, mu[1] = {0.5}, lambda[3], c[3];
   mr_contact_problem p = {.nc = 1, .g = g, .mu = mu};
@@ -180,6 +180,20 @@ static void test_no_G(void **state) {
     assert_int_equal(mr_solve(mr_solver_at(k)->name, &p, &set, NULL, &work, lambda, c, &st, &err),
                      MR_ERR_INVALID);
     assert_non_null(strstr(err.msg, "neither a dense G nor a block-sparse Gb"));
+  }
+  /* two contacts: a column out of range, columns not ascending, a missing diagonal block */
+  double Gb[27] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double g2[6] = {0, 0, -1, 0, 0, -1}, mu2[2] = {0.5, 0.5}, l2[6], c2[6];
+  const int rows[3][3] = {{0, 2, 3}, {0, 2, 3}, {0, 1, 3}};
+  const int cols[3][3] = {{0, 2, 1}, {1, 0, 1}, {1, 0, 1}};
+  const char *what[3] = {"out of [0, 2) or not ascending", "out of [0, 2) or not ascending",
+                         "row 0 has no diagonal block"};
+  for (int t = 0; t < 3; ++t) {
+    mr_contact_problem q = {.nc = 2, .g = g2, .mu = mu2, .nnzb = 3, .Gb_row = rows[t],
+                            .Gb_col = cols[t], .Gb = Gb};
+    mr_error err = {0};
+    assert_int_equal(mr_solve("ncp-pgs", &q, &set, NULL, &work, l2, c2, &st, &err), MR_ERR_INVALID);
+    if (!strstr(err.msg, what[t])) fail_msg("case %d: %s", t, err.msg);
   }
   mr_arena_destroy(&work);
 }

@@ -130,6 +130,35 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   return MR_OK;
 }
 
+/* a block-sparse G's structure: offsets from 0, non-decreasing, nnzb in all; columns in range
+ * and ascending in each row; the diagonal block present */
+static mr_status check_blocks(const char *name, const mr_contact_problem *p, mr_error *err) {
+  if (p->Gb_row[0] != 0 || p->Gb_row[p->nc] != p->nnzb)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "%s: block-sparse G: Gb_row[0] = %d and Gb_row[%d] = %d, expected 0 and "
+                        "nnzb = %d",
+                        name, p->Gb_row[0], p->nc, p->Gb_row[p->nc], p->nnzb);
+  for (int i = 0; i < p->nc; ++i) {
+    int diag = 0;
+    if (p->Gb_row[i + 1] < p->Gb_row[i])
+      return mr_error_set(err, MR_ERR_INVALID, "%s: block-sparse G: Gb_row[%d] = %d < Gb_row[%d] = %d",
+                          name, i + 1, p->Gb_row[i + 1], i, p->Gb_row[i]);
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      int j = p->Gb_col[k];
+      if (j < 0 || j >= p->nc || (k > p->Gb_row[i] && j <= p->Gb_col[k - 1]))
+        return mr_error_set(err, MR_ERR_INVALID,
+                            "%s: block-sparse G: row %d, Gb_col[%d] = %d is out of [0, %d) or not "
+                            "ascending",
+                            name, i, k, j, p->nc);
+      diag |= j == i;
+    }
+    if (!diag)
+      return mr_error_set(err, MR_ERR_INVALID, "%s: block-sparse G: row %d has no diagonal block",
+                          name, i);
+  }
+  return MR_OK;
+}
+
 /* mr_solve on a problem the solver can read (dense G, or Gb for a block-sparse solver) */
 static mr_status solve_problem(const mr_solver_info *info, const mr_contact_problem *p,
                                const mr_solver_settings *s, mr_solver_state *state,
@@ -186,6 +215,8 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
     return mr_error_set(err, MR_ERR_INVALID,
                         "%s: problem with %d contacts has neither a dense G nor a block-sparse Gb",
                         name, p->nc);
+  mr_status st;
+  if (!p->G && p->nc > 0 && (st = check_blocks(name, p, err))) return st;
   if (info->block_sparse || p->G || p->nc == 0)
     return solve_problem(info, p, s, state, work, lambda, c, stats, err);
   /* a solver that reads G densely gets a dense copy of the block-sparse G */
@@ -197,7 +228,7 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
   mr_problem_G_dense(p, G);
   mr_contact_problem dense = *p;
   dense.G = G;
-  mr_status st = solve_problem(info, &dense, s, state, work, lambda, c, stats, err);
+  st = solve_problem(info, &dense, s, state, work, lambda, c, stats, err);
   mr_arena_reset(work, mark);
   return st;
 }
