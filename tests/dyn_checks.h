@@ -6,6 +6,7 @@
 
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "core/linalg.h"
@@ -103,11 +104,9 @@ static mr_se3 placement_at(const mr_model *m, mr_data *d, const double *q, int b
 }
 
 /* (v_p, ω): the world velocity of the frame origin and the world angular velocity, by central
- * differences of the placement along q ⊕ ±h v (truncation O(h²) ≈ 1e-10 for h = 1e-5, round-off
- * ≈ 1e-16 / h ≈ 1e-11) */
+ * differences of the placement along q ⊕ ±h v (truncation O(h²), round-off ε |p| / h) */
 static mr_motion fd_velocity(const mr_model *m, mr_data *d, const double *q, const double *v,
-                             int body, int frame) {
-  const double h = 1e-5;
+                             int body, int frame, double h) {
   double qp[NMAX], qm[NMAX];
   mr_integrate(m, q, v, h, qp);
   mr_integrate(m, q, v, -h, qm);
@@ -136,7 +135,8 @@ static void check_jacobians(const mr_model *m, mr_data *d, const rstate *x, int 
   static const mr_reference refs[3] = {MR_LOCAL_WORLD_ALIGNED, MR_WORLD, MR_LOCAL};
   const int nv = m->nv;
   int b = frame >= 0 ? m->frames[frame].body : body;
-  mr_motion fd = fd_velocity(m, d, x->q, x->v, b, frame);
+  mr_motion fd = fd_velocity(m, d, x->q, x->v, b, frame, 1e-5);
+  mr_motion f2 = fd_velocity(m, d, x->q, x->v, b, frame, 2e-5);
   mr_se3 O = placement_at(m, d, x->q, b, frame);
   /* LOCAL_WORLD_ALIGNED (v_p, ω); WORLD (v_p − ω × p, ω); LOCAL Rᵀ (v_p, ω) */
   mr_motion want[3] = {fd,
@@ -151,62 +151,93 @@ static void check_jacobians(const mr_model *m, mr_data *d, const rstate *x, int 
     jac_times(J, 6, nv, x->v, jv);
     double w6[6] = {want[r].v.v[0], want[r].v.v[1], want[r].v.v[2],
                     want[r].w.v[0], want[r].w.v[1], want[r].w.v[2]};
-    /* finite differences: truncation O(h²) ≈ 1e-10, round-off ≈ 1e-11 (see fd_velocity) */
-    assert_vec_near(jv, w6, 6, 1e-6);
+    /* finite differences at h = 1e-5: the truncation c h², estimated by Richardson from the
+     * difference at 2h, (D(2h) − D(h))/3, taken twice, carried by the shift ω × p and the rotation
+     * of the references; plus the round-off of the placements, 10 ε (|p| + 1)/h */
+    double dv = mr_v3_norm(mr_v3_sub(f2.v, fd.v)), dw = mr_v3_norm(mr_v3_sub(f2.w, fd.w));
+    double pn = mr_v3_norm(O.p) + 1.0;
+    double tol = 2.0 * (dv + pn * dw) / 3.0 + 10.0 * DBL_EPSILON * pn / 1e-5;
+    assert_vec_near(jv, w6, 6, tol);
   }
   /* a point fixed on the body, given in world coordinates */
-  mr_vec3 r = mr_v3(0.3, -0.2, 0.5);
+  mr_vec3 r = mr_v3(0.3, -0.2, 0.5), vp[2];
   double qp[NMAX], qm[NMAX], h = 1e-5, jv[3];
-  mr_integrate(m, x->q, x->v, h, qp);
-  mr_integrate(m, x->q, x->v, -h, qm);
-  mr_se3 P = placement_at(m, d, qp, b, -1), Q = placement_at(m, d, qm, b, -1);
-  mr_vec3 vp = mr_v3_scale(mr_v3_sub(mr_se3_act_point(&P, r), mr_se3_act_point(&Q, r)), 0.5 / h);
+  for (int k = 0; k < 2; ++k) {
+    double hk = (k + 1) * h;
+    mr_integrate(m, x->q, x->v, hk, qp);
+    mr_integrate(m, x->q, x->v, -hk, qm);
+    mr_se3 P = placement_at(m, d, qp, b, -1), Q = placement_at(m, d, qm, b, -1);
+    vp[k] = mr_v3_scale(mr_v3_sub(mr_se3_act_point(&P, r), mr_se3_act_point(&Q, r)), 0.5 / hk);
+  }
   O = placement_at(m, d, x->q, b, -1);
   mr_point_jacobian(m, d, b, mr_se3_act_point(&O, r), J);
   jac_times(J, 3, nv, x->v, jv);
-  assert_vec_near(jv, vp.v, 3, 1e-6);
+  double pn = mr_v3_norm(mr_se3_act_point(&O, r)) + 1.0;
+  assert_vec_near(jv, vp[0].v, 3,
+                  2.0 * mr_v3_norm(mr_v3_sub(vp[1], vp[0])) / 3.0 + 10.0 * DBL_EPSILON * pn / h);
+}
+
+/* the total energy T + V at (q ⊕ s v, v + s q̈) */
+static double energy_along(const mr_model *m, mr_data *d, const rstate *x, const double *ddq,
+                           double s) {
+  double q1[NMAX], v1[NMAX];
+  mr_integrate(m, x->q, x->v, s, q1);
+  for (int i = 0; i < m->nv; ++i)
+    v1[i] = x->v[i] + s * ddq[i];
+  return mr_kinetic_energy(m, d, q1, v1) + mr_potential_energy(m, d, q1);
 }
 
 /* total energy E = T + V changes at the rate vᵀτ along ABA (no damping): central differences
- * along (q ⊕ ±h v, v ± h q̈) have error O(h²) ≈ 1e-8 relative for h = 1e-4 */
+ * along (q ⊕ ±h v, v ± h q̈), h = 1e-4. Tolerance: the truncation c h² estimated by Richardson
+ * from the difference at 2h, (D(2h) − D(h))/3, taken twice, plus the round-off of the energies,
+ * 10 ε (|T| + |V| + 1)/h */
 static void check_power(const mr_model *m, mr_data *d, const rstate *x) {
   const int nv = m->nv;
   const double h = 1e-4;
-  double ddq[NMAX], qp[NMAX], qm[NMAX], vp[NMAX], vm[NMAX];
+  double ddq[NMAX];
   memcpy(ddq, mr_aba(m, d, x->q, x->v, x->tau), (size_t)nv * sizeof(double));
-  mr_integrate(m, x->q, x->v, h, qp);
-  mr_integrate(m, x->q, x->v, -h, qm);
-  for (int i = 0; i < nv; ++i)
-    vp[i] = x->v[i] + h * ddq[i], vm[i] = x->v[i] - h * ddq[i];
-  double Ep = mr_kinetic_energy(m, d, qp, vp) + mr_potential_energy(m, d, qp);
-  double Em = mr_kinetic_energy(m, d, qm, vm) + mr_potential_energy(m, d, qm);
+  double D1 = (energy_along(m, d, x, ddq, h) - energy_along(m, d, x, ddq, -h)) / (2 * h);
+  double D2 = (energy_along(m, d, x, ddq, 2 * h) - energy_along(m, d, x, ddq, -2 * h)) / (4 * h);
+  double E = fabs(mr_kinetic_energy(m, d, x->q, x->v)) + fabs(mr_potential_energy(m, d, x->q));
   double power = mr_dot(x->v, x->tau, nv);
-  assert_near((Ep - Em) / (2 * h), power, 1e-6 * (1 + fabs(power) + mr_norm_inf(ddq, nv)));
+  assert_near(D1, power, 2.0 * fabs(D2 - D1) / 3.0 + 10.0 * DBL_EPSILON * (E + 1.0) / h);
+}
+
+/* body velocities of forward kinematics at (q ⊕ s h v, v + s h a), s = ±1, ±2 */
+static void fk_velocities_at(const mr_model *m, mr_data *d, const rstate *x, double sh,
+                             mr_motion *out) {
+  double q1[NMAX], v1[NMAX];
+  mr_integrate(m, x->q, x->v, sh, q1);
+  for (int i = 0; i < m->nv; ++i)
+    v1[i] = x->v[i] + sh * x->a[i];
+  mr_forward_kinematics(m, d, q1, v1, NULL);
+  memcpy(out, d->vb, (size_t)m->nbodies * sizeof(mr_motion));
 }
 
 /* body accelerations of forward kinematics are the time derivatives of the body velocities
  * (body coordinates move with the body, so no transport term): central differences along
- * (q ⊕ ±h v, v ± h a), error O(h²) ≈ 1e-8 for h = 1e-4 */
+ * (q ⊕ ±h v, v ± h a), h = 1e-4. Tolerance per body: the truncation c h², estimated by Richardson
+ * from the difference at 2h, (D(2h) − D(h))/3, taken twice (its size grows with |v|³: 1e-9 on
+ * the random trees, 3e-8 on Talos), plus the round-off of velocities up to |v_b| divided by h,
+ * 10 ε |v_b|/h */
 static void check_fk_acceleration(const mr_model *m, mr_data *d, const rstate *x) {
-  static mr_motion vp[NMAX], ab[NMAX];
-  const int nv = m->nv, nb = m->nbodies;
+  static mr_motion ab[NMAX], p1[NMAX], m1[NMAX], p2[NMAX], m2[NMAX];
+  const int nb = m->nbodies;
   const double h = 1e-4;
-  double q1[NMAX], v1[NMAX];
   mr_forward_kinematics(m, d, x->q, x->v, x->a);
   memcpy(ab, d->ab, (size_t)nb * sizeof(mr_motion));
-  mr_integrate(m, x->q, x->v, h, q1);
-  for (int i = 0; i < nv; ++i)
-    v1[i] = x->v[i] + h * x->a[i];
-  mr_forward_kinematics(m, d, q1, v1, NULL);
-  memcpy(vp, d->vb, (size_t)nb * sizeof(mr_motion));
-  mr_integrate(m, x->q, x->v, -h, q1);
-  for (int i = 0; i < nv; ++i)
-    v1[i] = x->v[i] - h * x->a[i];
-  mr_forward_kinematics(m, d, q1, v1, NULL);
+  fk_velocities_at(m, d, x, h, p1), fk_velocities_at(m, d, x, -h, m1);
+  fk_velocities_at(m, d, x, 2 * h, p2), fk_velocities_at(m, d, x, -2 * h, m2);
   for (int b = 1; b < nb; ++b) {
-    mr_motion fd = mr_motion_scale(mr_motion_sub(vp[b], d->vb[b]), 0.5 / h);
-    assert_vec_near(fd.v.v, ab[b].v.v, 3, 1e-6);
-    assert_vec_near(fd.w.v, ab[b].w.v, 3, 1e-6);
+    mr_motion fd = mr_motion_scale(mr_motion_sub(p1[b], m1[b]), 0.5 / h);
+    mr_motion f2 = mr_motion_scale(mr_motion_sub(p2[b], m2[b]), 0.25 / h);
+    double vb = fmax(mr_v3_norm(p1[b].v), mr_v3_norm(p1[b].w)) + 1.0;
+    for (int k = 0; k < 3; ++k) {
+      double tv = 2.0 * fabs(f2.v.v[k] - fd.v.v[k]) / 3.0 + 10.0 * DBL_EPSILON * vb / h;
+      double tw = 2.0 * fabs(f2.w.v[k] - fd.w.v[k]) / 3.0 + 10.0 * DBL_EPSILON * vb / h;
+      assert_near(fd.v.v[k], ab[b].v.v[k], tv);
+      assert_near(fd.w.v[k], ab[b].w.v[k], tw);
+    }
   }
 }
 

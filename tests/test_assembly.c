@@ -69,7 +69,9 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* G is symmetric and equals J M⁻¹ Jᵀ computed with a dense Cholesky of M */
+/* G is symmetric and equals J M⁻¹ Jᵀ computed with a dense Cholesky of M: the solves err by
+ * cond(M) n ε relative, cond(M) = m/I = 150 (I = m s²/6), n = 6, on entries up to
+ * 1/m + r²/I = 4: 8e-13, asserted 1e-12 */
 static void test_delassus_dense(void **state) {
   fixture *f = *state;
   mr_assembly_settings s = mr_assembly_settings_default();

@@ -209,7 +209,11 @@ static void test_power_balance(void **state) {
   mr_model_free(m);
 }
 
-/* generalized gravity is the gradient of the potential energy (central differences, O(h²)) */
+/* generalized gravity is the gradient of the potential energy (central differences, O(h²)).
+ * Tolerance: the truncation error c h², estimated by Richardson from the difference at 2h,
+ * (D(2h) − D(h))/3, taken twice; plus the round-off of the two potentials, each a sum over the
+ * bodies of m g z with z at the end of a chain of up to 10 transforms (relative 10 × 2.2e-16
+ * on Σ|m g z| ≤ Σ m g · max |z|, |z| ≤ |p_body| + |c|), divided by 2h, taken twice */
 static void test_gravity_gradient(void **state) {
   uint64_t s = 17;
   static rstate x;
@@ -222,13 +226,28 @@ static void test_gravity_gradient(void **state) {
   memcpy(g, mr_generalized_gravity(m, d, x.q), (size_t)nv * sizeof(double));
   mr_integrate(m, x.q, x.v, h, qp);
   mr_integrate(m, x.q, x.v, -h, qm);
-  double dV = (mr_potential_energy(m, d, qp) - mr_potential_energy(m, d, qm)) / (2 * h);
-  assert_near(dV, mr_dot(g, x.v, nv), 1e-6);
+  double Vp = mr_potential_energy(m, d, qp), Vm = mr_potential_energy(m, d, qm);
+  double dV = (Vp - Vm) / (2 * h);
+  mr_integrate(m, x.q, x.v, 2 * h, qp);
+  mr_integrate(m, x.q, x.v, -2 * h, qm);
+  double dV2 = (mr_potential_energy(m, d, qp) - mr_potential_energy(m, d, qm)) / (4 * h);
+  double reach = 0.0, mg = 0.0;
+  mr_forward_kinematics(m, d, x.q, NULL, NULL);
+  for (int b = 1; b < m->nbodies; ++b) {
+    reach = fmax(reach, mr_v3_norm(d->oMi[b].p) + mr_v3_norm(m->bodies[b].inertia.c));
+    mg += 9.81 * m->bodies[b].inertia.m;
+  }
+  double tol = 2.0 * fabs(dV2 - dV) / 3.0 + 2.0 * 10.0 * 2.220446049250313e-16 * mg * reach / h;
+  print_message("gravity gradient: |FD - g·v| %.2e, bound %.2e (truncation %.2e)\n",
+                fabs(dV - mr_dot(g, x.v, nv)), tol, fabs(dV2 - dV) / 3.0);
+  assert_near(dV, mr_dot(g, x.v, nv), tol);
   mr_data_free(d);
   mr_model_free(m);
 }
 
-/* q ⊕ (q₁ ⊖ q) = q₁; q ⊕ v ⊖ q = v; random configurations respect limits */
+/* q ⊕ (q₁ ⊖ q) = q₁; q ⊕ v ⊖ q = v; random configurations respect limits. Each joint's exp and
+ * log are a few tens of operations on angles and offsets up to ~3: round-off 20 × 2.2e-16 × 3
+ * ≈ 1.3e-14, asserted 2e-14 */
 static void test_lie_group(void **state) {
   uint64_t s = 21;
   static rstate x;
@@ -243,11 +262,11 @@ static void test_lie_group(void **state) {
     /* quaternions may come back with the opposite sign: compare through the difference */
     mr_difference(m, q1, q2, back);
     for (int i = 0; i < nv; ++i)
-      assert_near(back[i], 0.0, 1e-9);
+      assert_near(back[i], 0.0, 2e-14);
     mr_integrate(m, x.q, x.v, 0.3, q2);
     mr_difference(m, x.q, q2, back);
     for (int i = 0; i < nv; ++i)
-      assert_near(back[i], 0.3 * x.v[i], 1e-9);
+      assert_near(back[i], 0.3 * x.v[i], 2e-14);
     for (int i = 0; i < nq; ++i) {
       assert_true(q1[i] >= m->lower[i] && q1[i] <= m->upper[i]);
       assert_true(fabs(q1[i]) <= M_PI + 1e-12 || !isfinite(m->upper[i]));

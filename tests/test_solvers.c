@@ -46,23 +46,25 @@ typedef struct {
   const char *name;
   int answers;  /* 1: check the known answers of its model; 0: soft (own test) */
   int stack;    /* STACK_FAILS / STACK_CONVERGES on the ill-conditioned stack */
-  double tol;   /* on λ for the unit problems (G ~ I): ε_abs ≤ 1e-6 gives λ errors ~1e-6 */
+  double tol;   /* on λ for the unit problems (G ~ I), see below */
   int warm_max; /* iterations allowed when warm-started from its own solution */
 } expectation;
 
+/* tol: a residual ‖·‖ ≤ √3 ε_abs moves λ by at most √3 ε/σ_min = 2.5e-6 (σ_min = 0.68 for GM,
+ * 0.69 for GC, 1 for I3) */
 static const expectation expectations[] = {
-    {"lcp-pgs", 1, STACK_FAILS, 1e-5, 2},
-    {"ccp-pgs", 1, STACK_FAILS, 1e-5, 2},
-    {"ncp-pgs", 1, STACK_FAILS, 1e-5, 2},
-    {"raisim", 1, STACK_FAILS, 1e-5, 2},
-    {"raisim-ds", 1, STACK_FAILS, 1e-5, 2},
+    {"lcp-pgs", 1, STACK_FAILS, 2.5e-6, 2},
+    {"ccp-pgs", 1, STACK_FAILS, 2.5e-6, 2},
+    {"ncp-pgs", 1, STACK_FAILS, 2.5e-6, 2},
+    {"raisim", 1, STACK_FAILS, 2.5e-6, 2},
+    {"raisim-ds", 1, STACK_FAILS, 2.5e-6, 2},
     {"soft", 0, STACK_SKIP, 0.0, 1},
-    /* whole-G solvers; ccp-newton adds a compliance R = 1e-6 diag(G), so its λ moves by ~1e-6
-     * relative: a looser tolerance */
-    {"ccp-admm", 1, STACK_CONVERGES, 1e-5, 2},
-    {"ncp-admm", 1, STACK_CONVERGES, 1e-5, 2},
-    {"ccp-newton", 1, STACK_OWN_MODEL, 1e-4, 2},
-    {"ncp-stagproj", 1, STACK_CONVERGES, 1e-5, 2},
+    /* whole-G solvers; ccp-newton adds a compliance R = 1e-6 diag(G), so its λ moves by 1e-6
+     * relative, 1e-5 on forces up to 10: 2.5e-6 + 1e-5 */
+    {"ccp-admm", 1, STACK_CONVERGES, 2.5e-6, 2},
+    {"ncp-admm", 1, STACK_CONVERGES, 2.5e-6, 2},
+    {"ccp-newton", 1, STACK_OWN_MODEL, 1.25e-5, 2},
+    {"ncp-stagproj", 1, STACK_CONVERGES, 2.5e-6, 2},
 };
 
 static const expectation *expect_for(const char *name) {
@@ -215,8 +217,8 @@ static void print_result(const char *test, const char *name, const result *r) {
 }
 
 /* angle tolerance between −λ_T and c_T at a solution with ε_c ≤ 1e-6: ε_c bounds
- * ‖λ_T‖‖c_T‖(1 − cos θ), so θ ≤ sqrt(2e-6 / (‖λ_T‖‖c_T‖)) ≈ 3e-3 rad for ‖λ_T‖‖c_T‖ ≥ 0.15 */
-#define ANGLE_TOL 5e-3
+ * ‖λ_T‖‖c_T‖(1 − cos θ), so θ ≤ sqrt(2e-6 / (‖λ_T‖‖c_T‖)) = 3.65e-3 rad for ‖λ_T‖‖c_T‖ ≥ 0.15 */
+#define ANGLE_TOL 3.7e-3
 
 /* angle between two 2-vectors */
 static double angle2(const double *a, const double *b) {
@@ -321,7 +323,7 @@ static void test_relaxation(void **state) {
       double sum = 0.0;
       for (int c = 0; c < 4; ++c)
         sum += r.lambda[3 * c + 2];
-      assert_near(sum, GRAV, 2e-3);
+      assert_near(sum, GRAV, 1e-3);
     }
 }
 
@@ -441,8 +443,16 @@ static void test_raisim_mdp(void **state) {
       double pred[2] = {mlt[0] - mu * mu * l[2] / GM[8] * GM[6],
                         mlt[1] - mu * mu * l[2] / GM[8] * GM[7]};
       assert_true(angle2(pred, r.c) < 1e-4);
-      assert_true(angle2(mlt, r.c) > 0.2); /* 0.29 rad measured */
-      assert_true(r.st.eps_abs > 1e-3);    /* the NCP criterion sees the MDP violation */
+      /* c_T ∥ pred to 1e-4 rad, so −λ_T is θ = angle(−λ_T, pred) ± 1e-4 away from c_T (0.29 rad) */
+      double th = angle2(mlt, pred);
+      assert_true(th > 0.1);
+      assert_near(angle2(mlt, r.c), th, 1e-4);
+      /* the NCP criterion sees the violation: with c_N = 0 and ‖λ_T‖ = μλ_N, ε_c = |⟨λ, c + Γ(c)⟩|
+       * = μλ_N ‖c_T‖ (1 − cos θ), less the 1e-5 residues of c_N and the cone times ‖λ‖, ‖c‖ */
+      double ec = mu * l[2] * hypot(r.c[0], r.c[1]) * (1.0 - cos(th));
+      double slack = 1e-5 * (hypot(hypot(l[0], l[1]), l[2]) + hypot(hypot(r.c[0], r.c[1]), 1.0));
+      if (!(r.st.eps_abs >= ec - slack))
+        fail_msg("raisim: NCP ε_abs %.6g below μλ_N‖c_T‖(1 − cos θ) = %.6g", r.st.eps_abs, ec);
     } else {
       assert_true(angle2(mlt, r.c) < ANGLE_TOL);
       assert_true(r.st.eps_abs <= 1e-5);
@@ -467,7 +477,7 @@ static void test_box(void **state) {
     double sum = 0.0;
     for (int c = 0; c < 4; ++c)
       sum += r.lambda[3 * c + 2];
-    assert_near(sum, m * GRAV, 2e-3);
+    assert_near(sum, m * GRAV, 1e-3);
   }
 }
 
