@@ -1,7 +1,8 @@
 /* Cost and accuracy of the Jacobians of a simulator step with contacts (mr_sim_step_derivatives)
- * against central differences of the step, on shipped scenes with their robots in contact
- * (robots only: mr_sim hands a free body's velocity back in the frame of q⁺, which the Jacobians
- * do not follow, docs/derivatives.md):
+ * against central differences of the step, on shipped scenes with their robots in contact, and
+ * the Allegro hand holding a ball (contacts between two moving bodies; timed only: mr_sim hands
+ * a free body's velocity back in the frame of q⁺, which the Jacobians do not follow,
+ * docs/derivatives.md):
  *
  *   step          one mr_sim_step (the unit of the ratios)
  *   step derivs   mr_sim_step_derivatives: the step and its six Jacobians in q, v, τ
@@ -177,12 +178,21 @@ static void bench_scene(const char *name, const char *path, int accuracy) {
   mr_scene_free(&sc);
 }
 
-int main(void) {
+/* argv[1], when given, selects the scenes whose name contains it */
+int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *only = argc > 1 ? argv[1] : "";
   printf("Jacobians of a step with contacts: µs per call (median, 10th percentile of %d rounds, "
          "ratio to one step)\n",
          NROUNDS);
-  bench_scene("Solo-12 standing", "scenes/solo_stand.yaml", 1);
-  bench_scene("TALOS standing", "scenes/talos_stand.yaml", 0);
+  static const struct {
+    const char *name, *path;
+    int accuracy;
+  } scenes[] = {{"Solo-12 standing", "scenes/solo_stand.yaml", 1},
+                {"TALOS standing", "scenes/talos_stand.yaml", 0},
+                {"Allegro holding a ball", "scenes/b8_allegro_hold.yaml", 0}};
+  for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; ++k)
+    if (strstr(scenes[k].name, only))
+      bench_scene(scenes[k].name, scenes[k].path, scenes[k].accuracy);
   return 0;
 }

@@ -42,6 +42,7 @@
  */
 #include "cli_util.h"
 #include "test_random.h"
+#include "test_step_inputs.h"
 
 #include <string.h>
 
@@ -801,7 +802,7 @@ static void body_derivatives(const body_case *bc, double *dq, double *dv, double
   mr_assembly_settings as = mr_assembly_settings_default();
   as.dt = sc.timestep;
   as.baumgarte = 0.0;
-  const mr_contact_step cs = {prob, rows, radius, J, lambda, c, &as, 1e-9};
+  const mr_contact_step cs = {prob, rows, radius, J, lambda, c, &as, 1e-9, NULL};
   mr_step_derivatives *sd = mr_step_derivatives_create(m);
   static double work[1 << 14];
   assert_true(mr_step_contact_work_size(m, nc) <= sizeof work);
@@ -985,15 +986,8 @@ static void solo_step(solo_case *c, int k, double t, double *qn, double *vn) {
   const mr_model *m = c->sc.model;
   const int nv = m->nv;
   mr_error e;
-  double q[64], v[64], ek[64] = {0};
-  memcpy(v, c->v, (size_t)nv * sizeof(double));
-  if (k < nv) {
-    ek[k] = 1.0;
-    mr_integrate(m, c->q, ek, t, q);
-  } else {
-    memcpy(q, c->q, (size_t)m->nq * sizeof(double));
-    if (k < 2 * nv) v[k - nv] += t;
-  }
+  double q[64], v[64];
+  test_moved_state(m, c->q, c->v, k, t, q, v);
   mr_sim *sim = solo_sim(c);
   mr_sim_set_time(sim, c->t);
   assert_int_equal(mr_sim_set_state(sim, q, v, &e), MR_OK);
@@ -1051,13 +1045,9 @@ static double check_solo(uint64_t seed, double qd, int sliding, int want_modes, 
       solo_step(&c, k, at[t], qn[t], vn[t]);
       mr_difference(m, q0n, qn[t], dq[t]);
     }
-    const int in = k % nv;
-    const double *Av = k < nv ? sd->dvn_dq : k < 2 * nv ? sd->dvn_dv : sd->dvn_dtau;
-    const double *Aq = k < nv ? sd->dqn_dq : k < 2 * nv ? sd->dqn_dv : sd->dqn_dtau;
     for (int r = 0; r < nv; ++r) {
-      const double fv = (4 * (vn[1][r] - vn[2][r]) / (2 * h) - (vn[0][r] - vn[3][r]) / (4 * h)) / 3;
-      const double fq = (4 * (dq[1][r] - dq[2][r]) / (2 * h) - (dq[0][r] - dq[3][r]) / (4 * h)) / 3;
-      const double an[2] = {Av[r * nv + in], Aq[r * nv + in]}, fd[2] = {fv, fq};
+      double an[2], fd[2];
+      test_entry(sd, nv, k, r, (const double(*)[64])vn, (const double(*)[64])dq, h, an, fd);
       for (int o = 0; o < 2; ++o) {
         const double err = fabs(an[o] - fd[o]) / (1 + fabs(an[o]));
         worst = fmax(worst, err);
@@ -1177,8 +1167,23 @@ static void test_cli_derivatives(void **state) {
   assert_non_null(strstr(out, "--time: '-1'"));
   assert_int_equal(cli_run("derivatives scenes/missing.yaml", 1, out, sizeof out), 2);
   assert_non_null(strstr(out, "missing.yaml"));
-  assert_int_equal(cli_run("derivatives scenes/four_bar.yaml", 1, out, sizeof out), 2);
-  assert_non_null(strstr(out, "point constraint"));
+  /* a point constraint is differentiated; an ellipsoid's contact is refused, naming it */
+  assert_int_equal(cli_run("derivatives scenes/four_bar.yaml --json", 0, out, sizeof out), 0);
+  assert_non_null(strstr(out, "\"nconstraints\": 1"));
+  const char *egg = "build/tests/derivatives_ellipsoid.yaml";
+  FILE *f = fopen(egg, "w");
+  assert_non_null(f);
+  fputs("timestep: 0.001\nduration: 0.01\nbodies:\n"
+        "  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n"
+        "  - {name: egg, mass: 0.1, position: [0, 0, 0.0499],\n"
+        "     geoms: [{type: ellipsoid, radii: [0.03, 0.04, 0.05]}]}\n",
+        f);
+  fclose(f);
+  char args[256];
+  snprintf(args, sizeof args, "derivatives %s", egg);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 2);
+  assert_non_null(strstr(out, "ellipsoid"));
+  remove(egg);
 }
 
 int main(void) {

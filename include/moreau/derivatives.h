@@ -121,10 +121,15 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
  * differentiated with respect to q, v and τ: λ by implicit differentiation of the NCP on its
  * active set (mr_contact_solution_derivative's modes), J, the contact points and the gaps Φ
  * through their dependence on q (docs/derivatives.md):
- * - a contact's second body (geometry 1, from which the normal points) is static, a halfspace:
- *   the frame (t₁, t₂, n) is fixed; the point, midway between the surfaces, follows the
- *   support point of body1's surface, which moves with the body (a vertex, radius 0) or, on a
- *   sphere or capsule cap of radius r, with the centre of curvature; ∂Φ/∂q = J_N exactly;
+ * - a contact's point, normal and gap move with both bodies by a local model of each side
+ *   (mr_contact_curvature, mr_contact_side): a curved side (sphere, capsule, cylinder side;
+ *   radius 0: a vertex or an edge) has its centre of curvature attached to its body, sliding
+ *   along the axis of a capsule's or cylinder's side or of a box edge; a flat side (a face, a
+ *   halfspace, a heightfield triangle) turns the normal with its body; between two curved sides
+ *   the normal is the line of centres. ∂Φ/∂q = J_N exactly; the frame (t₁, t₂, n) is the
+ *   collision module's function of n, differentiated;
+ * - a point constraint's anchors are attached to their bodies (rows in the world frame), its
+ *   Baumgarte term baumgarte (point − point2)/Δt² differentiated with them;
  * - joint limits and joint couplings have constant rows (their gaps are linear in q);
  * - the restitution term e J_N v of a new contact is held fixed (exact for e = 0, the default);
  * - redundant sticking sets (a box on four corners: λ not unique) are solved with the active-set
@@ -132,21 +137,46 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
 typedef struct {
   const mr_contact_problem *prob;   /* the step's problem (G, R, μ, kind) */
   const mr_contact_geometry *rows;  /* its prob->nc blocks as assembled (contacts, limits) */
-  const double *radius;             /* per block: body1's radius of curvature at the point
-                                       (0 for a vertex or flat face); NULL: all 0 */
+  const double *radius;             /* per block: body1's side model at the point: its radius
+                                       of curvature (0 for a vertex or an edge) or
+                                       MR_CONTACT_FLAT (a face); NULL: all 0 */
   const double *J;                  /* 3nc x nv contact Jacobian at q (mr_contact_jacobian) */
   const double *lambda, *c;         /* the solution and c = (G + R) λ + g */
   const mr_assembly_settings *assembly; /* Δt, band, rest depth, k_B: the gap correction */
   double tol;                       /* mode tolerance, as in mr_contact_solution_derivative */
+  const struct mr_contact_side *sides; /* per block: both sides' models (2 per block; when
+                                       given, radius is not read); NULL: body1's from radius,
+                                       body2 flat (a halfspace, the ground) */
 } mr_contact_step;
+
+/* a side of a contact that is a face: the normal turns with its body */
+#define MR_CONTACT_FLAT (-1.0)
+
+/* One side of a contact at its point: its radius of curvature (>= 0; 0 for a vertex or an
+ * edge) about a centre attached to its body, or MR_CONTACT_FLAT; axis: the world direction
+ * along which the centre slides (a capsule's or cylinder's side, a box edge), zero if none. */
+typedef struct mr_contact_side {
+  double radius;
+  mr_vec3 axis;
+} mr_contact_side;
 
 /* bytes of the work buffer for a model and nc blocks */
 size_t mr_step_contact_work_size(const mr_model *m, int nc);
 
-/* the radius of curvature of a collision contact's first surface at its point
- * (mr_contact_step.radius): a sphere's or capsule's radius, 0 for a box or mesh (a vertex);
- * MR_ERR_INVALID when the second geometry is not a static halfspace or the first's contact point
- * motion is not modelled (cylinder, ellipsoid, heightfield, halfspace) */
+/* the local model of both sides of a collision contact at its point (mr_contact_step.sides),
+ * d after mr_forward_kinematics at the contact's configuration: a sphere's or a capsule's
+ * radius, a cylinder's on its side (sliding along the axis when the outward normal is
+ * perpendicular to it, to 1e-9); a box's, a mesh's or a cylinder's face (the outward normal
+ * along a face normal, to 1e-9), a halfspace or a heightfield: MR_CONTACT_FLAT; a box's edge
+ * (sliding along it), a box's or mesh's vertex or a mesh's edge, a cylinder's rim: 0. Two
+ * faces make the first side a vertex. MR_ERR_INVALID for an ellipsoid (its curvature varies
+ * along the surface) and for two vertices touching (the normal is not defined) */
+mr_status mr_contact_curvature(const mr_model *m, const mr_data *d, const mr_contact *c,
+                               mr_contact_side side[2], mr_error *err);
+
+/* the radius of curvature of the first surface of a contact on a static halfspace: a sphere's
+ * or capsule's radius, 0 for a box or mesh (a vertex); MR_ERR_INVALID for another pair or shape
+ * (mr_contact_curvature covers every pair) */
 mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius,
                             mr_error *err);
 
@@ -154,9 +184,8 @@ mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radi
  * dqn_dq, dqn_dv, dqn_dtau, conventions of mr_step_free_derivatives), and the step's v⁺ and q⁺
  * computed from the given λ (q_next, v_next may be NULL). d->f_ext (body frames) are the other
  * external forces, left as they were. work holds mr_step_contact_work_size(m, nc) bytes,
- * aligned for double. MR_ERR_INVALID for a block this model does not differentiate (a point
- * constraint, a contact whose second body moves or whose second geometry is not static);
- * MR_ERR_NUMERIC when M̃ is not positive definite or the active-set system stays singular. */
+ * aligned for double. MR_ERR_NUMERIC when M̃ is not positive definite or the active-set system
+ * stays singular. */
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
                                       const double *tau, const mr_contact_step *cs,
@@ -181,8 +210,8 @@ typedef struct mr_sim_derivatives mr_sim_derivatives;
 mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err);
 void mr_sim_derivatives_free(mr_sim_derivatives *x);
 /* one step of s, and its Jacobians (read with mr_sim_derivatives_get); on an error of the step
- * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (a contact
- * whose geometry is not differentiated, a point constraint) after the step */
+ * the simulator is left as mr_sim_step leaves it, on an error of the derivatives (an
+ * ellipsoid's contact, two vertices touching) after the step */
 mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err);
 /* the last step's Jacobians: dvn_dq, dvn_dv, dvn_dtau, dqn_dq, dqn_dv, dqn_dtau (nv x nv) */
 const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x);

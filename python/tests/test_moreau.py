@@ -65,9 +65,17 @@ class TestBindings(unittest.TestCase):
             np.testing.assert_array_equal(jac[name], np.array(cli[name]))
         np.testing.assert_array_equal(jac["dqn_dv"][6:], world.timestep * jac["dvn_dv"][6:])
         self.assertTrue(np.all(np.isfinite(jac["dvn_dq"])))
-        # a world whose point constraint is not differentiated: a clear error
-        with self.assertRaisesRegex(moreau.MoreauError, "point constraint"):
-            moreau.Sim(moreau.World(scene("four_bar.yaml"))).step_derivatives()
+        # a point constraint is differentiated; an ellipsoid's contact is not: a clear error
+        four_bar = moreau.Sim(moreau.World(scene("four_bar.yaml"))).step_derivatives()
+        self.assertTrue(np.all(np.isfinite(four_bar["dvn_dq"])))
+        egg = scene_text("""timestep: 0.001
+bodies:
+  - {name: ground, fixed: true, geoms: [{type: halfspace}]}
+  - {name: egg, mass: 0.1, position: [0, 0, 0.0499],
+     geoms: [{type: ellipsoid, radii: [0.03, 0.04, 0.05]}]}
+""")
+        with self.assertRaisesRegex(moreau.MoreauError, "ellipsoid"):
+            moreau.Sim(egg).step_derivatives()
 
     def test_state_views_and_closed_form(self):
         """q and v are views; a written state steps as semi-implicit Euler says, exactly up to
@@ -204,6 +212,15 @@ class TestBindings(unittest.TestCase):
         """python/examples/ilqr_solo_jump.py, briefly (2 iterations over 30 steps): every
         iteration keeps or lowers the cost, and the run lowers it"""
         example = os.path.join(ROOT, "python", "examples", "ilqr_solo_jump.py")
+        r = subprocess.run([sys.executable, example, "2", "30"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("cost decreased", r.stdout)
+
+    def test_example_ilqr_allegro_lowers_its_cost(self):
+        """python/examples/ilqr_allegro_ball.py, briefly (2 iterations over 30 steps): the
+        contacts between the ball and the fingers are differentiated, and the run lowers the
+        cost without raising it at any iteration"""
+        example = os.path.join(ROOT, "python", "examples", "ilqr_allegro_ball.py")
         r = subprocess.run([sys.executable, example, "2", "30"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("cost decreased", r.stdout)

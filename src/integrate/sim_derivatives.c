@@ -14,7 +14,8 @@ struct mr_sim_derivatives {
   mr_step_derivatives *sd;
   mr_data *d;
   mr_contact_assembly as; /* the step's whole problem and Jacobian, assembled again at q */
-  double *q0, *v0, *q_target, *radius, *v_next;
+  double *q0, *v0, *q_target, *v_next;
+  mr_contact_side *sides; /* 2 per block */
   void *work;
   int max_rows;
 };
@@ -26,9 +27,10 @@ mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   x->max_rows = s->max_rows;
   x->sd = mr_step_derivatives_create(m);
   x->d = mr_data_create(m);
-  x->q0 = malloc((size_t)(m->nq + 3 * m->nv + s->max_rows + 1) * sizeof(double));
+  x->q0 = malloc((size_t)(m->nq + 3 * m->nv + 1) * sizeof(double));
+  x->sides = malloc((size_t)(2 * s->max_rows + 1) * sizeof(mr_contact_side));
   x->work = malloc(mr_step_contact_work_size(m, s->max_rows));
-  if (!x->sd || !x->d || !x->q0 || !x->work) goto nomem;
+  if (!x->sd || !x->d || !x->q0 || !x->sides || !x->work) goto nomem;
   if (mr_contact_assembly_init(&x->as, s->max_rows, m->nv, err) != MR_OK) {
     mr_sim_derivatives_free(x);
     return NULL;
@@ -36,7 +38,6 @@ mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   x->v0 = x->q0 + m->nq;
   x->q_target = x->v0 + m->nv;
   x->v_next = x->q_target + m->nv;
-  x->radius = x->v_next + m->nv;
   return x;
 nomem:
   mr_sim_derivatives_free(x);
@@ -50,6 +51,7 @@ void mr_sim_derivatives_free(mr_sim_derivatives *x) {
   mr_data_free(x->d);
   mr_contact_assembly_free(&x->as);
   free(x->q0);
+  free(x->sides);
   free(x->work);
   free(x);
 }
@@ -74,13 +76,6 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
   /* the targets as mr_step_params reads them: q_t = q + e on the dofs with gains */
   for (int k = 0; k < nv; ++k)
     x->q_target[k] = x->q0[m->bodies[m->dof_body[k]].joint.idx_q] + s->q_err[k];
-  const mr_contact *ct;
-  const double *lam;
-  const int nc = mr_sim_contacts(s, &ct, &lam);
-  for (int i = 0; i < nc; ++i)
-    if ((st = mr_contact_radius(m, &ct[i], &x->radius[i], err)) != MR_OK) return st;
-  for (int i = nc; i < s->nc + s->nk; ++i)
-    x->radius[i] = 0.0;
   /* the step's external forces, as it applied them at q (body frames) */
   memcpy(x->d->f_ext, s->d->f_ext, (size_t)m->nbodies * sizeof(mr_force));
   const mr_step_params p = {s->w->timestep, s->kp_step, s->kd_step, x->q_target};
@@ -95,6 +90,14 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
       x->d->M[(size_t)k * nv + k] +=
           dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
     if ((st = mr_ldlt_factor(m, x->d, err)) != MR_OK) return st;
+    /* each contact's sides (the simulator's blocks are its contacts, then its other rows) */
+    const mr_contact *ct;
+    const double *lam;
+    const int nc = mr_sim_contacts(s, &ct, &lam);
+    for (int i = 0; i < nc; ++i)
+      if ((st = mr_contact_curvature(m, x->d, &ct[i], x->sides + 2 * i, err)) != MR_OK) return st;
+    for (int i = 2 * nc; i < 2 * nblocks; ++i)
+      x->sides[i] = (mr_contact_side){0.0, mr_v3_zero()};
     if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->as_settings, &x->as,
                                   err)) != MR_OK)
       return st;
@@ -102,12 +105,13 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
   mr_contact_problem none = {0};
   const mr_contact_step cs = {nblocks > 0 ? &x->as.problem : &none,
                               s->cg,
-                              x->radius,
+                              NULL,
                               x->as.J,
                               s->lambda,
                               s->c,
                               &s->as_settings,
-                              mode_tolerance(s)};
+                              mode_tolerance(s),
+                              x->sides};
   return mr_step_contact_derivatives(m, x->d, x->sd, &p, x->q0, x->v0, s->tau, &cs, NULL,
                                      x->v_next, x->work, err);
 }
