@@ -30,7 +30,8 @@ BUILD   ?= build
 SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
-           libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin
+           libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin \
+           libsuitesparse-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
@@ -42,7 +43,7 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 INCS     = -Iinclude -Isrc -I/usr/include/libxml2
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lm -pthread
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lcholmod -lsuitesparseconfig -lm -pthread
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
                              src/integrate/*.c src/model/*.c src/io/*.c))

@@ -48,4 +48,11 @@ static inline void cli_write_temp(const char *text, const char *suffix, char pat
   fclose(f);
 }
 
+/* the path /tmp/moreau_PID_name into buf (128 bytes): private to this process, so that two runs
+ * of the suite at once (a mutation run beside make test) never share an output file */
+static inline const char *cli_tmp(char buf[128], const char *name) {
+  snprintf(buf, 128, "/tmp/moreau_%ld_%s", (long)getpid(), name);
+  return buf;
+}
+
 #endif

@@ -1,6 +1,7 @@
 /* Contact problem assembly on a free box resting on the ground at its 4 bottom corners. */
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "core/linalg.h"
@@ -108,6 +109,41 @@ static void test_jacobian_velocity(void **state) {
     for (int k = 0; k < 3; ++k)
       assert_near(c[k], expect.v[k], 1e-14);
   }
+}
+
+/* a contact between two free cubes (unrotated, at x = 0 and 0.25 m) at the point p between them:
+ * J v is body 1's point velocity minus body 2's, v₁ + ω₁ × r₁ − (v₂ + ω₂ × r₂), in the contact
+ * frame (here turned by 90° about z); each entry sums at most 12 rounded products of values
+ * ≤ 1 on both sides: 16 ulp of 1 */
+static void test_jacobian_two_bodies(void **state) {
+  mr_model *m = mr_model_create("two");
+  double I = MASS * SIDE * SIDE / 6.0;
+  mr_inertia Y = {MASS, mr_v3_zero(), mr_m3_diag(I, I, I)};
+  assert_int_equal(
+      mr_model_add_body(m, 0, "a", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(), "a", Y, NULL),
+      1);
+  assert_int_equal(
+      mr_model_add_body(m, 0, "b", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(), "b", Y, NULL),
+      2);
+  mr_data *d = mr_data_create(m);
+  double q[14] = {0, 0, 0.1, 0, 0, 0, 1, 0.25, 0, 0.1, 0, 0, 0, 1};
+  double v[12] = {0.1, -0.2, 0.3, 0.7, -0.4, 0.9, -0.3, 0.5, 0.2, 0.1, 0.6, -0.8};
+  mr_forward_kinematics(m, d, q, NULL, NULL);
+  mr_contact_geometry c;
+  memset(&c, 0, sizeof c);
+  c.body1 = 1, c.body2 = 2, c.point = mr_v3(0.125, 0.02, 0.13);
+  c.frame = mr_m3_rpy(0, 0, M_PI / 2);
+  double J[3 * 12], scratch[3 * 12], cv[3];
+  mr_contact_jacobian(m, d, &c, J, scratch);
+  mr_matvec(cv, J, v, 3, 12);
+  mr_vec3 r1 = mr_v3_sub(c.point, mr_v3(0, 0, 0.1)), r2 = mr_v3_sub(c.point, mr_v3(0.25, 0, 0.1));
+  mr_vec3 p1 = mr_v3_add(mr_v3(v[0], v[1], v[2]), mr_v3_cross(mr_v3(v[3], v[4], v[5]), r1));
+  mr_vec3 p2 = mr_v3_add(mr_v3(v[6], v[7], v[8]), mr_v3_cross(mr_v3(v[9], v[10], v[11]), r2));
+  mr_vec3 expect = mr_m3_tmulv(&c.frame, mr_v3_sub(p1, p2));
+  for (int k = 0; k < 3; ++k)
+    assert_near(cv[k], expect.v[k], 16 * DBL_EPSILON);
+  mr_data_free(d);
+  mr_model_free(m);
 }
 
 /* the free velocity in force units is −g per corner; equal normal forces m g / 4 cancel
@@ -229,6 +265,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_delassus_dense),
       cmocka_unit_test(test_jacobian_velocity),
+      cmocka_unit_test(test_jacobian_two_bodies),
       cmocka_unit_test(test_resting_forces_cancel_gravity),
       cmocka_unit_test(test_corrections),
       cmocka_unit_test(test_patch_consistent),

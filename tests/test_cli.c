@@ -4,6 +4,7 @@
 
 #include "cli_util.h"
 
+#include <float.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,13 +63,14 @@ static const char pendulum[] =
     "    <inertia ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"0\" iyz=\"0\" izz=\"0\"/></inertial></link>\n"
     "</robot>\n";
 
-/* rbd --json on the pendulum: every quantity against its closed form. The algorithms do a few
- * dozen floating-point operations on numbers of order 10: 1e-12 is round-off. */
+/* rbd --json on the pendulum (printed with 17 digits: exact round trip): every quantity
+ * against its closed form. One body: each quantity is at most 8 operations on values of at most
+ * m g l + m l² < 10 (the sines and cosines of q as the test computes them): 8 ulp of 10 */
 static void test_rbd_pendulum(void **state) {
   char path[64], args[256];
   static char out[OUT_MAX];
   write_temp(pendulum, path);
-  const double m = 2, l = 0.5, g = 9.81, q = 0.3, v = 0.7;
+  const double m = 2, l = 0.5, g = 9.81, q = 0.3, v = 0.7, tol = 8 * DBL_EPSILON * 10;
   snprintf(args, sizeof args, "rbd %s --q 0.3 --v 0.7 --tau 0 --a 1 --json", path);
   assert_int_equal(run(args, 0, out), 0);
   mr_json *j = parse_output(out);
@@ -78,17 +80,17 @@ static void test_rbd_pendulum(void **state) {
   assert_non_null(joint);
   assert_string_equal(mr_json_get(joint, "name")->string, "hinge");
   assert_string_equal(mr_json_get(joint, "type")->string, "revolute");
-  assert_near(at(j, "M", 0, 0), m * l * l, 1e-12);
-  assert_near(at(j, "gravity", -1, 0), m * g * l * sin(q), 1e-12);
+  assert_near(at(j, "M", 0, 0), m * l * l, tol);
+  assert_near(at(j, "gravity", -1, 0), m * g * l * sin(q), tol);
   /* one hinge: M is constant, no Coriolis term, b = g */
-  assert_near(at(j, "nle", -1, 0), m * g * l * sin(q), 1e-12);
-  assert_near(at(j, "ddq", -1, 0), -g / l * sin(q), 1e-12);
-  assert_near(at(j, "tau_id", -1, 0), m * l * l + m * g * l * sin(q), 1e-12);
-  assert_near(num(j, "kinetic_energy"), 0.5 * m * l * l * v * v, 1e-12);
-  assert_near(num(j, "potential_energy"), -m * g * l * cos(q), 1e-12);
+  assert_near(at(j, "nle", -1, 0), m * g * l * sin(q), tol);
+  assert_near(at(j, "ddq", -1, 0), -g / l * sin(q), tol);
+  assert_near(at(j, "tau_id", -1, 0), m * l * l + m * g * l * sin(q), tol);
+  assert_near(num(j, "kinetic_energy"), 0.5 * m * l * l * v * v, tol);
+  assert_near(num(j, "potential_energy"), -m * g * l * cos(q), tol);
   assert_near(num(j, "mass"), m, 0);
-  assert_near(at(j, "com", -1, 1), l * sin(q), 1e-12);
-  assert_near(at(j, "com", -1, 2), -l * cos(q), 1e-12);
+  assert_near(at(j, "com", -1, 1), l * sin(q), tol);
+  assert_near(at(j, "com", -1, 2), -l * cos(q), tol);
   mr_json_free(j);
   /* the text output shows the same matrix */
   snprintf(args, sizeof args, "rbd %s --q 0.3", path);
@@ -116,21 +118,34 @@ static void test_rbd_solo(void **state) {
   assert_near(num(j, "nv"), 18, 0);
   assert_int_equal(mr_json_get(j, "joints")->count, 13);
   double mass = num(j, "mass");
-  /* the sum of the file's 17 <mass> values */
-  assert_near(mass, 2.50000279, 1e-12);
+  /* the sum of the file's 17 <mass> values: 17 additions, each rounding to half an ulp of the
+   * total (the decimal 2.50000279 itself to half an ulp) */
+  const double tol = 17 * DBL_EPSILON * 2.5;
+  assert_near(mass, 2.50000279, tol);
+  /* the composite inertia of 17 bodies sums their masses again (the base upright: the
+   * off-diagonal terms are rounding of rotations by 0) */
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c)
-      assert_near(at(j, "M", r, c), r == c ? mass : 0.0, 1e-12);
+      assert_near(at(j, "M", r, c), r == c ? mass : 0.0, tol);
   /* at the neutral posture the base is upright: lifting it costs m g */
-  assert_near(at(j, "gravity", -1, 2), mass * 9.81, 1e-12);
+  assert_near(at(j, "gravity", -1, 2), mass * 9.81, 9.81 * tol);
+  /* the lower triangle mirrors the upper: each entry is one composite-inertia product, computed
+   * once per pair, or twice with 17 roundings each of at most the largest entry */
+  double mmax = 0;
+  for (int r = 0; r < 18; ++r)
+    for (int c = 0; c < 18; ++c)
+      mmax = fmax(mmax, fabs(at(j, "M", r, c)));
   for (int r = 0; r < 18; ++r)
     for (int c = 0; c < r; ++c)
-      assert_near(at(j, "M", r, c), at(j, "M", c, r), 1e-12);
+      assert_near(at(j, "M", r, c), at(j, "M", c, r), 2 * 17 * DBL_EPSILON * mmax);
   mr_json_free(j);
 }
 
 /* Solo-12 away from neutral: ABA inverts CRBA + RNEA, M ddq + b = tau; the quaternion given is
- * normalised. Independent algorithms agree to round-off relative to the sizes of the terms. */
+ * normalised (to 4 ulp: a norm and four quotients). Independent algorithms agree to round-off
+ * relative to the sizes of the terms: each of the 13 joints' recursions rounds its terms to 8 ulp,
+ * so 18 · 8 ulp of Σ |terms| bounds the residual (Featherstone's algorithms are backward stable
+ * per body) */
 static void test_rbd_solo_consistency(void **state) {
   const char *ref = test_reference_root();
   if (!ref) skip();
@@ -149,14 +164,14 @@ static void test_rbd_solo_consistency(void **state) {
   double n = 0.0;
   for (int k = 3; k < 7; ++k)
     n += at(j, "q", -1, k) * at(j, "q", -1, k);
-  assert_near(n, 1.0, 1e-15);
+  assert_near(n, 1.0, 4 * DBL_EPSILON);
   for (int r = 0; r < 18; ++r) {
     double lhs = at(j, "nle", -1, r), scale = fabs(lhs) + fabs(at(j, "tau", -1, r));
     for (int c = 0; c < 18; ++c) {
       lhs += at(j, "M", r, c) * at(j, "ddq", -1, c);
       scale += fabs(at(j, "M", r, c) * at(j, "ddq", -1, c));
     }
-    assert_near(lhs, at(j, "tau", -1, r), 1e-10 * scale);
+    assert_near(lhs, at(j, "tau", -1, r), 18 * 8 * DBL_EPSILON * scale);
   }
   mr_json_free(j);
 }

@@ -50,7 +50,8 @@ static size_t read_file(const char *path, char *buf, size_t size) {
 }
 
 /* no temporary file of path is left in /tmp */
-static void assert_no_temp(const char *name) {
+static void assert_no_temp(const char *path) {
+  const char *name = strrchr(path, '/') + 1;
   char cmd[256], out[256];
   snprintf(cmd, sizeof cmd, "ls -a /tmp | grep -c '^\\.%s\\.' ", name);
   cli_shell(cmd, out, sizeof out);
@@ -61,8 +62,9 @@ static void assert_no_temp(const char *name) {
 static void test_failed_run_keeps_files(void **state) {
   char scene[64], args[512], out[OUT], buf[256];
   cli_write_temp(diverging, ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_keep.csv", *con = "/tmp/moreau_test_keep_c.csv";
-  const char *sum = "/tmp/moreau_test_keep.json";
+  char csvb[128], conb[128], sumb[128];
+  const char *csv = cli_tmp(csvb, "keep.csv"), *con = cli_tmp(conb, "keep_c.csv");
+  const char *sum = cli_tmp(sumb, "keep.json");
   write_file(csv, "precious trajectory\n");
   write_file(con, "precious contacts\n");
   write_file(sum, "precious summary\n");
@@ -76,8 +78,8 @@ static void test_failed_run_keeps_files(void **state) {
   assert_string_equal(buf, "precious contacts\n");
   read_file(sum, buf, sizeof buf);
   assert_string_equal(buf, "precious summary\n");
-  assert_no_temp("moreau_test_keep.csv");
-  assert_no_temp("moreau_test_keep_c.csv");
+  assert_no_temp(csv);
+  assert_no_temp(con);
   remove(csv), remove(con), remove(sum), remove(scene);
 }
 
@@ -86,7 +88,8 @@ static void test_failed_run_keeps_files(void **state) {
 static void test_fifo_output_kept(void **state) {
   char scene[64], args[700], out[OUT];
   cli_write_temp(diverging, ".yaml", scene);
-  const char *fifo = "/tmp/moreau_test_fifo";
+  char fifob[128];
+  const char *fifo = cli_tmp(fifob, "fifo");
   remove(fifo);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   /* a reader drains the FIFO so that the writer's open does not block */
@@ -113,15 +116,16 @@ static void test_write_errors(void **state) {
       fail_msg("'moreau %s': exit %d, output: %s", args, code, out);
   }
   /* the trajectory is not put in place when the summary fails */
-  const char *csv = "/tmp/moreau_test_wr.csv";
+  char csvb[128], errb[128];
+  const char *csv = cli_tmp(csvb, "wr.csv");
   remove(csv);
   snprintf(args, sizeof args, "run %s --out %s --summary /dev/full --quiet", scene, csv);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 1);
   assert_int_equal(access(csv, F_OK), -1);
-  assert_no_temp("moreau_test_wr.csv");
+  assert_no_temp(csv);
   /* standard output on /dev/full, standard error into a file */
   const char *cmds[] = {"run %s", "list", "collide %s"};
-  const char *err = "/tmp/moreau_test_wr.err";
+  const char *err = cli_tmp(errb, "wr.err");
   for (int k = 0; k < 3; ++k) {
     char cmd[700];
     snprintf(args, sizeof args, cmds[k], scene);
@@ -141,10 +145,11 @@ static void test_identical_paths(void **state) {
   char scene[64], args[512], out[OUT], before[OUT], after[OUT];
   cli_write_temp(falling_cube, ".yaml", scene);
   read_file(scene, before, sizeof before);
-  const char *x = "/tmp/moreau_test_same.csv";
+  char xb[128];
+  const char *x = cli_tmp(xb, "same.csv");
   remove(x);
   const char *cases[][2] = {
-      {"--out %s --contacts /tmp/../tmp/moreau_test_same.csv", "are the same file"},
+      {"--out %s --contacts /tmp/..%s", "are the same file"}, /* /tmp/../tmp/moreau_... */
       {"--out %s --summary %s", "are the same file"},
       {"--contacts %s --summary %s", "are the same file"},
   };
@@ -207,7 +212,8 @@ static void test_csv_quoting(void **state) {
                  "  - name: \"cube, \\\"one\\\"\"\n    mass: 1.0\n    position: [0, 0, 0.1]\n"
                  "    geoms: [{type: box, size: [0.2, 0.2, 0.2], name: \"plain\"}]\n",
                  ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_quote.csv", *traj = "/tmp/moreau_test_quote_t.csv";
+  char csvb[128], trajb[128];
+  const char *csv = cli_tmp(csvb, "quote.csv"), *traj = cli_tmp(trajb, "quote_t.csv");
   snprintf(args, sizeof args, "run %s --contacts %s --out %s --quiet", scene, csv, traj);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
   read_file(csv, text, sizeof text);
@@ -269,7 +275,8 @@ static void test_sigint(void **state) {
                  "  - {name: ball, mass: 1.0, position: [0, 0, 0.1],"
                  " geoms: [{type: sphere, radius: 0.1}]}\n",
                  ".yaml", scene);
-  const char *csv = "/tmp/moreau_test_int.csv", *sum = "/tmp/moreau_test_int.json";
+  char csvb[128], sumb[128];
+  const char *csv = cli_tmp(csvb, "int.csv"), *sum = cli_tmp(sumb, "int.json");
   remove(csv), remove(sum);
   pid_t pid = fork();
   assert_true(pid >= 0);
@@ -280,8 +287,8 @@ static void test_sigint(void **state) {
     _exit(127);
   }
   /* wait until the run has written rows into its temporary trajectory */
-  char tmp[128];
-  snprintf(tmp, sizeof tmp, "/tmp/.moreau_test_int.csv.%ld-0.tmp", (long)pid);
+  char tmp[160];
+  snprintf(tmp, sizeof tmp, "/tmp/.%s.%ld-0.tmp", strrchr(csv, '/') + 1, (long)pid);
   struct stat st;
   for (int k = 0; k < 2000 && !(stat(tmp, &st) == 0 && st.st_size > 0); ++k)
     nanosleep(&(struct timespec){0, 10000000}, NULL);
@@ -301,7 +308,7 @@ static void test_sigint(void **state) {
   assert_true(intr->number == 1.0);
   assert_int_equal((int)mr_json_get(js, "steps")->number, rows);
   mr_json_free(js);
-  assert_no_temp("moreau_test_int.csv");
+  assert_no_temp(csv);
   remove(csv), remove(sum), remove(scene);
 }
 
@@ -309,7 +316,8 @@ static void test_sigint(void **state) {
  * replaced, and the CSV quoting of each special character */
 static void test_output_module(void **state) {
   char buf[256];
-  const char *path = "/tmp/moreau_test_mod.txt", *link = "/tmp/moreau_test_mod_link";
+  char pathb[128], linkb[128];
+  const char *path = cli_tmp(pathb, "mod.txt"), *link = cli_tmp(linkb, "mod_link");
   write_file(path, "old\n");
   mr_output o;
   mr_error err = {0};

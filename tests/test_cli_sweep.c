@@ -61,8 +61,9 @@ static void run_sweep(int threads, const char *dir, table *t) {
  * duration / timestep exactly; 1 and 3 threads give the same table apart from wall time */
 static void test_sweep_table(void **state) {
   static table a, b;
-  run_sweep(1, "/tmp/moreau_test_sweep1", &a);
-  run_sweep(3, "/tmp/moreau_test_sweep3", &b);
+  char d1[128], d3[128];
+  run_sweep(1, cli_tmp(d1, "sweep1"), &a);
+  run_sweep(3, cli_tmp(d3, "sweep3"), &b);
   assert_int_equal(a.n, 17);
   assert_non_null(strstr(a.line[0], "run,duration,timestep,contact.baumgarte,solver,seed,status"));
   const char *expect[4] = {"0.001,0.1,", "0.001,-1,", "0.002,0.1,", "0.002,-1,"};
@@ -88,10 +89,11 @@ static void test_sweep_table(void **state) {
  * the table prints 9 significant digits, so the relative difference is at most 5e-9 */
 static void test_sweep_row_equals_run(void **state) {
   static table a;
-  read_table("/tmp/moreau_test_sweep1/summary.csv", &a);
+  char ab[128], sumb[128];
+  read_table(cli_tmp(ab, "sweep1/summary.csv"), &a);
   if (a.n < 2) skip(); /* made by test_sweep_table */
   char out[OUT];
-  const char *sum = "/tmp/moreau_test_sweep_run.json";
+  const char *sum = cli_tmp(sumb, "sweep_run.json");
   char args[512];
   snprintf(args, sizeof args,
            "run scenes/solo_stand.yaml --duration 0.04 --dt 0.001 --set contact.baumgarte=0.1 "
@@ -131,18 +133,20 @@ static int mpi_run(int k, const char *args, char *out, size_t size) {
  * finished run's JSON summary written by the process that ran it */
 static void test_sweep_mpi(void **state) {
   static table ref, t;
-  read_table("/tmp/moreau_test_sweep1/summary.csv", &ref);
+  char rb[128];
+  read_table(cli_tmp(rb, "sweep1/summary.csv"), &ref);
   if (ref.n < 2) skip(); /* made by test_sweep_table */
   for (int k = 1; k <= 4; k *= 2) {
-    char dir[64], args[1024], out[OUT], expect[160];
-    snprintf(dir, sizeof dir, "/tmp/moreau_test_sweep_mpi%d", k);
+    char dir[128], name[32], args[1024], out[OUT], expect[200];
+    snprintf(name, sizeof name, "sweep_mpi%d", k);
+    cli_tmp(dir, name);
     snprintf(args, sizeof args, "%s --out %s", SWEEP_ARGS, dir);
     int code = mpi_run(k, args, out, sizeof out);
     snprintf(expect, sizeof expect, "16 runs, 8 failed: %s/summary.csv (%d process", dir, k);
     if (code != 1 || !strstr(out, expect) || strstr(out, "Sanitizer") ||
         strstr(out, "runtime error"))
       fail_msg("mpirun -np %d: exit %d, expected 1 and '%s'; output:\n%s", k, code, expect, out);
-    char path[128];
+    char path[160];
     snprintf(path, sizeof path, "%s/summary.csv", dir);
     read_table(path, &t);
     assert_int_equal(t.n, ref.n);
@@ -166,7 +170,8 @@ static void test_sweep_mpi(void **state) {
 static void test_sweep_keys(void **state) {
   static table t;
   char out[OUT];
-  const char *dir = "/tmp/moreau_test_sweep_keys";
+  char dirb[128];
+  const char *dir = cli_tmp(dirb, "sweep_keys");
   char args[1024];
   snprintf(args, sizeof args,
            "sweep scenes/solo_stand.yaml --grid duration=0.02,0.01 --grid timestep=0.001 "
@@ -175,7 +180,7 @@ static void test_sweep_keys(void **state) {
            "--solvers ncp-pgs --threads 2 --out %s",
            dir);
   assert_int_equal(cli_run(args, 1, out, sizeof out), 0);
-  char path[128];
+  char path[160];
   snprintf(path, sizeof path, "%s/summary.csv", dir);
   read_table(path, &t);
   assert_int_equal(t.n, 5);
@@ -188,10 +193,8 @@ static void test_sweep_keys(void **state) {
     if (r % 2 == 0) assert_true(field(t.line[r + 1], 15) > 0);
     if (r % 2 == 1) assert_int_equal((int)field(t.line[r + 1], 15), 0);
   }
-  assert_int_equal(cli_run("sweep scenes/solo_stand.yaml --grid contact.nope=1,2 --out "
-                           "/tmp/moreau_test_sweep_keys",
-                           1, out, sizeof out),
-                   1);
+  snprintf(args, sizeof args, "sweep scenes/solo_stand.yaml --grid contact.nope=1,2 --out %s", dir);
+  assert_int_equal(cli_run(args, 1, out, sizeof out), 1);
   read_table(path, &t);
   assert_int_equal(t.n, 3);
   assert_non_null(strstr(t.line[1], "unknown key 'contact.nope'"));
@@ -235,5 +238,10 @@ int main(void) {
       cmocka_unit_test(test_sweep_seeds_need_joints),
       cmocka_unit_test(test_sweep_usage),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  /* the sweeps' output folders are this process's own (cli_tmp) */
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "rm -rf /tmp/moreau_%ld_sweep*", (long)getpid());
+  if (system(cmd) != 0) fprintf(stderr, "could not remove the sweep folders: %s\n", cmd);
+  return failed;
 }

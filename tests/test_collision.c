@@ -31,11 +31,11 @@ static mr_vec3 random_dir(uint64_t *s) {
 /* the frame is a rotation with n as third column, to round-off. Frisvad's basis divides by
  * 1 + n_z, which carries an absolute error ε: the terms n_x²/(1 + n_z) ≤ 2 then err by about
  * 2ε/(1 + n_z), an entry of t₁ or t₂ by 4ε/(1 + n_z), an entry of FᵀF (three products) or of
- * t₁ × t₂ by 24ε/(1 + n_z), with n itself unit to 2ε: 32 ε/(1 + n_z) (below n_z = −1 + 1e-7 a
- * fixed basis, exact to ε) */
-static void check_frame(const mr_contact *c) {
-  mr_mat3 F = c->frame, FtF = mr_m3_tmul(&F, &F);
-  double nz = F.m[2][2], tol = 32.0 * DBL_EPSILON / (nz < -0.9999999 ? 1.0 : fmin(1.0, 1.0 + nz));
+ * t₁ × t₂ by 24ε/(1 + n_z), with n itself unit to 2ε: 32 ε/(1 + n_z) (below n_z = −1 + 1e-7 the
+ * same construction about −z, dividing by 1 − n_z ≥ 2: 16 ε) */
+static void check_frame_of(mr_mat3 F) {
+  mr_mat3 FtF = mr_m3_tmul(&F, &F);
+  double nz = F.m[2][2], tol = 32.0 * DBL_EPSILON / (nz < -0.9999999 ? 2.0 : fmin(1.0, 1.0 + nz));
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
       assert_near(FtF.m[i][j], i == j ? 1.0 : 0.0, tol);
@@ -44,6 +44,31 @@ static void check_frame(const mr_contact *c) {
   mr_vec3 n = mr_v3_cross(t1, t2);
   for (int k = 0; k < 3; ++k)
     assert_near(n.v[k], F.m[k][2], tol);
+}
+
+static void check_frame(const mr_contact *c) { check_frame_of(c->frame); }
+
+/* normals within 4.5e-4 rad of −z (n_z below −0.9999999, where Frisvad's 1/(1 + n_z) is
+ * replaced): the frame stays a rotation with n as third column (a fixed basis there is off by
+ * the tilt, up to 4.5e-4), and at the pole itself it is (0, −1, 0), (−1, 0, 0), exactly */
+static void test_frame_near_pole(void **state) {
+  (void)state;
+  mr_mat3 P = mr_contact_frame(mr_v3(0, 0, -1));
+  const double pole[3][3] = {{0, -1, 0}, {-1, 0, 0}, {0, 0, -1}};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      assert_true(P.m[i][j] == pole[i][j]);
+  for (int k = 0; k <= 8; ++k) {
+    double tilt = 4.4e-4 * pow(10.0, -k); /* down to 4.4e-12 rad */
+    for (int a = 0; a < 12; ++a) {
+      double az = 2.0 * M_PI * a / 12.0;
+      mr_vec3 n = mr_v3(sin(tilt) * cos(az), sin(tilt) * sin(az), -cos(tilt));
+      mr_mat3 F = mr_contact_frame(n);
+      for (int i = 0; i < 3; ++i)
+        assert_true(F.m[i][2] == n.v[i]);
+      check_frame_of(F);
+    }
+  }
 }
 
 /* swapping the geometries gives the same contacts (points, Φ) with reversed normals, in any
@@ -854,6 +879,7 @@ static void test_context(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_frame_near_pole),
       cmocka_unit_test(test_sphere_sphere),
       cmocka_unit_test(test_halfspace_pairs),
       cmocka_unit_test(test_box_resting),

@@ -1,6 +1,7 @@
 /* Core: dense linear algebra, spatial algebra, JSON, arena, cones and criteria. */
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "core/arena.h"
@@ -10,13 +11,35 @@
 #include "moreau/spatial.h"
 #include "test_random.h"
 
+/* the rounding bound of k floating-point operations on values of at most x: each rounds to
+ * half an ulp of its result, so k/2 ulp; k ulp leaves room for the operands' own rounding */
+static double ops_tol(int k, double x) { return k * DBL_EPSILON * x; }
+
+/* ‖·‖∞ of an n × n row-major matrix and of a vector */
+static double mat_norm_inf(const double *A, int n) {
+  double r = 0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) row += fabs(A[i * n + j]);
+    r = fmax(r, row);
+  }
+  return r;
+}
+static double vec_norm_inf(const double *x, int n) {
+  double r = 0;
+  for (int i = 0; i < n; ++i) r = fmax(r, fabs(x[i]));
+  return r;
+}
+
 static mr_motion random_motion(uint64_t *s) {
   mr_motion m = {mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1)),
                  mr_v3(test_rand(s, -1, 1), test_rand(s, -1, 1), test_rand(s, -1, 1))};
   return m;
 }
 
-/* Cholesky of a random SPD matrix solves A x = b to round-off */
+/* Cholesky of a random SPD matrix solves A x = b to round-off: the computed x solves
+ * (A + ΔA) x = b with ‖ΔA‖∞ ≤ (n + 1) ε ‖A‖∞ (Higham, Thm 10.4, with ‖|L||Lᵀ|‖ ≤ n ‖A‖ for
+ * SPD A), and the residual's own matrix-vector product adds n ε ‖A‖∞ ‖x‖∞ */
 static void test_cholesky(void **state) {
   uint64_t s = 1;
   enum { n = 9 };
@@ -29,7 +52,7 @@ static void test_cholesky(void **state) {
   memcpy(x, b, sizeof b);
   mr_cholesky_solve(L, n, x);
   mr_matvec(r, A, x, n, n);
-  assert_vec_near(r, b, n, 1e-12);
+  assert_vec_near(r, b, n, ops_tol(2 * n + 1, mat_norm_inf(A, n) * vec_norm_inf(x, n)));
   /* an indefinite matrix is refused at its first bad pivot */
   double C[4] = {1, 2, 2, 1};
   assert_int_equal(mr_cholesky(C, 2), 2);
@@ -37,8 +60,9 @@ static void test_cholesky(void **state) {
 
 /* LU with partial pivoting solves unsymmetric systems whose elimination interchanges rows at
  * several stages (random entries in [−1, 1], and a matrix whose leading pivot is zero). A
- * backward-stable solve leaves |A x − b| ≲ n ε ‖A‖∞ ‖x‖∞ times the growth factor (≈ 2e-15 ‖x‖∞
- * here); 1e-12 allows ‖x‖∞ up to several hundred, while a misapplied interchange gives O(1) */
+ * backward-stable solve leaves |A x − b| ≤ 2 n ε ρ ‖A‖∞ ‖x‖∞ with ρ the growth factor
+ * max |U| / max |A| (Higham, Thm 9.5), here computed from the factors; the residual's product
+ * adds n ε ‖A‖∞ ‖x‖∞. A misapplied interchange gives O(1) */
 static void test_lu(void **state) {
   uint64_t s = 11;
   enum { n = 9 };
@@ -53,13 +77,20 @@ static void test_lu(void **state) {
     memcpy(x, b, sizeof b);
     mr_lu_solve(LU, n, piv, x);
     mr_matvec(r, A, x, n, n);
-    assert_vec_near(r, b, n, 1e-12);
+    double umax = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = i; j < n; ++j) umax = fmax(umax, fabs(LU[i * n + j]));
+    double rho = umax / vec_norm_inf(A, n * n);
+    assert_vec_near(r, b, n, ops_tol(2 * n * rho + n, mat_norm_inf(A, n) * vec_norm_inf(x, n)));
   }
   double Z[4] = {1, 2, 2, 4}; /* singular: a zero pivot */
   assert_int_equal(mr_lu_factor(Z, 2, piv), -1);
 }
 
-/* placements compose and invert; motions and forces keep their power across frames */
+/* placements compose and invert; motions and forces keep their power across frames. Rotations
+ * are orthonormal to 2 ulp, translations at most √3 (4 for a composition), motion and force
+ * entries at most 1 (4 once moved); each result is a sum of at most 6 rounded products:
+ * ops_tol of about 8 operations on those magnitudes */
 static void test_se3_actions(void **state) {
   uint64_t s = 2;
   for (int k = 0; k < 100; ++k) {
@@ -67,22 +98,22 @@ static void test_se3_actions(void **state) {
     mr_se3 ab = mr_se3_mul(&a, &b), ai = mr_se3_inverse(&a), id = mr_se3_mul(&ai, &a);
     mr_se3 bb = mr_se3_inv_mul(&a, &ab);
     for (int i = 0; i < 3; ++i) {
-      assert_near(id.p.v[i], 0.0, 1e-14);
-      assert_near(bb.p.v[i], b.p.v[i], 1e-14);
-      for (int j = 0; j < 3; ++j) assert_near(id.R.m[i][j], i == j, 1e-14);
+      assert_near(id.p.v[i], 0.0, ops_tol(8, 2.0));
+      assert_near(bb.p.v[i], b.p.v[i], ops_tol(8, 4.0));
+      for (int j = 0; j < 3; ++j) assert_near(id.R.m[i][j], i == j, ops_tol(8, 1.0));
     }
     mr_motion m = random_motion(&s);
     mr_force f = {mr_v3(test_rand(&s, -1, 1), 0.3, -0.2), mr_v3(0.1, test_rand(&s, -1, 1), 0.5)};
     double p0 = mr_force_dot(f, m);
     double p1 = mr_force_dot(mr_se3_act_force(&a, f), mr_se3_act_motion(&a, m));
-    assert_near(p0, p1, 1e-13);
+    assert_near(p0, p1, ops_tol(16, 4.0)); /* 6 products of moved entries ≤ 4 · 1 */
     mr_motion back = mr_se3_inv_act_motion(&a, mr_se3_act_motion(&a, m));
-    assert_near(back.v.v[0], m.v.v[0], 1e-14);
-    assert_near(back.w.v[2], m.w.v[2], 1e-14);
+    assert_near(back.v.v[0], m.v.v[0], ops_tol(16, 4.0));
+    assert_near(back.w.v[2], m.w.v[2], ops_tol(8, 1.0));
     /* the cross products are dual: ⟨m1 ×* f, m2⟩ = −⟨f, m1 × m2⟩ */
     mr_motion m2 = random_motion(&s);
     assert_near(mr_force_dot(mr_motion_cross_force(m, f), m2),
-                -mr_force_dot(f, mr_motion_cross(m, m2)), 1e-13);
+                -mr_force_dot(f, mr_motion_cross(m, m2)), ops_tol(16, 2.0));
   }
 }
 
@@ -94,12 +125,14 @@ static void test_rotations_and_inertia(void **state) {
     mr_quat q = mr_m3_to_quat(&a.R);
     mr_mat3 R = mr_quat_to_m3(q);
     for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) assert_near(R.m[i][j], a.R.m[i][j], 1e-13);
+      /* the largest quaternion component (≥ 1/2) from a square root, the others by quotients
+       * by it, then products: 16 ulp of the unit entries */
+      for (int j = 0; j < 3; ++j) assert_near(R.m[i][j], a.R.m[i][j], ops_tol(16, 1.0));
   }
   /* rpy (0, 0, π/2) maps x to y */
   mr_mat3 Rz = mr_m3_rpy(0, 0, M_PI / 2);
   mr_vec3 y = mr_m3_mulv(&Rz, mr_v3(1, 0, 0));
-  assert_near(y.v[1], 1.0, 1e-15);
+  assert_near(y.v[1], 1.0, ops_tol(2, 1.0)); /* cos(π/2) = 6e-17, sin(π/2) = 1 rounded */
   mr_inertia Y = {2.0, mr_v3(0.1, -0.2, 0.3), mr_m3_diag(0.1, 0.2, 0.3)};
   Y.I.m[0][1] = Y.I.m[1][0] = 0.01;
   double M[6][6];
@@ -111,15 +144,15 @@ static void test_rotations_and_inertia(void **state) {
   for (int i = 0; i < 6; ++i) {
     double r = 0;
     for (int j = 0; j < 6; ++j) r += M[i][j] * x[j];
-    assert_near(r, h[i], 1e-14);
+    assert_near(r, h[i], ops_tol(16, 2.0)); /* 6 products of entries ≤ m = 2 and ≤ 1 */
   }
   /* adding two point masses: the centre lies between them, inertia from the parallel axes */
   mr_inertia p1 = {1.0, mr_v3(1, 0, 0), mr_m3_zero()}, p2 = {1.0, mr_v3(-1, 0, 0), mr_m3_zero()};
   mr_inertia sum = mr_inertia_add(&p1, &p2);
   assert_near(sum.m, 2.0, 0);
   assert_near(sum.c.v[0], 0.0, 0);
-  assert_near(sum.I.m[1][1], 2.0, 1e-15);
-  assert_near(sum.I.m[0][0], 0.0, 1e-15);
+  assert_near(sum.I.m[1][1], 2.0, 0); /* small integers: exact */
+  assert_near(sum.I.m[0][0], 0.0, 0);
 }
 
 /* JSON: values, positions, and error messages naming line and column */
@@ -191,9 +224,12 @@ static void test_cone(void **state) {
     double p[3], mx[3] = {-x[0], -x[1], -x[2]}, q[3];
     mr_cone_project(mu, x, p);
     mr_dual_cone_project(mu, mx, q);
-    for (int i = 0; i < 3; ++i) assert_near(p[i] - q[i], x[i], 1e-12); /* x = P_K − P_K*(−x) */
-    assert_near(p[0] * q[0] + p[1] * q[1] + p[2] * q[2], 0.0, 1e-12);
-    assert_true(hypot(p[0], p[1]) <= mu * p[2] + 1e-12);
+    /* each projection is a few products, a square root and a quotient by 1 + μ² on |x| ≤ 2√3
+     * (< 4), with μ ≤ 2: 8 operations on values up to (1 + μ) 4 */
+    const double t = ops_tol(8, (1 + mu) * 4.0);
+    for (int i = 0; i < 3; ++i) assert_near(p[i] - q[i], x[i], t); /* x = P_K − P_K*(−x) */
+    assert_near(p[0] * q[0] + p[1] * q[1] + p[2] * q[2], 0.0, 4.0 * 2 * t);
+    assert_true(hypot(p[0], p[1]) <= mu * p[2] + t);
   }
 }
 
@@ -203,16 +239,18 @@ static void test_criteria(void **state) {
   double mu = 0.4, lambda[3] = {-0.4, 0.0, 1.0}, c[3] = {2.0, 0.0, 0.0};
   double ep, ed, ec;
   mr_contact_criteria(mu, lambda, c, 1, &ep, &ed, &ec);
-  assert_near(ep, 0.0, 1e-15);
-  assert_near(ed, 0.0, 1e-15);
-  assert_near(ec, 0.0, 1e-15);
-  /* without Γ the same pair violates dual feasibility (c_N < μ‖c_T‖) */
+  /* decimal μ = 0.4 and λ_T = −0.4: a few operations on values ≤ 2 */
+  assert_near(ep, 0.0, ops_tol(4, 2.0));
+  assert_near(ed, 0.0, ops_tol(4, 2.0));
+  assert_near(ec, 0.0, ops_tol(4, 2.0));
+  /* without Γ the same pair violates dual feasibility (c_N < μ‖c_T‖): c = (2, 0, 0) lies at
+   * distance |c| sin(angle to the boundary ray (1, μ)) = 2 μ / √(1 + μ²) from K* */
   mr_contact_criteria(mu, lambda, c, 0, &ep, &ed, &ec);
-  assert_true(ed > 0.1);
+  assert_near(ed, 2 * mu / sqrt(1 + mu * mu), ops_tol(8, 2.0));
   /* λ outside the cone: ε_p is its distance to the cone */
   double out[3] = {0.0, 0.0, -1.0};
   mr_contact_criteria(mu, out, (double[3]){0, 0, 0}, 1, &ep, &ed, &ec);
-  assert_near(ep, 1.0, 1e-15);
+  assert_near(ep, 1.0, ops_tol(4, 1.0));
 }
 
 int main(void) {

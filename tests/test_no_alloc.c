@@ -4,12 +4,16 @@
  * zero while stepping, with every solver, on scenes that exercise every stage: boxes and spheres
  * on a plane, a robot on its feet, a heightfield, constraints and joint limits, a hand holding a
  * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
- * (moreau/derivatives.h). libccd's own allocations during EPA (a
- * documented exception) happen inside the shared library and are not counted here. */
+ * (moreau/derivatives.h). libccd's own allocations during EPA (a documented exception) happen
+ * inside the shared library and are not counted here. CHOLMOD's (the ADMM solvers' sparse
+ * Cholesky) are counted through SuiteSparse's allocator hooks: a column of cubes, one island
+ * above the sparse threshold, steps with a repeated pattern. */
 #include <stddef.h>
+#include <suitesparse/SuiteSparse_config.h>
 
 #include "moreau/control.h"
 #include "moreau/derivatives.h"
+#include "cube_columns.h"
 #include "sim_util.h"
 
 static long allocations; /* calls to malloc, calloc and realloc from moreau's code */
@@ -44,6 +48,47 @@ static void steps_allocate_nothing(const char *path, long warmup, long n) {
     tsim_steps(s, n);
     if (allocations != before)
       fail_msg("%s with %s: %ld allocations in %ld steps", path, name, allocations - before, n);
+    mr_sim_free(s);
+  }
+  mr_scene_free(&sc);
+}
+
+/* SuiteSparse's allocations, through its hooks */
+static void *count_malloc(size_t n) {
+  ++allocations;
+  return __real_malloc(n);
+}
+static void *count_calloc(size_t n, size_t size) {
+  ++allocations;
+  return __real_calloc(n, size);
+}
+static void *count_realloc(void *p, size_t n) {
+  ++allocations;
+  return __real_realloc(p, n);
+}
+
+/* a column of 8 cubes resting at touch (24 to 32 contacts, 48 dofs: tree-sparse, block-sparse
+ * G, factored sparse by the ADMM solvers); its first steps meet the few contact sets it
+ * alternates between (analysed then, allocating), the later ones reuse them */
+static void test_sparse_cholesky(void **state) {
+  SuiteSparse_config.malloc_func = count_malloc;
+  SuiteSparse_config.calloc_func = count_calloc;
+  SuiteSparse_config.realloc_func = count_realloc;
+  char text[4096];
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 8, 0.0, 0.0, 0.0);
+  mr_scene sc = tsim_parse(text, ".");
+  const char *solvers[] = {"ccp-admm", "ncp-admm"};
+  for (int k = 0; k < 2; ++k) {
+    mr_sim *s = tsim_create(&sc, solvers[k]);
+    long before = allocations;
+    tsim_steps(s, 50);
+    assert_true(allocations > before); /* the analyses of the patterns are counted */
+    before = allocations;
+    tsim_steps(s, 100);
+    assert_true(mr_sim_last(s)->ncontacts >= MR_SPARSE_CHOL_MIN_NC);
+    assert_int_equal(mr_sim_last(s)->islands, 1);
+    if (allocations != before)
+      fail_msg("%s: %ld allocations in 100 steps", solvers[k], allocations - before);
     mr_sim_free(s);
   }
   mr_scene_free(&sc);
@@ -206,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
       cmocka_unit_test(test_sim_derivatives),
+      cmocka_unit_test(test_sparse_cholesky),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
  * Units: G = Δt J M⁻¹ Jᵀ (force units, DESIGN.md §4), c in m/s, λ in N. */
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "contact/problem_io.h"
@@ -182,16 +183,26 @@ typedef struct {
   mr_status status;
 } result;
 
-static void solve_with(const char *name, const tproblem *t, const mr_solver_settings *s,
-                       const double *warm, result *out) {
+/* a solve through mr_solve, or (direct) through the solver's table function itself, without
+ * mr_solve's preparation (its zeroing of λ when warm_start is 0): each solver keeps the contract
+ * of mr_solver_info.solve */
+static void solve_any(const char *name, int direct, const tproblem *t, const mr_solver_settings *s,
+                      const double *warm, result *out) {
   mr_arena work;
   mr_error err;
   assert_int_equal(mr_arena_init(&work, mr_solver_work_size(t->p.nc, 0)), 0);
   memset(out, 0, sizeof *out);
   if (warm) memcpy(out->lambda, warm, 3 * t->p.nc * sizeof(double));
-  out->status = mr_solve(name, &t->p, s, NULL, &work, out->lambda, out->c, &out->st, &err);
+  out->status = direct ? mr_solver_find(name)->solve(&t->p, s, NULL, &work, out->lambda, out->c,
+                                                     &out->st, &err)
+                       : mr_solve(name, &t->p, s, NULL, &work, out->lambda, out->c, &out->st, &err);
   if (out->status) print_message("%s: %s\n", name, err.msg);
   mr_arena_destroy(&work);
+}
+
+static void solve_with(const char *name, const tproblem *t, const mr_solver_settings *s,
+                       const double *warm, result *out) {
+  solve_any(name, 0, t, s, warm, out);
 }
 
 static void solve(const char *name, const tproblem *t, result *out) {
@@ -249,6 +260,16 @@ static void test_stick(void **state) {
   }
 }
 
+/* one sweep of a Gauss-Seidel solver from λ = 0 (warm start off); returns its ω */
+static double one_sweep(const char *name, const tproblem *t, result *r) {
+  mr_solver_settings s = mr_solver_settings_default();
+  s.max_iter = 1;
+  s.warm_start = 0;
+  solve_with(name, t, &s, NULL, r);
+  assert_int_equal(r->st.iterations, 1);
+  return s.omega;
+}
+
 /* one ncp-pgs sweep from λ = 0 on the coupled block GC, against docs/solvers.md's update in
  * closed form: λ_N = max(0, −ω g_N/B_NN); the tangential velocity after that normal change,
  * c_T = g_T + B_TN λ_N; λ_T = proj_{‖·‖ ≤ μλ_N}(−ω c_T/λ_max(B_TT)). With G_TN = (0.3, 0.2) the
@@ -257,19 +278,18 @@ static void test_stick(void **state) {
 static void test_ncp_pgs_sweep(void **state) {
   tproblem t;
   double g[3] = {0.1, -0.05, -1.0};
-  for (int clip = 0; clip < 2; ++clip) {
-    double mu = clip ? 0.2 : 0.9;
+  for (int k = 0; k < 4; ++k) {
+    /* k ≥ 2: with a compliance R = diag(0.5, 0.5, 0.2) the block is B = G + R (its diagonal
+     * steps and λ_max(B_TT) = λ_max(G_TT) + 0.5); a block without R overshoots by R / G */
+    int clip = k % 2;
+    double mu = clip ? 0.2 : 0.9, rt = k >= 2 ? 0.5 : 0.0, rn = k >= 2 ? 0.2 : 0.0;
     tp_single(&t, GC, g, mu);
-    mr_solver_settings s = mr_solver_settings_default();
-    s.max_iter = 1;
-    s.warm_start = 0;
+    if (k >= 2) t.R[0] = t.R[1] = rt, t.R[2] = rn, t.p.R = t.R;
     result r;
-    solve_with("ncp-pgs", &t, &s, NULL, &r);
-    assert_int_equal(r.st.iterations, 1);
-    double w = s.omega, ln = fmax(0.0, -w * g[2] / GC[8]);
+    double w = one_sweep("ncp-pgs", &t, &r), ln = fmax(0.0, -w * g[2] / (GC[8] + rn));
     double cT[2] = {g[0] + GC[2] * ln, g[1] + GC[5] * ln};
     double half = 0.5 * (GC[0] - GC[4]);
-    double L = 0.5 * (GC[0] + GC[4]) + sqrt(half * half + GC[1] * GC[1]);
+    double L = 0.5 * (GC[0] + GC[4]) + sqrt(half * half + GC[1] * GC[1]) + rt;
     double t0 = -w * cT[0] / L, t1 = -w * cT[1] / L, rr = hypot(t0, t1);
     if (rr > mu * ln) t0 *= mu * ln / rr, t1 *= mu * ln / rr;
     /* the case is what it claims: clipped on the disc or not */
@@ -278,6 +298,21 @@ static void test_ncp_pgs_sweep(void **state) {
     assert_near(r.lambda[0], t0, 1e-15);
     assert_near(r.lambda[1], t1, 1e-15);
   }
+}
+
+/* one ccp-pgs sweep from λ = 0 on a block with an unequal diagonal, B = diag(1, 1, 10): the
+ * paper's step 3 / tr B = 0.25 exceeds the stability limit 2 / λ_max = 0.2, so docs/solvers.md's
+ * step is the Gershgorin cap 1.9 / 10 = 0.19; −ω h g lies inside the cone (|λ_T| = 0.021 ≤
+ * μ λ_N = 0.095), so λ = −ω h g. A few operations: 4 ulp of the values ≤ 0.2. */
+static void test_ccp_pgs_sweep(void **state) {
+  static const double GD[9] = {1, 0, 0, 0, 1, 0, 0, 0, 10};
+  tproblem t;
+  double g[3] = {0.1, -0.05, -1.0};
+  tp_single(&t, GD, g, 0.5);
+  result r;
+  double h = one_sweep("ccp-pgs", &t, &r) * 1.9 / 10.0;
+  for (int a = 0; a < 3; ++a)
+    assert_near(r.lambda[a], -h * g[a], 4 * DBL_EPSILON * 0.2);
 }
 
 /* compliance: with R = diag(0.5, 0.5, 0.2) the sticking force is λ = −(G + R)⁻¹ g for every
@@ -528,6 +563,11 @@ static void test_warm_start_off(void **state) {
       if (cold.st.iterations != junked.st.iterations ||
           memcmp(cold.lambda, junked.lambda, (size_t)n * sizeof(double)))
         fail_msg("%s: warm_start = 0 but the result depends on the initial forces", info->name);
+      solve_any(info->name, 1, probs[k], &s, junk, &junked);
+      if (cold.st.iterations != junked.st.iterations ||
+          memcmp(cold.lambda, junked.lambda, (size_t)n * sizeof(double)))
+        fail_msg("%s: its solve function, warm_start = 0, depends on the initial forces",
+                 info->name);
     }
   }
 }
@@ -823,6 +863,7 @@ int main(void) {
       cmocka_unit_test(test_warm_never_worse),
       cmocka_unit_test(test_stack),
       cmocka_unit_test(test_ncp_pgs_sweep),
+      cmocka_unit_test(test_ccp_pgs_sweep),
       cmocka_unit_test(test_soft),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_io_roundtrip),

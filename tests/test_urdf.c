@@ -2,6 +2,7 @@
  * merging, document order, every error), then the reference robots of example-robot-data. */
 #include "test_util.h"
 
+#include <float.h>
 #include <string.h>
 
 #include "dynamics/model_inertia.h"
@@ -18,8 +19,10 @@ static mr_model *parse_ok(const char *xml, int floating) {
   return m;
 }
 
-/* exact rotation entries and translations come from a few floating-point operations */
-#define TOL 1e-12
+/* rotation entries and translations from a few floating-point operations on values of at
+ * most 3 (cos(π/2) itself rounds to 6.1e-17, not 0): each operation rounds to half an ulp,
+ * sums and products of up to 3 terms, so 8 ulp of 3 */
+#define TOL (8 * DBL_EPSILON * 3.0)
 
 static const char pendulum[] =
     "<?xml version=\"1.0\"?>\n"
@@ -529,7 +532,9 @@ static void test_mutations(void **state) {
       assert_true(strncmp(err.msg, "t.urdf:", 7) == 0);
     } else {
       assert_non_null(m);
-      assert_true(m->nbodies >= 1);
+      /* a tree: every body's parent comes before it */
+      for (int i = 1; i < m->nbodies; ++i)
+        assert_true(m->bodies[i].parent >= 0 && m->bodies[i].parent < i);
       mr_model_free(m);
     }
   }
@@ -611,7 +616,9 @@ static void test_mesh_paths(void **state) {
   }
   for (int i = 0; i < me->nvert; ++i)
     ymin = fmin(ymin, me->vert[3 * i + 1]);
-  assert_near(vol, 4.0, 1e-15);
+  /* each face's triple product of small-integer coordinates is exact; its quotient by 6 and
+   * the running sum round to half an ulp of at most 4 each */
+  assert_near(vol, 4.0, me->nface * DBL_EPSILON * 4.0);
   assert_near(ymin, -3.0, 0);
   mr_model_free(m);
   /* a mesh that does not read: the URDF file and line, the filename, then the mesh's own error */
@@ -718,9 +725,10 @@ static void test_reference_robots(void **state) {
     }
     assert_null(r->joints[m->nbodies - 1]);
     /* the masses of the file add up, wherever fixed joints put them (a fixed base's mass sits
-     * on the world body); sums of a few dozen decimals agree to round-off */
+     * on the world body); both sides add at most 100 links' masses in different orders, each
+     * addition rounding to half an ulp of the total: 100 ulp */
     double total = mr_model_total_mass(m) + m->bodies[0].inertia.m;
-    assert_near(total, file_mass(path), 1e-9 * file_mass(path));
+    assert_near(total, file_mass(path), 100 * DBL_EPSILON * file_mass(path));
     /* every mesh resolved to a file that opens */
     for (int g = 0; g < m->ngeoms; ++g) {
       if (m->geoms[g].type != MR_GEOM_MESH) continue;
@@ -746,10 +754,11 @@ static void test_solo_feet(void **state) {
     snprintf(leg, sizeof leg, "%.2s_LOWER_LEG", feet[i]);
     assert_string_equal(m->bodies[m->frames[f].body].name, leg);
   }
+  /* every one of the file's 17 <collision> elements is a <mesh> */
   int meshes = 0;
   for (int g = 0; g < m->ngeoms; ++g)
     meshes += m->geoms[g].type == MR_GEOM_MESH;
-  assert_true(meshes > 0);
+  assert_int_equal(meshes, 17);
   mr_model_free(m);
 }
 

@@ -10,8 +10,8 @@ list needs updating), never as caught. The scratch copy keeps one build director
 mutation rebuilds only the mutated file and relinks; test programs run fastest first and stop
 at the first failure, each under a time limit (a hang counts as caught: the suite does not
 pass). The result table is markdown, written to --out (default build/mutants.md) and stdout.
---tests runs only the named test programs: a `caught` stands, a `SURVIVED` then means only
-that those programs miss the mutation (the table says which programs ran).
+--tests builds and runs only the named test programs: a `caught` stands, a `SURVIVED` then means
+only that those programs miss the mutation (the table says which programs ran).
 """
 import argparse
 import os
@@ -86,9 +86,9 @@ def order_by_speed(work, programs, env):
     return [p for _, p in sorted(times)]
 
 
-def build(work, jobs):
-    return run(["make", f"-j{jobs}", "all"] + [os.path.relpath(p, work) for p in
-               test_programs(work)], work)
+def build(work, jobs, programs):
+    """the library, the command and the given test programs"""
+    return run(["make", f"-j{jobs}", "all"] + [os.path.relpath(p, work) for p in programs], work)
 
 
 def main():
@@ -108,9 +108,6 @@ def main():
     env = dict(os.environ, MOREAU_SHARED=args.shared,
                MOREAU_BIN=os.path.join(work, "build", "moreau"))
     try:
-        r = build(work, args.jobs)
-        if r.returncode != 0:
-            sys.exit("the unmutated tree does not build:\n" + r.stdout[-3000:])
         programs = test_programs(work)
         if args.tests:
             keep = set(args.tests.split(","))
@@ -118,6 +115,9 @@ def main():
             if unknown:
                 sys.exit("no such test program: " + ", ".join(sorted(unknown)))
             programs = [p for p in programs if os.path.basename(p) in keep]
+        r = build(work, args.jobs, programs)
+        if r.returncode != 0:
+            sys.exit("the unmutated tree does not build:\n" + r.stdout[-3000:])
         programs = order_by_speed(work, programs, env)
         results = []
         for mid, file, old, new, what in rows:
@@ -127,7 +127,7 @@ def main():
                 verdict, by = "stale", "-"
             else:
                 open(path, "w").write(src.replace(old, new))
-                r = build(work, args.jobs)
+                r = build(work, args.jobs, programs)
                 if r.returncode != 0:
                     verdict, by = "caught", "build"
                 else:
@@ -136,7 +136,7 @@ def main():
                 open(path, "w").write(src)
             results.append((mid, file, what, verdict, by))
             print(f"{mid:28s} {verdict:9s} {by}", flush=True)
-        build(work, args.jobs)  # leave the scratch tree clean for a rerun
+        build(work, args.jobs, programs)  # leave the scratch tree clean for a rerun
     finally:
         shutil.rmtree(work, ignore_errors=True)
     lines = ["| mutation | file | the bug | verdict | caught by |", "|---|---|---|---|---|"]

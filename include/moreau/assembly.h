@@ -77,6 +77,14 @@ typedef struct {
   double *phi;  /* nc */
   double *vel;  /* contact velocity J v at the start of the step, 3 nc (m/s) */
   unsigned char *kind; /* MR_KIND_* per block, nc (the problem's kind is NULL without bilateral) */
+  /* optional block-sparse G, filled instead of G by a tree-sparse subset (mr_assembly_subset
+   * .sparse) when Gb is not NULL: block-CSR as in mr_contact_problem, block (i, j) stored iff the
+   * supports of blocks i and j share a dof (equivalently a tree root). The caller provides
+   * Gb_row (max_contacts + 1), Gb_col and Gb (room for Gb_cap blocks; max_contacts² always
+   * suffices) and Gb_work (sub->ndofs + 4 max_contacts ints of scratch). */
+  int *Gb_row, *Gb_col, *Gb_work;
+  double *Gb;
+  size_t Gb_cap;
   mr_contact_problem problem; /* a view of the arrays above */
 } mr_contact_assembly;
 

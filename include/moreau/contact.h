@@ -19,7 +19,8 @@ struct mr_arena_s;
  * Arrays are borrowed, not owned. */
 typedef struct {
   int nc;           /* number of contacts */
-  const double *G;  /* Delassus matrix, 3nc x 3nc, row-major, symmetric positive semi-definite */
+  const double *G;  /* Delassus matrix, 3nc x 3nc, row-major, symmetric positive semi-definite;
+                     * may be NULL when Gb is given */
   const double *g;  /* free contact velocity (with the gap/Baumgarte/restitution correction), 3nc */
   const double *mu; /* friction coefficients, nc */
   const double *R;  /* compliance (diagonal), 3nc; NULL means rigid (R = 0) */
@@ -39,6 +40,15 @@ typedef struct {
    * ε_d = ‖c‖, ε_c = 0. A unilateral constraint (a joint limit) needs no kind: it is a
    * frictionless contact (μ = 0) whose tangential rows of J are zero (docs/solvers.md). */
   const unsigned char *kind;
+  /* optional block-sparse G (used when G is NULL): the 3x3 blocks (i, j) that may be nonzero, in
+   * block-CSR with both triangles stored: row i's blocks are Gb_col[Gb_row[i] .. Gb_row[i+1]),
+   * column indices ascending, the diagonal block always present; block k is Gb[9k .. 9k+9),
+   * row-major. A block absent from the pattern is zero. The island assembly gives the blocks of
+   * contacts whose kinematic paths share a dof (docs/solvers.md, "The block-sparse G"). */
+  int nnzb;
+  const int *Gb_row; /* nc + 1 */
+  const int *Gb_col; /* nnzb */
+  const double *Gb;  /* 9 nnzb */
 } mr_contact_problem;
 
 /* kinds of constraint in mr_contact_problem.kind */
@@ -48,6 +58,18 @@ enum { MR_KIND_CONTACT = 0, MR_KIND_BILATERAL = 1 };
 static inline int mr_problem_bilateral(const mr_contact_problem *p, int i) {
   return p->kind && p->kind[i] == MR_KIND_BILATERAL;
 }
+
+/* ---- access to G, dense or block-sparse ---- */
+
+/* 1 when the problem carries G in some form (dense G, or the block-sparse Gb arrays) */
+int mr_problem_has_G(const mr_contact_problem *p);
+/* the 3x3 block (i, j) of G, row-major, into B; returns 0 (and B = 0) for a block outside the
+ * sparse pattern */
+int mr_problem_G_block(const mr_contact_problem *p, int i, int j, double *B);
+/* y = G x (3nc); y must not alias x */
+void mr_problem_G_mul(const mr_contact_problem *p, const double *x, double *y);
+/* G as a dense 3nc x 3nc row-major matrix, into caller memory */
+void mr_problem_G_dense(const mr_contact_problem *p, double *G);
 
 /* Solver settings: one struct for every solver, each using the fields it needs. */
 typedef struct {
@@ -90,7 +112,7 @@ typedef struct {
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
-  int factorizations; /* dense Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
+  int factorizations; /* Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
                        * value), of the Newton Hessian (ccp-newton, once per iteration), of the
                        * two subproblem matrices (ncp-stagproj) */
 } mr_solver_stats;
@@ -105,7 +127,27 @@ typedef struct {
                             * of G + R (velocity/force units); 0 = none, re-estimated */
   int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
                        * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
+  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm on a block-sparse G that pays
+                                * (mr_sparse_chol_pays): the sparse Cholesky, kept
+                                * across solves; analysed (allocating) by the first solve of
+                                * each new sparsity pattern, reused without allocation while the
+                                * pattern repeats. Owned: mr_solver_state_release frees it. */
 } mr_solver_state;
+
+/* The crossovers measured by bench/sparse_g.c (docs/solvers.md, "The block-sparse G"): the
+ * island assembly stores G block-sparse from MR_SPARSE_G_MIN_NC contacts on (a Gauss-Seidel
+ * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers factor a
+ * block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC contacts with at
+ * most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
+#define MR_SPARSE_G_MIN_NC 16
+#define MR_SPARSE_CHOL_MIN_NC 24
+#define MR_SPARSE_CHOL_MAX_FILL 0.5
+static inline int mr_sparse_chol_pays(int nc, int nnzb) {
+  return nc >= MR_SPARSE_CHOL_MIN_NC && (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * nc * (double)nc;
+}
+
+/* free what a state owns (its sparse Cholesky) and set it to NULL; y is the caller's */
+void mr_solver_state_release(mr_solver_state *state);
 
 /* A solver: fill lambda (3nc; holds the warm start on entry when settings->warm_start) and
  * c = (G + R) λ + g (3nc). Scratch memory comes from work (no malloc). */
@@ -118,6 +160,8 @@ typedef struct {
   const char *model;       /* "LCP", "CCP", "RaiSim", "NCP", "soft" */
   const char *description; /* one line */
   mr_solve_fn solve;
+  int block_sparse;        /* 1: works on the block-sparse Gb directly; 0: mr_solve gives it a
+                            * dense copy of G (from the work arena) when only Gb is present */
 } mr_solver_info;
 
 mr_solver_settings mr_solver_settings_default(void);

@@ -120,10 +120,13 @@ int mr_geom_local_aabb(const mr_geom *g, mr_vec3 *lo, mr_vec3 *hi) {
 
 mr_mat3 mr_contact_frame(mr_vec3 n) {
   mr_vec3 t1, t2;
-  /* Frisvad's basis; the pole n_z = -1 gets a fixed basis */
+  /* Frisvad's basis, whose 1/(1 + n_z) loses accuracy near the pole n_z = -1; there (below
+   * -0.9999999) the same construction about -z (Duff et al. 2017), c = 1/(1 - n_z), its tangents
+   * ordered so that they are (0, -1, 0) and (-1, 0, 0) at the pole itself */
   if (n.v[2] < -0.9999999) {
-    t1 = mr_v3(0, -1, 0);
-    t2 = mr_v3(-1, 0, 0);
+    double c = 1.0 / (1.0 - n.v[2]), b = n.v[0] * n.v[1] * c;
+    t1 = mr_v3(b, -1.0 + n.v[1] * n.v[1] * c, -n.v[1]);
+    t2 = mr_v3(-1.0 + n.v[0] * n.v[0] * c, b, -n.v[0]);
   } else {
     double a = 1.0 / (1.0 + n.v[2]), b = -n.v[0] * n.v[1] * a;
     t1 = mr_v3(1.0 - n.v[0] * n.v[0] * a, b, -n.v[0]);

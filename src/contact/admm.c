@@ -30,6 +30,7 @@
 
 #include "contact/admm.h"
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/linalg.h"
 
 /* condition numbers are floored at this ratio: a singular G (hyperstatic contacts) gives
@@ -57,11 +58,11 @@ size_t admm_ws_bytes(int n) {
   return align32(((size_t)n * (size_t)n + 1) * sizeof(double)) + 7 * v + 32;
 }
 
-int admm_ws_alloc(admm_ws *w, int n, mr_arena *a) {
+int admm_ws_alloc(admm_ws *w, int n, int dense, mr_arena *a) {
   double **vec[] = {&w->x, &w->z, &w->y, &w->zold, &w->yold, &w->w, &w->Az};
   w->n = n;
-  w->L = mr_arena_doubles(a, (size_t)n * (size_t)n + 1);
-  if (!w->L) return -1;
+  w->L = dense ? mr_arena_doubles(a, (size_t)n * (size_t)n + 1) : NULL;
+  if (dense && !w->L) return -1;
   for (size_t i = 0; i < sizeof vec / sizeof vec[0]; ++i)
     if (!(*vec[i] = mr_arena_doubles(a, (size_t)n + 1))) return -1;
   w->rho = 0.0;
@@ -74,7 +75,10 @@ int admm_ws_alloc(admm_ws *w, int n, mr_arena *a) {
 }
 
 void admm_matvec(const admm_qp *q, const double *x, double *y) {
-  mr_matvec(y, q->G, x, q->n, q->n);
+  if (q->G)
+    mr_matvec(y, q->G, x, q->n, q->n);
+  else
+    mr_problem_G_mul(q->blocks, x, y);
   if (q->d)
     for (int i = 0; i < q->n; ++i)
       y[i] += q->d[i] * x[i];
@@ -135,6 +139,10 @@ double admm_rho_default(const admm_ws *w) {
 
 int admm_factor(const admm_qp *q, admm_ws *w) {
   int n = q->n;
+  if (q->chol) {
+    w->factorizations++;
+    return mr_chol_factor(q->chol, w->rho);
+  }
   mr_copy(w->L, q->G, n * n);
   for (int i = 0; i < n; ++i)
     w->L[i * n + i] += w->rho + (q->d ? q->d[i] : 0.0);
@@ -158,7 +166,10 @@ void admm_step(const admm_qp *q, admm_ws *w, double omega) {
   /* x = (A + ρI)⁻¹ (ρ z − y − b) */
   for (int i = 0; i < n; ++i)
     w->x[i] = rho * w->z[i] - w->y[i] - q->b[i];
-  mr_cholesky_solve(w->L, n, w->x);
+  if (q->chol)
+    mr_chol_solve(q->chol, w->x);
+  else
+    mr_cholesky_solve(w->L, n, w->x);
   /* over-relaxed x̂ in w, then z = Π_C(x̂ + y/ρ) and y += ρ (x̂ − z) */
   for (int i = 0; i < n; ++i)
     w->w[i] = omega * w->x[i] + (1.0 - omega) * w->zold[i];
@@ -219,7 +230,7 @@ static int all_finite(const double *x, int n) {
 /* check the problem's arrays */
 static mr_status check_problem(const mr_contact_problem *p, const char *name, mr_error *err) {
   if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "%s: no problem", name);
-  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+  if (p->nc > 0 && (!mr_problem_has_G(p) || !p->g || !p->mu))
     return mr_error_set(err, MR_ERR_INVALID, "%s: problem with nc = %d lacks G, g or mu", name,
                         p->nc);
   for (int i = 0; i < p->nc; ++i)
@@ -384,11 +395,31 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   admm_ws w;
   double *b = mr_arena_doubles(work, (size_t)n), *cz = mr_arena_doubles(work, (size_t)n);
   double *best = mr_arena_doubles(work, (size_t)n);
-  if (!b || !cz || !best || admm_ws_alloc(&w, n, work) != 0) {
+  /* a block-sparse G: factored sparse when that pays, else densified */
+  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
+  double *G = p->G || sparse ? NULL : mr_arena_doubles(work, (size_t)n * (size_t)n);
+  if (!b || !cz || !best || (!p->G && !sparse && !G) ||
+      admm_ws_alloc(&w, n, !sparse, work) != 0) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "%s: scratch arena too small for nc = %d", name, p->nc);
   }
-  admm_qp q = {n, p->G, p->R, b, project_cones, p};
+  if (G) mr_problem_G_dense(p, G);
+  admm_qp q = {n, p->G ? p->G : G, p->R, b, project_cones, p, p, NULL};
+  mr_sparse_chol *own = NULL;
+  if (sparse) {
+    /* the state's factor, analysed again only for a new pattern; a private one without state */
+    mr_sparse_chol **slot = st ? &st->chol : &own;
+    if (!*slot) *slot = mr_chol_create();
+    if (!*slot || mr_chol_analyze(*slot, p) < 0) {
+      mr_chol_free(own);
+      mr_arena_reset(work, mark);
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "%s: out of memory analysing the sparse Cholesky of %d contacts", name,
+                          p->nc);
+    }
+    q.chol = *slot;
+    mr_chol_values(q.chol, p, p->R);
+  }
   /* initial linear term from the warm start's velocity */
   int warm = s->warm_start && all_finite(lambda, n);
   for (int i = 0; i < n; ++i)
@@ -403,6 +434,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
     status = MR_ERR_NUMERIC;
   }
   if (status == MR_OK && !all_finite(w.z, n)) status = MR_ERR_NUMERIC;
+  mr_chol_free(own);
   if (status != MR_OK) {
     clear_output(n, lambda, c, stats);
     mr_arena_reset(work, mark);

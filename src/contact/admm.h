@@ -24,11 +24,15 @@ typedef struct {
   const double *b; /* linear term, n */
   void (*project)(const void *ctx, const double *x, double *out); /* Π_C, out may alias x */
   const void *ctx;
+  /* G block-sparse (G NULL): the problem holding it, and its sparse factor (the values of
+   * G + diag(d) already loaded by mr_chol_values) */
+  const mr_contact_problem *blocks;
+  struct mr_sparse_chol *chol;
 } admm_qp;
 
 typedef struct {
   int n;
-  double *L;               /* Cholesky factor of A + ρI, n x n */
+  double *L;               /* Cholesky factor of A + ρI, n x n (dense; unused when sparse) */
   double *x, *z, *y;       /* iterate, projected copy, dual variable (velocity units) */
   double *zold, *yold, *w; /* previous z and y, scratch */
   double *Az;              /* A z after the last step */
@@ -42,8 +46,9 @@ typedef struct {
 
 /* bytes of arena an admm_ws of size n takes (with alignment) */
 size_t admm_ws_bytes(int n);
-/* carve the workspace from the arena; 0 on success, -1 when it does not fit */
-int admm_ws_alloc(admm_ws *w, int n, mr_arena *a);
+/* carve the workspace from the arena (with the dense factor's n x n when dense); 0 on success,
+ * -1 when it does not fit */
+int admm_ws_alloc(admm_ws *w, int n, int dense, mr_arena *a);
 /* y = A x */
 void admm_matvec(const admm_qp *q, const double *x, double *y);
 /* estimate A's extreme eigenvalues by power iteration (iters each) into w->eig_max, eig_min */

@@ -199,13 +199,127 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   return n;
 }
 
-/* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
- * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections */
-static void sparse_products(const mr_model *m, const mr_data *d,
-                            const mr_contact_geometry *contacts, const mr_assembly_subset *sub,
+/* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j */
+static void support_block(const mr_data *d, const mr_assembly_subset *sub,
+                          const mr_contact_assembly *a, int i, int j, double *acc) {
+  int nv = a->nv;
+  const double *Dinv = d->Dinv;
+  const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
+  int ni = sub->nsupport[i], nj = sub->nsupport[j], ti = 0, tj = 0;
+  const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
+  for (int k = 0; k < 9; ++k)
+    acc[k] = 0.0;
+  while (ti < ni && tj < nj) {
+    if (Si[ti] != Sj[tj]) {
+      Si[ti] > Sj[tj] ? ++ti : ++tj;
+      continue;
+    }
+    double dk = Dinv[Si[ti]];
+    for (int r = 0; r < 3; ++r) {
+      double yr = Yi[(size_t)r * nv + ti] * dk;
+      for (int q = 0; q < 3; ++q)
+        acc[3 * r + q] += yr * Yj[(size_t)q * nv + tj];
+    }
+    ++ti, ++tj;
+  }
+}
+
+/* the block-CSR pattern of G: blocks i and j are coupled iff their supports share a dof, that
+ * is (the supports being closed under ancestors) a root dof of the kinematic trees. Each block
+ * is put on the lists of its (at most two) roots, in descending block order so that every list
+ * ascends; a row is the merge of its roots' lists. */
+static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
+                               mr_contact_assembly *a, int nc, mr_error *err) {
+  int nv = a->nv, *head = a->Gb_work, *next = head + nv, *root = next + 2 * nc;
+  const int *par = d->parent_dof;
+  for (int t = 0; t < nv; ++t)
+    head[t] = -1;
+  for (int i = nc - 1; i >= 0; --i) {
+    const int *S = sub->support + (size_t)i * nv;
+    root[2 * i] = root[2 * i + 1] = -1;
+    for (int t = 0, s = 0; t < sub->nsupport[i]; ++t) {
+      if (par[S[t]] >= 0) continue;
+      int e = 2 * i + s++, c = sub->col[S[t]];
+      root[e] = c, next[e] = head[c], head[c] = e;
+    }
+  }
+  size_t nnz = 0;
+  a->Gb_row[0] = 0;
+  for (int i = 0; i < nc; ++i) {
+    /* the list heads, as list entries e (block e / 2) */
+    int e0 = root[2 * i] >= 0 ? head[root[2 * i]] : -1;
+    int e1 = root[2 * i + 1] >= 0 ? head[root[2 * i + 1]] : -1;
+    if (e0 < 0 && e1 < 0 && nnz < a->Gb_cap) a->Gb_col[nnz++] = i; /* no dof: a zero diagonal */
+    while ((e0 >= 0 || e1 >= 0) && nnz < a->Gb_cap) {
+      int j0 = e0 >= 0 ? e0 / 2 : nc, j1 = e1 >= 0 ? e1 / 2 : nc, j = j0 < j1 ? j0 : j1;
+      a->Gb_col[nnz++] = j;
+      if (j0 == j) e0 = next[e0];
+      if (j1 == j) e1 = next[e1];
+    }
+    if (e0 >= 0 || e1 >= 0 || nnz == (size_t)a->Gb_row[i])
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "assembly: the block-sparse G of %d contacts exceeds its %zu blocks", nc,
+                          a->Gb_cap);
+    a->Gb_row[i + 1] = (int)nnz;
+  }
+  return MR_OK;
+}
+
+/* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
+ * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
+static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
                             mr_contact_assembly *a, int nc) {
+  int *cursor = a->Gb_work;
+  for (int i = 0; i < nc; ++i)
+    cursor[i] = a->Gb_row[i];
+  for (int i = 0; i < nc; ++i)
+    for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
+      int j = a->Gb_col[k];
+      if (j < i) continue;
+      double *B = a->Gb + 9 * (size_t)k, *T;
+      support_block(d, sub, a, i, j, B);
+      if (j == i) {
+        /* exactly symmetric, with the lower entries as the dense mirror leaves them */
+        B[1] = B[3], B[2] = B[6], B[5] = B[7];
+        cursor[i] = k + 1;
+        continue;
+      }
+      T = a->Gb + 9 * (size_t)cursor[j]++;
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+          T[3 * q + r] = B[3 * r + q];
+    }
+}
+
+/* the dense G of a pattern too small or too full to store sparse: the coupled blocks computed
+ * (upper, mirrored), the others zero */
+static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
+                           mr_contact_assembly *a, int nc) {
+  size_t n = 3 * (size_t)nc;
+  mr_zero(a->G, (int)(n * n));
+  for (int i = 0; i < nc; ++i)
+    for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
+      int j = a->Gb_col[k];
+      if (j < i) continue;
+      double acc[9];
+      support_block(d, sub, a, i, j, acc);
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 3; ++q)
+          a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
+              a->G[(3 * (size_t)j + q) * n + 3 * (size_t)i + r] = acc[3 * r + q];
+    }
+}
+
+/* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
+ * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections. With Gb buffers,
+ * the coupling pattern first, then G block-sparse into Gb from MR_SPARSE_G_MIN_NC contacts on
+ * (*stored = 1), else dense on the pattern; without, dense over every pair. */
+static mr_status sparse_products(const mr_model *m, const mr_data *d,
+                                 const mr_contact_geometry *contacts,
+                                 const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
+                                 int *stored, mr_error *err) {
   int nv = a->nv, n = 3 * nc;
-  const double *U = d->U, *Dinv = d->Dinv;
+  const double *U = d->U;
   double *x = sub->x;
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
@@ -233,30 +347,27 @@ static void sparse_products(const mr_model *m, const mr_data *d,
       }
     }
   }
+  *stored = 0;
+  if (a->Gb) {
+    mr_status st = block_pattern(d, sub, a, nc, err);
+    if (st) return st;
+    *stored = nc >= MR_SPARSE_G_MIN_NC;
+    if (*stored)
+      sparse_G_blocks(d, sub, a, nc);
+    else
+      dense_G_blocks(d, sub, a, nc);
+    return MR_OK;
+  }
   for (int i = 0; i < nc; ++i)
     for (int j = i; j < nc; ++j) {
-      const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
-      int ni = sub->nsupport[i], nj = sub->nsupport[j], ti = 0, tj = 0;
-      double acc[9] = {0};
-      const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
-      while (ti < ni && tj < nj) {
-        if (Si[ti] != Sj[tj]) {
-          Si[ti] > Sj[tj] ? ++ti : ++tj;
-          continue;
-        }
-        double dk = Dinv[Si[ti]];
-        for (int r = 0; r < 3; ++r) {
-          double yr = Yi[(size_t)r * nv + ti] * dk;
-          for (int q = 0; q < 3; ++q)
-            acc[3 * r + q] += yr * Yj[(size_t)q * nv + tj];
-        }
-        ++ti, ++tj;
-      }
+      double acc[9];
+      support_block(d, sub, a, i, j, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(size_t)(3 * i + r) * n + 3 * j + q] = a->G[(size_t)(3 * j + q) * n + 3 * i + r] =
               acc[3 * r + q];
     }
+  return MR_OK;
 }
 
 /* the problem of the blocks contacts[blocks[i]] (blocks NULL: contacts[i]) over the dofs of sub
@@ -273,8 +384,9 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
   /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
   for (int i = 0; i < nc; ++i)
     contact_jacobian(m, d, BLOCK(i), col, nv, a->J + (size_t)3 * i * nv, a->MiJt);
+  int block_sparse = 0;
   if (sub && sub->sparse) {
-    sparse_products(m, d, contacts, sub, a, nc);
+    if ((st = sparse_products(m, d, contacts, sub, a, nc, &block_sparse, err))) return st;
   } else {
     solve_rows(m, d, sub, a, n);
     /* G = J (M⁻¹ Jᵀ), symmetric: compute the upper triangle and mirror it */
@@ -314,7 +426,11 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
   mr_contact_problem *p = &a->problem;
   memset(p, 0, sizeof *p);
   p->nc = nc;
-  p->G = a->G;
+  p->G = block_sparse ? NULL : a->G;
+  if (block_sparse) {
+    p->nnzb = a->Gb_row[nc];
+    p->Gb_row = a->Gb_row, p->Gb_col = a->Gb_col, p->Gb = a->Gb;
+  }
   p->g = a->g;
   p->mu = a->mu;
   p->R = a->R;

@@ -43,7 +43,14 @@ static int contact_mode(const mr_contact_problem *p, int i, const double *lambda
 /* (G + R)[r, col] */
 static double delassus(const mr_contact_problem *p, int r, int col) {
   const int n = 3 * p->nc;
-  return p->G[r * n + col] + (p->R && r == col ? p->R[r] : 0.0);
+  double gij, B[9];
+  if (p->G) {
+    gij = p->G[r * n + col];
+  } else { /* block-sparse */
+    mr_problem_G_block(p, r / 3, col / 3, B);
+    gij = B[3 * (r % 3) + col % 3];
+  }
+  return gij + (p->R && r == col ? p->R[r] : 0.0);
 }
 
 /* rows 3i .. 3i + 2 of A and B for contact i in its mode */

@@ -69,7 +69,7 @@ void mr_contact_criteria(double mu, const double *lambda, const double *c, int d
 
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
-  mr_matvec(c, p->G, lambda, n, n);
+  mr_problem_G_mul(p, lambda, c);
   for (int i = 0; i < n; ++i)
     c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
 }
@@ -91,12 +91,24 @@ static inline double two_sum(double a, double b, double *e) {
 void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
   for (int i = 0; i < n; ++i) {
-    const double *row = p->G + (size_t)i * n;
     double s = p->g[i], sig = 0.0, q;
-    for (int j = 0; j < n; ++j) {
-      double h = row[j] * lambda[j], r = fma(row[j], lambda[j], -h);
-      s = two_sum(s, h, &q);
-      sig += q + r;
+    if (p->G) {
+      const double *row = p->G + (size_t)i * n;
+      for (int j = 0; j < n; ++j) {
+        double h = row[j] * lambda[j], r = fma(row[j], lambda[j], -h);
+        s = two_sum(s, h, &q);
+        sig += q + r;
+      }
+    } else { /* the stored blocks of the row in ascending columns: the dense terms in the
+              * dense order without its exact zeros, which add nothing */
+      for (int k = p->Gb_row[i / 3]; k < p->Gb_row[i / 3 + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k + 3 * (i % 3), *l = lambda + 3 * p->Gb_col[k];
+        for (int b = 0; b < 3; ++b) {
+          double h = B[b] * l[b], r = fma(B[b], l[b], -h);
+          s = two_sum(s, h, &q);
+          sig += q + r;
+        }
+      }
     }
     if (p->R) {
       double h = p->R[i] * lambda[i], r = fma(p->R[i], lambda[i], -h);

@@ -3,8 +3,10 @@
  *
  * The contact velocity c = (G + R) λ + g is kept up to date incrementally: when contact i moves
  * by δ, c += (G + R)[:, i] δ, O(n) per contact like reading row block i. So every sweep costs
- * O(n²) and the stopping criterion, evaluated on the exact c, costs only O(nc) per sweep. c is
- * recomputed from scratch every 64 sweeps and at the end, so round-off cannot drift.
+ * O(n²) on a dense G, and on a block-sparse G (mr_contact_problem.Gb) O(stored blocks): a
+ * contact's update touches only the contacts it is coupled to. The stopping criterion, evaluated
+ * on the exact c, costs only O(nc) per sweep. c is recomputed from scratch every 64 sweeps and at
+ * the end, so round-off cannot drift.
  *
  * Stopping: the model's own criterion (the LCP, CCP, NCP or RaiSim residual below) ≤ eps_abs,
  * checked before the first sweep (a warm start that already solves the problem costs 0
@@ -27,7 +29,7 @@
 mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err) {
   if (!p || !s) return mr_error_set(err, MR_ERR_INVALID, "contact solver: no problem or settings");
   if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "contact solver: nc = %d < 0", p->nc);
-  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+  if (p->nc > 0 && (!mr_problem_has_G(p) || !p->g || !p->mu))
     return mr_error_set(err, MR_ERR_INVALID, "contact solver: G, g or mu missing (nc = %d)", p->nc);
   if (!(s->omega > 0.0 && s->omega < 2.0))
     return mr_error_set(err, MR_ERR_INVALID, "contact solver: omega = %g is not in (0, 2)",
@@ -50,10 +52,7 @@ void mr_gs_start(const mr_contact_problem *p, const mr_solver_settings *s, doubl
 }
 
 void mr_gs_block(const mr_contact_problem *p, int i, double *B) {
-  int n = 3 * p->nc;
-  for (int a = 0; a < 3; ++a)
-    for (int b = 0; b < 3; ++b)
-      B[3 * a + b] = p->G[(size_t)(3 * i + a) * n + 3 * i + b];
+  mr_problem_G_block(p, i, i, B);
   if (p->R)
     for (int a = 0; a < 3; ++a)
       B[4 * a] += p->R[3 * i + a];
@@ -62,6 +61,31 @@ void mr_gs_block(const mr_contact_problem *p, int i, double *B) {
 void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double *lambda,
                  double *c) {
   int n = 3 * p->nc;
+  if (!p->G) {
+    /* the stored blocks of row i in one pass: column j of G's rows 3i..3i+2 (G symmetric), each
+     * entry of c updated in the dense order (a = 0, 1, 2, with R's term after G's on the
+     * diagonal); a zero δ_a adds exact zeros */
+    const double d[3] = {delta[0], delta[1], delta[2]};
+    const double r[3] = {p->R ? p->R[3 * i] : 0.0, p->R ? p->R[3 * i + 1] : 0.0,
+                         p->R ? p->R[3 * i + 2] : 0.0};
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      const double *B = p->Gb + 9 * (size_t)k;
+      double *cj = c + 3 * p->Gb_col[k];
+      if (p->Gb_col[k] != i) {
+        for (int b = 0; b < 3; ++b)
+          cj[b] += B[b] * d[0], cj[b] += B[3 + b] * d[1], cj[b] += B[6 + b] * d[2];
+        continue;
+      }
+      for (int b = 0; b < 3; ++b)
+        for (int a = 0; a < 3; ++a) {
+          cj[b] += B[3 * a + b] * d[a];
+          if (a == b) cj[b] += r[a] * d[a];
+        }
+    }
+    for (int a = 0; a < 3; ++a)
+      lambda[3 * i + a] += d[a];
+    return;
+  }
   for (int a = 0; a < 3; ++a) {
     double d = delta[a];
     if (d == 0.0) continue;

@@ -237,11 +237,37 @@ void mr_problem_file_free(mr_problem_file *f) {
   memset(f, 0, sizeof *f);
 }
 
-/* the members after nc */
-static void write_body(FILE *out, const mr_contact_problem *p, const double *lambda0) {
+/* G's rows, dense; a block-sparse G row by row through a buffer of one row of blocks */
+static int write_G(FILE *out, const mr_contact_problem *p) {
+  int n = 3 * p->nc;
+  if (p->G || n == 0) {
+    mr_json_write_matrix(out, p->G, n, n);
+    return 0;
+  }
+  double *rows = malloc(3 * (size_t)n * sizeof(double));
+  if (!rows) return -1;
+  fputc('[', out);
+  for (int i = 0; i < p->nc; ++i) {
+    memset(rows, 0, 3 * (size_t)n * sizeof(double));
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b)
+          rows[(size_t)a * n + 3 * p->Gb_col[k] + b] = p->Gb[9 * (size_t)k + 3 * a + b];
+    for (int a = 0; a < 3; ++a) {
+      if (i || a) fputs(", ", out);
+      mr_json_write_vector(out, rows + (size_t)a * n, n);
+    }
+  }
+  fputc(']', out);
+  free(rows);
+  return 0;
+}
+
+/* the members after nc; −1 when out of memory */
+static int write_body(FILE *out, const mr_contact_problem *p, const double *lambda0) {
   int n = 3 * p->nc;
   fputs(",\n \"G\": ", out);
-  mr_json_write_matrix(out, p->G, n, n);
+  if (write_G(out, p)) return -1;
   fputs(",\n \"g\": ", out);
   mr_json_write_vector(out, p->g, n);
   fputs(",\n \"mu\": ", out);
@@ -256,6 +282,7 @@ static void write_body(FILE *out, const mr_contact_problem *p, const double *lam
       fprintf(out, "%s%d", i ? ", " : "", mr_problem_bilateral(p, i));
     fputc(']', out);
   }
+  return 0;
 }
 
 mr_status mr_problem_file_save(const char *path, const mr_contact_problem *p, const double *lambda0,
@@ -263,7 +290,11 @@ mr_status mr_problem_file_save(const char *path, const mr_contact_problem *p, co
   mr_output out;
   if (mr_output_open(&out, path, err)) return MR_ERR_IO;
   fprintf(out.f, "{\"nc\": %d", p->nc);
-  write_body(out.f, p, lambda0);
+  if (write_body(out.f, p, lambda0)) {
+    mr_output_discard(&out);
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory writing G of %d contacts", path,
+                        p->nc);
+  }
   fputs("}\n", out.f);
   return mr_output_commit(&out, err);
 }

@@ -6,39 +6,40 @@
 #include <time.h>
 
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 
 static const mr_solver_info registry[] = {
     {"lcp-pgs", "LCP", "projected Gauss-Seidel on the 4-facet friction pyramid (Alg. 1)",
-     mr_solver_lcp_pgs},
+     mr_solver_lcp_pgs, 1},
     {"ccp-pgs", "CCP",
      "per-contact projected gradient step, orthogonal projection on K_mu (Alg. 2)",
-     mr_solver_ccp_pgs},
+     mr_solver_ccp_pgs, 1},
     {"raisim", "RaiSim", "per-contact take-off/stick/slide, bisection on the ellipse (Alg. 5)",
-     mr_solver_raisim},
+     mr_solver_raisim, 1},
     {"raisim-ds", "RaiSim", "raisim with the de Saxce term in the sliding branch (RaiSim note)",
-     mr_solver_raisim_ds},
+     mr_solver_raisim_ds, 1},
     {"ncp-pgs", "NCP", "projected Gauss-Seidel with horizontal projection on the cone (Alg. 6)",
-     mr_solver_ncp_pgs},
+     mr_solver_ncp_pgs, 1},
     {"soft", "soft", "spring-damper normal force, regularised Coulomb friction (baseline)",
-     mr_solver_soft},
+     mr_solver_soft, 1},
     /* ---- ADMM, Newton and staggered projections: ccp-admm, ccp-newton, ncp-stagproj,
      * ncp-admm (src/contact/admm.c, newton.c, stagproj.c) go here ---- */
     {"ccp-admm", "CCP",
      "ADMM on the dual CCP, Cholesky of G + R + rho I, spectral rho update (Alg. 3, III-E)",
-     mr_solver_ccp_admm},
+     mr_solver_ccp_admm, 1},
     {"ccp-newton", "CCP",
      "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
-     mr_solver_ccp_newton},
+     mr_solver_ccp_newton, 0},
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
-     mr_solver_ncp_stagproj},
+     mr_solver_ncp_stagproj, 0},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
-     mr_solver_ncp_admm},
+     mr_solver_ncp_admm, 1},
     {"ncp-hybrid", "NCP",
      "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
-     mr_solver_ncp_hybrid},
+     mr_solver_ncp_hybrid, 0},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
@@ -129,15 +130,40 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   return MR_OK;
 }
 
-mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
-                   mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
-                   mr_solver_stats *stats, mr_error *err) {
-  const mr_solver_info *info = mr_solver_find(name);
-  if (!info)
-    return mr_error_set(err, MR_ERR_INVALID, "unknown contact solver '%s'", name ? name : "(null)");
-  if (!p || !s || !work || !stats || (p->nc > 0 && (!lambda || !c)))
-    return mr_error_set(err, MR_ERR_INVALID, "%s: missing problem, settings, work or output", name);
-  if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "%s: nc = %d < 0", name, p->nc);
+/* a block-sparse G's structure: offsets from 0, non-decreasing, nnzb in all; columns in range
+ * and ascending in each row; the diagonal block present */
+static mr_status check_blocks(const char *name, const mr_contact_problem *p, mr_error *err) {
+  if (p->Gb_row[0] != 0 || p->Gb_row[p->nc] != p->nnzb)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "%s: block-sparse G: Gb_row[0] = %d and Gb_row[%d] = %d, expected 0 and "
+                        "nnzb = %d",
+                        name, p->Gb_row[0], p->nc, p->Gb_row[p->nc], p->nnzb);
+  for (int i = 0; i < p->nc; ++i) {
+    int diag = 0;
+    if (p->Gb_row[i + 1] < p->Gb_row[i])
+      return mr_error_set(err, MR_ERR_INVALID, "%s: block-sparse G: Gb_row[%d] = %d < Gb_row[%d] = %d",
+                          name, i + 1, p->Gb_row[i + 1], i, p->Gb_row[i]);
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      int j = p->Gb_col[k];
+      if (j < 0 || j >= p->nc || (k > p->Gb_row[i] && j <= p->Gb_col[k - 1]))
+        return mr_error_set(err, MR_ERR_INVALID,
+                            "%s: block-sparse G: row %d, Gb_col[%d] = %d is out of [0, %d) or not "
+                            "ascending",
+                            name, i, k, j, p->nc);
+      diag |= j == i;
+    }
+    if (!diag)
+      return mr_error_set(err, MR_ERR_INVALID, "%s: block-sparse G: row %d has no diagonal block",
+                          name, i);
+  }
+  return MR_OK;
+}
+
+/* mr_solve on a problem the solver can read (dense G, or Gb for a block-sparse solver) */
+static mr_status solve_problem(const mr_solver_info *info, const mr_contact_problem *p,
+                               const mr_solver_settings *s, mr_solver_state *state,
+                               mr_arena *work, double *lambda, double *c, mr_solver_stats *stats,
+                               mr_error *err) {
   int n = 3 * p->nc;
   if (!s->warm_start) mr_zero(lambda, n);
   int warm = s->warm_start && n > 0 && !(mr_norm_inf(lambda, n) == 0.0);
@@ -176,14 +202,51 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
   return MR_OK;
 }
 
+mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
+                   mr_solver_state *state, struct mr_arena_s *work, double *lambda, double *c,
+                   mr_solver_stats *stats, mr_error *err) {
+  const mr_solver_info *info = mr_solver_find(name);
+  if (!info)
+    return mr_error_set(err, MR_ERR_INVALID, "unknown contact solver '%s'", name ? name : "(null)");
+  if (!p || !s || !work || !stats || (p->nc > 0 && (!lambda || !c)))
+    return mr_error_set(err, MR_ERR_INVALID, "%s: missing problem, settings, work or output", name);
+  if (p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "%s: nc = %d < 0", name, p->nc);
+  if (p->nc > 0 && !mr_problem_has_G(p))
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "%s: problem with %d contacts has neither a dense G nor a block-sparse Gb",
+                        name, p->nc);
+  mr_status st;
+  if (!p->G && p->nc > 0 && (st = check_blocks(name, p, err))) return st;
+  if (info->block_sparse || p->G || p->nc == 0)
+    return solve_problem(info, p, s, state, work, lambda, c, stats, err);
+  /* a solver that reads G densely gets a dense copy of the block-sparse G */
+  size_t n = 3 * (size_t)p->nc, mark = mr_arena_mark(work);
+  double *G = mr_arena_doubles(work, n * n);
+  if (!G)
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: work arena too small for a dense G of %zu rows",
+                        name, n);
+  mr_problem_G_dense(p, G);
+  mr_contact_problem dense = *p;
+  dense.G = G;
+  st = solve_problem(info, &dense, s, state, work, lambda, c, stats, err);
+  mr_arena_reset(work, mark);
+  return st;
+}
+
+void mr_solver_state_release(mr_solver_state *state) {
+  if (!state) return;
+  mr_chol_free(state->chol);
+  state->chol = NULL;
+}
+
 size_t mr_solver_work_size(int nc, int nv) {
-  /* n = 3nc; room for three n x n matrices (ncp-hybrid: its two active-set matrices and
-   * ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv
+  /* n = 3nc; room for four n x n matrices (a dense copy of a block-sparse G; ncp-hybrid: its
+   * two active-set matrices and ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv
    * x nv and one 3nc x nv matrices and 16 nv-vectors; 64 blocks of alignment slack */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
-  size_t doubles = 3 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
+  size_t doubles = 4 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
   /* ncp-hybrid's own two n x n matrices and vectors under ncp-stagproj's scratch */
-  size_t hybrid = (2 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc);
+  size_t hybrid = (3 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc);
   size_t bytes = doubles * sizeof(double) > hybrid ? doubles * sizeof(double) : hybrid;
   return bytes + 64 * 32 + 256;
 }

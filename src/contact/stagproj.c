@@ -73,13 +73,13 @@ static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr
   sp->A = mr_arena_doubles(a, (size_t)m * (size_t)m);
   sp->b = mr_arena_doubles(a, (size_t)m);
   sp->d = p->R ? mr_arena_doubles(a, (size_t)m) : NULL;
-  if (!sp->A || !sp->b || (p->R && !sp->d) || admm_ws_alloc(&sp->ws, m, a) != 0) return -1;
+  if (!sp->A || !sp->b || (p->R && !sp->d) || admm_ws_alloc(&sp->ws, m, 1, a) != 0) return -1;
   for (int r = 0; r < m; ++r) {
     for (int s = 0; s < m; ++s)
       sp->A[r * m + s] = p->G[full_index(normal, r) * n + full_index(normal, s)];
     if (sp->d) sp->d[r] = p->R[full_index(normal, r)];
   }
-  admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL};
+  admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL, NULL, NULL};
   sp->qp = q;
   return 0;
 }

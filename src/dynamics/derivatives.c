@@ -25,9 +25,13 @@
  * ancestors (through Pⱼ = Yᶜᵢ Sⱼ and Qⱼ = Dᶜᵢᵀ Sⱼ) and its columns against its ancestors' rows,
  * so the cost is O(nv · depth); ∂τ/∂q̈ = Pⱼᵀ Sₖ = M comes out of the same pass.
  *
- * ABA derivatives: q̈ = ABA(q, v, τ), then the RNEA derivatives at a = q̈ (RNEA(q, v, q̈) = τ
- * identically, so ∂q̈ = −M⁻¹ ∂τ), and M⁻¹ applied to whole matrices with the tree-sparse LDLᵀ
- * factor (row operations on row-major matrices, contiguous inner loops). */
+ * ABA derivatives: q̈ = ABA(q, v, τ), then the RNEA derivatives at a = q̈ on ABA's placements
+ * and world terms (RNEA(q, v, q̈) = τ identically, so ∂q̈ = −M⁻¹ ∂τ), and M⁻¹ applied to whole
+ * matrices with the tree-sparse LDLᵀ factor. ∂τ/∂q and ∂τ/∂v are solved together, interleaved
+ * column by column: both are nonzero only where row and column dofs lie on one path from the
+ * root, so under U⁻¹ row k stays zero beyond its subtree's last column and that sweep stops
+ * there; each row then gathers its subtree's (U⁻¹) or its ancestors' (U⁻ᵀ) rows block by block
+ * in registers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,16 +51,37 @@ typedef struct {
   coriolis *D;          /* Coriolis operator, then composite (nb) */
   mr_motion *dV, *dA;   /* per dof: v_λ × S, a_λ × S + v_λ × dV (nv) */
   mr_motion *dAv;       /* per dof: v_b × S + dV (nv) */
+  double *W;            /* ∂τ/∂q and ∂τ/∂v interleaved by column, then −M⁻¹ of it (nv x 2nv) */
+  int *lead;            /* per dof: columns of W's row that may be nonzero before U⁻ᵀ (nv) */
 } deriv_work;
 
+/* columns per block of the M⁻¹ kernels (products with M⁻¹ below) */
+enum { BLOCK = 16 };
+
+/* row i of the factor's U, indexed by the column: U(i, k) = factor_row(d, nv, i)[k] for k = i
+ * or a descendant of i */
+static inline const double *factor_row(const mr_data *d, int nv, int i) {
+  return d->U + mr_tri_at(d, i, 0);
+}
+
+static inline double factor_u(const mr_data *d, int nv, int i, int k) {
+  return factor_row(d, nv, i)[k];
+}
+
 /* ---- creation ---- */
+
+/* row width of the workspace W: 2 nv rounded up to whole blocks of the M⁻¹ kernels */
+static size_t padded_width(int nv) {
+  return (size_t)(2 * nv + BLOCK - 1) / BLOCK * BLOCK;
+}
 
 mr_derivatives *mr_derivatives_create(const mr_model *m) {
   mr_derivatives *dd = calloc(1, sizeof *dd);
   deriv_work *w = calloc(1, sizeof *w);
   const size_t nv = (size_t)m->nv, nb = (size_t)m->nbodies, n2 = nv * nv;
-  size_t bytes = 5 * n2 * sizeof(double) + 3 * nb * sizeof(mr_motion) + nb * sizeof(mr_force) +
-                 nb * sizeof(coriolis) + 3 * nv * sizeof(mr_motion);
+  size_t bytes = (5 * n2 + nv * padded_width(m->nv)) * sizeof(double) +
+                 3 * nb * sizeof(mr_motion) + nb * sizeof(mr_force) + nb * sizeof(coriolis) +
+                 3 * nv * sizeof(mr_motion) + nv * sizeof(int);
   unsigned char *p = dd && w ? calloc(1, bytes ? bytes : 1) : NULL;
   if (!p) {
     free(dd), free(w);
@@ -66,6 +91,7 @@ mr_derivatives *mr_derivatives_create(const mr_model *m) {
   double **mats[] = {&dd->dtau_dq, &dd->dtau_dv, &dd->dddq_dq, &dd->dddq_dv, &dd->dddq_dtau};
   for (int k = 0; k < 5; ++k, p += n2 * sizeof(double))
     *mats[k] = (double *)p;
+  w->W = (double *)p, p += nv * padded_width(m->nv) * sizeof(double);
   /* doubles first, then structs of doubles: every piece stays aligned for double */
   w->ov = (mr_motion *)p, p += nb * sizeof(mr_motion);
   w->oa = (mr_motion *)p, p += nb * sizeof(mr_motion);
@@ -73,7 +99,8 @@ mr_derivatives *mr_derivatives_create(const mr_model *m) {
   w->D = (coriolis *)p, p += nb * sizeof(coriolis);
   w->dV = (mr_motion *)p, p += nv * sizeof(mr_motion);
   w->dA = (mr_motion *)p, p += nv * sizeof(mr_motion);
-  w->dAv = (mr_motion *)p;
+  w->dAv = (mr_motion *)p, p += nv * sizeof(mr_motion);
+  w->lead = (int *)p;
   dd->nv = m->nv;
   dd->work = w;
   return dd;
@@ -213,12 +240,11 @@ static void columns_of_body(const mr_model *m, mr_data *d, mr_derivatives *dd, i
   }
 }
 
-void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
-                         const double *v, const double *a) {
+/* the RNEA derivatives at the placements and world terms already in d */
+static void rnea_derivatives_at(const mr_model *m, mr_data *d, mr_derivatives *dd,
+                                const double *v, const double *a) {
   mr_dyn_work *dw = mr_work(d);
   deriv_work *w = dd->work;
-  mr_dyn_placements(m, d, q);
-  mr_dyn_world_terms(m, d);
   forward(m, d, w, v, a);
   /* leaves to root: each body's composites are final when it is reached */
   for (int i = m->nbodies - 1; i > 0; --i) {
@@ -232,7 +258,101 @@ void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, cons
   }
 }
 
-/* ---- ABA derivatives ---- */
+void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
+                         const double *v, const double *a) {
+  mr_dyn_placements(m, d, q);
+  mr_dyn_world_terms(m, d);
+  rnea_derivatives_at(m, d, dd, v, a);
+}
+
+/* ---- products with M⁻¹ through the tree-sparse factor ---- */
+
+/* The factor M = U D Uᵀ has U unit upper triangular with Uᵢₖ ≠ 0 only for i an ancestor of k,
+ * so M⁻¹ X = U⁻ᵀ D⁻¹ U⁻¹ X is, on the rows of a row-major X, a sweep from the leaves in which
+ * row i takes away Uᵢₖ times each row k of its subtree (U⁻¹), a scaling (D⁻¹), and a sweep from
+ * the root in which row k takes away Uᵢₖ times each row i of its ancestors (U⁻ᵀ). Each pair of a
+ * dof and an ancestor costs one row operation. The kernels below do all the pairs of one row
+ * per block of BLOCK columns, the block of that row held in registers, so that each pair costs a
+ * load and a multiply-subtract per column and the row is loaded and stored once. */
+
+/* row k ← s row k − Σ Uᵢₖ row i over its ancestors i, nearest first, on columns c0 … c0 + nc
+ * − 1 (nc ≤ BLOCK) of rows with stride ld */
+static inline void gather_ancestors_block(const mr_data *d, int nv, int k, double s, double *X,
+                                          size_t ld, size_t c0, size_t nc) {
+  const int *par = d->parent_dof;
+  double *restrict xk = X + (size_t)k * ld + c0;
+  double acc[BLOCK];
+  for (size_t j = 0; j < nc; ++j)
+    acc[j] = s * xk[j];
+  for (int i = par[k]; i >= 0; i = par[i]) {
+    const double *restrict xi = X + (size_t)i * ld + c0;
+    const double u = factor_u(d, nv, i, k);
+    for (size_t j = 0; j < nc; ++j)
+      acc[j] -= u * xi[j];
+  }
+  for (size_t j = 0; j < nc; ++j)
+    xk[j] = acc[j];
+}
+
+/* D⁻¹ and U⁻ᵀ steps of row k on its columns c0 … len − 1: the row scaled by s = D⁻¹ₖ (times a
+ * sign) less its ancestors' final rows */
+static void gather_ancestors(const mr_data *d, int nv, int k, double s, double *X, size_t ld,
+                             size_t c0, size_t len) {
+  size_t c = c0;
+  for (; c + BLOCK <= len; c += BLOCK)
+    gather_ancestors_block(d, nv, k, s, X, ld, c, BLOCK);
+  if (c < len) gather_ancestors_block(d, nv, k, s, X, ld, c, len - c);
+}
+
+/* row i −= Σ Uᵢₖ row k over the strict subtree k = i + 1 … end − 1 (contiguous), farthest
+ * first, on columns c0 … c0 + nc − 1; rows k are zero from lead[k] on and are skipped there */
+static inline void gather_subtree_block(const mr_data *d, int nv, int i, int end, double *X,
+                                        size_t ld, const int *lead, size_t c0, size_t nc) {
+  double *restrict xi = X + (size_t)i * ld + c0;
+  const double *restrict Ui = factor_row(d, nv, i);
+  double acc[BLOCK];
+  for (size_t j = 0; j < nc; ++j)
+    acc[j] = xi[j];
+  for (int k = end - 1; k > i; --k) {
+    if ((size_t)lead[k] <= c0) continue;
+    const double *restrict xk = X + (size_t)k * ld + c0;
+    const double u = Ui[k];
+    for (size_t j = 0; j < nc; ++j)
+      acc[j] -= u * xk[j];
+  }
+  for (size_t j = 0; j < nc; ++j)
+    xi[j] = acc[j];
+}
+
+/* U⁻¹ step of row k for any numbering: row k spread to its ancestors on columns 0 … len − 1 */
+static void spread_to_ancestors(const mr_data *d, int nv, int k, double *X, size_t ld,
+                                size_t len) {
+  const double *restrict xk = X + (size_t)k * ld;
+  for (int i = d->parent_dof[k]; i >= 0; i = d->parent_dof[i]) {
+    double *restrict xi = X + (size_t)i * ld;
+    const double u = factor_u(d, nv, i, k);
+    for (size_t c = 0; c < len; ++c)
+      xi[c] -= u * xk[c];
+  }
+}
+
+/* X ← s M⁻¹ X for a row-major nv x ld X (ld a multiple of BLOCK) whose row k is zero from
+ * column lead[k] on (a multiple of BLOCK): so is row k after U⁻¹, and with contiguous subtrees
+ * the U⁻¹ sweep stops there (the subtree's rows are summed in registers block by block) */
+static void solve_rows(const mr_data *d, int nv, double *X, size_t ld, const int *lead,
+                       double s) {
+  const int contiguous = mr_work(d)->contiguous;
+  for (int k = nv - 1; k >= 0; --k) {
+    if (!contiguous) {
+      spread_to_ancestors(d, nv, k, X, ld, ld);
+      continue;
+    }
+    for (size_t c = 0; c < (size_t)lead[k]; c += BLOCK)
+      gather_subtree_block(d, nv, k, k + d->nvSubtree[k], X, ld, lead, c, BLOCK);
+  }
+  for (int k = 0; k < nv; ++k)
+    gather_ancestors(d, nv, k, s * d->Dinv[k], X, ld, 0, ld);
+}
 
 /* row_i −= u row_k over n entries, for two matrices at once */
 static inline void axpy2(double *restrict xi, const double *restrict xk, double *restrict yi,
@@ -243,18 +363,16 @@ static inline void axpy2(double *restrict xi, const double *restrict xk, double 
     yi[c] -= u * yk[c];
 }
 
-/* X ← M⁻¹ X and Y ← M⁻¹ Y for row-major nv x nv X and Y, with the factor M = U D Uᵀ in d: the
- * three triangular stages of mr_ldlt_solve applied to every column at once as operations on
+/* X ← M⁻¹ X and Y ← M⁻¹ Y for any row-major nv x nv X and Y: the three stages as operations on
  * rows, both matrices in the same sweep (one walk of the dof chains for the two) */
 void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *restrict Y) {
   const int *par = d->parent_dof;
-  const double *U = d->U;
   const size_t n = (size_t)nv;
   /* U⁻¹: descending k, row k spread to its ancestors */
   for (int k = nv - 1; k >= 0; --k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)i * n, X + (size_t)k * n, Y + (size_t)i * n, Y + (size_t)k * n,
-            U[mr_tri_at(d, i, k)], n);
+            factor_u(d, nv, i, k), n);
   for (int k = 0; k < nv; ++k)
     for (size_t c = 0; c < n; ++c) {
       X[(size_t)k * n + c] *= d->Dinv[k];
@@ -264,7 +382,7 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
   for (int k = 0; k < nv; ++k)
     for (int i = par[k]; i >= 0; i = par[i])
       axpy2(X + (size_t)k * n, X + (size_t)i * n, Y + (size_t)k * n, Y + (size_t)i * n,
-            U[mr_tri_at(d, i, k)], n);
+            factor_u(d, nv, i, k), n);
 }
 
 /* X = M⁻¹ from the factor, using its structure: W = D⁻¹ U⁻¹ has row k nonzero only on the
@@ -273,32 +391,24 @@ void mr_ldlt_solve_rows(const mr_data *d, int nv, double *restrict X, double *re
  * needs its ancestors' rows on the same columns only) and then mirrored */
 void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
   const int *par = d->parent_dof;
-  const double *U = d->U;
   const size_t n = (size_t)nv;
   const int contiguous = mr_work(d)->contiguous;
-  memset(X, 0, n * n * sizeof(double));
+  for (size_t k = 0; k < n; ++k) {
+    memset(X + k * n + k, 0, (n - k) * sizeof(double));
+    X[k * n + k] = 1.0;
+  }
   for (int k = nv - 1; k >= 0; --k) {
     const size_t end = contiguous ? (size_t)(k + d->nvSubtree[k]) : n;
     const double *restrict xk = X + (size_t)k * n;
-    X[(size_t)k * n + (size_t)k] = 1.0;
     for (int i = par[k]; i >= 0; i = par[i]) {
-      const double u = U[mr_tri_at(d, i, k)];
+      const double u = factor_u(d, nv, i, k);
       double *restrict xi = X + (size_t)i * n;
       for (size_t c = (size_t)k; c < end; ++c)
         xi[c] -= u * xk[c];
     }
   }
-  for (int k = 0; k < nv; ++k) {
-    double *restrict xk = X + (size_t)k * n;
-    for (size_t c = (size_t)k; c < n; ++c)
-      xk[c] *= d->Dinv[k];
-    for (int i = par[k]; i >= 0; i = par[i]) {
-      const double u = U[mr_tri_at(d, i, k)];
-      const double *restrict xi = X + (size_t)i * n;
-      for (size_t c = (size_t)k; c < n; ++c)
-        xk[c] -= u * xi[c];
-    }
-  }
+  for (int k = 0; k < nv; ++k)
+    gather_ancestors(d, nv, k, d->Dinv[k], X, n, (size_t)k, n);
   for (size_t r = 0; r < n; ++r)
     for (size_t c = r + 1; c < n; ++c)
       X[c * n + r] = X[r * n + c];
@@ -307,16 +417,30 @@ void mr_ldlt_inverse_rows(const mr_data *d, int nv, double *restrict X) {
 mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
                              const double *v, const double *tau, mr_error *err) {
   const int nv = m->nv;
-  const size_t n2 = (size_t)nv * (size_t)nv;
+  const size_t n = (size_t)nv, ld = padded_width(nv);
+  deriv_work *w = dd->work;
+  double *W = w->W;
+  /* ABA leaves the placements and world terms of q in d: the RNEA derivatives reuse them */
   mr_aba(m, d, q, v, tau);
-  mr_rnea_derivatives(m, d, dd, q, v, d->ddq);
+  rnea_derivatives_at(m, d, dd, v, d->ddq);
   mr_status st = mr_ldlt_factor(m, d, err);
   if (st != MR_OK) return st;
-  for (size_t r = 0; r < n2; ++r) {
-    dd->dddq_dq[r] = -dd->dtau_dq[r];
-    dd->dddq_dv[r] = -dd->dtau_dv[r];
-  }
-  mr_ldlt_solve_rows(d, nv, dd->dddq_dq, dd->dddq_dv);
+  /* ∂q̈/∂(q, v) = −M⁻¹ [∂τ/∂q, ∂τ/∂v] on W, the two interleaved column by column: row k is
+   * nonzero only on the columns of k's ancestors and subtree (0 … k + nvSubtree[k] − 1 for
+   * contiguous subtrees), one range for both; rows padded with zeros to whole blocks */
+  for (size_t r = 0; r < n; ++r)
+    for (size_t c = 0; c < n; ++c) {
+      W[r * ld + 2 * c] = dd->dtau_dq[r * n + c];
+      W[r * ld + 2 * c + 1] = dd->dtau_dv[r * n + c];
+    }
+  for (int k = 0; k < nv; ++k) /* 2 (k + nvSubtree[k]) up to a whole block */
+    w->lead[k] = (2 * (k + d->nvSubtree[k]) + BLOCK - 1) / BLOCK * BLOCK;
+  solve_rows(d, nv, W, ld, w->lead, -1.0);
+  for (size_t r = 0; r < n; ++r)
+    for (size_t c = 0; c < n; ++c) {
+      dd->dddq_dq[r * n + c] = W[r * ld + 2 * c];
+      dd->dddq_dv[r * n + c] = W[r * ld + 2 * c + 1];
+    }
   mr_ldlt_inverse_rows(d, nv, dd->dddq_dtau);
   return MR_OK;
 }

@@ -44,6 +44,9 @@ struct mr_islands {
   int *support; /* the tree-sparse islands' block supports (blocks x dofs of each island) */
   size_t support_cap;
   int *nsupport; /* max_rows */
+  int *gb_idx;   /* the tree-sparse islands' block-sparse G: row offsets and columns */
+  size_t gb_idx_cap;
+  int *gb_work;  /* the block pattern's scratch (nv + 4 max_rows) */
   double *g, *mu, *R, *phi, *vel, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
   unsigned char *kind;
   /* the islands as one problem (mr_islands_problem) */
@@ -111,6 +114,7 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
     ok = ok && (*vecs[k] = calloc((size_t)n3, sizeof(double))) != NULL;
   ok = ok && (is->kind = calloc((size_t)nr, 1)) != NULL;
   ok = ok && (is->nsupport = calloc((size_t)nr, sizeof(int))) != NULL;
+  ok = ok && (is->gb_work = malloc(((size_t)nvc + 4 * (size_t)nr) * sizeof(int))) != NULL;
   if (!ok) {
     mr_islands_free(is);
     return NULL;
@@ -120,25 +124,33 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
 
 void mr_islands_free(mr_islands *is) {
   if (!is) return;
+  for (int i = 0; is->states && i < is->max_rows; ++i)
+    mr_solver_state_release(&is->states[i]);
   void *ps[] = {is->dof_tree, is->body_tree, is->uf,     is->tree_island, is->block_tree, is->block_island,
                 is->first_block, is->first_dof, is->blocks, is->dofs,     is->col,
                 is->x,        is->as,     is->states,      is->mat,        is->g,
                 is->mu,       is->R,      is->phi,         is->vel,        is->y,
                 is->lambda,   is->c,      is->lambda_alt,  is->c_alt,      is->g_first,
                 is->kind,     is->full_G, is->full_g,      is->full_mu,    is->full_R,
-                is->full_phi, is->full_vel, is->full_kind, is->support, is->nsupport};
+                is->full_phi, is->full_vel, is->full_kind, is->support, is->nsupport, is->gb_idx, is->gb_work};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(is);
 }
 
+/* the warm-start data go; a sparse Cholesky stays, reused when its pattern comes back */
 void mr_islands_invalidate(mr_islands *is) {
   for (int i = 0; i < is->max_rows; ++i)
-    is->states[i] = (mr_solver_state){0};
+    is->states[i] = (mr_solver_state){.chol = is->states[i].chol};
 }
 
 int mr_islands_count(const mr_islands *is) {
   return is->nislands;
+}
+
+const mr_contact_problem *mr_islands_island(const mr_islands *is, int k, const int **blocks) {
+  *blocks = is->blocks + is->first_block[k];
+  return &is->as[k].problem;
 }
 
 /* ---- grouping ---- */
@@ -223,13 +235,25 @@ static void group(mr_islands *is, const mr_contact_geometry *cg, int n) {
 /* ---- pools ---- */
 
 /* the pools' sizes for islands of nc blocks in total, the largest of nmax, over nv dofs in total:
- * J, M⁻¹Jᵀ and G (bounded by one island of everything), and the solver's workspace */
+ * J, M⁻¹Jᵀ and G (dense, or the blocks of the block-sparse G, bounded by one island of
+ * everything), and the solver's workspace */
 static size_t pool_doubles(size_t nc, size_t nv) {
   return 2 * 3 * nc * nv + 9 * nc * nc;
 }
 
-static mr_status grow(mr_sim *s, size_t mat, int largest, mr_error *err) {
+/* the block-sparse G's row offsets and columns for an island of nc blocks */
+static size_t pool_gb_ints(size_t nc) {
+  return nc * nc + nc + 1;
+}
+
+static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, int largest, mr_error *err) {
   mr_islands *is = s->isl;
+  if (gb_ints > is->gb_idx_cap) {
+    size_t cap = gb_ints + gb_ints / 2;
+    int *p = realloc(is->gb_idx, cap * sizeof(int));
+    if (!p) return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for %zu ints", cap);
+    is->gb_idx = p, is->gb_idx_cap = cap;
+  }
   /* the supports take a third of J's entries */
   size_t ints = mat / 6 + 1;
   if (ints > is->support_cap) {
@@ -254,22 +278,23 @@ static mr_status grow(mr_sim *s, size_t mat, int largest, mr_error *err) {
 
 mr_status mr_islands_reserve(mr_sim *s, mr_error *err) {
   size_t rows = (size_t)s->max_rows, nv = (size_t)s->m->nv;
-  size_t bytes = (pool_doubles(rows, nv) + 3 * 9 * rows * rows) * sizeof(double);
+  size_t bytes = (pool_doubles(rows, nv) + 4 * 9 * rows * rows) * sizeof(double);
   if (bytes > ISLANDS_RESERVE_BYTES) return MR_OK;
-  return grow(s, pool_doubles(rows, nv), s->max_rows, err);
+  return grow(s, pool_doubles(rows, nv), pool_gb_ints(rows), s->max_rows, err);
 }
 
 /* make room for this step's islands; allocates only past the largest step so far */
 static mr_status reserve(mr_sim *s, mr_error *err) {
   mr_islands *is = s->isl;
-  size_t need = 0;
+  size_t need = 0, gb = 0;
   int largest = 0;
   for (int k = 0; k < is->nislands; ++k) {
     int nc = is->first_block[k + 1] - is->first_block[k];
     need += pool_doubles((size_t)nc, (size_t)(is->first_dof[k + 1] - is->first_dof[k]));
+    gb += pool_gb_ints((size_t)nc);
     if (nc > largest) largest = nc;
   }
-  return grow(s, need, largest, err);
+  return grow(s, need, gb, largest, err);
 }
 
 mr_status mr_islands_reserve_present(mr_sim *s, int n, mr_error *err) {
@@ -279,9 +304,10 @@ mr_status mr_islands_reserve_present(mr_sim *s, int n, mr_error *err) {
   return st;
 }
 
-/* island k's assembly view over the pools and its subset */
-static void island_view(mr_islands *is, int k, size_t *mat_at, size_t *support_at,
-                        mr_assembly_subset *sub) {
+/* island k's assembly view over the pools and its subset; at: the offsets in the matrix,
+ * support and block-sparse index pools */
+static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *sub) {
+  size_t *mat_at = at, *support_at = at + 1;
   int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
   int d0 = is->first_dof[k], nv = is->first_dof[k + 1] - d0;
   size_t n = 3 * (size_t)nc;
@@ -300,6 +326,13 @@ static void island_view(mr_islands *is, int k, size_t *mat_at, size_t *support_a
   sub->support = is->support + *support_at;
   sub->nsupport = is->nsupport + b0;
   *support_at += (size_t)nc * (size_t)nv;
+  /* a tree-sparse island stores G block-sparse in G's place */
+  a->Gb = sub->sparse ? a->G : NULL;
+  a->Gb_row = is->gb_idx + at[2];
+  a->Gb_col = a->Gb_row + nc + 1;
+  a->Gb_cap = (size_t)nc * (size_t)nc;
+  a->Gb_work = is->gb_work;
+  at[2] += pool_gb_ints((size_t)nc);
 }
 
 /* ---- solving ---- */
@@ -342,7 +375,7 @@ static mr_status solve_island(mr_sim *s, int k, size_t *at, mr_solver_stats *sta
                               mr_error *err) {
   mr_islands *is = s->isl;
   mr_assembly_subset sub;
-  island_view(is, k, at, at + 1, &sub);
+  island_view(is, k, at, &sub);
   mr_contact_assembly *a = &is->as[k];
   int b0 = is->first_block[k], nc = a->max_contacts;
   mr_status st = mr_contact_assemble_subset(s->m, s->d, s->cg, &sub, nc, s->v, s->v_next,
@@ -374,7 +407,7 @@ mr_status mr_islands_solve(mr_sim *s, int same, mr_solver_stats *stats, mr_error
     mr_copy(is->lambda + 3 * j, s->lambda + 3 * is->blocks[j], 3);
   *stats = (mr_solver_stats){.converged = 1};
   mr_zero(s->dv, s->m->nv);
-  size_t at[2] = {0, 0}; /* in the matrix and support pools */
+  size_t at[3] = {0, 0, 0}; /* in the matrix, support and block-sparse index pools */
   for (int k = 0; k < is->nislands; ++k) {
     mr_solver_stats sk;
     if ((st = solve_island(s, k, at, &sk, err))) return st;
@@ -423,10 +456,11 @@ const mr_contact_problem *mr_islands_problem(mr_islands *is, int nblocks, double
       int bi = is->blocks[b0 + i];
       for (int j = 0; j < nc; ++j) {
         int bj = is->blocks[b0 + j];
+        double B[9];
+        mr_problem_G_block(&a->problem, i, j, B);
         for (int r = 0; r < 3; ++r)
           for (int c = 0; c < 3; ++c)
-            is->full_G[(size_t)(3 * bi + r) * n + 3 * bj + c] =
-                a->G[(size_t)(3 * i + r) * 3 * nc + 3 * j + c];
+            is->full_G[(size_t)(3 * bi + r) * n + 3 * bj + c] = B[3 * r + c];
       }
       for (int r = 0; r < 3; ++r) {
         is->full_g[3 * bi + r] = a->g[3 * i + r];

@@ -36,6 +36,10 @@ mr_status mr_islands_solve(struct mr_sim *s, int same, mr_solver_stats *stats, m
 /* the number of islands of the last solve */
 int mr_islands_count(const mr_islands *is);
 
+/* island k's problem of the last solve (block-sparse G when tree-sparse), and its blocks'
+ * indices in the step's block order (nc of them) */
+const mr_contact_problem *mr_islands_island(const mr_islands *is, int k, const int **blocks);
+
 /* the last solve's islands as one problem over its blocks (block-diagonal G), in buffers
  * allocated here when larger than before; NULL when out of memory */
 const mr_contact_problem *mr_islands_problem(mr_islands *is, int nblocks, double dt);

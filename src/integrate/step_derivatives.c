@@ -432,11 +432,18 @@ typedef struct {
 
 /* the rate of the contact frame (t₁, t₂, n) = mr_contact_frame(n) (src/collision/shape.c) along
  * dn: Frisvad's basis t₁ = (1 − n_x² a, b, −n_x), t₂ = (b, 1 − n_y² a, −n_y) with a = 1/(1 + n_z),
- * b = −n_x n_y a, differentiated; near the pole n_z = −1 (below −0.9999999) the tangents are
- * fixed (and not orthogonal to n once it tilts: the derivative follows the function as it is) */
+ * b = −n_x n_y a, differentiated; near the pole n_z = −1 (below −0.9999999) the construction
+ * about −z, t₁ = (b′, −1 + n_y² c, −n_y), t₂ = (−1 + n_x² c, b′, −n_x) with c = 1/(1 − n_z),
+ * b′ = n_x n_y c */
 static mr_mat3 frame_rate(mr_vec3 n, mr_vec3 dn) {
-  mr_vec3 dt1 = mr_v3_zero(), dt2 = mr_v3_zero();
-  if (!(n.v[2] < -0.9999999)) {
+  mr_vec3 dt1, dt2;
+  if (n.v[2] < -0.9999999) {
+    const double c = 1.0 / (1.0 - n.v[2]), dc = dn.v[2] * c * c;
+    const double x = n.v[0], y = n.v[1], dx = dn.v[0], dy = dn.v[1];
+    const double db = dx * y * c + x * dy * c + x * y * dc;
+    dt1 = mr_v3(db, 2.0 * y * dy * c + y * y * dc, -dy);
+    dt2 = mr_v3(2.0 * x * dx * c + x * x * dc, db, -dx);
+  } else {
     const double a = 1.0 / (1.0 + n.v[2]), da = -dn.v[2] * a * a;
     const double x = n.v[0], y = n.v[1], dx = dn.v[0], dy = dn.v[1];
     const double db = -(dx * y * a + x * dy * a + x * y * da);

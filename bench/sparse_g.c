@@ -1,0 +1,212 @@
+/* The block-sparse G against the dense one on the island problems of columns of k cubes resting
+ * on a plane (k = 3 … 16: 4k contacts, each interface coupled to its neighbours, a
+ * block-tridiagonal G, about 3/k of its blocks stored; k = 2 is a dense island, 12 dofs):
+ *   pgs     one ncp-pgs sweep (200 sweeps per solve, no stopping), dense G against Gb;
+ *   factor  ADMM's work per value of ρ, one factorisation of G + R + ρI and 20 iterations'
+ *           solves and products with G: the dense Cholesky (src/core/linalg.c) against the
+ *           sparse LDLᵀ (CHOLMOD, src/contact/sparse_chol.c), and the sparse one on the same
+ *           matrix with every block stored (a fully coupled island, as a robot's);
+ *   admm    ccp-admm solves to 1e-8 from cold, dense G against Gb (factored sparse when
+ *           mr_sparse_chol_pays, densely below).
+ * Medians over REPS runs, µs; ratios dense / sparse (> 1: sparse faster). The threshold
+ * MR_SPARSE_G_MIN_NC (contact.h) comes from the pgs rows, MR_SPARSE_CHOL_MIN_NC and
+ * MR_SPARSE_CHOL_MAX_FILL from the factor rows.
+ * Run: make bench (or build/bench/bench/sparse_g). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tests/cube_columns.h"
+#include "bench_util.h"
+#include "contact/sparse_chol.h"
+#include "core/arena.h"
+#include "core/linalg.h"
+#include "integrate/islands.h"
+#include "integrate/sim_internal.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+
+#define REPS 11
+#define ADMM_ITERS 20
+
+static mr_sim *column(int k, mr_scene *sc) {
+  char text[16384];
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", k, 0.0, 0.0, 0.0);
+  mr_error err = {0};
+  if (mr_scene_parse(text, "column.yaml", ".", sc, &err)) return fprintf(stderr, "%s\n", err.msg), NULL;
+  mr_sim *s = mr_sim_from_scene(sc, "ncp-pgs", &err);
+  if (!s) return fprintf(stderr, "%s\n", err.msg), NULL;
+  /* to the first step with every interface in contact (one island of 4k contacts) */
+  for (int t = 0; t < 400; ++t) {
+    if (mr_sim_step(s, &err)) return fprintf(stderr, "%s\n", err.msg), NULL;
+    if (mr_sim_last(s)->ncontacts == 4 * k && mr_islands_count(s->isl) == 1) return s;
+  }
+  fprintf(stderr, "column of %d: no step with all %d contacts\n", k, 4 * k);
+  return NULL;
+}
+
+/* the problem with G block-sparse: the coupled blocks (nonzero; the island's assembly leaves
+ * the others exact zeros) and the diagonal, or every block (all) */
+typedef struct {
+  int *row, *col;
+  double *val;
+  mr_contact_problem p;
+} block_copy;
+
+static int make_blocks(const mr_contact_problem *p, const double *G, int all, block_copy *f) {
+  int nc = p->nc, n = 3 * nc, nnzb = 0;
+  f->row = malloc((size_t)(nc + 1) * sizeof(int));
+  f->col = malloc((size_t)nc * nc * sizeof(int));
+  f->val = malloc((size_t)9 * nc * nc * sizeof(double));
+  if (!f->row || !f->col || !f->val) return -1;
+  for (int i = 0; i < nc; ++i) {
+    f->row[i] = nnzb;
+    for (int j = 0; j < nc; ++j) {
+      int nz = all || i == j;
+      for (int q = 0; q < 9; ++q)
+        nz |= G[(size_t)(3 * i + q / 3) * n + 3 * j + q % 3] != 0.0;
+      if (!nz) continue;
+      f->col[nnzb] = j;
+      for (int q = 0; q < 9; ++q)
+        f->val[9 * nnzb + q] = G[(size_t)(3 * i + q / 3) * n + 3 * j + q % 3];
+      ++nnzb;
+    }
+  }
+  f->row[nc] = nnzb;
+  f->p = *p;
+  f->p.G = NULL;
+  f->p.nnzb = nnzb, f->p.Gb_row = f->row, f->p.Gb_col = f->col, f->p.Gb = f->val;
+  return 0;
+}
+
+static void free_blocks(block_copy *f) {
+  free(f->row), free(f->col), free(f->val);
+}
+
+/* ADMM's work per ρ, dense: factor, then ADMM_ITERS solves and products */
+static double dense_factor_us(const mr_contact_problem *p, const double *G, double rho,
+                              double *L, double *x, double *y) {
+  int n = 3 * p->nc;
+  double t0 = bench_now_us();
+  memcpy(L, G, (size_t)n * n * sizeof(double));
+  for (int r = 0; r < n; ++r)
+    L[(size_t)r * n + r] += p->R[r] + rho;
+  if (mr_cholesky(L, n)) return NAN;
+  for (int it = 0; it < ADMM_ITERS; ++it) {
+    mr_cholesky_solve(L, n, x);
+    mr_matvec(y, G, x, n, n);
+    mr_scale(x, 1.0 / (1.0 + mr_norm_inf(y, n)), n);
+  }
+  return bench_now_us() - t0;
+}
+
+static double sparse_factor_us(const mr_contact_problem *p, mr_sparse_chol *f, double rho,
+                               double *x, double *y) {
+  int n = 3 * p->nc;
+  double t0 = bench_now_us();
+  mr_chol_values(f, p, p->R);
+  if (mr_chol_factor(f, rho)) return NAN;
+  for (int it = 0; it < ADMM_ITERS; ++it) {
+    mr_chol_solve(f, x);
+    mr_problem_G_mul(p, x, y);
+    mr_scale(x, 1.0 / (1.0 + mr_norm_inf(y, n)), n);
+  }
+  return bench_now_us() - t0;
+}
+
+static double solve_us(const char *name, const mr_contact_problem *p, mr_solver_settings *set,
+                       mr_solver_state *st, mr_arena *work, double *l, double *c, int *iters) {
+  mr_solver_stats stats;
+  mr_error err = {0};
+  mr_zero(l, 3 * p->nc);
+  double t0 = bench_now_us();
+  if (mr_solve(name, p, set, st, work, l, c, &stats, &err)) {
+    fprintf(stderr, "%s: %s\n", name, err.msg);
+    return NAN;
+  }
+  *iters = stats.iterations;
+  return bench_now_us() - t0;
+}
+
+int main(void) {
+  const int ks[] = {3, 4, 5, 6, 8, 12, 16};
+  printf("block-sparse G against dense, columns of k cubes (one island of 4k contacts); medians "
+         "of %d runs, µs\n\n",
+         REPS);
+  printf("| k | contacts | blocks stored | pgs sweep dense / sparse | ratio | factor + %d solves "
+         "dense / sparse / sparse all blocks | ratio | ccp-admm dense / Gb (iterations) | "
+         "ratio |\n|---|---|---|---|---|---|---|---|---|\n",
+         ADMM_ITERS);
+  for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ++ki) {
+    int k = ks[ki];
+    mr_scene sc;
+    mr_sim *s = column(k, &sc);
+    if (!s) return 1;
+    const int *blocks;
+    const mr_contact_problem *island = mr_islands_island(s->isl, 0, &blocks);
+    int nc = island->nc, n = 3 * nc;
+    double *G = malloc((size_t)n * n * sizeof(double)), *L = malloc((size_t)n * n * sizeof(double));
+    double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
+    double *l = malloc((size_t)n * sizeof(double)), *c = malloc((size_t)n * sizeof(double));
+    double *sy = calloc((size_t)n, sizeof(double));
+    block_copy sparse, full;
+    mr_arena work;
+    if (!G || !L || !x || !y || !l || !c || !sy || mr_arena_init(&work, mr_solver_work_size(nc, 0)))
+      return 1;
+    mr_problem_G_dense(island, G);
+    if (make_blocks(island, G, 0, &sparse) || make_blocks(island, G, 1, &full)) return 1;
+    const mr_contact_problem *p = &sparse.p;
+    mr_contact_problem d = *p;
+    d.G = G;
+    double gmax = 0.0;
+    for (int r = 0; r < n; ++r)
+      gmax = fmax(gmax, G[(size_t)r * n + r]);
+    double rho = 1e-3 * gmax;
+    mr_sparse_chol *f = mr_chol_create(), *ff = mr_chol_create();
+    if (!f || !ff || mr_chol_analyze(f, p) < 0 || mr_chol_analyze(ff, &full.p) < 0) return 1;
+    /* PGS: 200 sweeps, no stopping */
+    mr_solver_settings pgs = mr_solver_settings_default();
+    pgs.max_iter = 200, pgs.eps_abs = 0.0, pgs.eps_rel = 0.0, pgs.warm_start = 0;
+    mr_solver_settings admm = mr_solver_settings_default();
+    admm.eps_abs = 1e-8, admm.warm_start = 0;
+    double tp[2][REPS], tf[3][REPS], ta[2][REPS];
+    int it_d = 0, it_s = 0, itp;
+    /* the state keeps the sparse factor's analysis from solve to solve, as a step's does */
+    mr_solver_state st = {.cap = n, .y = sy};
+    for (int r = 0; r < REPS; ++r) {
+      tp[0][r] = solve_us("ncp-pgs", &d, &pgs, NULL, &work, l, c, &itp) / 200;
+      tp[1][r] = solve_us("ncp-pgs", p, &pgs, NULL, &work, l, c, &itp) / 200;
+      for (int q = 0; q < n; ++q)
+        x[q] = 1.0;
+      tf[0][r] = dense_factor_us(p, G, rho, L, x, y);
+      for (int q = 0; q < n; ++q)
+        x[q] = 1.0;
+      tf[1][r] = sparse_factor_us(p, f, rho, x, y);
+      for (int q = 0; q < n; ++q)
+        x[q] = 1.0;
+      tf[2][r] = sparse_factor_us(&full.p, ff, rho, x, y);
+      ta[0][r] = solve_us("ccp-admm", &d, &admm, NULL, &work, l, c, &it_d);
+      st.valid = 0, st.rho = 0.0, st.eig_max = st.eig_min = 0.0; /* a cold solve */
+      ta[1][r] = solve_us("ccp-admm", p, &admm, &st, &work, l, c, &it_s);
+    }
+    mr_solver_state_release(&st);
+    double mp[2], mf[3], ma[2];
+    for (int v = 0; v < 2; ++v)
+      mp[v] = bench_median(tp[v], REPS), ma[v] = bench_median(ta[v], REPS);
+    for (int v = 0; v < 3; ++v)
+      mf[v] = bench_median(tf[v], REPS);
+    printf("| %d | %d | %d of %d | %.2f / %.2f | %.2f | %.1f / %.1f / %.1f | %.2f | %.0f / %.0f "
+           "(%d / %d) | %.2f |\n",
+           k, nc, p->nnzb, nc * nc, mp[0], mp[1], mp[0] / mp[1], mf[0], mf[1], mf[2],
+           mf[0] / mf[1], ma[0], ma[1], it_d, it_s, ma[0] / ma[1]);
+    fflush(stdout);
+    mr_chol_free(f), mr_chol_free(ff);
+    mr_arena_destroy(&work);
+    free(G), free(L), free(x), free(y), free(l), free(c), free(sy);
+    free_blocks(&sparse), free_blocks(&full);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+  return 0;
+}

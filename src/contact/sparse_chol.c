@@ -1,0 +1,249 @@
+/* The sparse LDLᵀ factor of sparse_chol.h over CHOLMOD. */
+#include "contact/sparse_chol.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <suitesparse/cholmod.h>
+
+/* one analysed pattern */
+typedef struct {
+  int nc, nnzb;     /* the analysed pattern (0 contacts: none) */
+  int *row, *col;   /* its copy: nc + 1 and nnzb entries */
+  int *perm;        /* permuted row k is the problem's row perm[k] (3nc) */
+  int *map;         /* entry q of stored block k → its slot in A->x, or −1 (lower triangle) */
+  int *diag;        /* the slot of A's diagonal entry in each permuted column (3nc) */
+  double *tmp;      /* 3nc scratch of the solves */
+  cholmod_sparse *A; /* triu(P (G + diag d) Pᵀ), column-major */
+  cholmod_factor *L; /* simplicial LDLᵀ of A + ρI in the natural order (A is permuted) */
+  long used;         /* when last used (least recently used analysis replaced first) */
+} analysis;
+
+/* the analyses of the last CHOL_PATTERNS patterns met, so that a contact set alternating between
+ * a few configurations (a box resting on 4 or 3 corners) reuses them */
+#define CHOL_PATTERNS 4
+
+struct mr_sparse_chol {
+  cholmod_common cc;
+  analysis slot[CHOL_PATTERNS];
+  analysis *f; /* the current one */
+  long clock;
+};
+
+static void clear_pattern(cholmod_common *cc, analysis *f) {
+  free(f->row), free(f->col), free(f->perm), free(f->map), free(f->diag), free(f->tmp);
+  f->row = f->col = f->perm = f->map = f->diag = NULL;
+  f->tmp = NULL;
+  cholmod_free_sparse(&f->A, cc);
+  cholmod_free_factor(&f->L, cc);
+  f->nc = f->nnzb = 0;
+}
+
+mr_sparse_chol *mr_chol_create(void) {
+  mr_sparse_chol *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  if (!cholmod_start(&f->cc)) {
+    free(f);
+    return NULL;
+  }
+  f->cc.print = 0;                         /* failures are reported by the caller */
+  f->cc.supernodal = CHOLMOD_SIMPLICIAL;   /* refactored in place, no workspace per call */
+  f->cc.final_asis = 1;
+  return f;
+}
+
+void mr_chol_free(mr_sparse_chol *f) {
+  if (!f) return;
+  for (int k = 0; k < CHOL_PATTERNS; ++k)
+    clear_pattern(&f->cc, &f->slot[k]);
+  cholmod_finish(&f->cc);
+  free(f);
+}
+
+static int same_pattern(const analysis *f, const mr_contact_problem *p) {
+  return f->A && f->nc == p->nc && f->nnzb == p->Gb_row[p->nc] &&
+         !memcmp(f->row, p->Gb_row, (size_t)(p->nc + 1) * sizeof(int)) &&
+         !memcmp(f->col, p->Gb_col, (size_t)f->nnzb * sizeof(int));
+}
+
+/* the contacts' fill-reducing order: AMD on the block graph (upper triangle of the pattern) */
+static int block_order(cholmod_common *cc, const mr_contact_problem *p, int *bperm) {
+  int nc = p->nc;
+  size_t upper = 0;
+  for (int i = 0; i < nc; ++i)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
+      upper += p->Gb_col[k] <= i;
+  cholmod_sparse *B = cholmod_allocate_sparse((size_t)nc, (size_t)nc, upper, 1, 1, 1,
+                                              CHOLMOD_PATTERN, cc);
+  if (!B) return -1;
+  int *Bp = B->p, *Bi = B->i, nz = 0;
+  /* column j of the upper triangle: the stored blocks (j, i ≤ j), G's pattern being symmetric */
+  for (int j = 0; j < nc; ++j) {
+    Bp[j] = nz;
+    for (int k = p->Gb_row[j]; k < p->Gb_row[j + 1] && p->Gb_col[k] <= j; ++k)
+      Bi[nz++] = p->Gb_col[k];
+  }
+  Bp[nc] = nz;
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_AMD;
+  cc->postorder = 1;
+  cholmod_factor *Lb = cholmod_analyze(B, cc);
+  cholmod_free_sparse(&B, cc);
+  if (!Lb) return -1;
+  memcpy(bperm, Lb->Perm, (size_t)nc * sizeof(int));
+  cholmod_free_factor(&Lb, cc);
+  return 0;
+}
+
+/* triu(P A Pᵀ)'s structure, and where each stored block entry goes */
+static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_problem *p,
+                              const int *ipos) {
+  int nc = p->nc, n = 3 * nc, nnzb = p->Gb_row[nc];
+  size_t nz = 0;
+  int *count = calloc((size_t)n + 1, sizeof(int));
+  if (!count) return -1;
+  for (int i = 0; i < nc; ++i)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
+      for (int q = 0; q < 9; ++q) {
+        int r = ipos[3 * i + q / 3], c = ipos[3 * p->Gb_col[k] + q % 3];
+        if (r <= c) count[c + 1]++, nz++;
+      }
+  f->A = cholmod_allocate_sparse((size_t)n, (size_t)n, nz, 1, 1, 1, CHOLMOD_REAL, cc);
+  int *src = malloc((nz ? nz : 1) * sizeof(int));
+  if (!f->A || !src) return free(count), free(src), -1;
+  int *Ap = f->A->p, *Ai = f->A->i;
+  for (int c = 0; c < n; ++c)
+    count[c + 1] += count[c];
+  memcpy(Ap, count, (size_t)(n + 1) * sizeof(int));
+  for (int i = 0; i < nc; ++i)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
+      for (int q = 0; q < 9; ++q) {
+        int r = ipos[3 * i + q / 3], c = ipos[3 * p->Gb_col[k] + q % 3];
+        if (r > c) continue;
+        Ai[count[c]] = r, src[count[c]++] = 9 * k + q;
+      }
+  /* rows ascending within each column (insertion sort: columns are short) */
+  for (int c = 0; c < n; ++c)
+    for (int s = Ap[c] + 1; s < Ap[c + 1]; ++s) {
+      int r = Ai[s], e = src[s], t = s;
+      for (; t > Ap[c] && Ai[t - 1] > r; --t)
+        Ai[t] = Ai[t - 1], src[t] = src[t - 1];
+      Ai[t] = r, src[t] = e;
+    }
+  for (int e = 0; e < 9 * nnzb; ++e)
+    f->map[e] = -1;
+  for (int c = 0; c < n; ++c)
+    for (int s = Ap[c]; s < Ap[c + 1]; ++s) {
+      f->map[src[s]] = s;
+      if (Ai[s] == c) f->diag[c] = s;
+    }
+  free(count), free(src);
+  return 0;
+}
+
+/* analyse p's pattern into f */
+static int analyze(cholmod_common *cc, analysis *f, const mr_contact_problem *p) {
+  clear_pattern(cc, f);
+  int nc = p->nc, n = 3 * nc, nnzb = p->Gb_row[nc];
+  f->row = malloc((size_t)(nc + 1) * sizeof(int));
+  f->col = malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int));
+  f->perm = malloc((size_t)n * sizeof(int));
+  f->map = malloc((size_t)9 * (nnzb ? nnzb : 1) * sizeof(int));
+  f->diag = malloc((size_t)n * sizeof(int));
+  f->tmp = malloc((size_t)n * sizeof(double));
+  int *bperm = malloc((size_t)nc * sizeof(int)), *ipos = malloc((size_t)n * sizeof(int));
+  int ok = f->row && f->col && f->perm && f->map && f->diag && f->tmp && bperm && ipos;
+  ok = ok && block_order(cc, p, bperm) == 0;
+  if (ok) {
+    for (int k = 0; k < nc; ++k)
+      for (int a = 0; a < 3; ++a)
+        f->perm[3 * k + a] = 3 * bperm[k] + a;
+    for (int k = 0; k < n; ++k)
+      ipos[f->perm[k]] = k;
+    ok = permuted_structure(cc, f, p, ipos) == 0;
+  }
+  free(bperm), free(ipos);
+  if (ok) {
+    /* the symbolic factor of the permuted matrix in its own order, not postordered: CHOLMOD
+     * then factors A itself instead of a permuted copy made per call */
+    cc->nmethods = 1;
+    cc->method[0].ordering = CHOLMOD_NATURAL;
+    cc->postorder = 0;
+    f->L = cholmod_analyze(f->A, cc);
+    ok = f->L && f->L->ordering == CHOLMOD_NATURAL && !f->L->is_super;
+  }
+  if (!ok) {
+    clear_pattern(cc, f);
+    return -1;
+  }
+  memcpy(f->row, p->Gb_row, (size_t)(nc + 1) * sizeof(int));
+  memcpy(f->col, p->Gb_col, (size_t)nnzb * sizeof(int));
+  f->nc = nc, f->nnzb = nnzb;
+  return 1;
+}
+
+int mr_chol_analyze(mr_sparse_chol *c, const mr_contact_problem *p) {
+  analysis *oldest = &c->slot[0];
+  for (int k = 0; k < CHOL_PATTERNS; ++k) {
+    if (same_pattern(&c->slot[k], p)) {
+      c->f = &c->slot[k];
+      c->f->used = ++c->clock;
+      return 0;
+    }
+    if (c->slot[k].used < oldest->used) oldest = &c->slot[k];
+  }
+  c->f = oldest;
+  oldest->used = ++c->clock;
+  int st = analyze(&c->cc, oldest, p);
+  if (st < 0) c->f = NULL, oldest->used = 0;
+  return st;
+}
+
+void mr_chol_values(mr_sparse_chol *c, const mr_contact_problem *p, const double *d) {
+  analysis *f = c->f;
+  double *x = f->A->x;
+  for (int e = 0; e < 9 * f->nnzb; ++e)
+    if (f->map[e] >= 0) x[f->map[e]] = p->Gb[e];
+  if (d)
+    for (int k = 0; k < 3 * f->nc; ++k)
+      x[f->diag[k]] += d[f->perm[k]];
+}
+
+int mr_chol_factor(mr_sparse_chol *c, double rho) {
+  analysis *f = c->f;
+  double beta[2] = {rho, 0.0};
+  if (!cholmod_factorize_p(f->A, beta, NULL, 0, f->L, &c->cc) || c->cc.status != CHOLMOD_OK)
+    return -1;
+  /* LDLᵀ: D on the diagonal of each column, all positive for a positive definite matrix */
+  const int *Lp = f->L->p;
+  const double *Lx = f->L->x;
+  for (int j = 0; j < 3 * f->nc; ++j)
+    if (!(Lx[Lp[j]] > 0.0) || !isfinite(Lx[Lp[j]])) return -1;
+  return 0;
+}
+
+void mr_chol_solve(mr_sparse_chol *c, double *x) {
+  const analysis *f = c->f;
+  int n = 3 * f->nc;
+  const int *Lp = f->L->p, *Li = f->L->i, *Lnz = f->L->nz;
+  const double *Lx = f->L->x;
+  double *t = f->tmp;
+  for (int k = 0; k < n; ++k)
+    t[k] = x[f->perm[k]];
+  /* L t' = t (unit diagonal), then D, then Lᵀ */
+  for (int j = 0; j < n; ++j) {
+    double tj = t[j];
+    for (int s = Lp[j] + 1; s < Lp[j] + Lnz[j]; ++s)
+      t[Li[s]] -= Lx[s] * tj;
+  }
+  for (int j = 0; j < n; ++j)
+    t[j] /= Lx[Lp[j]];
+  for (int j = n - 1; j >= 0; --j) {
+    double tj = t[j];
+    for (int s = Lp[j] + 1; s < Lp[j] + Lnz[j]; ++s)
+      tj -= Lx[s] * t[Li[s]];
+    t[j] = tj;
+  }
+  for (int k = 0; k < n; ++k)
+    x[f->perm[k]] = t[k];
+}

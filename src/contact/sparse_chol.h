@@ -1,0 +1,33 @@
+/* A sparse LDLᵀ factor of A + ρI, A = G + diag(d), for a problem whose G is block-sparse
+ * (mr_contact_problem.Gb), through CHOLMOD (SuiteSparse). Internal to src/contact.
+ *
+ * The analysis runs once per sparsity pattern: a fill-reducing ordering of the contacts (AMD on
+ * the block graph, so a contact's three rows stay together), the permuted upper triangle's
+ * structure and CHOLMOD's symbolic factor. It allocates. The analyses of the last four patterns
+ * are kept, so a later problem with one of them (the same contacts coupled the same way, as in
+ * the steps of a resting scene, whose boxes may alternate between a few sets of corners in
+ * contact) reuses its analysis and allocates nothing: the values are scattered into the permuted matrix, CHOLMOD refactors
+ * it numerically for each ρ (simplicial LDLᵀ of the already-permuted matrix, which CHOLMOD does
+ * in place), and the triangular solves run on the factor's arrays here. */
+#ifndef MOREAU_CONTACT_SPARSE_CHOL_H
+#define MOREAU_CONTACT_SPARSE_CHOL_H
+
+#include "moreau/contact.h"
+
+typedef struct mr_sparse_chol mr_sparse_chol;
+
+/* a factor with no pattern yet; NULL when out of memory */
+mr_sparse_chol *mr_chol_create(void);
+void mr_chol_free(mr_sparse_chol *f);
+/* make p's pattern (p->Gb_row, Gb_col) f's current one: 0 when it was among the kept analyses,
+ * 1 when analysed anew (allocation; the least recently used analysis is replaced), −1 when out
+ * of memory or CHOLMOD failed */
+int mr_chol_analyze(mr_sparse_chol *f, const mr_contact_problem *p);
+/* A = G + diag(d) (d NULL: 0) from p's blocks, on the analysed pattern */
+void mr_chol_values(mr_sparse_chol *f, const mr_contact_problem *p, const double *d);
+/* factor A + ρI; 0, or −1 when it is not positive definite */
+int mr_chol_factor(mr_sparse_chol *f, double rho);
+/* x ← (A + ρI)⁻¹ x (3nc) */
+void mr_chol_solve(mr_sparse_chol *f, double *x);
+
+#endif

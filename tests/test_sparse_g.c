@@ -1,0 +1,423 @@
+/* The block-sparse Delassus matrix (mr_contact_problem.Gb): its products against the dense
+ * matrix, every solver on the same problem given dense and block-sparse, the pattern the island
+ * assembly produces against the whole model's dense G, the dump of a block-sparse problem, and
+ * the refusal of a problem with no G at all. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/problem_io.h"
+#include "contact/sparse_chol.h"
+#include "contact_problems.h"
+#include "cube_columns.h"
+#include "core/linalg.h"
+#include "core/arena.h"
+#include "integrate/islands.h"
+#include "integrate/sim_internal.h"
+#include "sim_util.h"
+
+/* a block-sparse copy of a dense problem: the diagonal blocks and every off-diagonal block with
+ * a nonzero entry */
+typedef struct {
+  int *row, *col;
+  double *val;
+  mr_contact_problem p;
+} sparse_copy;
+
+static void to_sparse(const mr_contact_problem *d, sparse_copy *s) {
+  int nc = d->nc, n = 3 * nc, nnzb = 0;
+  s->row = malloc((size_t)(nc + 1) * sizeof(int));
+  s->col = malloc((size_t)(nc * nc + 1) * sizeof(int));
+  s->val = malloc((size_t)(9 * nc * nc + 1) * sizeof(double));
+  assert_true(s->row && s->col && s->val);
+  s->row[0] = 0;
+  for (int i = 0; i < nc; ++i) {
+    for (int j = 0; j < nc; ++j) {
+      int nz = i == j;
+      for (int k = 0; k < 9; ++k)
+        nz |= d->G[(size_t)(3 * i + k / 3) * n + 3 * j + k % 3] != 0.0;
+      if (!nz) continue;
+      for (int k = 0; k < 9; ++k)
+        s->val[9 * nnzb + k] = d->G[(size_t)(3 * i + k / 3) * n + 3 * j + k % 3];
+      s->col[nnzb++] = j;
+    }
+    s->row[i + 1] = nnzb;
+  }
+  s->p = *d;
+  s->p.G = NULL;
+  s->p.nnzb = nnzb, s->p.Gb_row = s->row, s->p.Gb_col = s->col, s->p.Gb = s->val;
+}
+
+static void free_sparse(sparse_copy *s) {
+  free(s->row), free(s->col), free(s->val);
+}
+
+/* the test problems: stacks of 1 to 4 boxes (contact_problems.h; a stack couples only the
+ * contacts of neighbouring interfaces) and the dumped robot problems */
+#define NFIXTURES 6
+static const char *const fixtures[NFIXTURES] = {
+    "tests/fixtures/talos_stand_step7.json", "tests/fixtures/talos_stand_step9.json",
+    "tests/fixtures/solo_stand_step100.json", "tests/fixtures/solo_trot_step261.json",
+    "tests/fixtures/allegro_hold_step100.json", "tests/fixtures/talos_stand_step30.json"};
+
+typedef void (*problem_fn)(const mr_contact_problem *p, const char *name);
+
+static void each_problem(problem_fn fn) {
+  static cp_problem cp;
+  const double masses[4] = {1.0, 2.0, 0.5, 3.0};
+  for (int k = 1; k <= 4; ++k) {
+    char name[32];
+    snprintf(name, sizeof name, "stack of %d", k);
+    cp_stack(&cp, k, masses, 0.6);
+    fn(&cp.p, name);
+  }
+  for (int k = 0; k < NFIXTURES; ++k) {
+    mr_problem_file f;
+    mr_error err = {0};
+    if (mr_problem_file_load(fixtures[k], &f, &err)) fail_msg("%s", err.msg);
+    fn(&f.problem, fixtures[k]);
+    mr_problem_file_free(&f);
+  }
+}
+
+/* G x, G's blocks and the densified G against the dense matrix: the block products add the same
+ * nonzero terms in the same order as a row of the dense product (a block outside the pattern
+ * is exactly zero), so they agree bit for bit */
+static void check_products(const mr_contact_problem *d, const char *name) {
+  sparse_copy s;
+  to_sparse(d, &s);
+  int nc = d->nc, n = 3 * nc;
+  double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
+  double *yd = malloc((size_t)n * sizeof(double)), *G = malloc((size_t)n * n * sizeof(double));
+  assert_true(x && y && yd && G);
+  for (int k = 0; k < n; ++k)
+    x[k] = sin(1.0 + 3.7 * k);
+  mr_problem_G_mul(&s.p, x, y);
+  for (int r = 0; r < n; ++r) {
+    double acc = 0.0;
+    for (int k = 0; k < n; ++k)
+      acc += d->G[(size_t)r * n + k] * x[k];
+    yd[r] = acc;
+    if (y[r] != yd[r]) fail_msg("%s: (G x)[%d] = %.17g, dense %.17g", name, r, y[r], yd[r]);
+  }
+  /* the compensated c = (G + R) λ + g: the same terms in the same order, the same bits */
+  mr_problem_velocity_dot2(&s.p, x, y);
+  mr_problem_velocity_dot2(d, x, yd);
+  assert_memory_equal(y, yd, (size_t)n * sizeof(double));
+  mr_problem_G_dense(&s.p, G);
+  assert_memory_equal(G, d->G, (size_t)n * n * sizeof(double));
+  for (int i = 0; i < nc; ++i)
+    for (int j = 0; j < nc; ++j) {
+      double B[9], Bd[9];
+      mr_problem_G_block(&s.p, i, j, B);
+      mr_problem_G_block(d, i, j, Bd);
+      assert_memory_equal(B, Bd, sizeof B);
+    }
+  printf("%s: %d contacts, %d of %d blocks stored\n", name, nc, s.p.nnzb, nc * nc);
+  free(x), free(y), free(yd), free(G);
+  free_sparse(&s);
+}
+
+static void test_products(void **state) {
+  each_problem(check_products);
+}
+
+/* every solver of the registry on the problem given dense and given block-sparse, from the same
+ * cold start: the per-contact solvers run on the stored blocks (the same terms in the same
+ * order as the dense rows), the others on the densified copy (the same matrix), so λ agrees to
+ * round-off; 1e-12 ‖λ‖∞ leaves room for a compiler contracting a block product into fused
+ * multiply-adds differently from the dense row */
+static void check_solvers(const mr_contact_problem *d, const char *name) {
+  sparse_copy s;
+  to_sparse(d, &s);
+  int n = 3 * d->nc;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(d->nc, 0)), 0);
+  double *ld = calloc((size_t)n, sizeof(double)), *cd = calloc((size_t)n, sizeof(double));
+  double *ls = calloc((size_t)n, sizeof(double)), *cs = calloc((size_t)n, sizeof(double));
+  assert_true(ld && cd && ls && cs);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.max_iter = 2000;
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    const mr_solver_info *info = mr_solver_at(k);
+    mr_solver_stats sd, ss;
+    mr_error ed = {0}, es = {0};
+    mr_status std = mr_solve(info->name, d, &set, NULL, &work, ld, cd, &sd, &ed);
+    mr_arena_reset(&work, 0);
+    mr_status sts = mr_solve(info->name, &s.p, &set, NULL, &work, ls, cs, &ss, &es);
+    mr_arena_reset(&work, 0);
+    if (std != sts) fail_msg("%s, %s: dense %s, sparse %s", name, info->name, ed.msg, es.msg);
+    if (std) continue;
+    double lmax = mr_norm_inf(ld, n), dl = 0.0, dc = 0.0, cmax = mr_norm_inf(cd, n);
+    for (int r = 0; r < n; ++r)
+      dl = fmax(dl, fabs(ld[r] - ls[r])), dc = fmax(dc, fabs(cd[r] - cs[r]));
+    if (!(dl <= 1e-12 * lmax) || !(dc <= 1e-12 * fmax(cmax, lmax)))
+      fail_msg("%s, %s: lambda differs by %g (max %g), c by %g", name, info->name, dl, lmax, dc);
+    assert_int_equal(sd.iterations, ss.iterations);
+  }
+  mr_arena_destroy(&work);
+  free(ld), free(cd), free(ls), free(cs);
+  free_sparse(&s);
+}
+
+static void test_solvers(void **state) {
+  each_problem(check_solvers);
+}
+
+/* a problem with neither G nor Gb is refused, naming what is missing; so is a malformed Gb */
+static void test_no_G(void **state) {
+  double g[3] = {0, 0, -1}, mu[1] = {0.5}, lambda[3], c[3];
+  mr_contact_problem p = {.nc = 1, .g = g, .mu = mu};
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(1, 0)), 0);
+  mr_solver_settings set = mr_solver_settings_default();
+  mr_solver_stats st;
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    mr_error err = {0};
+    assert_int_equal(mr_solve(mr_solver_at(k)->name, &p, &set, NULL, &work, lambda, c, &st, &err),
+                     MR_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "neither a dense G nor a block-sparse Gb"));
+  }
+  /* two contacts: a column out of range, columns not ascending, a missing diagonal block */
+  double Gb[27] = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  double g2[6] = {0, 0, -1, 0, 0, -1}, mu2[2] = {0.5, 0.5}, l2[6], c2[6];
+  const int rows[3][3] = {{0, 2, 3}, {0, 2, 3}, {0, 1, 3}};
+  const int cols[3][3] = {{0, 2, 1}, {1, 0, 1}, {1, 0, 1}};
+  const char *what[3] = {"out of [0, 2) or not ascending", "out of [0, 2) or not ascending",
+                         "row 0 has no diagonal block"};
+  for (int t = 0; t < 3; ++t) {
+    mr_contact_problem q = {.nc = 2, .g = g2, .mu = mu2, .nnzb = 3, .Gb_row = rows[t],
+                            .Gb_col = cols[t], .Gb = Gb};
+    mr_error err = {0};
+    assert_int_equal(mr_solve("ncp-pgs", &q, &set, NULL, &work, l2, c2, &st, &err), MR_ERR_INVALID);
+    if (!strstr(err.msg, what[t])) fail_msg("case %d: %s", t, err.msg);
+  }
+  mr_arena_destroy(&work);
+}
+
+/* a block-sparse problem saved and loaded back is the dense problem */
+static void test_dump(void **state) {
+  static cp_problem cp;
+  const double masses[4] = {1.0, 2.0, 0.5, 3.0};
+  cp_stack(&cp, 4, masses, 0.6);
+  sparse_copy s;
+  to_sparse(&cp.p, &s);
+  char path[] = "/tmp/moreau_sparse_g_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  mr_error err = {0};
+  if (mr_problem_file_save(path, &s.p, NULL, &err)) fail_msg("%s", err.msg);
+  mr_problem_file f;
+  if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
+  remove(path);
+  int n = 3 * cp.p.nc;
+  assert_int_equal(f.nc, cp.p.nc);
+  assert_memory_equal(f.G, cp.G, (size_t)n * n * sizeof(double));
+  mr_problem_file_free(&f);
+  free_sparse(&s);
+}
+
+/* A column of seven cubes (28 contacts), one of three (12) and a pile of three cubes touching
+ * each other: each is one island of more than 12 dofs, assembled tree-sparse, storing G
+ * block-sparse from MR_SPARSE_G_MIN_NC contacts on, dense on the same pattern below. Against the
+ * whole model's dense G (islands off, the same first step): a block outside the pattern is
+ * exactly zero there (no coupling lost) and here, and the pattern is the pairs of contacts
+ * sharing a moving body (for free bodies, the kinematic paths share a dof iff the contacts
+ * share a body), counted by brute force over the contacts' bodies. A coupled block equals the
+ * dense one to round-off: the tree-sparse sums run in another order, 4 nv ε max|G|
+ * (tests/test_islands.c). */
+static void test_island_pattern(void **state) {
+  char text[4096];
+  int at = cube_scene_start(text, sizeof text);
+  /* the columns' cubes 0.1 mm into the one below, so that every interface is in contact */
+  at = cube_column(text, sizeof text, at, "a", 7, 0.0, 1.0, 1e-4);
+  at = cube_column(text, sizeof text, at, "b", 3, 1.0, 1.0, 1e-4);
+  snprintf(text + at, sizeof text - (size_t)at, "%s",
+           "  - {name: c0, mass: 1, position: [2, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
+           "  - {name: c1, mass: 1, position: [2.1, 0, 0.05], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n"
+           "  - {name: c2, mass: 1, position: [2.05, 0, 0.15], geoms: [{type: box, size: [0.1, 0.1, 0.1]}]}\n");
+  mr_scene sc = tsim_parse(text, ".");
+  mr_sim *a = tsim_create(&sc, NULL), *b = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  if (mr_sim_set_islands(b, 0, &err)) fail_msg("%s", err.msg);
+  tsim_steps(a, 1);
+  tsim_steps(b, 1);
+  const mr_contact_problem *whole = mr_sim_problem(b);
+  const mr_contact *con;
+  int ncon = mr_sim_contacts(a, &con, NULL), nv = mr_sim_model(a)->nv, n = 3 * whole->nc;
+  assert_int_equal(ncon, whole->nc);
+  assert_int_equal(mr_islands_count(a->isl), 3);
+  double gmax = 0.0;
+  for (int k = 0; k < n * n; ++k)
+    gmax = fmax(gmax, fabs(whole->G[k]));
+  int stored_sparse = 0;
+  for (int k = 0; k < mr_islands_count(a->isl); ++k) {
+    const int *blocks;
+    const mr_contact_problem *p = mr_islands_island(a->isl, k, &blocks);
+    stored_sparse += p->G == NULL;
+    int coupled = 0;
+    for (int i = 0; i < p->nc; ++i)
+      for (int j = 0; j < p->nc; ++j) {
+        const mr_contact *ci = &con[blocks[i]], *cj = &con[blocks[j]];
+        int share = 0;
+        for (int u = 0; u < 2; ++u)
+          for (int w = 0; w < 2; ++w)
+            share |= ci->body[u] > 0 && ci->body[u] == cj->body[w];
+        coupled += share;
+        double B[9], T[9];
+        int stored = mr_problem_G_block(p, i, j, B);
+        if (!p->G) assert_int_equal(stored, share);
+        /* G exactly symmetric, as the dense assembly's mirror leaves it */
+        mr_problem_G_block(p, j, i, T);
+        for (int q = 0; q < 9; ++q)
+          if (B[q] != T[3 * (q % 3) + q / 3]) fail_msg("G not symmetric at block (%d, %d)", i, j);
+        for (int q = 0; q < 9; ++q) {
+          double gd = whole->G[(size_t)(3 * blocks[i] + q / 3) * n + 3 * blocks[j] + q % 3];
+          if (!share && (gd != 0.0 || B[q] != 0.0))
+            fail_msg("block (%d, %d) uncoupled but G = %g here, %g whole", i, j, B[q], gd);
+          if (!(fabs(B[q] - gd) <= 4.0 * nv * DBL_EPSILON * gmax))
+            fail_msg("block (%d, %d)[%d] = %.17g, dense %.17g", i, j, q, B[q], gd);
+        }
+      }
+    assert_int_equal(p->G == NULL, p->nc >= MR_SPARSE_G_MIN_NC);
+    if (p->G) continue;
+    assert_int_equal(p->nnzb, coupled);
+    /* the column of seven: sparse enough for ADMM's sparse factor */
+    if (p->nc == 28) assert_true(mr_sparse_chol_pays(p->nc, p->nnzb));
+  }
+  assert_true(stored_sparse >= 1 && stored_sparse < 3); /* the column of three is dense */
+  mr_sim_free(a);
+  mr_sim_free(b);
+  mr_scene_free(&sc);
+}
+
+/* a column of k cubes resting on the ground, each 0.1 mm into the one below (so that every
+ * interface is in contact from the first step): one island of 4k contacts, each interface's four
+ * coupled to the interfaces above and below (a block-tridiagonal G) */
+static mr_scene column_scene(int k) {
+  static char text[4096];
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", k, 0.0, 0.5, 1e-4);
+  return tsim_parse(text, ".");
+}
+
+/* the island problem of a 7-cube column (28 contacts, 304 of 784 blocks coupled: stored
+ * block-sparse, factored sparse by ADMM: mr_sparse_chol_pays) */
+static const mr_contact_problem *column_problem(mr_sim **s, mr_scene *sc) {
+  *sc = column_scene(7);
+  *s = tsim_create(sc, "ncp-pgs");
+  tsim_steps(*s, 1);
+  assert_int_equal(mr_islands_count((*s)->isl), 1);
+  const int *blocks;
+  const mr_contact_problem *p = mr_islands_island((*s)->isl, 0, &blocks);
+  assert_null(p->G);
+  assert_int_equal(p->nc, 28);
+  return p;
+}
+
+/* the sparse LDLᵀ solves (G + R + ρI) x = b: its residual, computed with the dense matrix, is
+ * within the backward error of a Cholesky factorisation, 3 n ε ‖A‖∞ ‖x‖∞ (Higham, Thm 10.4:
+ * |ΔA| ≤ γ_{3n+1} |L||Lᵀ|, and |L||Lᵀ| ≈ |A| for a positive definite matrix this well scaled) */
+static void test_sparse_cholesky(void **state) {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p = column_problem(&s, &sc);
+  int n = 3 * p->nc;
+  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
+  double *b = malloc((size_t)n * sizeof(double));
+  assert_true(G && x && b);
+  mr_problem_G_dense(p, G);
+  mr_sparse_chol *f = mr_chol_create();
+  assert_non_null(f);
+  assert_int_equal(mr_chol_analyze(f, p), 1);
+  assert_int_equal(mr_chol_analyze(f, p), 0); /* the same pattern: no new analysis */
+  mr_chol_values(f, p, p->R);
+  double gmax = 0.0;
+  for (int r = 0; r < n; ++r)
+    gmax = fmax(gmax, G[(size_t)r * n + r]);
+  const double rhos[] = {1e-6 * gmax, 1e-2 * gmax, gmax};
+  for (int t = 0; t < 3; ++t) {
+    double rho = rhos[t];
+    assert_int_equal(mr_chol_factor(f, rho), 0);
+    for (int r = 0; r < n; ++r)
+      b[r] = x[r] = cos(0.3 + 1.7 * r);
+    mr_chol_solve(f, x);
+    double anorm = 0.0, res = 0.0;
+    for (int r = 0; r < n; ++r) {
+      double acc = 0.0, row = 0.0;
+      for (int k = 0; k < n; ++k) {
+        double a = G[(size_t)r * n + k] + (k == r ? p->R[r] + rho : 0.0);
+        acc += a * x[k], row += fabs(a);
+      }
+      anorm = fmax(anorm, row), res = fmax(res, fabs(acc - b[r]));
+    }
+    if (!(res <= 3.0 * n * DBL_EPSILON * anorm * mr_norm_inf(x, n)))
+      fail_msg("rho %g: residual %g, |A| %g, |x| %g", rho, res, anorm, mr_norm_inf(x, n));
+  }
+  /* a negative shift past the smallest eigenvalue: not positive definite, refused */
+  mr_chol_values(f, p, NULL);
+  assert_int_equal(mr_chol_factor(f, -2.0 * gmax), -1);
+  mr_chol_free(f);
+  free(G), free(x), free(b);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* ccp-admm and ncp-admm on the column's problem given block-sparse (the sparse factor) and
+ * dense (the dense Cholesky): the same iteration with factors that differ by round-off, so the
+ * same number of iterations and λ to 1e-9 ‖λ‖∞ (the round-off of the solves, ~1e-15, is
+ * amplified by the iteration; both are converged to 1e-10 on the NCP criteria, which pins λ on
+ * this problem to well within this margin, the stack's contact forces being unique up to the
+ * tangential ones the criteria leave free) */
+static void test_admm_sparse(void **state) {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p = column_problem(&s, &sc);
+  int n = 3 * p->nc;
+  double *G = malloc((size_t)n * n * sizeof(double));
+  double *ld = calloc((size_t)n, sizeof(double)), *cd = calloc((size_t)n, sizeof(double));
+  double *ls = calloc((size_t)n, sizeof(double)), *cs = calloc((size_t)n, sizeof(double));
+  double *y = calloc((size_t)n, sizeof(double));
+  assert_true(G && ld && cd && ls && cs && y);
+  mr_problem_G_dense(p, G);
+  mr_contact_problem d = *p;
+  d.G = G;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(p->nc, 0)), 0);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.eps_abs = 1e-10;
+  const char *names[] = {"ccp-admm", "ncp-admm"};
+  for (int k = 0; k < 2; ++k) {
+    mr_solver_state st = {.cap = n, .y = y};
+    mr_solver_stats sd, ss;
+    mr_error err = {0};
+    if (mr_solve(names[k], &d, &set, NULL, &work, ld, cd, &sd, &err)) fail_msg("%s", err.msg);
+    if (mr_solve(names[k], p, &set, &st, &work, ls, cs, &ss, &err)) fail_msg("%s", err.msg);
+    assert_non_null(st.chol); /* the sparse path was taken, its factor kept */
+    assert_true(sd.converged && ss.converged);
+    double lmax = mr_norm_inf(ld, n), dl = 0.0;
+    for (int r = 0; r < n; ++r)
+      dl = fmax(dl, fabs(ld[r] - ls[r]));
+    if (!(dl <= 1e-9 * lmax)) fail_msg("%s: lambda differs by %g (max %g)", names[k], dl, lmax);
+    printf("%s: %d iterations dense, %d sparse, lambda differs by %.2g of %.3g\n", names[k],
+           sd.iterations, ss.iterations, dl, lmax);
+    mr_solver_state_release(&st);
+    assert_null(st.chol);
+  }
+  mr_arena_destroy(&work);
+  free(G), free(ld), free(cd), free(ls), free(cs), free(y);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_products), cmocka_unit_test(test_solvers),
+      cmocka_unit_test(test_no_G), cmocka_unit_test(test_dump),
+      cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
+      cmocka_unit_test(test_admm_sparse)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
