@@ -97,6 +97,17 @@ static void test_rbd_pendulum(void **state) {
   assert_int_equal(run(args, 0, out), 0);
   assert_non_null(strstr(out, "M (1 x 1)"));
   assert_non_null(strstr(out, "5.0000e-01"));
+  /* --no-mass-matrix: no M in either output, the rest unchanged */
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --v 0.7 --tau 0 --a 1 --json --no-mass-matrix", path);
+  assert_int_equal(run(args, 0, out), 0);
+  j = parse_output(out);
+  assert_null(mr_json_get(j, "M"));
+  assert_near(at(j, "ddq", -1, 0), -g / l * sin(q), tol);
+  assert_near(at(j, "tau_id", -1, 0), m * l * l + m * g * l * sin(q), tol);
+  mr_json_free(j);
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --no-mass-matrix", path);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_null(strstr(out, "M (1 x 1)"));
   remove(path);
 }
 

@@ -327,6 +327,15 @@ static const error_case error_cases[] = {
      HEAD ROOT "<link name=\"b\"/><link name=\"c\"/>\n" JOINT("j", "fixed", "a", "b")
          JOINT("j", "fixed", "a", "c") "</robot>",
      MR_ERR_INVALID, "t.urdf:5:", "\"j\""},
+    /* a repeated joint and a repeated link: the repetition that comes first in the file */
+    {"duplicate joint, then link",
+     HEAD ROOT "<link name=\"b\"/><link name=\"c\"/>\n" JOINT("j", "fixed", "a", "b")
+         JOINT("j", "fixed", "a", "c") "<link name=\"b\"/></robot>",
+     MR_ERR_INVALID, "t.urdf:5:", "\"j\""},
+    {"duplicate link, then joint",
+     HEAD ROOT "<link name=\"b\"/>\n<link name=\"b\"/>\n" JOINT("j", "fixed", "a", "b")
+         JOINT("j", "fixed", "a", "b") "</robot>",
+     MR_ERR_INVALID, "t.urdf:4:", "\"b\""},
     {"no robot element", "<?xml version=\"1.0\"?>\n<robt name=\"r\"/>\n", MR_ERR_PARSE,
      "t.urdf:2:", "robt"},
     {"bad limit",

@@ -63,6 +63,8 @@ typedef struct {
   int nlinks, njoints;
   urdf_link *links;
   urdf_joint *joints;
+  /* the links' and joints' names sorted (ties by index), for look-ups in O(log n) */
+  struct urdf_name *link_names, *joint_names;
 } urdf_ctx;
 
 /* ---- messages ---- */
@@ -329,16 +331,51 @@ static mr_status read_inertias(urdf_ctx *c) {
 
 /* ---- collection and checks ---- */
 
+/* a name and the index of its element */
+struct urdf_name {
+  const char *name;
+  int index;
+};
+
+static int name_cmp(const void *a, const void *b) {
+  const struct urdf_name *x = a, *y = b;
+  int r = strcmp(x->name, y->name);
+  return r ? r : (x->index > y->index) - (x->index < y->index);
+}
+
+/* the first (lowest) index named name in the n sorted entries, or -1 */
+static int find_name(const struct urdf_name *sorted, int n, const char *name) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (strcmp(sorted[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && strcmp(sorted[lo].name, name) == 0 ? sorted[lo].index : -1;
+}
+
 static int find_link(const urdf_ctx *c, const char *name) {
-  for (int i = 0; i < c->nlinks; ++i)
-    if (strcmp(c->links[i].name, name) == 0) return i;
-  return -1;
+  return find_name(c->link_names, c->nlinks, name);
 }
 
 static int find_joint(const urdf_ctx *c, const char *name) {
-  for (int i = 0; i < c->njoints; ++i)
-    if (strcmp(c->joints[i].name, name) == 0) return i;
-  return -1;
+  return find_name(c->joint_names, c->njoints, name);
+}
+
+/* sort the n names of a list; the element that repeats an earlier name and comes first in the
+ * list (*dup, −1 if none) and that earlier element (*first) */
+static void sort_names(struct urdf_name *sorted, int n, int *dup, int *first) {
+  qsort(sorted, (size_t)n, sizeof *sorted, name_cmp);
+  *dup = *first = -1;
+  for (int i = 1, k = 0; i < n; ++i) {
+    if (strcmp(sorted[i].name, sorted[k].name) != 0) {
+      k = i;
+      continue;
+    }
+    if (*dup < 0 || sorted[i].index < *dup) *dup = sorted[i].index, *first = sorted[k].index;
+  }
 }
 
 /* the link and joint elements directly under <robot>, with unique names */
@@ -348,24 +385,43 @@ static mr_status collect(urdf_ctx *c, const xmlNode *robot) {
     nl += is_element(k, "link"), nj += is_element(k, "joint");
   c->links = calloc((size_t)nl + 1, sizeof *c->links);
   c->joints = calloc((size_t)nj + 1, sizeof *c->joints);
-  if (!c->links || !c->joints) return fail(c, robot, MR_ERR_NOMEM, "out of memory");
+  c->link_names = calloc((size_t)nl + 1, sizeof *c->link_names);
+  c->joint_names = calloc((size_t)nj + 1, sizeof *c->joint_names);
+  if (!c->links || !c->joints || !c->link_names || !c->joint_names)
+    return fail(c, robot, MR_ERR_NOMEM, "out of memory");
   for (xmlNode *k = robot->children; k; k = k->next) {
     char *name = NULL;
     int link = is_element(k, "link");
     if (!link && !is_element(k, "joint")) continue;
     mr_status st = attr_string(c, k, "name", &name);
     if (st) return st;
-    int dup = link ? find_link(c, name) : find_joint(c, name);
-    if (link)
+    if (link) {
+      c->link_names[c->nlinks] = (struct urdf_name){name, c->nlinks};
       c->links[c->nlinks++] = (urdf_link){name, k, -1, -1, -1, mr_se3_identity(),
                                              mr_inertia_zero()};
-    else
+    } else {
+      c->joint_names[c->njoints] = (struct urdf_name){name, c->njoints};
       c->joints[c->njoints++] = (urdf_joint){name, k, 0, 0, MR_JOINT_NONE, -1, -1, -1};
-    if (dup >= 0)
-      return fail(c, k, MR_ERR_INVALID, "duplicate %s name \"%s\" (first at line %ld)",
-                  link ? "link" : "joint", name,
-                  xmlGetLineNo(link ? c->links[dup].node : c->joints[dup].node));
+    }
   }
+  /* a repeated name: the repetition that comes first in the file */
+  int dl, fl, dj, fj;
+  sort_names(c->link_names, c->nlinks, &dl, &fl);
+  sort_names(c->joint_names, c->njoints, &dj, &fj);
+  if (dl >= 0 && dj >= 0) {
+    if (xmlGetLineNo(c->joints[dj].node) < xmlGetLineNo(c->links[dl].node))
+      dl = -1;
+    else
+      dj = -1;
+  }
+  if (dl >= 0)
+    return fail(c, c->links[dl].node, MR_ERR_INVALID,
+                "duplicate link name \"%s\" (first at line %ld)", c->links[dl].name,
+                xmlGetLineNo(c->links[fl].node));
+  if (dj >= 0)
+    return fail(c, c->joints[dj].node, MR_ERR_INVALID,
+                "duplicate joint name \"%s\" (first at line %ld)", c->joints[dj].name,
+                xmlGetLineNo(c->joints[fj].node));
   if (nl == 0) return fail(c, robot, MR_ERR_INVALID, "<robot> has no <link>");
   return MR_OK;
 }
@@ -933,7 +989,7 @@ static mr_status xml_error(urdf_ctx *c, const xmlParserCtxt *pc, xml_first_error
 static mr_status parse_buffer(const char *xml, size_t len, const char *file, const char *dir,
                               const mr_urdf_options *opt, mr_model **out, mr_error *err) {
   mr_urdf_options def = mr_urdf_options_default();
-  urdf_ctx c = {file, dir, opt ? opt : &def, err, NULL, "", 0.0, 0, 0, NULL, NULL};
+  urdf_ctx c = {file, dir, opt ? opt : &def, err, NULL, "", 0.0, 0, 0, NULL, NULL, NULL, NULL};
   if (len > INT_MAX) return fail(&c, NULL, MR_ERR_IO, "file too large (%zu bytes)", len);
   xmlParserCtxt *pc = xmlNewParserCtxt();
   if (!pc) return fail(&c, NULL, MR_ERR_NOMEM, "out of memory");
@@ -948,7 +1004,7 @@ static mr_status parse_buffer(const char *xml, size_t len, const char *file, con
     free(c.links[i].name);
   for (int i = 0; i < c.njoints; ++i)
     free(c.joints[i].name);
-  free(c.links), free(c.joints);
+  free(c.links), free(c.joints), free(c.link_names), free(c.joint_names);
   xmlFreeDoc(doc);
   xmlFreeParserCtxt(pc);
   if (st)
