@@ -326,4 +326,4 @@ python-test: $(SHLIB) $(PROGRAM)
 	  $(PYTHON) -m unittest discover -s python/tests -t python
 run-tests: python-test
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(TEST_BIN:=.d)
