@@ -58,6 +58,10 @@ static int is_free(const mr_model *m, const mr_data *d, int i) {
   return j->type == MR_JOINT_FREE && d->nvSubtree[j->idx_v] == 6;
 }
 
+int mr_free_flyer_is_free(const mr_model *m, const mr_data *d, int i) {
+  return is_free(m, d, i);
+}
+
 void mr_free_flyer_bias(const mr_model *m, const mr_data *d, const double *v, double *a) {
   mr_zero(a, m->nv);
   for (int i = 1; i < m->nbodies; ++i) {
@@ -187,6 +191,10 @@ static void gyro_body(const mr_model *m, const mr_data *d, int i, const double *
   else
     mr_axpy(v_next, 1.0, x, m->nv);
   store3(mr_v3_scale(mr_m3_mulv(&K, G), 0.5), lag + ia);
+}
+
+int mr_free_flyer_spins(const mr_model *m, const mr_data *d, int i) {
+  return is_free(m, d, i) && !isotropic(&m->bodies[i].inertia.I);
 }
 
 void mr_free_flyer_gyroscopic(const mr_model *m, const mr_data *d, const double *v, double dt,

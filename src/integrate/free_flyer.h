@@ -9,6 +9,13 @@
 
 #include "moreau/dynamics.h"
 
+/* 1 when body i is a free body: a free joint whose body carries no other body */
+int mr_free_flyer_is_free(const mr_model *m, const mr_data *d, int i);
+
+/* 1 when body i is a free body whose inertia about its centre of mass is not isotropic: the
+ * bodies mr_free_flyer_gyroscopic gives an impulse (for the others it leaves v_next and lag) */
+int mr_free_flyer_spins(const mr_model *m, const mr_data *d, int i);
+
 /* a (nv): the acceleration Ṫ⁻¹ u of the coordinates v = T⁻¹(q) u at constant u, to pass to
  * mr_rnea so that b − Jᵀ f_ext + M a is the bias in the u coordinates (zero but on free bodies:
  * a_lin = −ω × (v_lin + ω × c), a_ang = 0) */

@@ -1,9 +1,6 @@
 /* One free-motion time step and its derivatives (moreau/derivatives.h).
  *
- * The step is mr_sim's semi-implicit Euler step without contacts, constraints or effort limits
- * (for a free body only its velocity update without spin: mr_sim moves free bodies on the chord
- * of their centre of mass, free_flyer.c, which this file does not follow yet;
- * docs/derivatives.md),
+ * The step is mr_sim's semi-implicit Euler step without contacts, constraints or effort limits,
  * written from its documented equations (sim.h): with K_p = diag(k_p), K_d' = diag(k_d +
  * damping), e = q_target − q on the dofs with gains and b̂(q, v) = RNEA(q, v, 0) (gravity,
  * velocity terms and −Σ Jᵀ f_ext),
@@ -21,12 +18,20 @@
  * (exp(−X) is the adjoint of exp(w)⁻¹, Jr the right Jacobian of the exponential), both summed
  * as series: |X| = Δt |v⁺| is small in a time step, and the series converge for any w.
  *
+ * Free bodies (a free joint carrying no other body) follow mr_sim's map (free_flyer.c): the
+ * RNEA takes their bias acceleration a(v), which adds M ∂a/∂v to ∂τ/∂v; a spinning body's
+ * midpoint gyroscopic impulse G, a function of its free velocity without contact forces, is
+ * differentiated implicitly through ω⁺ = ω_e + K G (gyro_step); their rows of ∂q⁺ and ∂v⁺
+ * follow the chord of the centre of mass, the rotation R exp(Δt (ω⁺ − ½ K G)) and v⁺ turned to
+ * the frame of q⁺ (free_body_rows).
+ *
  * With contacts (mr_step_contact_derivatives), at fixed configuration: v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ
  * and g = (J v_f + cor) / Δt, so dv⁺ = (1 + M̃⁻¹ Jᵀ (dλ/dg) J) dv_f, the correction held fixed. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dynamics/derivatives_internal.h"
+#include "integrate/free_flyer.h"
 
 enum { SERIES_MAX = 60 };
 
@@ -35,8 +40,9 @@ enum { SERIES_MAX = 60 };
 mr_step_derivatives *mr_step_derivatives_create(const mr_model *m) {
   mr_step_derivatives *sd = calloc(1, sizeof *sd);
   const size_t nv = (size_t)m->nv, n2 = nv * nv;
-  /* six nv x nv results, one nv x nv scratch, four nv vectors */
-  double *p = sd ? calloc(7 * n2 + 4 * nv + 1, sizeof(double)) : NULL;
+  /* six nv x nv results; scratch: one nv x nv, six nv vectors, the impulses' three nv x nv
+   * derivatives (layout: work_vector, impulse_rows) */
+  double *p = sd ? calloc(10 * n2 + 6 * nv + 1, sizeof(double)) : NULL;
   mr_derivatives *rbd = p ? mr_derivatives_create(m) : NULL;
   if (!rbd) {
     free(p), free(sd);
@@ -61,6 +67,18 @@ void mr_step_derivatives_free(mr_step_derivatives *sd) {
 
 /* ---- the step ---- */
 
+/* sd->work: an nv x nv scratch, then nv vectors: 0 the free bodies' bias acceleration, 1 the
+ * RNEA's acceleration, 2 v⁺, 3 a copy of v⁺, 4 scratch, 5 the rotation lag */
+static double *work_vector(const mr_step_derivatives *sd, int k) {
+  return sd->work + (size_t)sd->nv * (size_t)sd->nv + (size_t)k * (size_t)sd->nv;
+}
+
+/* ∂G/∂x (x = q, v, τ; nv x nv, rows at the angular dofs of the spinning free bodies) */
+static double *impulse_rows(const mr_step_derivatives *sd, int x) {
+  const size_t n2 = (size_t)sd->nv * (size_t)sd->nv;
+  return sd->work + n2 + 6 * (size_t)sd->nv + (size_t)x * n2;
+}
+
 static double gain(const double *g, int k) {
   return g ? g[k] : 0.0;
 }
@@ -83,9 +101,10 @@ static mr_status check_params(const mr_model *m, const mr_step_params *p, mr_err
   return MR_OK;
 }
 
-/* v⁺ into vn; M̃'s factor left in d; zero (nv) is scratch */
+/* v⁺ before the free bodies' gyroscopic impulse into vn; M̃'s factor left in d; a (nv)
+ * receives the free bodies' bias acceleration (mr_free_flyer_bias) */
 static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p,
-                          const double *q, const double *v, const double *tau, double *zero,
+                          const double *q, const double *v, const double *tau, double *a,
                           double *vn, mr_error *err) {
   const int nv = m->nv;
   const double dt = p->dt;
@@ -95,8 +114,8 @@ static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p
   for (int k = 0; k < nv; ++k)
     d->M[d->row_at[k]] += dt * (gain(p->kd, k) + m->damping[k]) + dt * dt * gain(p->kp, k);
   if ((st = mr_ldlt_factor(m, d, err)) != MR_OK) return st;
-  memset(zero, 0, (size_t)nv * sizeof(double));
-  const double *b = mr_rnea(m, d, q, v, zero);
+  mr_free_flyer_bias(m, d, v, a);
+  const double *b = mr_rnea(m, d, q, v, a);
   for (int k = 0; k < nv; ++k) {
     const double kp = gain(p->kp, k);
     const int iq = m->bodies[m->dof_body[k]].joint.idx_q;
@@ -112,21 +131,53 @@ static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p
 mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
                        const double *v, const double *tau, double *q_next, double *v_next,
                        mr_error *err) {
-  mr_status st = velocity(m, d, p, q, v, tau, d->a, v_next, err); /* d->a: zero acceleration */
-  if (st == MR_OK) mr_integrate(m, q, v_next, p->dt, q_next);
-  return st;
+  /* scratch: d->a the bias acceleration, d->ddq the gyroscopic solve, d->tau the lag */
+  mr_status st = velocity(m, d, p, q, v, tau, d->a, v_next, err);
+  if (st != MR_OK) return st;
+  mr_free_flyer_gyroscopic(m, d, v, p->dt, v_next, d->ddq, d->tau);
+  mr_free_flyer_integrate(m, d, q, v_next, d->tau, p->dt, q_next);
+  return MR_OK;
 }
 
 /* ---- derivatives of the velocity update ---- */
 
+/* M (1 − Δt ∂a/∂v) into A (nv x nv, holding M), a the free bodies' bias acceleration
+ * a_lin = −ω × (v_o + ω × c): ∂a_lin/∂v_o = −[ω]×, ∂a_lin/∂ω = [v_o + ω × c]× + [ω]× [c]× */
+static void bias_slope(const mr_model *m, const mr_data *d, const double *v, double dt,
+                       double *A) {
+  const int nv = m->nv;
+  for (int i = 1; i < m->nbodies; ++i) {
+    if (!mr_free_flyer_is_free(m, d, i)) continue;
+    const int iv = m->bodies[i].joint.idx_v;
+    const mr_vec3 w = mr_v3(v[iv + 3], v[iv + 4], v[iv + 5]), c = m->bodies[i].inertia.c;
+    const mr_vec3 vc = mr_v3_add(mr_v3(v[iv], v[iv + 1], v[iv + 2]), mr_v3_cross(w, c));
+    const mr_mat3 Ao = mr_m3_skew(mr_v3_neg(w)), Sw = mr_m3_skew(w), Sc = mr_m3_skew(c);
+    const mr_mat3 WC = mr_m3_mul(&Sw, &Sc), Svc = mr_m3_skew(vc), Aw = mr_m3_add(&Svc, &WC);
+    for (int r = 0; r < nv; ++r) {
+      double *row = A + (size_t)r * nv;
+      const double m0[3] = {row[iv], row[iv + 1], row[iv + 2]};
+      for (int j = 0; j < 3; ++j) {
+        double s0 = 0.0, s1 = 0.0;
+        for (int k = 0; k < 3; ++k) {
+          s0 += m0[k] * Ao.m[k][j];
+          s1 += m0[k] * Aw.m[k][j];
+        }
+        row[iv + j] -= dt * s0;
+        row[iv + 3 + j] -= dt * s1;
+      }
+    }
+  }
+}
+
 static void velocity_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
-                                 const mr_step_params *p) {
+                                 const mr_step_params *p, const double *v) {
   const int nv = m->nv;
   const size_t n2 = (size_t)nv * (size_t)nv;
   const double dt = p->dt;
   const mr_derivatives *rbd = sd->rbd;
   /* d->M holds M (written by mr_rnea_derivatives), d->U etc. the factor of M̃ */
   mr_mass_dense(d, sd->dvn_dv);
+  bias_slope(m, d, v, dt, sd->dvn_dv);
   for (size_t r = 0; r < n2; ++r) {
     sd->dvn_dq[r] = -dt * rbd->dtau_dq[r];
     sd->dvn_dv[r] -= dt * rbd->dtau_dv[r];
@@ -232,6 +283,232 @@ static void configuration_derivatives(const mr_model *m, mr_step_derivatives *sd
   }
 }
 
+/* ---- free bodies (free_flyer.c) ---- */
+
+static mr_vec3 vec_at(const double *x) {
+  return mr_v3(x[0], x[1], x[2]);
+}
+
+static mr_mat3 mat_of(const double *A) {
+  mr_mat3 M;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      M.m[r][c] = A[r * 3 + c];
+  return M;
+}
+
+/* exp(−[φ]×) into E and the right Jacobian Jr(φ) into J */
+static void so3_series(mr_vec3 phi, mr_mat3 *E, mr_mat3 *J) {
+  double X[9], e[36], j[36];
+  const mr_mat3 S = mr_m3_skew(phi);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      X[r * 3 + c] = S.m[r][c];
+  lie_series(X, 3, e, j);
+  *E = mat_of(e);
+  if (J) *J = mat_of(j);
+}
+
+/* A⁻¹ (A = 1 + O(Δt |ω|), far from singular) */
+static mr_mat3 inverse3(const mr_mat3 *A) {
+  mr_mat3 B;
+  const double(*a)[3] = A->m;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const int c1 = (c + 1) % 3, c2 = (c + 2) % 3, r1 = (r + 1) % 3, r2 = (r + 2) % 3;
+      B.m[r][c] = a[c1][r1] * a[c2][r2] - a[c1][r2] * a[c2][r1];
+    }
+  const double det = a[0][0] * B.m[0][0] + a[0][1] * B.m[1][0] + a[0][2] * B.m[2][0];
+  return mr_m3_scale(&B, 1.0 / det);
+}
+
+/* the columns of M̃⁻¹ at the angular dofs ia .. ia + 2 of an isolated free body, rows iv ..
+ * iv + 5, into C (6 x 3; rows 3 .. 5 are K, the angular block); x (nv) is scratch */
+static void angular_columns(const mr_model *m, const mr_data *d, int iv, double *x, double C[6][3]) {
+  for (int k = 0; k < 3; ++k) {
+    memset(x, 0, (size_t)m->nv * sizeof(double));
+    x[iv + 3 + k] = 1.0;
+    mr_ldlt_solve(m, d, x);
+    for (int r = 0; r < 6; ++r)
+      C[r][k] = x[iv + r];
+  }
+}
+
+static mr_mat3 lower_block(double C[6][3]) {
+  return mat_of(&C[3][0]);
+}
+
+/* ∂(Δt ω × I ω)/∂ω = Δt ([ω]× I − [I ω]×) */
+static mr_mat3 gyro_slope(const mr_mat3 *I, mr_vec3 w, double dt) {
+  const mr_mat3 Sw = mr_m3_skew(w), SIw = mr_m3_skew(mr_m3_mulv(I, w));
+  const mr_mat3 WI = mr_m3_mul(&Sw, I), neg = mr_m3_scale(&SIw, -1.0), D = mr_m3_add(&WI, &neg);
+  return mr_m3_scale(&D, dt);
+}
+
+/* The free bodies' gyroscopic impulse added to vn, the free velocity (mr_free_flyer_gyroscopic,
+ * its rotation lag into work_vector(sd, 5)), and ∂G/∂x of each spinning body into impulse_rows
+ * from ∂v_f/∂x in sd->dvn_*. G = (E − 1) b, E = exp(φ), φ = −Δt (ω + ω⁺)/2, b = I ω_e,
+ * ω_e = ω_f + K Δt ω × I ω, ω⁺ = ω_e + K G: with d(E b) = E db − E [b]× Jr(φ) dφ,
+ *   (1 − Q K) dG = (P + Q) dω_e + Q dω,   P = (E − 1) I,   Q = (Δt/2) E [b]× Jr(φ).
+ * K is constant in q for a body hanging from the world (its M̃ block is its spatial inertia in
+ * its own frame); another spinning free body is refused. */
+static mr_status gyro_step(const mr_model *m, mr_data *d, mr_step_derivatives *sd, double dt,
+                           const double *v, double *vn, mr_error *err) {
+  const int nv = m->nv;
+  const size_t n2 = (size_t)nv * (size_t)nv;
+  double *pre = work_vector(sd, 3), *x = work_vector(sd, 4), *lag = work_vector(sd, 5);
+  for (int k = 0; k < 3; ++k)
+    memset(impulse_rows(sd, k), 0, n2 * sizeof(double));
+  memcpy(pre, vn, (size_t)nv * sizeof(double));
+  mr_free_flyer_gyroscopic(m, d, v, dt, vn, x, lag);
+  const double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
+  for (int i = 1; i < m->nbodies; ++i) {
+    if (!mr_free_flyer_spins(m, d, i)) continue;
+    const mr_joint *j = &m->bodies[i].joint;
+    const int ia = j->idx_v + 3;
+    if (d->parent_dof[j->idx_v] >= 0)
+      return mr_error_set(err, MR_ERR_INVALID,
+                          "step derivatives: free joint '%s' hangs from a moving body: its "
+                          "gyroscopic impulse is differentiated only under the world",
+                          j->name);
+    const mr_mat3 *I = &m->bodies[i].inertia.I;
+    double C[6][3];
+    angular_columns(m, d, j->idx_v, x, C);
+    const mr_mat3 K = lower_block(C);
+    const mr_vec3 w = vec_at(v + ia), wp = vec_at(vn + ia);
+    const mr_mat3 Dg = gyro_slope(I, w, dt);
+    const mr_vec3 g0 = mr_v3_scale(mr_v3_cross(w, mr_m3_mulv(I, w)), dt);
+    const mr_vec3 b = mr_m3_mulv(I, mr_v3_add(vec_at(pre + ia), mr_m3_mulv(&K, g0)));
+    const mr_vec3 phi = mr_v3_scale(mr_v3_add(w, wp), -0.5 * dt);
+    mr_mat3 E, Em, Jr;
+    so3_series(mr_v3_neg(phi), &E, NULL); /* exp([φ]×) */
+    so3_series(phi, &Em, &Jr);
+    const mr_mat3 EI = mr_m3_mul(&E, I), negI = mr_m3_scale(I, -1.0), P = mr_m3_add(&EI, &negI);
+    const mr_mat3 Sb = mr_m3_skew(b), ESb = mr_m3_mul(&E, &Sb), ESbJ = mr_m3_mul(&ESb, &Jr);
+    const mr_mat3 Q = mr_m3_scale(&ESbJ, 0.5 * dt), QK = mr_m3_mul(&Q, &K);
+    const mr_mat3 negQK = mr_m3_scale(&QK, -1.0), one = mr_m3_identity();
+    const mr_mat3 A = mr_m3_add(&one, &negQK), Ainv = inverse3(&A), PQ = mr_m3_add(&P, &Q);
+    const mr_mat3 KDg = mr_m3_mul(&K, &Dg);
+    for (int xi = 0; xi < 3; ++xi) {
+      double *Gx = impulse_rows(sd, xi);
+      for (int c = 0; c < nv; ++c) {
+        mr_vec3 dwe = mr_v3(dv[xi][(size_t)ia * nv + c], dv[xi][(size_t)(ia + 1) * nv + c],
+                            dv[xi][(size_t)(ia + 2) * nv + c]);
+        mr_vec3 rhs = mr_v3_zero();
+        if (xi == 1 && c >= ia && c < ia + 3) {
+          const mr_vec3 e = mr_v3(c == ia, c == ia + 1, c == ia + 2);
+          dwe = mr_v3_add(dwe, mr_m3_mulv(&KDg, e));
+          rhs = mr_m3_mulv(&Q, e);
+        }
+        const mr_vec3 dG = mr_m3_mulv(&Ainv, mr_v3_add(mr_m3_mulv(&PQ, dwe), rhs));
+        for (int r = 0; r < 3; ++r)
+          Gx[(size_t)(ia + r) * nv + c] = dG.v[r];
+      }
+    }
+  }
+  return MR_OK;
+}
+
+/* 1 when a free body receives a gyroscopic impulse */
+static int any_spin(const mr_model *m, const mr_data *d) {
+  for (int i = 1; i < m->nbodies; ++i)
+    if (mr_free_flyer_spins(m, d, i)) return 1;
+  return 0;
+}
+
+/* ∂v⁺/∂x += M̃⁻¹ E (∂G/∂x + ∂(Δt ω × I ω)/∂x) on each spinning free body's rows; x (nv) is
+ * scratch */
+static void gyro_apply(const mr_model *m, const mr_data *d, mr_step_derivatives *sd, double dt,
+                       const double *v, double *x) {
+  const int nv = m->nv;
+  double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
+  for (int i = 1; i < m->nbodies; ++i) {
+    if (!mr_free_flyer_spins(m, d, i)) continue;
+    const int iv = m->bodies[i].joint.idx_v, ia = iv + 3;
+    double C[6][3];
+    angular_columns(m, d, iv, x, C);
+    const mr_mat3 Dg = gyro_slope(&m->bodies[i].inertia.I, vec_at(v + ia), dt);
+    for (int xi = 0; xi < 3; ++xi) {
+      const double *Gx = impulse_rows(sd, xi);
+      for (int c = 0; c < nv; ++c) {
+        mr_vec3 t = mr_v3(Gx[(size_t)ia * nv + c], Gx[(size_t)(ia + 1) * nv + c],
+                          Gx[(size_t)(ia + 2) * nv + c]);
+        if (xi == 1 && c >= ia && c < ia + 3)
+          t = mr_v3_add(t, mr_m3_mulv(&Dg, mr_v3(c == ia, c == ia + 1, c == ia + 2)));
+        for (int r = 0; r < 6; ++r)
+          dv[xi][(size_t)(iv + r) * nv + c] += C[r][0] * t.v[0] + C[r][1] * t.v[1] +
+                                               C[r][2] * t.v[2];
+      }
+    }
+  }
+}
+
+/* a free body's rows of ∂q⁺ and ∂v⁺ (rows of ∂v⁺ on entry: ∂w⁺, the velocity update in the
+ * frame of q), by the chain rule through free_flyer.c's positions: with
+ * u_l = w_l + ω⁺ × c (body frame, u = R u_l), θ = Δt (ω⁺ − ½ K G), E_θ = exp(−[θ]×),
+ *   δθ⁺ = E_θ δθ + Jr(θ) Δt (dω⁺ − ½ K dG),   du_l' = dw_l − [c]× dω⁺ − [u_l]× δθ   (Rᵀ du),
+ *   δp⁺ = E_θ (δp − [c]× δθ + Δt du_l') + [c]× δθ⁺   (c⁺ = p + R c + Δt u, p⁺ = c⁺ − R⁺ c),
+ *   dv⁺_l = [E_θ u_l]× δθ⁺ + E_θ du_l' + [c]× dω⁺,   dv⁺_ω = dω⁺   (v⁺_l = R⁺ᵀ u − ω⁺ × c),
+ * δp, δθ the body's own columns of ∂q; x (nv) is scratch */
+static void free_body_rows(const mr_model *m, const mr_data *d, mr_step_derivatives *sd, int i,
+                           double dt, const double *vn, const double *lag, double *x) {
+  const int nv = m->nv, iv = m->bodies[i].joint.idx_v, ia = iv + 3;
+  const mr_vec3 c = m->bodies[i].inertia.c, wp = vec_at(vn + ia);
+  const mr_vec3 ul = mr_v3_add(vec_at(vn + iv), mr_v3_cross(wp, c));
+  mr_mat3 K = mr_m3_zero();
+  if (mr_free_flyer_spins(m, d, i)) {
+    double C[6][3];
+    angular_columns(m, d, iv, x, C);
+    K = lower_block(C);
+  }
+  mr_mat3 Et, Jt;
+  so3_series(mr_v3_scale(mr_v3_sub(wp, vec_at(lag + ia)), dt), &Et, &Jt);
+  const mr_vec3 u1 = mr_m3_mulv(&Et, ul);
+  const mr_mat3 Sc = mr_m3_skew(c), Sul = mr_m3_skew(ul), Su1 = mr_m3_skew(u1);
+  double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
+  double *const dq[3] = {sd->dqn_dq, sd->dqn_dv, sd->dqn_dtau};
+  for (int xi = 0; xi < 3; ++xi) {
+    const double *Gx = impulse_rows(sd, xi);
+    for (int k = 0; k < nv; ++k) {
+      double col[6];
+      for (int r = 0; r < 6; ++r)
+        col[r] = dv[xi][(size_t)(iv + r) * nv + k];
+      const mr_vec3 dwl = vec_at(col), dwp = vec_at(col + 3);
+      const mr_vec3 dG = mr_v3(Gx[(size_t)ia * nv + k], Gx[(size_t)(ia + 1) * nv + k],
+                               Gx[(size_t)(ia + 2) * nv + k]);
+      mr_vec3 dp = mr_v3_zero(), dth = mr_v3_zero();
+      if (xi == 0 && k >= iv && k < iv + 3) dp = mr_v3(k == iv, k == iv + 1, k == iv + 2);
+      if (xi == 0 && k >= ia && k < ia + 3) dth = mr_v3(k == ia, k == ia + 1, k == ia + 2);
+      const mr_vec3 dul = mr_v3_sub(mr_v3_sub(dwl, mr_m3_mulv(&Sc, dwp)), mr_m3_mulv(&Sul, dth));
+      const mr_vec3 dtheta = mr_v3_scale(mr_v3_madd(dwp, -0.5, mr_m3_mulv(&K, dG)), dt);
+      const mr_vec3 dth1 = mr_v3_add(mr_m3_mulv(&Et, dth), mr_m3_mulv(&Jt, dtheta));
+      const mr_vec3 moved = mr_v3_madd(mr_v3_sub(dp, mr_m3_mulv(&Sc, dth)), dt, dul);
+      const mr_vec3 dp1 = mr_v3_add(mr_m3_mulv(&Et, moved), mr_m3_mulv(&Sc, dth1));
+      const mr_vec3 dvl = mr_v3_add(mr_v3_add(mr_m3_mulv(&Su1, dth1), mr_m3_mulv(&Et, dul)),
+                                    mr_m3_mulv(&Sc, dwp));
+      for (int r = 0; r < 3; ++r) {
+        dq[xi][(size_t)(iv + r) * nv + k] = dp1.v[r];
+        dq[xi][(size_t)(ia + r) * nv + k] = dth1.v[r];
+        dv[xi][(size_t)(iv + r) * nv + k] = dvl.v[r];
+      }
+    }
+  }
+}
+
+/* ∂q⁺ of every joint, then the free bodies' rows of ∂q⁺ and ∂v⁺; vn (w⁺, the velocity update in
+ * the frame of q) is turned into v⁺ by mr_free_flyer_integrate, as mr_sim does; q⁺ into q_next
+ * when not NULL (else into work vectors 0 and 1, which hold 2 nv >= nq numbers) */
+static void step_configuration(const mr_model *m, const mr_data *d, mr_step_derivatives *sd,
+                               double dt, const double *q, double *vn, double *q_next) {
+  const int nv = m->nv;
+  double *w = work_vector(sd, 3), *x = work_vector(sd, 4), *lag = work_vector(sd, 5);
+  configuration_derivatives(m, sd, dt, vn);
+  memcpy(w, vn, (size_t)nv * sizeof(double));
+  for (int i = 1; i < m->nbodies; ++i)
+    if (mr_free_flyer_is_free(m, d, i)) free_body_rows(m, d, sd, i, dt, w, lag, x);
+  mr_free_flyer_integrate(m, d, q, vn, lag, dt, q_next ? q_next : work_vector(sd, 0));
+}
+
 /* the free step's velocity v⁺ into vn and its derivatives into sd->dvn_*; extra (nv x nv, may be
  * NULL) is subtracted from ∂τ/∂q of the inverse dynamics before the solve (the part of the
  * external forces' q-derivative that does not turn with their bodies) */
@@ -240,16 +517,16 @@ static mr_status velocity_step_derivatives(const mr_model *m, mr_data *d, mr_ste
                                            const double *v, const double *tau,
                                            const double *extra, double *vn, mr_error *err) {
   const int nv = m->nv;
-  double *zero = sd->work + (size_t)nv * (size_t)nv, *a = zero + nv;
-  mr_status st = velocity(m, d, p, q, v, tau, zero, vn, err);
+  double *bias = work_vector(sd, 0), *a = work_vector(sd, 1);
+  mr_status st = velocity(m, d, p, q, v, tau, bias, vn, err);
   if (st != MR_OK) return st;
   for (int k = 0; k < nv; ++k)
-    a[k] = (vn[k] - v[k]) / p->dt;
+    a[k] = (vn[k] - v[k]) / p->dt + bias[k];
   mr_rnea_derivatives(m, d, sd->rbd, q, v, a);
   if (extra)
     for (size_t r = 0; r < (size_t)nv * (size_t)nv; ++r)
       sd->rbd->dtau_dq[r] -= extra[r];
-  velocity_derivatives(m, d, sd, p);
+  velocity_derivatives(m, d, sd, p, v);
   return MR_OK;
 }
 
@@ -258,12 +535,13 @@ mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_deriva
                                    const double *tau, double *q_next, double *v_next,
                                    mr_error *err) {
   const int nv = m->nv;
-  double *vn = sd->work + (size_t)nv * (size_t)nv + 2 * (size_t)nv;
+  double *vn = work_vector(sd, 2);
   mr_status st = velocity_step_derivatives(m, d, sd, p, q, v, tau, NULL, vn, err);
+  if (st == MR_OK) st = gyro_step(m, d, sd, p->dt, v, vn, err);
   if (st != MR_OK) return st;
-  configuration_derivatives(m, sd, p->dt, vn);
+  gyro_apply(m, d, sd, p->dt, v, work_vector(sd, 4));
+  step_configuration(m, d, sd, p->dt, q, vn, q_next);
   if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
-  if (q_next) mr_integrate(m, q, vn, p->dt, q_next);
   return MR_OK;
 }
 
@@ -792,11 +1070,32 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
   mr_forward_kinematics(m, d, q, NULL, NULL);
   memcpy(fsave, d->f_ext, (size_t)nb * sizeof(mr_force));
   memcpy(tau_eff, tau, (size_t)nv * sizeof(double));
+  /* a spinning free body's gyroscopic impulse is a function of its free velocity without the
+   * contact forces (sim.c): that step and its derivatives first, the impulse's change of v⁺
+   * kept in work_vector(sd, 3) */
+  const int spin = any_spin(m, d);
+  mr_status st = MR_OK;
+  if (spin) {
+    double *gyro = work_vector(sd, 3);
+    st = velocity_step_derivatives(m, d, sd, p, q, v, tau, NULL, vn, err);
+    if (st == MR_OK) st = gyro_step(m, d, sd, p->dt, v, vn, err);
+    if (st != MR_OK) return st;
+    for (int k = 0; k < nv; ++k)
+      gyro[k] = vn[k] - gyro[k];
+    mr_forward_kinematics(m, d, q, NULL, NULL);
+  }
   memset(X, 0, n2 * sizeof(double));
   contact_forces(m, d, cs, tau_eff, J1, J2, X);
-  mr_status st = velocity_step_derivatives(m, d, sd, p, q, v, tau_eff, X, vn, err);
+  st = velocity_step_derivatives(m, d, sd, p, q, v, tau_eff, X, vn, err);
   memcpy(d->f_ext, fsave, (size_t)nb * sizeof(mr_force));
+  if (st == MR_OK && !spin) st = gyro_step(m, d, sd, p->dt, v, vn, err); /* the lag: 0 */
   if (st != MR_OK) return st;
+  if (spin) {
+    const double *gyro = work_vector(sd, 3);
+    for (int k = 0; k < nv; ++k)
+      vn[k] += gyro[k];
+    gyro_apply(m, d, sd, p->dt, v, work_vector(sd, 4));
+  }
   if (n > 0) {
     /* λ moves with x through g: dv⁺/dx = ∂ṽ/∂x + Δt M̃⁻¹ Jᵀ dλ/dx */
     explicit_q_rate(m, d, cs, v, vn, J1, J2, u, E);
@@ -816,8 +1115,7 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
       sd->dvn_dtau[r] += p->dt * Z[r];
     }
   }
-  configuration_derivatives(m, sd, p->dt, vn);
+  step_configuration(m, d, sd, p->dt, q, vn, q_next);
   if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
-  if (q_next) mr_integrate(m, q, vn, p->dt, q_next);
   return MR_OK;
 }
