@@ -77,8 +77,8 @@ typedef struct mr_step_derivatives {
 mr_step_derivatives *mr_step_derivatives_create(const mr_model *m);
 void mr_step_derivatives_free(mr_step_derivatives *sd);
 
-/* One free-motion step from (q, v) under torques tau into q_next, v_next (d->a is zeroed and
- * used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p without
+/* One free-motion step from (q, v) under torques tau into q_next, v_next (d->a, d->ddq and
+ * d->tau are used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p without
  * targets; MR_ERR_NUMERIC when M̃ is not positive definite. */
 mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
                        const double *v, const double *tau, double *q_next, double *v_next,
