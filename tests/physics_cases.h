@@ -13,6 +13,7 @@
 #ifndef MOREAU_TESTS_PHYSICS_CASES_H
 #define MOREAU_TESTS_PHYSICS_CASES_H
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1061,8 +1062,13 @@ static inline pc_outcome pc_check_rest(const char *solver) {
     o.v = PC_FAIL;
   snprintf(o.what, sizeof o.what, "|Φ_N| ≤ %.0e m, largest contact ‖λ_T‖ %.1e N", r.x[1], r.x[6]);
   if (o.v == PC_PASS || !r.ok) return o;
+  /* the soft model's rest: 4 k Φ = m g; its vertical transient decays by √(1 − Δt 4d/m) =
+   * 0.894 a step (1e-97 after 2000 steps), so the penetration is the fixed point to the
+   * resolution of the box's height z ≈ 0.05 m it is computed from: 8 ε z = 8.9e-17 m (measured
+   * 1.9e-18 m) */
   double pen = 2.0 * PC_G / (4.0 * 1e5);
-  if (pc_is(solver, "soft") && fabs(r.x[7] - pen) <= 0.01 * pen && r.err <= T * tv) {
+  if (pc_is(solver, "soft") && fabs(r.x[7] - pen) <= 8.0 * DBL_EPSILON * 0.05 &&
+      r.err <= T * tv) {
     o.v = PC_ARTIFACT;
     snprintf(o.what, sizeof o.what, "penalty: penetration %.3e m = m g/(n k) = %.3e m", r.x[7],
              pen);
