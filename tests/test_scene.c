@@ -278,6 +278,13 @@ static void test_errors(void **state) {
   expect_error("bodies:\n  - {name: g, fixed: true, geoms: [{type: heightfield, file: none.txt, "
                "extent: [0, 1, 0, 1]}]}\n",
                "2:62:", "heightfield file 'none.txt' not found");
+  /* a robot name longer than half a name (its parts are named "robot/part") */
+  char longname[200];
+  snprintf(longname, sizeof longname,
+           "robots:\n  - {name: %s, urdf: scenes/models/pendulum.urdf}\n",
+           "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+           "rrrrrrrrrr");
+  expect_error(longname, "2:12:", "has 97 characters, at most 47 allowed");
   expect_error("robots:\n  - {name: r, urdf: missing.urdf}\n",
                "2:21:", "'urdf': file 'missing.urdf' not found");
   expect_error("bodies:\n  - {name: c, mass: 1, linear_velocity: [1, 0], geoms: [{type: sphere, "

@@ -11,7 +11,9 @@
 
 static void prefixed(char dst[MR_NAME_MAX], const char *prefix, const char *name) {
   if (prefix && prefix[0]) {
+    /* truncated to fit: the prefix to half the room, the name to what is left */
     size_t lp = strlen(prefix), ln = strlen(name);
+    if (lp > MR_NAME_MAX / 2 - 1) lp = MR_NAME_MAX / 2 - 1;
     if (lp + 1 + ln >= MR_NAME_MAX) ln = MR_NAME_MAX - 2 - lp;
     memcpy(dst, prefix, lp);
     dst[lp] = '/';

@@ -496,8 +496,8 @@ static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
   if (!pd) return MR_OK;
   r->pd = 1;
   mr_ynode *kp = mr_yaml_get(&c->y, pd, "kp"), *kd = mr_yaml_get(&c->y, pd, "kd");
-  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") ||
-      (kp && per_joint(c, kp, "kp", m, r->kp)) || (kd && per_joint(c, kd, "kd", m, r->kd)))
+  if (mr_yaml_check_map(&c->y, pd, pd_keys, "'pd'") || (kp && per_joint(c, kp, "kp", m, r->kp)) ||
+      (kd && per_joint(c, kd, "kd", m, r->kd)))
     return scene_status(c);
   mr_ynode *tn = mr_yaml_get(&c->y, pd, "targets");
   if (tn && joint_values(c, tn, m, r->q_target, "targets")) return scene_status(c);
@@ -659,6 +659,8 @@ static mr_status robot_state(mr_scene_ctx *c, const mr_ynode *n, const mr_model 
   return base_twist(c, n, m, X, r);
 }
 
+enum { ROBOT_NAME_MAX = MR_NAME_MAX / 2 - 1 };
+
 static mr_status robot_name(mr_scene_ctx *c, const mr_ynode *n, int index) {
   mr_scene *s = c->s;
   mr_ynode *nn = mr_yaml_get(&c->y, n, "name");
@@ -667,6 +669,11 @@ static mr_status robot_name(mr_scene_ctx *c, const mr_ynode *n, int index) {
   if (mr_yaml_string(&c->y, nn, "name", &name)) return scene_status(c);
   if (strchr(name, '/'))
     return mr_yaml_error(&c->y, nn, MR_ERR_INVALID, "'name': '%s' may not contain '/'", name);
+  /* the robot's bodies, joints and geometries are named "robot/part": half the name length */
+  if (strlen(name) > ROBOT_NAME_MAX)
+    return mr_yaml_error(&c->y, nn, MR_ERR_INVALID,
+                         "'name': '%.20s...' has %zu characters, at most %d allowed", name,
+                         strlen(name), ROBOT_NAME_MAX);
   for (int i = 0; i < s->nbodies; ++i)
     if (strcmp(s->bodies[i].name, name) == 0)
       return mr_yaml_error(&c->y, nn, MR_ERR_INVALID, "'name': '%s' is already a body's name",
