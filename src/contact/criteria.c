@@ -81,6 +81,14 @@ static inline double two_sum(double a, double b, double *e) {
   return s;
 }
 
+/* one term x y of a Dot2 sum: s takes the rounded sum, sig the product's error (fma) and the
+ * sum's (TwoSum) */
+static inline void dot2_add(double x, double y, double *s, double *sig) {
+  double h = x * y, r = fma(x, y, -h), q;
+  *s = two_sum(*s, h, &q);
+  *sig += q + r;
+}
+
 /* c = (G + R) λ + g as if computed in twice the working precision: Ogita, Rump and Oishi's Dot2
  * ("Accurate sum and dot product", SIAM J. Sci. Comput. 26, 2005, Algorithm 5.3) with the
  * product's error from fma, one row at a time with g_i and R_i λ_i as two more terms. The
@@ -91,30 +99,20 @@ static inline double two_sum(double a, double b, double *e) {
 void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c) {
   int n = 3 * p->nc;
   for (int i = 0; i < n; ++i) {
-    double s = p->g[i], sig = 0.0, q;
+    double s = p->g[i], sig = 0.0;
     if (p->G) {
       const double *row = p->G + (size_t)i * n;
-      for (int j = 0; j < n; ++j) {
-        double h = row[j] * lambda[j], r = fma(row[j], lambda[j], -h);
-        s = two_sum(s, h, &q);
-        sig += q + r;
-      }
+      for (int j = 0; j < n; ++j)
+        dot2_add(row[j], lambda[j], &s, &sig);
     } else { /* the stored blocks of the row in ascending columns: the dense terms in the
               * dense order without its exact zeros, which add nothing */
       for (int k = p->Gb_row[i / 3]; k < p->Gb_row[i / 3 + 1]; ++k) {
         const double *B = p->Gb + 9 * (size_t)k + 3 * (i % 3), *l = lambda + 3 * p->Gb_col[k];
-        for (int b = 0; b < 3; ++b) {
-          double h = B[b] * l[b], r = fma(B[b], l[b], -h);
-          s = two_sum(s, h, &q);
-          sig += q + r;
-        }
+        for (int b = 0; b < 3; ++b)
+          dot2_add(B[b], l[b], &s, &sig);
       }
     }
-    if (p->R) {
-      double h = p->R[i] * lambda[i], r = fma(p->R[i], lambda[i], -h);
-      s = two_sum(s, h, &q);
-      sig += q + r;
-    }
+    if (p->R) dot2_add(p->R[i], lambda[i], &s, &sig);
     c[i] = s + sig;
   }
 }
