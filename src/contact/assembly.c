@@ -233,7 +233,7 @@ static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
 /* a contact's rows (a point constraint's world rows) at one column (v, ω) of a path through its
  * side's body: the velocity v + ω × p of its point, rotated into the contact frame, negated for
  * the second body; the operations of contact_jacobian, so the same bits */
-static mr_vec3 point_rows(const mr_contact_geometry *c, int side, const double *col6) {
+static inline mr_vec3 point_rows(const mr_contact_geometry *c, int side, const double *col6) {
   mr_vec3 p = side && c->type == MR_ROWS_POINT ? c->point2 : c->point;
   mr_vec3 w = mr_v3(col6[3], col6[4], col6[5]);
   mr_vec3 r = mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, p));
@@ -274,7 +274,7 @@ typedef struct {
   int *next;  /* per block side: the next on its unit's list */
   int *Su;    /* the dofs of the unit being solved */
   int *units; /* the units' last dofs, in order of first appearance */
-  int *chain; /* per block: 1 when its support is one path to a root */
+  int *chain; /* per block: 0, CHAIN or NORMAL_ONLY */
   int *alone; /* per block: 1 when on one body's path only (the other side static) */
   int nu;
 } sparse_work;
@@ -285,6 +285,10 @@ static sparse_work sparse_work_at(mr_contact_assembly *a, int nc) {
   s.units = s.next + 2 * nc, s.chain = s.units + 2 * nc, s.alone = s.chain + nc;
   return s;
 }
+
+/* a block's sparse_work.chain: its support is one path to a root; and only its normal row is
+ * nonzero (a joint limit's or coupling's on one path) */
+enum { CHAIN = 1, NORMAL_ONLY = 2 };
 
 /* the common tail of two paths to a root (descending lists): its length, found by bisection
  * (the lists agree on a suffix and nowhere before it) */
@@ -322,8 +326,19 @@ static void support_block(const mr_assembly_subset *sub, const mr_contact_assemb
   if (chain[i] && chain[j]) {
     int L = common_tail(Si, ni, Sj, nj);
     Zi += ni - L, Yj += nj - L;
-    for (int t = 0; t < L; ++t)
-      TERM(t, t);
+    if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
+      const double *zn = Zi + 2 * (size_t)nv, *yn = Yj + 2 * (size_t)nv;
+      for (int t = 0; t < L; ++t) {
+        if (chain[i] == NORMAL_ONLY) s20 += zn[t] * Yj[t], s21 += zn[t] * Yj[nv + t];
+        if (chain[j] == NORMAL_ONLY) s02 += Zi[t] * yn[t], s12 += Zi[nv + t] * yn[t];
+        s22 += zn[t] * yn[t];
+      }
+      if (chain[i] == NORMAL_ONLY) s02 = s12 = 0.0;
+      if (chain[j] == NORMAL_ONLY) s20 = s21 = 0.0;
+    } else {
+      for (int t = 0; t < L; ++t)
+        TERM(t, t);
+    }
   } else {
     for (int ti = 0, tj = 0; ti < ni && tj < nj;) {
       if (Si[ti] != Sj[tj]) {
@@ -446,12 +461,12 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
     int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
     double *Y = a->MiJt + (size_t)3 * i * nv;
-    w.chain[i] = is_chain(d, S, ns);
-    for (int k = 0; k < 3; ++k) {
-      mr_zero(Y + (size_t)k * nv, ns);
+    for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
-    }
+    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : is_chain(d, S, ns) ? CHAIN : 0;
+    w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+      mr_zero(Y, 2 * nv);
       dof_row_block(d, c, S, ns, x, Y, nv, v, vf, a->vel + 3 * i, a->g + 3 * i);
       continue;
     }
@@ -465,6 +480,9 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     }
     /* on two bodies' paths: J v and J v_f from the block's Jacobian, in J's buffer for now */
     w.alone[i] = sides == 1;
+    if (sides != 1)
+      for (int k = 0; k < 3; ++k)
+        mr_zero(Y + (size_t)k * nv, ns);
     if (sides == 2) {
       contact_jacobian(m, d, c, col, nv, a->J, a->J + 3 * (size_t)nv);
       for (int k = 0; k < 3; ++k) {
@@ -499,6 +517,14 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
       const int *S = sub->support + (size_t)i * nv;
       const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
       double *Y = a->MiJt + (size_t)3 * i * nv;
+      if (w.alone[i]) { /* its support is the unit's path */
+        for (int t = 0; t < ns; ++t) {
+          mr_vec3 r = point_rows(c, e % 2, Yu + 6 * t);
+          for (int k = 0; k < 3; ++k)
+            Y[(size_t)k * nv + t] = r.v[k];
+        }
+        continue;
+      }
       for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
         if (S[t] != w.Su[p]) continue;
         mr_vec3 r = point_rows(c, e % 2, Yu + 6 * p++);
