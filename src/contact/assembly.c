@@ -230,15 +230,27 @@ static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
   }
 }
 
-/* a contact's rows (a point constraint's world rows) at one column (v, ω) of a path through its
+/* a contact's rows (a point constraint's world rows) at the columns (v, ω) of a path through its
  * side's body: the velocity v + ω × p of its point, rotated into the contact frame, negated for
- * the second body; the operations of contact_jacobian, so the same bits */
-static inline mr_vec3 point_rows(const mr_contact_geometry *c, int side, const double *col6) {
-  mr_vec3 p = side && c->type == MR_ROWS_POINT ? c->point2 : c->point;
+ * the second body (the frame negated: the same bits as negating the product) */
+typedef struct {
+  mr_vec3 p;
+  mr_mat3 R;
+} point_map;
+
+static point_map point_map_of(const mr_contact_geometry *c, int side) {
+  point_map pm = {side && c->type == MR_ROWS_POINT ? c->point2 : c->point,
+                  c->type == MR_ROWS_POINT ? mr_m3_identity() : c->frame};
+  for (int r = 0; side && r < 3; ++r)
+    for (int k = 0; k < 3; ++k)
+      pm.R.m[r][k] = -pm.R.m[r][k];
+  return pm;
+}
+
+/* the operations of contact_jacobian on one column, so the same bits */
+static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
   mr_vec3 w = mr_v3(col6[3], col6[4], col6[5]);
-  mr_vec3 r = mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, p));
-  if (c->type != MR_ROWS_POINT) r = mr_m3_tmulv(&c->frame, r);
-  return side ? mr_v3(-r.v[0], -r.v[1], -r.v[2]) : r;
+  return mr_m3_tmulv(&pm->R, mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, pm->p)));
 }
 
 /* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
@@ -307,7 +319,7 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
 /* the 3x3 block Y_iᵀ D⁻¹ Y_j = Z_iᵀ Y_j (Z = D⁻¹ Y in J's buffer, laid out as M⁻¹Jᵀ) over the
  * intersection of the supports of blocks i and j, in descending dof order: for two paths to a
  * root the common tail of both lists, else their merge */
-static void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
                           int j, const int *chain, double *acc) {
   int nv = a->nv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
@@ -324,7 +336,8 @@ static void support_block(const mr_assembly_subset *sub, const mr_contact_assemb
     s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;                                                \
   } while (0)
   if (chain[i] && chain[j]) {
-    int L = common_tail(Si, ni, Sj, nj);
+    /* the same path (the same last dof): all of it */
+    int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
     Zi += ni - L, Yj += nj - L;
     if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
       const double *zn = Zi + 2 * (size_t)nv, *yn = Yj + 2 * (size_t)nv;
@@ -463,9 +476,10 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     double *Y = a->MiJt + (size_t)3 * i * nv;
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
-    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : is_chain(d, S, ns) ? CHAIN : 0;
+    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : 0;
     w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns) ? CHAIN : 0;
       mr_zero(Y, 2 * nv);
       dof_row_block(d, c, S, ns, x, Y, nv, v, vf, a->vel + 3 * i, a->g + 3 * i);
       continue;
@@ -480,6 +494,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     }
     /* on two bodies' paths: J v and J v_f from the block's Jacobian, in J's buffer for now */
     w.alone[i] = sides == 1;
+    w.chain[i] = w.alone[i] || is_chain(d, S, ns) ? CHAIN : 0;
     if (sides != 1)
       for (int k = 0; k < 3; ++k)
         mr_zero(Y + (size_t)k * nv, ns);
@@ -499,10 +514,10 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     for (int e = first; e >= 0; e = w.next[e]) {
       int i = e / 2;
       if (!w.alone[i]) continue;
-      const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
+      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
       double sv[3] = {0}, sf[3] = {0};
       for (int t = ns - 1; t >= 0; --t) {
-        mr_vec3 r = point_rows(c, e % 2, Yu + 6 * t);
+        mr_vec3 r = point_rows(&pm, Yu + 6 * t);
         for (int k = 0; k < 3; ++k)
           sv[k] += r.v[k] * v[w.Su[t]], sf[k] += r.v[k] * vf[w.Su[t]];
       }
@@ -515,11 +530,11 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
     for (int e = first; e >= 0; e = w.next[e]) {
       int i = e / 2, nsi = sub->nsupport[i];
       const int *S = sub->support + (size_t)i * nv;
-      const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
+      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
       double *Y = a->MiJt + (size_t)3 * i * nv;
       if (w.alone[i]) { /* its support is the unit's path */
         for (int t = 0; t < ns; ++t) {
-          mr_vec3 r = point_rows(c, e % 2, Yu + 6 * t);
+          mr_vec3 r = point_rows(&pm, Yu + 6 * t);
           for (int k = 0; k < 3; ++k)
             Y[(size_t)k * nv + t] = r.v[k];
         }
@@ -527,7 +542,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d,
       }
       for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
         if (S[t] != w.Su[p]) continue;
-        mr_vec3 r = point_rows(c, e % 2, Yu + 6 * p++);
+        mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
         for (int k = 0; k < 3; ++k)
           Y[(size_t)k * nv + t] += r.v[k];
       }
