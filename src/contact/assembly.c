@@ -320,7 +320,7 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
  * intersection of the supports of blocks i and j, in descending dof order: for two paths to a
  * root the common tail of both lists, else their merge */
 static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
-                          int j, const int *chain, double *acc) {
+                                 int j, const int *chain, double *acc) {
   int nv = a->nv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
@@ -459,8 +459,7 @@ static void dense_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a
  * Z = D⁻¹ Y in J's buffer and G = Zᵀ Y over the supports' intersections: with Gb buffers and from
  * MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G block-sparse into Gb
  * (*stored = 1), else dense over every pair. */
-static mr_status sparse_products(const mr_model *m, mr_data *d,
-                                 const mr_contact_geometry *contacts,
+static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
                                  const double *v, const double *vf, int *stored, mr_error *err) {
   int nv = a->nv;
