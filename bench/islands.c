@@ -4,10 +4,12 @@
  * with mr_sim_set_islands(s, 0), stepped alternately; after WARMUP unmeasured steps, the median
  * and 10th percentile of each one's assembly stage (mr_step_timing.assembly: contact gathering,
  * J, G and g, and for islands the grouping and the velocity change) and of its step over the next
- * n steps. Output: a Markdown table.
- * Run: make bench (or build/bench/bench/islands [steps]). */
+ * n steps. Output: a Markdown table. A second argument keeps the scenes whose path contains it
+ * (a run of one scene to profile, e.g. under valgrind --tool=callgrind).
+ * Run: make bench (or build/bench/bench/islands [steps [scene]]). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_util.h"
 #include "moreau/scene.h"
@@ -35,6 +37,7 @@ int main(int argc, char **argv) {
   printf("| scene | path | assembly median | assembly p10 | step median | contacts |\n");
   printf("|---|---|---:|---:|---:|---:|\n");
   for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; ++k) {
+    if (argc > 2 && !strstr(scenes[k], argv[2])) continue;
     mr_scene sc;
     mr_error err = {0};
     if (mr_scene_load(scenes[k], &sc, &err)) {

@@ -81,7 +81,7 @@ typedef struct {
    * .sparse) when Gb is not NULL: block-CSR as in mr_contact_problem, block (i, j) stored iff the
    * supports of blocks i and j share a dof (equivalently a tree root). The caller provides
    * Gb_row (max_contacts + 1), Gb_col and Gb (room for Gb_cap blocks; max_contacts² always
-   * suffices) and Gb_work (sub->ndofs + 4 max_contacts ints of scratch). */
+   * suffices) and Gb_work (3 sub->ndofs + 10 max_contacts ints of scratch). */
   int *Gb_row, *Gb_col, *Gb_work;
   double *Gb;
   size_t Gb_cap;
@@ -121,7 +121,9 @@ typedef struct {
    * kinematic paths (its support, closed under ancestors), so G = Yᵀ D⁻¹ Y sums over the shared
    * part of two supports only (zero for blocks on different paths) and M⁻¹Jᵀλ = U⁻ᵀ D⁻¹ (Y λ)
    * is one solve; M⁻¹Jᵀ then holds Y's rows on their supports. Equal to the dense products to
-   * round-off (another order of summation). */
+   * round-off (another order of summation). J is not formed: its buffer (room for 3 nc + 3 rows)
+   * is the scratch of the six world motion rows of one body's path, solved once per path for all
+   * the blocks on it; Gb_work holds 3 ndofs + 10 max_contacts ints. */
   int sparse;
   int *support;  /* sparse: per block, its support's dofs (descending) at ndofs entries each */
   int *nsupport; /* sparse: per block, the support's size */

@@ -134,11 +134,10 @@ static double dot_dofs(const double *a, const double *b, const int *dofs, int n)
   return s;
 }
 
-/* J row · x over the island's dofs; on a tree-sparse island over the block's support only, in
- * the same ascending order (the other terms are exact zeros) */
+/* J row · x over a tree-sparse block's support, in ascending dof order (the other terms of the
+ * dense dot are exact zeros, so the same bits) */
 static double row_dot(const double *Jr, const double *x, const mr_assembly_subset *sub, int i,
                       int nv) {
-  if (!sub || !sub->sparse) return dot_dofs(Jr, x, sub ? sub->dofs : NULL, nv);
   const int *S = sub->support + (size_t)i * nv;
   double s = 0.0;
   for (int t = sub->nsupport[i] - 1; t >= 0; --t)
@@ -199,29 +198,173 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   return n;
 }
 
-/* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j */
-static void support_block(const mr_data *d, const mr_assembly_subset *sub,
-                          const mr_contact_assembly *a, int i, int j, double *acc) {
-  int nv = a->nv;
-  const double *Dinv = d->Dinv;
-  const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
-  int ni = sub->nsupport[i], nj = sub->nsupport[j], ti = 0, tj = 0;
-  const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
-  for (int k = 0; k < 9; ++k)
-    acc[k] = 0.0;
-  while (ti < ni && tj < nj) {
-    if (Si[ti] != Sj[tj]) {
-      Si[ti] > Sj[tj] ? ++ti : ++tj;
-      continue;
-    }
-    double dk = Dinv[Si[ti]];
-    for (int r = 0; r < 3; ++r) {
-      double yr = Yi[(size_t)r * nv + ti] * dk;
-      for (int q = 0; q < 3; ++q)
-        acc[3 * r + q] += yr * Yj[(size_t)q * nv + tj];
-    }
-    ++ti, ++tj;
+/* x ← U⁻¹ x on a support S (descending): x_k −= U_kj x_j over the support's j in k's row
+ * (descending j, as the chain form spreads them), a suffix of the dofs before k */
+static void solve_support(const mr_data *d, const int *S, int ns, double *x) {
+  const double *U = d->U;
+  for (int t = 0, t0 = 0; t < ns; ++t) {
+    const int k = S[t], last = k + d->row_len[k] - 4;
+    const double *Uk = U + d->row_at[k] - k;
+    while (t0 < t && S[t0] > last)
+      ++t0;
+    double xk = x[k];
+    for (int j = t0; j < t; ++j)
+      xk -= Uk[S[j]] * x[S[j]];
+    x[k] = xk;
   }
+}
+
+/* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]) */
+static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
+  for (int t = 0, t0 = 0; t < ns; ++t) {
+    const int k = S[t], last = k + d->row_len[k] - 4;
+    const double *Uk = d->U + d->row_at[k] - k;
+    while (t0 < t && S[t0] > last)
+      ++t0;
+    double *yk = Y6 + 6 * (size_t)t;
+    for (int j = t0; j < t; ++j) {
+      const double u = Uk[S[j]], *yj = Y6 + 6 * (size_t)j;
+      for (int r = 0; r < 6; ++r)
+        yk[r] -= u * yj[r];
+    }
+  }
+}
+
+/* a contact's rows (a point constraint's world rows) at the columns (v, ω) of a path through its
+ * side's body: the velocity v + ω × p of its point, rotated into the contact frame, negated for
+ * the second body (the frame negated: the same bits as negating the product) */
+typedef struct {
+  mr_vec3 p;
+  mr_mat3 R;
+} point_map;
+
+static point_map point_map_of(const mr_contact_geometry *c, int side) {
+  point_map pm = {side && c->type == MR_ROWS_POINT ? c->point2 : c->point,
+                  c->type == MR_ROWS_POINT ? mr_m3_identity() : c->frame};
+  for (int r = 0; side && r < 3; ++r)
+    for (int k = 0; k < 3; ++k)
+      pm.R.m[r][k] = -pm.R.m[r][k];
+  return pm;
+}
+
+/* the operations of contact_jacobian on one column, so the same bits */
+static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
+  mr_vec3 w = mr_v3(col6[3], col6[4], col6[5]);
+  return mr_m3_tmulv(&pm->R, mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, pm->p)));
+}
+
+/* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
+ * velocities, solved on the block's support; v and v_f rows into vel and g */
+static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const int *S, int ns,
+                          double *x, double *Y, int nv, const double *v, const double *vf,
+                          double *vel, double *g) {
+  double w1 = c->type == MR_ROWS_LIMIT ? c->sign : 1.0;
+  x[c->dof] = w1;
+  vel[2] = w1 * v[c->dof], g[2] = w1 * vf[c->dof];
+  if (c->type == MR_ROWS_MIMIC) {
+    x[c->dof2] -= c->ratio;
+    vel[2] -= c->ratio * v[c->dof2], g[2] -= c->ratio * vf[c->dof2];
+  }
+  solve_support(d, S, ns, x);
+  for (int t = 0; t < ns; ++t) {
+    Y[2 * (size_t)nv + t] = x[S[t]];
+    x[S[t]] = 0.0;
+  }
+}
+
+/* a block's support is one path to a root: each dof's parent follows it */
+static int is_chain(const mr_data *d, const int *S, int ns) {
+  for (int t = 0; t + 1 < ns; ++t)
+    if (d->parent_dof[S[t]] != S[t + 1]) return 0;
+  return 1;
+}
+
+/* the tree-sparse products' scratch in Gb_work, after block_pattern's nv + 4 nc ints. A unit is
+ * the path ending at a dof: every body whose path ends there (a foot and its sole alike). */
+typedef struct {
+  int *head;  /* per column of a path's last dof: its list of block sides 2i + s, −1 none */
+  int *next;  /* per block side: the next on its unit's list */
+  int *Su;    /* the dofs of the unit being solved */
+  int *units; /* the units' last dofs, in order of first appearance */
+  int *chain; /* per block: 0, CHAIN or NORMAL_ONLY */
+  int *alone; /* per block: 1 when on one body's path only (the other side static) */
+  int nu;
+} sparse_work;
+
+static sparse_work sparse_work_at(mr_contact_assembly *a, int nc) {
+  int *w = a->Gb_work + a->nv + 4 * nc;
+  sparse_work s = {.head = w, .Su = w + a->nv, .next = w + 2 * a->nv};
+  s.units = s.next + 2 * nc, s.chain = s.units + 2 * nc, s.alone = s.chain + nc;
+  return s;
+}
+
+/* a block's sparse_work.chain: its support is one path to a root; and only its normal row is
+ * nonzero (a joint limit's or coupling's on one path) */
+enum { CHAIN = 1, NORMAL_ONLY = 2 };
+
+/* the common tail of two paths to a root (descending lists): its length, found by bisection
+ * (the lists agree on a suffix and nowhere before it) */
+static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
+  int lo = 0, hi = ni < nj ? ni : nj; /* agree on lo from the end, not known beyond */
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (Si[ni - mid] == Sj[nj - mid])
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* the 3x3 block Y_iᵀ D⁻¹ Y_j = Z_iᵀ Y_j (Z = D⁻¹ Y in J's buffer, laid out as M⁻¹Jᵀ) over the
+ * intersection of the supports of blocks i and j, in descending dof order: for two paths to a
+ * root the common tail of both lists, else their merge */
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
+                                 int j, const int *chain, double *acc) {
+  int nv = a->nv;
+  const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
+  int ni = sub->nsupport[i], nj = sub->nsupport[j];
+  const double *Zi = a->J + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
+  double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0,
+         s22 = 0.0;
+#define TERM(ti, tj)                                                                               \
+  do {                                                                                             \
+    double a0 = Zi[ti], a1 = Zi[nv + (ti)], a2 = Zi[2 * (size_t)nv + (ti)];                        \
+    double b0 = Yj[tj], b1 = Yj[nv + (tj)], b2 = Yj[2 * (size_t)nv + (tj)];                        \
+    s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;                                                \
+    s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;                                                \
+    s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;                                                \
+  } while (0)
+  if (chain[i] && chain[j]) {
+    /* the same path (the same last dof): all of it */
+    int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
+    Zi += ni - L, Yj += nj - L;
+    if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
+      const double *zn = Zi + 2 * (size_t)nv, *yn = Yj + 2 * (size_t)nv;
+      for (int t = 0; t < L; ++t) {
+        if (chain[i] == NORMAL_ONLY) s20 += zn[t] * Yj[t], s21 += zn[t] * Yj[nv + t];
+        if (chain[j] == NORMAL_ONLY) s02 += Zi[t] * yn[t], s12 += Zi[nv + t] * yn[t];
+        s22 += zn[t] * yn[t];
+      }
+      if (chain[i] == NORMAL_ONLY) s02 = s12 = 0.0;
+      if (chain[j] == NORMAL_ONLY) s20 = s21 = 0.0;
+    } else {
+      for (int t = 0; t < L; ++t)
+        TERM(t, t);
+    }
+  } else {
+    for (int ti = 0, tj = 0; ti < ni && tj < nj;) {
+      if (Si[ti] != Sj[tj]) {
+        Si[ti] > Sj[tj] ? ++ti : ++tj;
+        continue;
+      }
+      TERM(ti, tj);
+      ++ti, ++tj;
+    }
+  }
+#undef TERM
+  acc[0] = s00, acc[1] = s01, acc[2] = s02, acc[3] = s10, acc[4] = s11, acc[5] = s12;
+  acc[6] = s20, acc[7] = s21, acc[8] = s22;
 }
 
 /* the block-CSR pattern of G: blocks i and j are coupled iff their supports share a dof, that
@@ -267,8 +410,8 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
-static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                            mr_contact_assembly *a, int nc) {
+static void sparse_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
+                            const int *chain) {
   int *cursor = a->Gb_work;
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
@@ -277,7 +420,7 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(d, sub, a, i, j, B);
+      support_block(sub, a, i, j, chain, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -291,18 +434,15 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
     }
 }
 
-/* the dense G of a pattern too small or too full to store sparse: the coupled blocks computed
- * (upper, mirrored), the others zero */
-static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                           mr_contact_assembly *a, int nc) {
+/* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
+ * mirrored */
+static void dense_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
+                           const int *chain) {
   size_t n = 3 * (size_t)nc;
-  mr_zero(a->G, (int)(n * n));
   for (int i = 0; i < nc; ++i)
-    for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
-      int j = a->Gb_col[k];
-      if (j < i) continue;
+    for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(d, sub, a, i, j, acc);
+      support_block(sub, a, i, j, chain, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
@@ -310,63 +450,123 @@ static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
     }
 }
 
-/* Y = U⁻¹ Jᵀ row by row on each block's support (the chain form of the backward solve, which
- * stays on the support), then G = Yᵀ D⁻¹ Y over the supports' intersections. With Gb buffers,
- * the coupling pattern first, then G block-sparse into Gb from MR_SPARSE_G_MIN_NC contacts on
- * (*stored = 1), else dense on the pattern; without, dense over every pair. */
-static mr_status sparse_products(const mr_model *m, const mr_data *d,
-                                 const mr_contact_geometry *contacts,
+/* Y = U⁻¹ Jᵀ on each block's support through the bodies: a contact's rows at a dof are those of
+ * its point's velocity for that dof's world motion (point_rows), linear in it, so the world motion
+ * columns of a body's path are solved once (solve_columns) for all the blocks on it (a unit: the
+ * path ending at a dof, a foot and its sole alike), and each block's rows of Y formed from the
+ * solved columns. J is not stored: J v and J v_f are summed from the unsolved columns (blocks on
+ * two bodies' paths: from their Jacobian), in the dense dot's order, so the same bits. Then
+ * Z = D⁻¹ Y in J's buffer and G = Zᵀ Y over the supports' intersections: with Gb buffers and from
+ * MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G block-sparse into Gb
+ * (*stored = 1), else dense over every pair. */
+static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
-                                 int *stored, mr_error *err) {
-  int nv = a->nv, n = 3 * nc;
-  const double *U = d->U;
+                                 const double *v, const double *vf, int *stored, mr_error *err) {
+  int nv = a->nv;
+  sparse_work w = sparse_work_at(a, nc);
+  w.nu = 0;
+  const int *col = sub->col;
   double *x = sub->x;
+  for (int t = 0; t < nv; ++t)
+    w.head[t] = -1;
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
     int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
-    for (int r = 3 * i; r < 3 * i + 3; ++r) {
-      const double *Jr = a->J + (size_t)r * nv;
-      double *Y = a->MiJt + (size_t)r * nv;
-      for (int t = 0; t < ns; ++t)
-        x[S[t]] = Jr[sub->col[S[t]]];
-      /* x_k −= U_kj x_j over the support's j in k's row (descending j, as the chain form
-       * spreads them): a suffix of the dofs before k, S descending */
-      for (int t = 0, t0 = 0; t < ns; ++t) {
-        const int k = S[t], last = k + d->row_len[k] - 4;
-        const double *Uk = U + d->row_at[k] - k;
-        while (t0 < t && S[t0] > last)
-          ++t0;
-        double xk = x[k];
-        for (int j = t0; j < t; ++j)
-          xk -= Uk[S[j]] * x[S[j]];
-        x[k] = xk;
-      }
-      for (int t = 0; t < ns; ++t) {
-        Y[t] = x[S[t]];
-        x[S[t]] = 0.0;
+    double *Y = a->MiJt + (size_t)3 * i * nv;
+    for (int k = 0; k < 3; ++k)
+      a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
+    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : 0;
+    w.alone[i] = 0;
+    if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns) ? CHAIN : 0;
+      mr_zero(Y, 2 * nv);
+      dof_row_block(d, c, S, ns, x, Y, nv, v, vf, a->vel + 3 * i, a->g + 3 * i);
+      continue;
+    }
+    int sides = 0;
+    for (int side = 0; side < 2; ++side) {
+      int body = side ? c->body2 : c->body1, k = body > 0 ? mr_body_last_dof(m, body) : -1;
+      if (k < 0) continue;
+      int e = 2 * i + side, u = col[k];
+      if (w.head[u] < 0) w.units[w.nu++] = k;
+      w.next[e] = w.head[u], w.head[u] = e, ++sides;
+    }
+    /* on two bodies' paths: J v and J v_f from the block's Jacobian, in J's buffer for now */
+    w.alone[i] = sides == 1;
+    w.chain[i] = w.alone[i] || is_chain(d, S, ns) ? CHAIN : 0;
+    if (sides != 1)
+      for (int k = 0; k < 3; ++k)
+        mr_zero(Y + (size_t)k * nv, ns);
+    if (sides == 2) {
+      contact_jacobian(m, d, c, col, nv, a->J, a->J + 3 * (size_t)nv);
+      for (int k = 0; k < 3; ++k) {
+        a->vel[3 * i + k] = row_dot(a->J + (size_t)k * nv, v, sub, i, nv);
+        a->g[3 * i + k] = row_dot(a->J + (size_t)k * nv, vf, sub, i, nv);
       }
     }
   }
-  *stored = 0;
-  if (a->Gb) {
-    mr_status st = block_pattern(d, sub, a, nc, err);
-    if (st) return st;
-    *stored = nc >= MR_SPARSE_G_MIN_NC;
-    if (*stored)
-      sparse_G_blocks(d, sub, a, nc);
-    else
-      dense_G_blocks(d, sub, a, nc);
+  /* each unit's six columns, then its solved rows, in J's buffer (6 nv ≤ its 3 (nc + 1) nv) */
+  double *Yu = a->J;
+  for (int q = 0; q < w.nu; ++q) {
+    int ns = mr_path_world_columns(m, d, w.units[q], Yu, w.Su), first = w.head[col[w.units[q]]];
+    /* J v and J v_f of the blocks on this body alone, over ascending dofs (as row_dot) */
+    for (int e = first; e >= 0; e = w.next[e]) {
+      int i = e / 2;
+      if (!w.alone[i]) continue;
+      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
+      double sv[3] = {0}, sf[3] = {0};
+      for (int t = ns - 1; t >= 0; --t) {
+        mr_vec3 r = point_rows(&pm, Yu + 6 * t);
+        for (int k = 0; k < 3; ++k)
+          sv[k] += r.v[k] * v[w.Su[t]], sf[k] += r.v[k] * vf[w.Su[t]];
+      }
+      for (int k = 0; k < 3; ++k)
+        a->vel[3 * i + k] = sv[k], a->g[3 * i + k] = sf[k];
+    }
+    solve_columns(d, w.Su, ns, Yu);
+    /* each block on the unit: its rows of the solved columns over its support (the unit's path
+     * is a part of it) */
+    for (int e = first; e >= 0; e = w.next[e]) {
+      int i = e / 2, nsi = sub->nsupport[i];
+      const int *S = sub->support + (size_t)i * nv;
+      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
+      double *Y = a->MiJt + (size_t)3 * i * nv;
+      if (w.alone[i]) { /* its support is the unit's path */
+        for (int t = 0; t < ns; ++t) {
+          mr_vec3 r = point_rows(&pm, Yu + 6 * t);
+          for (int k = 0; k < 3; ++k)
+            Y[(size_t)k * nv + t] = r.v[k];
+        }
+        continue;
+      }
+      for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
+        if (S[t] != w.Su[p]) continue;
+        mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
+        for (int k = 0; k < 3; ++k)
+          Y[(size_t)k * nv + t] += r.v[k];
+      }
+    }
+  }
+  /* Z = D⁻¹ Y in J's buffer */
+  for (int i = 0; i < nc; ++i) {
+    const int *S = sub->support + (size_t)i * nv;
+    for (int k = 0; k < 3; ++k) {
+      const double *Y = a->MiJt + (size_t)(3 * i + k) * nv;
+      double *Z = a->J + (size_t)(3 * i + k) * nv;
+      for (int t = 0; t < sub->nsupport[i]; ++t)
+        Z[t] = Y[t] * d->Dinv[S[t]];
+    }
+  }
+  /* below MR_SPARSE_G_MIN_NC contacts G is dense, and an uncoupled pair's block comes out zero
+   * without the pattern */
+  *stored = a->Gb && nc >= MR_SPARSE_G_MIN_NC;
+  if (!*stored) {
+    dense_G_blocks(sub, a, nc, w.chain);
     return MR_OK;
   }
-  for (int i = 0; i < nc; ++i)
-    for (int j = i; j < nc; ++j) {
-      double acc[9];
-      support_block(d, sub, a, i, j, acc);
-      for (int r = 0; r < 3; ++r)
-        for (int q = 0; q < 3; ++q)
-          a->G[(size_t)(3 * i + r) * n + 3 * j + q] = a->G[(size_t)(3 * j + q) * n + 3 * i + r] =
-              acc[3 * r + q];
-    }
+  mr_status st = block_pattern(d, sub, a, nc, err);
+  if (st) return st;
+  sparse_G_blocks(sub, a, nc, w.chain);
   return MR_OK;
 }
 
@@ -381,13 +581,13 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
   mr_status st = check_settings(s, err);
   if (st) return st;
 #define BLOCK(i) (&contacts[sub && sub->blocks ? sub->blocks[i] : (i)])
-  /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
-  for (int i = 0; i < nc; ++i)
-    contact_jacobian(m, d, BLOCK(i), col, nv, a->J + (size_t)3 * i * nv, a->MiJt);
-  int block_sparse = 0;
-  if (sub && sub->sparse) {
-    if ((st = sparse_products(m, d, contacts, sub, a, nc, &block_sparse, err))) return st;
+  int block_sparse = 0, tree_sparse = sub && sub->sparse;
+  if (tree_sparse) {
+    if ((st = sparse_products(m, d, contacts, sub, a, nc, v, vf, &block_sparse, err))) return st;
   } else {
+    /* J, one 3-row block per contact; MiJt doubles as scratch for the second body's Jacobian */
+    for (int i = 0; i < nc; ++i)
+      contact_jacobian(m, d, BLOCK(i), col, nv, a->J + (size_t)3 * i * nv, a->MiJt);
     solve_rows(m, d, sub, a, n);
     /* G = J (M⁻¹ Jᵀ), symmetric: compute the upper triangle and mirror it */
     for (int r = 0; r < n; ++r)
@@ -402,8 +602,12 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     const mr_contact_geometry *c = BLOCK(i);
     const double *Ji = a->J + (size_t)3 * i * nv;
     for (int k = 0; k < 3; ++k) {
-      a->vel[3 * i + k] = row_dot(Ji + (size_t)k * nv, v, sub, i, nv);
-      a->g[3 * i + k] = row_dot(Ji + (size_t)k * nv, vf, sub, i, nv) / s->dt;
+      if (tree_sparse) { /* J v and J v_f formed with Y */
+        a->g[3 * i + k] /= s->dt;
+        continue;
+      }
+      a->vel[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, v, sub ? sub->dofs : NULL, nv);
+      a->g[3 * i + k] = dot_dofs(Ji + (size_t)k * nv, vf, sub ? sub->dofs : NULL, nv) / s->dt;
     }
 #undef BLOCK
     int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
@@ -479,10 +683,12 @@ void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
   double *x = sub->x;
   for (int r = 0; r < n; ++r) {
     const double *row = a->MiJt + (size_t)r * nv;
-    if (sub->sparse) { /* Y λ on the supports, then U⁻ᵀ D⁻¹ once */
+    if (sub->sparse) { /* Y λ on the supports, a block's three rows at once, then U⁻ᵀ D⁻¹ once */
       const int *S = sub->support + (size_t)(r / 3) * nv;
+      const double l0 = dt * lambda[r], l1 = dt * lambda[r + 1], l2 = dt * lambda[r + 2];
       for (int t = 0; t < sub->nsupport[r / 3]; ++t)
-        x[S[t]] += dt * lambda[r] * row[t];
+        x[S[t]] += l0 * row[t] + l1 * row[nv + t] + l2 * row[2 * (size_t)nv + t];
+      r += 2;
       continue;
     }
     for (int t = 0; t < nv; ++t)

@@ -65,3 +65,15 @@ void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 poi
 void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J) {
   mr_point_jacobian_cols(m, d, body, point, NULL, m->nv, J);
 }
+
+int mr_path_world_columns(const mr_model *m, mr_data *d, int last, double *cols, int *dofs) {
+  int n = 0;
+  for (int k = last; k >= 0; k = d->parent_dof[k], ++n) {
+    mr_motion c = world_column(d, k);
+    double *col = cols + 6 * (size_t)n;
+    for (int r = 0; r < 3; ++r)
+      col[r] = c.v.v[r], col[r + 3] = c.w.v[r];
+    dofs[n] = k;
+  }
+  return n;
+}

@@ -46,7 +46,7 @@ struct mr_islands {
   int *nsupport; /* max_rows */
   int *gb_idx;   /* the tree-sparse islands' block-sparse G: row offsets and columns */
   size_t gb_idx_cap;
-  int *gb_work;  /* the block pattern's scratch (nv + 4 max_rows) */
+  int *gb_work;  /* the tree-sparse products' scratch (3 nv + 10 max_rows) */
   double *g, *mu, *R, *phi, *vel, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
   unsigned char *kind;
   /* the islands as one problem (mr_islands_problem) */
@@ -114,7 +114,7 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
     ok = ok && (*vecs[k] = calloc((size_t)n3, sizeof(double))) != NULL;
   ok = ok && (is->kind = calloc((size_t)nr, 1)) != NULL;
   ok = ok && (is->nsupport = calloc((size_t)nr, sizeof(int))) != NULL;
-  ok = ok && (is->gb_work = malloc(((size_t)nvc + 4 * (size_t)nr) * sizeof(int))) != NULL;
+  ok = ok && (is->gb_work = malloc((3 * (size_t)nvc + 10 * (size_t)nr) * sizeof(int))) != NULL;
   if (!ok) {
     mr_islands_free(is);
     return NULL;
@@ -235,10 +235,11 @@ static void group(mr_islands *is, const mr_contact_geometry *cg, int n) {
 /* ---- pools ---- */
 
 /* the pools' sizes for islands of nc blocks in total, the largest of nmax, over nv dofs in total:
- * J, M⁻¹Jᵀ and G (dense, or the blocks of the block-sparse G, bounded by one island of
- * everything), and the solver's workspace */
+ * J (3 rows more: a tree-sparse island's six path columns in its place), M⁻¹Jᵀ and G (dense, or
+ * the blocks of the block-sparse G, bounded by one island of everything), and the solver's
+ * workspace */
 static size_t pool_doubles(size_t nc, size_t nv) {
-  return 2 * 3 * nc * nv + 9 * nc * nc;
+  return (2 * 3 * nc + 3) * nv + 9 * nc * nc;
 }
 
 /* the block-sparse G's row offsets and columns for an island of nc blocks */
@@ -315,9 +316,9 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   a->max_contacts = nc;
   a->nv = nv;
   a->J = is->mat + *mat_at;
-  a->MiJt = a->J + n * (size_t)nv;
+  a->MiJt = a->J + (n + 3) * (size_t)nv;
   a->G = a->MiJt + n * (size_t)nv;
-  *mat_at += 2 * n * (size_t)nv + n * n;
+  *mat_at += (2 * n + 3) * (size_t)nv + n * n;
   a->g = is->g + 3 * b0, a->mu = is->mu + b0, a->R = is->R + 3 * b0;
   a->phi = is->phi + b0, a->vel = is->vel + 3 * b0, a->kind = is->kind + b0;
   *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
