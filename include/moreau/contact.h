@@ -178,6 +178,11 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
 
 /* Bytes of scratch memory a solver may need for nc contacts (and nv when J, M are given). */
 size_t mr_solver_work_size(int nc, int nv);
+/* The same for one solver (NULL: any), on a problem whose G is dense (block_sparse 0) or
+ * block-sparse with at most nnzb stored blocks: proportional to nc and nnzb when the solver works
+ * on the stored blocks (docs/solvers.md, "The block-sparse G"), at most mr_solver_work_size. */
+size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int block_sparse,
+                               size_t nnzb);
 
 /* ---- cones and criteria ---- */
 
