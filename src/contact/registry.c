@@ -31,7 +31,7 @@ static const mr_solver_info registry[] = {
      mr_solver_ccp_admm, 1},
     {"ccp-newton", "CCP",
      "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
-     mr_solver_ccp_newton, 0},
+     mr_solver_ccp_newton, 1},
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
      mr_solver_ncp_stagproj, 0},
@@ -253,12 +253,15 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   size_t slack = 64 * 32 + 256, vectors = vector_doubles(n, m) * sizeof(double) + slack;
   /* a solver given a dense copy of a block-sparse G, or ncp-hybrid's matrices */
   if (!info->block_sparse || info->solve == mr_solver_ncp_hybrid) return all;
-  if (info->solve != mr_solver_ccp_admm && info->solve != mr_solver_ncp_admm) return vectors;
-  /* ADMM: a sparse factor outside the arena when it pays (mr_sparse_chol_pays), else a dense
-   * factor, and a dense copy of a block-sparse G */
+  int admm = info->solve == mr_solver_ccp_admm || info->solve == mr_solver_ncp_admm;
+  int newton = info->solve == mr_solver_ccp_newton;
+  if (!admm && !newton) return vectors;
+  /* ADMM and ccp-newton: a sparse factor outside the arena when it pays
+   * (mr_sparse_chol_pays), else a dense factor, and a dense copy of a block-sparse G */
   int pays = block_sparse && nc >= MR_SPARSE_CHOL_MIN_NC &&
              (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * (double)nc * (double)nc;
-  if (pays) return vectors;
+  if (pays) return vectors + (newton ? mr_newton_sparse_work_size(nc) : 0);
+  if (newton) return all;
   size_t dense = mr_admm_work_size(nc) + (block_sparse ? n * n * sizeof(double) : 0);
   return vectors + dense < all ? vectors + dense : all;
 }
