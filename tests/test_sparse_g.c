@@ -126,8 +126,9 @@ static void test_products(void **state) {
 
 /* every solver of the registry on the problem given dense and given block-sparse, from the same
  * cold start: the per-contact solvers run on the stored blocks (the same terms in the same
- * order as the dense rows), the others on the densified copy (the same matrix), so λ agrees to
- * round-off; 1e-12 ‖λ‖∞ leaves room for a compiler contracting a block product into fused
+ * order as the dense rows), ncp-stagproj fills its subproblem matrices from the blocks (the same
+ * entries) and multiplies by blocks, the others (and ADMM, ccp-newton below the sparse factor's
+ * threshold) on the densified copy (the same matrix), so λ agrees to round-off; 1e-12 ‖λ‖∞ leaves room for a compiler contracting a block product into fused
  * multiply-adds differently from the dense row */
 static void check_solvers(const mr_contact_problem *d, const char *name) {
   sparse_copy s;
@@ -419,9 +420,10 @@ static void test_admm_sparse(void **state) {
  * iterates u. The two differ by the factorisations' round-off (backward error ~n ε ‖A‖, relative
  * 1e-14 here), which λ(u) = −R⁻¹ c(u) amplifies by ‖G‖/R = 1/compliance_eps = 1e6 (the
  * sensitivity the solver's header describes): λ agrees to 1e-7 ‖λ‖∞, with 10× margin over
- * 1e-14 · 1e6. Both converge; the iteration counts may differ by one, where the dense path's
- * fixed-point test (‖Δ‖∞) and the sparse path's (‖Jᵀδ‖₂) cross their thresholds on different
- * iterations. */
+ * 1e-14 · 1e6. Both converge, but not always on the same iteration: near the solution each
+ * path's criterion sits at that amplified round-off floor (1e-7 to 1e-5, the order of eps_abs =
+ * 1e-6), so one may meet eps_abs up to two iterations before the other stops on its fixed-point
+ * test (two corrections in a row below round-off); 2 is the length of that test. */
 static void test_newton_sparse(void **state) {
   mr_sim *s;
   mr_scene sc;
@@ -454,7 +456,7 @@ static void test_newton_sparse(void **state) {
          "of %.3g\n",
          sd.iterations, ss.iterations, sd.converged, ss.converged, dl, lmax);
   assert_true(sd.converged && ss.converged);
-  assert_true(abs(sd.iterations - ss.iterations) <= 1);
+  assert_true(abs(sd.iterations - ss.iterations) <= 2);
   if (!(dl <= 1e-7 * lmax)) fail_msg("ccp-newton: lambda differs by %g (max %g)", dl, lmax);
   /* warm started from the state's y: already at the fixed point */
   mr_solver_settings warm = mr_solver_settings_default();

@@ -186,9 +186,18 @@ static double evaluate(newton_ctx *x, const double *u) {
   const mr_contact_problem *p = x->p;
   int n = 3 * p->nc, nv = x->jv.nv;
   double cost = 0.0;
-  jac_mul(x, u, x->c);
-  for (int q = 0; q < n; ++q)
-    x->c[q] += p->g[q];
+  if (x->jv.blocks) {
+    /* c = G y + g, where the terms cancel down to c ≈ −Rλ: in compensated arithmetic (Dot2),
+     * since λ(u) amplifies the error of c by R⁻¹ (the dense path's J u has the rank-r factor's
+     * shorter sums) */
+    mr_contact_problem q = *p;
+    q.R = NULL;
+    mr_problem_velocity_dot2(&q, u, x->c);
+  } else {
+    jac_mul(x, u, x->c);
+    for (int q = 0; q < n; ++q)
+      x->c[q] += p->g[q];
+  }
   for (int i = 0; i < p->nc; ++i) {
     const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
     double mut = scaled_mu(p, i, R), z[3];
@@ -272,6 +281,26 @@ static void cone_projection_jacobian_sqrt(double mu, const double *x, double *D)
  * δ = r − S (I + Sᵀ G S)⁻¹ Sᵀ G r, r = λ − y, where I + Sᵀ G S ⪰ I has G's block pattern and is
  * factored by the sparse Cholesky (its pattern analysed once per solve, numeric refactor per
  * iteration); the iterates are the dense path's u = Jᵀy */
+/* out = Sᵀ v (transpose 1) or S v (transpose 0), S block-diagonal */
+static void scaling_apply(const newton_ctx *x, int transpose, const double *v, double *out) {
+  for (int i = 0; i < x->p->nc; ++i)
+    for (int a = 0; a < 3; ++a) {
+      const double *Si = x->S + 9 * i, *vi = v + 3 * i;
+      out[3 * i + a] = transpose ? Si[a] * vi[0] + Si[3 + a] * vi[1] + Si[6 + a] * vi[2]
+                                 : Si[3 * a] * vi[0] + Si[3 * a + 1] * vi[1] + Si[3 * a + 2] * vi[2];
+    }
+}
+
+/* out = (I + W G)⁻¹ r = r − S (I + SᵀGS)⁻¹ Sᵀ G r by the factor (d and c0 are scratch) */
+static void woodbury_solve(newton_ctx *x, const double *r, double *out) {
+  mr_problem_G_mul(x->p, r, x->d);
+  scaling_apply(x, 1, x->d, x->c0);
+  mr_chol_solve(x->chol, x->c0);
+  scaling_apply(x, 0, x->c0, x->d);
+  for (int a = 0; a < x->jv.nv; ++a)
+    out[a] = r[a] - x->d[a];
+}
+
 static int newton_direction(newton_ctx *x) {
   int nv = x->jv.nv;
   x->factorizations++;
@@ -295,21 +324,9 @@ static int newton_direction(newton_ctx *x) {
   }
   mr_chol_values_congruent(x->chol, p, x->S);
   if (mr_chol_factor(x->chol, 1.0) != 0) return -1;
-  /* dir = r, d = G r, c0 = Sᵀ d, solved in place, d = S c0, dir −= d */
   for (int a = 0; a < nv; ++a)
-    x->dir[a] = x->lambda[a] - x->u[a];
-  mr_problem_G_mul(p, x->dir, x->d);
-  for (int i = 0; i < p->nc; ++i)
-    for (int b = 0; b < 3; ++b) {
-      const double *Si = x->S + 9 * i, *di = x->d + 3 * i;
-      x->c0[3 * i + b] = Si[b] * di[0] + Si[3 + b] * di[1] + Si[6 + b] * di[2];
-    }
-  mr_chol_solve(x->chol, x->c0);
-  for (int i = 0; i < p->nc; ++i)
-    for (int a = 0; a < 3; ++a) {
-      const double *Si = x->S + 9 * i + 3 * a, *ci = x->c0 + 3 * i;
-      x->dir[3 * i + a] -= Si[0] * ci[0] + Si[1] * ci[1] + Si[2] * ci[2];
-    }
+    x->tmp[a] = x->lambda[a] - x->u[a];
+  woodbury_solve(x, x->tmp, x->dir);
   return 0;
 }
 
@@ -662,8 +679,10 @@ static mr_status newton_solve(const mr_contact_problem *p, const mr_solver_setti
   mr_status status = compliance(p, s, R, err);
   if (status == MR_OK && s->warm_start && state_velocity(state, velocity_tag(&x), x.jv.nv)) {
     mr_copy(x.u, state->y, x.jv.nv);
-  } else if (status == MR_OK && warm_velocity(&x, s->warm_start ? lambda : x.c) != 0) {
-    status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
+  } else if (status == MR_OK) {
+    if (!s->warm_start) mr_zero(x.c, n); /* a cold start is from λ = 0 */
+    if (warm_velocity(&x, s->warm_start ? lambda : x.c) != 0)
+      status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
   }
   if (status == MR_OK) status = newton_loop(&x, s, stats, err);
   if (status == MR_OK) {

@@ -34,7 +34,7 @@ static const mr_solver_info registry[] = {
      mr_solver_ccp_newton, 1},
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
-     mr_solver_ncp_stagproj, 0},
+     mr_solver_ncp_stagproj, 1},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm, 1},
     {"ncp-hybrid", "NCP",
@@ -255,6 +255,11 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   if (!info->block_sparse || info->solve == mr_solver_ncp_hybrid) return all;
   int admm = info->solve == mr_solver_ccp_admm || info->solve == mr_solver_ncp_admm;
   int newton = info->solve == mr_solver_ccp_newton;
+  /* ncp-stagproj: its two dense subproblem matrices, filled from the blocks */
+  if (info->solve == mr_solver_ncp_stagproj) {
+    size_t sp = vectors + mr_stagproj_work_size(nc);
+    return sp < all ? sp : all;
+  }
   if (!admm && !newton) return vectors;
   /* ADMM and ccp-newton: a sparse factor outside the arena when it pays
    * (mr_sparse_chol_pays), else a dense factor, and a dense copy of a block-sparse G */
