@@ -126,8 +126,9 @@ typedef struct {
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
   int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
-                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
-  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm on a block-sparse G that pays
+                       * entries (nu = nv, or r for a standalone problem), or, with nu = −3nc,
+                       * its coordinates y of u = Jᵀy on a block-sparse G; 0 = y is ADMM's */
+  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm, ccp-newton on a block-sparse G that pays
                                 * (mr_sparse_chol_pays): the sparse Cholesky, kept
                                 * across solves; analysed (allocating) by the first solve of
                                 * each new sparsity pattern, reused without allocation while the
@@ -136,9 +137,9 @@ typedef struct {
 
 /* The crossovers measured by bench/sparse_g.c (docs/solvers.md, "The block-sparse G"): the
  * island assembly stores G block-sparse from MR_SPARSE_G_MIN_NC contacts on (a Gauss-Seidel
- * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers factor a
- * block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC contacts with at
- * most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
+ * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers and
+ * ccp-newton factor a block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC
+ * contacts with at most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
 #define MR_SPARSE_G_MIN_NC 16
 #define MR_SPARSE_CHOL_MIN_NC 24
 #define MR_SPARSE_CHOL_MAX_FILL 0.5
