@@ -208,9 +208,8 @@ int main(void) {
       mf[v] = bench_median(tf[v], REPS);
     printf("| %d | %d | %d of %d | %.2f / %.2f | %.2f | %.1f / %.1f / %.1f | %.2f | %.0f / %.0f "
            "(%d / %d) | %.2f | %.0f / %.0f (%d / %d) | %.2f |\n",
-           k, nc, p->nnzb, nc * nc, mp[0], mp[1], mp[0] / mp[1], mf[0], mf[1], mf[2],
-           mf[0] / mf[1], ma[0], ma[1], it_d, it_s, ma[0] / ma[1], mn[0], mn[1], in_d, in_s,
-           mn[0] / mn[1]);
+           k, nc, p->nnzb, nc * nc, mp[0], mp[1], mp[0] / mp[1], mf[0], mf[1], mf[2], mf[0] / mf[1],
+           ma[0], ma[1], it_d, it_s, ma[0] / ma[1], mn[0], mn[1], in_d, in_s, mn[0] / mn[1]);
     fflush(stdout);
     mr_chol_free(f), mr_chol_free(ff);
     mr_arena_destroy(&work);

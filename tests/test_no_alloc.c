@@ -69,8 +69,8 @@ static void *count_realloc(void *p, size_t n) {
 }
 
 /* a column of 8 cubes resting at touch (24 to 32 contacts, 48 dofs: tree-sparse, block-sparse
- * G, factored sparse by the ADMM solvers and ccp-newton); its first steps meet the few contact sets it
- * alternates between (analysed then, allocating), the later ones reuse them */
+ * G, factored sparse by the ADMM solvers and ccp-newton); its first steps meet the few contact sets
+ * it alternates between (analysed then, allocating), the later ones reuse them */
 static void test_sparse_cholesky(void **state) {
   SuiteSparse_config.malloc_func = count_malloc;
   SuiteSparse_config.calloc_func = count_calloc;

@@ -128,8 +128,9 @@ static void test_products(void **state) {
  * cold start: the per-contact solvers run on the stored blocks (the same terms in the same
  * order as the dense rows), ncp-stagproj fills its subproblem matrices from the blocks (the same
  * entries) and multiplies by blocks, the others (and ADMM, ccp-newton below the sparse factor's
- * threshold) on the densified copy (the same matrix), so λ agrees to round-off; 1e-12 ‖λ‖∞ leaves room for a compiler contracting a block product into fused
- * multiply-adds differently from the dense row */
+ * threshold) on the densified copy (the same matrix), so λ agrees to round-off; 1e-12 ‖λ‖∞ leaves
+ * room for a compiler contracting a block product into fused multiply-adds differently from the
+ * dense row */
 static void check_solvers(const mr_contact_problem *d, const char *name) {
   sparse_copy s;
   to_sparse(d, &s);
@@ -427,8 +428,7 @@ static void test_admm_sparse(void **state) {
     mr_error err = {0};
     if (mr_solve(names[k], &c.d, &set, NULL, &c.work, c.ld, c.cd, &sd, &err))
       fail_msg("%s", err.msg);
-    if (mr_solve(names[k], c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err))
-      fail_msg("%s", err.msg);
+    if (mr_solve(names[k], c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
     assert_non_null(st.chol); /* the sparse path was taken, its factor kept */
     assert_true(sd.converged && ss.converged);
     double lmax = mr_norm_inf(c.ld, n), dl = lambda_gap(&c);
@@ -486,9 +486,9 @@ static void test_newton_sparse(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_products), cmocka_unit_test(test_solvers),
-      cmocka_unit_test(test_no_G), cmocka_unit_test(test_dump),
+      cmocka_unit_test(test_products),       cmocka_unit_test(test_solvers),
+      cmocka_unit_test(test_no_G),           cmocka_unit_test(test_dump),
       cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
-      cmocka_unit_test(test_admm_sparse), cmocka_unit_test(test_newton_sparse)};
+      cmocka_unit_test(test_admm_sparse),    cmocka_unit_test(test_newton_sparse)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,9 +125,9 @@ typedef struct {
   int valid;          /* y and rho hold a previous solve's values */
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
-  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
-                       * entries (nu = nv, or r for a standalone problem), or, with nu = −3nc,
-                       * its coordinates y of u = Jᵀy on a block-sparse G; 0 = y is ADMM's */
+  int nu;                  /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                            * entries (nu = nv, or r for a standalone problem), or, with nu = −3nc,
+                            * its coordinates y of u = Jᵀy on a block-sparse G; 0 = y is ADMM's */
   struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm, ccp-newton on a block-sparse G that pays
                                 * (mr_sparse_chol_pays): the sparse Cholesky, kept
                                 * across solves; analysed (allocating) by the first solve of

@@ -81,10 +81,10 @@
  * block-sparse G itself (the coordinates y of u = Jᵀy, where J = M = G: see newton_direction) */
 typedef struct {
   int n, nv;
-  const double *J; /* dense rows, or NULL */
-  const double *L; /* n x n lower factor of the pivoted Cholesky */
-  const int *pinv; /* original row q is row pinv[q] of L */
-  const double *M; /* nv x nv, or NULL for the identity */
+  const double *J;                  /* dense rows, or NULL */
+  const double *L;                  /* n x n lower factor of the pivoted Cholesky */
+  const int *pinv;                  /* original row q is row pinv[q] of L */
+  const double *M;                  /* nv x nv, or NULL for the identity */
   const mr_contact_problem *blocks; /* a block-sparse G standing for J and M, or NULL */
 } jac_view;
 
@@ -286,8 +286,9 @@ static void scaling_apply(const newton_ctx *x, int transpose, const double *v, d
   for (int i = 0; i < x->p->nc; ++i)
     for (int a = 0; a < 3; ++a) {
       const double *Si = x->S + 9 * i, *vi = v + 3 * i;
-      out[3 * i + a] = transpose ? Si[a] * vi[0] + Si[3 + a] * vi[1] + Si[6 + a] * vi[2]
-                                 : Si[3 * a] * vi[0] + Si[3 * a + 1] * vi[1] + Si[3 * a + 2] * vi[2];
+      out[3 * i + a] = transpose
+                           ? Si[a] * vi[0] + Si[3 + a] * vi[1] + Si[6 + a] * vi[2]
+                           : Si[3 * a] * vi[0] + Si[3 * a + 1] * vi[1] + Si[3 * a + 2] * vi[2];
     }
 }
 

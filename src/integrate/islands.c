@@ -51,8 +51,8 @@ struct mr_islands {
   int *gb_idx;   /* the tree-sparse islands' block-sparse G: row offsets and columns */
   size_t gb_idx_cap;
   int *gb_work;  /* the block pattern's scratch (nv + 4 max_rows) */
-  int *tree_count;     /* blocks touching each tree in the island being bounded (ntrees) */
-  size_t *gb_bound;    /* per island, a bound on the stored blocks of its G (max_rows) */
+  int *tree_count;  /* blocks touching each tree in the island being bounded (ntrees) */
+  size_t *gb_bound; /* per island, a bound on the stored blocks of its G (max_rows) */
   double *g, *mu, *R, *phi, *vel, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
   unsigned char *kind;
   /* the islands as one problem (mr_islands_problem) */
@@ -134,14 +134,20 @@ void mr_islands_free(mr_islands *is) {
   if (!is) return;
   for (int i = 0; is->states && i < is->max_rows; ++i)
     mr_solver_state_release(&is->states[i]);
-  void *ps[] = {is->dof_tree, is->body_tree, is->uf,     is->tree_island, is->block_tree, is->block_island,
-                is->first_block, is->first_dof, is->blocks, is->dofs,     is->col,
-                is->x,        is->as,     is->states,      is->mat,        is->g,
-                is->mu,       is->R,      is->phi,         is->vel,        is->y,
-                is->lambda,   is->c,      is->lambda_alt,  is->c_alt,      is->g_first,
-                is->kind,     is->full_G, is->full_g,      is->full_mu,    is->full_R,
-                is->full_phi, is->full_vel, is->full_kind, is->support, is->nsupport, is->gb_idx, is->gb_work,
-                is->tree_count, is->gb_bound};
+  void *ps[] = {is->dof_tree,    is->body_tree,  is->uf,
+                is->tree_island, is->block_tree, is->block_island,
+                is->first_block, is->first_dof,  is->blocks,
+                is->dofs,        is->col,        is->x,
+                is->as,          is->states,     is->mat,
+                is->g,           is->mu,         is->R,
+                is->phi,         is->vel,        is->y,
+                is->lambda,      is->c,          is->lambda_alt,
+                is->c_alt,       is->g_first,    is->kind,
+                is->full_G,      is->full_g,     is->full_mu,
+                is->full_R,      is->full_phi,   is->full_vel,
+                is->full_kind,   is->support,    is->nsupport,
+                is->gb_idx,      is->gb_work,    is->tree_count,
+                is->gb_bound};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(is);
