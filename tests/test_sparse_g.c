@@ -484,11 +484,50 @@ static void test_newton_sparse(void **state) {
   column_pair_close(&c);
 }
 
+/* the scratch each solver is given for a problem's form is enough: every solver, on the column's
+ * block-sparse problem (28 contacts: the sparse factor pays) and on its dense copy, solves from a
+ * warm start that does not converge (max_iter 3, so that mr_solve's cold re-solve also takes its
+ * share) in an arena of exactly mr_solver_work_size_for bytes, without MR_ERR_NOMEM; on the
+ * block-sparse form the bound of the solvers that read the blocks is below one dense G */
+static void test_work_sizes(void **state) {
+  column_pair c;
+  column_pair_open(&c);
+  int nc = c.p->nc;
+  size_t dense_G = (size_t)c.n * (size_t)c.n * sizeof(double);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.max_iter = 3;
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    const mr_solver_info *info = mr_solver_at(k);
+    for (int form = 0; form < 2; ++form) {
+      const mr_contact_problem *p = form ? c.p : &c.d;
+      size_t bytes = mr_solver_work_size_for(info, nc, 0, form, (size_t)c.p->nnzb);
+      if (form && info->block_sparse && strcmp(info->name, "ncp-hybrid") != 0 &&
+          strcmp(info->name, "ncp-stagproj") != 0 && !(bytes < dense_G))
+        fail_msg("%s: %zu bytes of scratch on a block-sparse G, a dense G is %zu", info->name,
+                 bytes, dense_G);
+      mr_arena work;
+      assert_int_equal(mr_arena_init(&work, bytes), 0);
+      mr_solver_state st = {.cap = c.n, .y = c.y};
+      mr_solver_stats stats;
+      mr_error err = {0};
+      for (int q = 0; q < c.n; ++q)
+        c.ls[q] = q % 3 == 2 ? 1.0 : 0.0;
+      mr_status rc = mr_solve(info->name, p, &set, &st, &work, c.ls, c.cs, &stats, &err);
+      if (rc == MR_ERR_NOMEM)
+        fail_msg("%s (%s G): %s", info->name, form ? "sparse" : "dense", err.msg);
+      mr_solver_state_release(&st);
+      mr_arena_destroy(&work);
+    }
+  }
+  column_pair_close(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_products),       cmocka_unit_test(test_solvers),
       cmocka_unit_test(test_no_G),           cmocka_unit_test(test_dump),
       cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
-      cmocka_unit_test(test_admm_sparse),    cmocka_unit_test(test_newton_sparse)};
+      cmocka_unit_test(test_admm_sparse),    cmocka_unit_test(test_newton_sparse),
+      cmocka_unit_test(test_work_sizes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
