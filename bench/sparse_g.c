@@ -7,7 +7,10 @@
  *           sparse LDLᵀ (CHOLMOD, src/contact/sparse_chol.c), and the sparse one on the same
  *           matrix with every block stored (a fully coupled island, as a robot's);
  *   admm    ccp-admm solves to 1e-8 from cold, dense G against Gb (factored sparse when
- *           mr_sparse_chol_pays, densely below).
+ *           mr_sparse_chol_pays, densely below);
+ *   newton  ccp-newton solves (default settings) from cold, dense G (pivoted Cholesky of G,
+ *           dense Hessians) against Gb (the Newton systems I + SᵀGS factored sparse when
+ *           mr_sparse_chol_pays, a dense copy below).
  * Medians over REPS runs, µs; ratios dense / sparse (> 1: sparse faster). The threshold
  * MR_SPARSE_G_MIN_NC (contact.h) comes from the pgs rows, MR_SPARSE_CHOL_MIN_NC and
  * MR_SPARSE_CHOL_MAX_FILL from the factor rows.
@@ -136,7 +139,8 @@ int main(void) {
          REPS);
   printf("| k | contacts | blocks stored | pgs sweep dense / sparse | ratio | factor + %d solves "
          "dense / sparse / sparse all blocks | ratio | ccp-admm dense / Gb (iterations) | "
-         "ratio |\n|---|---|---|---|---|---|---|---|---|\n",
+         "ratio | ccp-newton dense / Gb (iterations) | ratio |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n",
          ADMM_ITERS);
   for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ++ki) {
     int k = ks[ki];
@@ -170,8 +174,10 @@ int main(void) {
     pgs.max_iter = 200, pgs.eps_abs = 0.0, pgs.eps_rel = 0.0, pgs.warm_start = 0;
     mr_solver_settings admm = mr_solver_settings_default();
     admm.eps_abs = 1e-8, admm.warm_start = 0;
-    double tp[2][REPS], tf[3][REPS], ta[2][REPS];
-    int it_d = 0, it_s = 0, itp;
+    mr_solver_settings newton = mr_solver_settings_default();
+    newton.warm_start = 0;
+    double tp[2][REPS], tf[3][REPS], ta[2][REPS], tn[2][REPS];
+    int it_d = 0, it_s = 0, itp, in_d = 0, in_s = 0;
     /* the state keeps the sparse factor's analysis from solve to solve, as a step's does */
     mr_solver_state st = {.cap = n, .y = sy};
     for (int r = 0; r < REPS; ++r) {
@@ -189,17 +195,21 @@ int main(void) {
       ta[0][r] = solve_us("ccp-admm", &d, &admm, NULL, &work, l, c, &it_d);
       st.valid = 0, st.rho = 0.0, st.eig_max = st.eig_min = 0.0; /* a cold solve */
       ta[1][r] = solve_us("ccp-admm", p, &admm, &st, &work, l, c, &it_s);
+      tn[0][r] = solve_us("ccp-newton", &d, &newton, NULL, &work, l, c, &in_d);
+      st.valid = 0;
+      tn[1][r] = solve_us("ccp-newton", p, &newton, &st, &work, l, c, &in_s);
     }
     mr_solver_state_release(&st);
-    double mp[2], mf[3], ma[2];
+    double mp[2], mf[3], ma[2], mn[2];
     for (int v = 0; v < 2; ++v)
-      mp[v] = bench_median(tp[v], REPS), ma[v] = bench_median(ta[v], REPS);
+      mp[v] = bench_median(tp[v], REPS), ma[v] = bench_median(ta[v], REPS),
+      mn[v] = bench_median(tn[v], REPS);
     for (int v = 0; v < 3; ++v)
       mf[v] = bench_median(tf[v], REPS);
     printf("| %d | %d | %d of %d | %.2f / %.2f | %.2f | %.1f / %.1f / %.1f | %.2f | %.0f / %.0f "
-           "(%d / %d) | %.2f |\n",
-           k, nc, p->nnzb, nc * nc, mp[0], mp[1], mp[0] / mp[1], mf[0], mf[1], mf[2],
-           mf[0] / mf[1], ma[0], ma[1], it_d, it_s, ma[0] / ma[1]);
+           "(%d / %d) | %.2f | %.0f / %.0f (%d / %d) | %.2f |\n",
+           k, nc, p->nnzb, nc * nc, mp[0], mp[1], mp[0] / mp[1], mf[0], mf[1], mf[2], mf[0] / mf[1],
+           ma[0], ma[1], it_d, it_s, ma[0] / ma[1], mn[0], mn[1], in_d, in_s, mn[0] / mn[1]);
     fflush(stdout);
     mr_chol_free(f), mr_chol_free(ff);
     mr_arena_destroy(&work);

@@ -5,10 +5,11 @@
  * on a plane, a robot on its feet, a heightfield, constraints and joint limits, a hand holding a
  * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
  * (moreau/derivatives.h). libccd's own allocations during EPA (a documented exception) happen
- * inside the shared library and are not counted here. CHOLMOD's (the ADMM solvers' sparse
- * Cholesky) are counted through SuiteSparse's allocator hooks: a column of cubes, one island
- * above the sparse threshold, steps with a repeated pattern. */
+ * inside the shared library and are not counted here. CHOLMOD's (the sparse Cholesky of the
+ * ADMM solvers and ccp-newton) are counted through SuiteSparse's allocator hooks: a column of
+ * cubes, one island above the sparse threshold, steps with a repeated pattern. */
 #include <stddef.h>
+#include <malloc.h>
 #include <suitesparse/SuiteSparse_config.h>
 
 #include "moreau/control.h"
@@ -68,8 +69,8 @@ static void *count_realloc(void *p, size_t n) {
 }
 
 /* a column of 8 cubes resting at touch (24 to 32 contacts, 48 dofs: tree-sparse, block-sparse
- * G, factored sparse by the ADMM solvers); its first steps meet the few contact sets it
- * alternates between (analysed then, allocating), the later ones reuse them */
+ * G, factored sparse by the ADMM solvers and ccp-newton); its first steps meet the few contact sets
+ * it alternates between (analysed then, allocating), the later ones reuse them */
 static void test_sparse_cholesky(void **state) {
   SuiteSparse_config.malloc_func = count_malloc;
   SuiteSparse_config.calloc_func = count_calloc;
@@ -77,8 +78,8 @@ static void test_sparse_cholesky(void **state) {
   char text[4096];
   cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 8, 0.0, 0.0, 0.0);
   mr_scene sc = tsim_parse(text, ".");
-  const char *solvers[] = {"ccp-admm", "ncp-admm"};
-  for (int k = 0; k < 2; ++k) {
+  const char *solvers[] = {"ccp-admm", "ncp-admm", "ccp-newton"};
+  for (int k = 0; k < 3; ++k) {
     mr_sim *s = tsim_create(&sc, solvers[k]);
     long before = allocations;
     tsim_steps(s, 50);
@@ -89,6 +90,41 @@ static void test_sparse_cholesky(void **state) {
     assert_int_equal(mr_sim_last(s)->islands, 1);
     if (allocations != before)
       fail_msg("%s: %ld allocations in 100 steps", solvers[k], allocations - before);
+    mr_sim_free(s);
+  }
+  mr_scene_free(&sc);
+}
+
+/* the heap in use (glibc's accounting: chunks in the arenas and mmapped ones), bytes */
+static size_t heap_in_use(void) {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+/* memory follows the contacts present, not the bound on contacts: a column of 24 cubes resting
+ * at touch (up to 96 contacts, 144 dofs, one island with a block-sparse G) is stepped 20 times
+ * with each solver that works on the stored blocks. Its contact bound is 8 per geometry, 200
+ * blocks, for which one dense G takes 600² doubles (2.9 MB); sized for that bound, the pools held
+ * J and M⁻¹Jᵀ, that G and a workspace of four such matrices (17 MB). The heap the simulator holds
+ * after the steps (everything: model data, collision, pools for the contacts present, workspace,
+ * CHOLMOD's factor) must stay below that one dense G; for the present contacts J and M⁻¹Jᵀ take
+ * 2 · 288 · 144 doubles (0.66 MB), G's stored blocks at most 9 · 96 · 16 doubles. */
+static void test_memory_follows_contacts(void **state) {
+  char text[8192];
+  cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 24, 0.0, 0.0, 0.0);
+  mr_scene sc = tsim_parse(text, ".");
+  const size_t dense_G = 600 * 600 * sizeof(double);
+  const char *solvers[] = {"ncp-pgs", "ccp-admm", "ncp-admm", "ccp-newton"};
+  for (int i = 0; i < 4; ++i) {
+    size_t before = heap_in_use();
+    mr_sim *s = tsim_create(&sc, solvers[i]);
+    tsim_steps(s, 20);
+    assert_true(mr_sim_last(s)->ncontacts >= MR_SPARSE_CHOL_MIN_NC);
+    size_t held = heap_in_use() - before;
+    print_message("%s: %zu bytes held for %d contacts\n", solvers[i], held,
+                  mr_sim_last(s)->ncontacts);
+    if (held >= dense_G)
+      fail_msg("%s: %zu bytes held, a dense G for the bound takes %zu", solvers[i], held, dense_G);
     mr_sim_free(s);
   }
   mr_scene_free(&sc);
@@ -252,6 +288,7 @@ int main(void) {
       cmocka_unit_test(test_control_loop),
       cmocka_unit_test(test_sim_derivatives),
       cmocka_unit_test(test_sparse_cholesky),
+      cmocka_unit_test(test_memory_follows_contacts),
   };
   return cmocka_run_group_tests_name("no_alloc", tests, NULL, NULL);
 }

@@ -126,9 +126,11 @@ static void test_products(void **state) {
 
 /* every solver of the registry on the problem given dense and given block-sparse, from the same
  * cold start: the per-contact solvers run on the stored blocks (the same terms in the same
- * order as the dense rows), the others on the densified copy (the same matrix), so λ agrees to
- * round-off; 1e-12 ‖λ‖∞ leaves room for a compiler contracting a block product into fused
- * multiply-adds differently from the dense row */
+ * order as the dense rows), ncp-stagproj fills its subproblem matrices from the blocks (the same
+ * entries) and multiplies by blocks, the others (and ADMM, ccp-newton below the sparse factor's
+ * threshold) on the densified copy (the same matrix), so λ agrees to round-off; 1e-12 ‖λ‖∞ leaves
+ * room for a compiler contracting a block product into fused multiply-adds differently from the
+ * dense row */
 static void check_solvers(const mr_contact_problem *d, const char *name) {
   sparse_copy s;
   to_sparse(d, &s);
@@ -365,6 +367,47 @@ static void test_sparse_cholesky(void **state) {
   mr_scene_free(&sc);
 }
 
+/* the column's problem given block-sparse (p) and dense (d, over a dense copy of its G), room
+ * for a solution of each (ld, cd dense; ls, cs sparse), a state's y and a work arena */
+typedef struct {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p;
+  mr_contact_problem d;
+  int n;
+  double *G, *ld, *cd, *ls, *cs, *y;
+  mr_arena work;
+} column_pair;
+
+static void column_pair_open(column_pair *c) {
+  c->p = column_problem(&c->s, &c->sc);
+  int n = c->n = 3 * c->p->nc;
+  c->G = malloc((size_t)n * n * sizeof(double));
+  c->ld = calloc((size_t)n, sizeof(double)), c->cd = calloc((size_t)n, sizeof(double));
+  c->ls = calloc((size_t)n, sizeof(double)), c->cs = calloc((size_t)n, sizeof(double));
+  c->y = calloc((size_t)n, sizeof(double));
+  assert_true(c->G && c->ld && c->cd && c->ls && c->cs && c->y);
+  mr_problem_G_dense(c->p, c->G);
+  c->d = *c->p;
+  c->d.G = c->G;
+  assert_int_equal(mr_arena_init(&c->work, mr_solver_work_size(c->p->nc, 0)), 0);
+}
+
+static void column_pair_close(column_pair *c) {
+  mr_arena_destroy(&c->work);
+  free(c->G), free(c->ld), free(c->cd), free(c->ls), free(c->cs), free(c->y);
+  mr_sim_free(c->s);
+  mr_scene_free(&c->sc);
+}
+
+/* max |ld − ls| */
+static double lambda_gap(const column_pair *c) {
+  double dl = 0.0;
+  for (int r = 0; r < c->n; ++r)
+    dl = fmax(dl, fabs(c->ld[r] - c->ls[r]));
+  return dl;
+}
+
 /* ccp-admm and ncp-admm on the column's problem given block-sparse (the sparse factor) and
  * dense (the dense Cholesky): the same iteration with factors that differ by round-off, so the
  * same number of iterations and λ to 1e-9 ‖λ‖∞ (the round-off of the solves, ~1e-15, is
@@ -372,52 +415,119 @@ static void test_sparse_cholesky(void **state) {
  * this problem to well within this margin, the stack's contact forces being unique up to the
  * tangential ones the criteria leave free) */
 static void test_admm_sparse(void **state) {
-  mr_sim *s;
-  mr_scene sc;
-  const mr_contact_problem *p = column_problem(&s, &sc);
-  int n = 3 * p->nc;
-  double *G = malloc((size_t)n * n * sizeof(double));
-  double *ld = calloc((size_t)n, sizeof(double)), *cd = calloc((size_t)n, sizeof(double));
-  double *ls = calloc((size_t)n, sizeof(double)), *cs = calloc((size_t)n, sizeof(double));
-  double *y = calloc((size_t)n, sizeof(double));
-  assert_true(G && ld && cd && ls && cs && y);
-  mr_problem_G_dense(p, G);
-  mr_contact_problem d = *p;
-  d.G = G;
-  mr_arena work;
-  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(p->nc, 0)), 0);
+  column_pair c;
+  column_pair_open(&c);
+  int n = c.n;
   mr_solver_settings set = mr_solver_settings_default();
   set.warm_start = 0;
   set.eps_abs = 1e-10;
   const char *names[] = {"ccp-admm", "ncp-admm"};
   for (int k = 0; k < 2; ++k) {
-    mr_solver_state st = {.cap = n, .y = y};
+    mr_solver_state st = {.cap = n, .y = c.y};
     mr_solver_stats sd, ss;
     mr_error err = {0};
-    if (mr_solve(names[k], &d, &set, NULL, &work, ld, cd, &sd, &err)) fail_msg("%s", err.msg);
-    if (mr_solve(names[k], p, &set, &st, &work, ls, cs, &ss, &err)) fail_msg("%s", err.msg);
+    if (mr_solve(names[k], &c.d, &set, NULL, &c.work, c.ld, c.cd, &sd, &err))
+      fail_msg("%s", err.msg);
+    if (mr_solve(names[k], c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
     assert_non_null(st.chol); /* the sparse path was taken, its factor kept */
     assert_true(sd.converged && ss.converged);
-    double lmax = mr_norm_inf(ld, n), dl = 0.0;
-    for (int r = 0; r < n; ++r)
-      dl = fmax(dl, fabs(ld[r] - ls[r]));
+    double lmax = mr_norm_inf(c.ld, n), dl = lambda_gap(&c);
     if (!(dl <= 1e-9 * lmax)) fail_msg("%s: lambda differs by %g (max %g)", names[k], dl, lmax);
     printf("%s: %d iterations dense, %d sparse, lambda differs by %.2g of %.3g\n", names[k],
            sd.iterations, ss.iterations, dl, lmax);
     mr_solver_state_release(&st);
     assert_null(st.chol);
   }
-  mr_arena_destroy(&work);
-  free(G), free(ld), free(cd), free(ls), free(cs), free(y);
-  mr_sim_free(s);
-  mr_scene_free(&sc);
+  column_pair_close(&c);
+}
+
+/* ccp-newton on the column's problem given block-sparse (the Newton systems I + Sᵀ G S on the
+ * stored blocks, factored by the sparse Cholesky, in the coordinates y of u = Jᵀy) and dense (the
+ * pivoted Cholesky G = J Jᵀ and the dense Hessian I + JᵀWJ): in exact arithmetic the same
+ * iterates u. The two differ by the factorisations' round-off (backward error ~n ε ‖A‖, relative
+ * 1e-14 here), which λ(u) = −R⁻¹ c(u) amplifies by ‖G‖/R = 1/compliance_eps = 1e6 (the
+ * sensitivity the solver's header describes): λ agrees to 1e-7 ‖λ‖∞, with 10× margin over
+ * 1e-14 · 1e6. Both converge, but not always on the same iteration: near the solution each
+ * path's criterion sits at that amplified round-off floor (1e-7 to 1e-5, the order of eps_abs =
+ * 1e-6), so one may meet eps_abs up to two iterations before the other stops on its fixed-point
+ * test (two corrections in a row below round-off); 2 is the length of that test. */
+static void test_newton_sparse(void **state) {
+  column_pair c;
+  column_pair_open(&c);
+  int n = c.n;
+  assert_true(mr_sparse_chol_pays(c.p->nc, c.p->nnzb));
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  mr_solver_state st = {.cap = n, .y = c.y};
+  mr_solver_stats sd, ss;
+  mr_error err = {0};
+  if (mr_solve("ccp-newton", &c.d, &set, NULL, &c.work, c.ld, c.cd, &sd, &err))
+    fail_msg("%s", err.msg);
+  if (mr_solve("ccp-newton", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
+  assert_non_null(st.chol); /* the sparse path was taken, its factor kept */
+  assert_int_equal(st.nu, -n);
+  double lmax = mr_norm_inf(c.ld, n), dl = lambda_gap(&c);
+  printf("ccp-newton: %d iterations dense, %d sparse (converged %d, %d), lambda differs by %.2g "
+         "of %.3g\n",
+         sd.iterations, ss.iterations, sd.converged, ss.converged, dl, lmax);
+  assert_true(sd.converged && ss.converged);
+  assert_true(abs(sd.iterations - ss.iterations) <= 2);
+  if (!(dl <= 1e-7 * lmax)) fail_msg("ccp-newton: lambda differs by %g (max %g)", dl, lmax);
+  /* warm started from the state's y: already at the fixed point */
+  mr_solver_settings warm = mr_solver_settings_default();
+  if (mr_solve("ccp-newton", c.p, &warm, &st, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
+  assert_true(ss.converged);
+  assert_true(ss.iterations <= 2);
+  mr_solver_state_release(&st);
+  column_pair_close(&c);
+}
+
+/* the scratch each solver is given for a problem's form is enough: every solver, on the column's
+ * block-sparse problem (28 contacts: the sparse factor pays) and on its dense copy, solves from a
+ * warm start that does not converge (max_iter 3, so that mr_solve's cold re-solve also takes its
+ * share) in an arena of exactly mr_solver_work_size_for bytes, without MR_ERR_NOMEM; on the
+ * block-sparse form the bound of the solvers that read the blocks is below one dense G */
+static void test_work_sizes(void **state) {
+  column_pair c;
+  column_pair_open(&c);
+  int nc = c.p->nc;
+  size_t dense_G = (size_t)c.n * (size_t)c.n * sizeof(double);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.max_iter = 3;
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    const mr_solver_info *info = mr_solver_at(k);
+    for (int form = 0; form < 2; ++form) {
+      const mr_contact_problem *p = form ? c.p : &c.d;
+      size_t bytes = mr_solver_work_size_for(info, nc, 0, form, (size_t)c.p->nnzb);
+      if (form && info->block_sparse && strcmp(info->name, "ncp-hybrid") != 0 &&
+          strcmp(info->name, "ncp-stagproj") != 0 && !(bytes < dense_G))
+        fail_msg("%s: %zu bytes of scratch on a block-sparse G, a dense G is %zu", info->name,
+                 bytes, dense_G);
+      mr_arena work;
+      assert_int_equal(mr_arena_init(&work, bytes), 0);
+      mr_solver_state st = {.cap = c.n, .y = c.y};
+      mr_solver_stats stats;
+      mr_error err = {0};
+      for (int q = 0; q < c.n; ++q)
+        c.ls[q] = q % 3 == 2 ? 1.0 : 0.0;
+      mr_status rc = mr_solve(info->name, p, &set, &st, &work, c.ls, c.cs, &stats, &err);
+      if (rc == MR_ERR_NOMEM)
+        fail_msg("%s (%s G): %s", info->name, form ? "sparse" : "dense", err.msg);
+      mr_solver_state_release(&st);
+      mr_arena_destroy(&work);
+    }
+  }
+  column_pair_close(&c);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_products), cmocka_unit_test(test_solvers),
-      cmocka_unit_test(test_no_G), cmocka_unit_test(test_dump),
+      cmocka_unit_test(test_products),       cmocka_unit_test(test_solvers),
+      cmocka_unit_test(test_no_G),           cmocka_unit_test(test_dump),
       cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
-      cmocka_unit_test(test_admm_sparse)};
+      cmocka_unit_test(test_admm_sparse),    cmocka_unit_test(test_newton_sparse),
+      cmocka_unit_test(test_work_sizes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

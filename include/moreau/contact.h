@@ -125,9 +125,10 @@ typedef struct {
   int valid;          /* y and rho hold a previous solve's values */
   double eig_max, eig_min; /* ADMM: cached power-iteration estimates of the extreme eigenvalues
                             * of G + R (velocity/force units); 0 = none, re-estimated */
-  int nu;             /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
-                       * entries (nu = nv, or r for a standalone problem); 0 = y is ADMM's */
-  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm on a block-sparse G that pays
+  int nu;                  /* ccp-newton: y holds its primal velocity u = v − v_f in its first nu
+                            * entries (nu = nv, or r for a standalone problem), or, with nu = −3nc,
+                            * its coordinates y of u = Jᵀy on a block-sparse G; 0 = y is ADMM's */
+  struct mr_sparse_chol *chol; /* ccp-admm, ncp-admm, ccp-newton on a block-sparse G that pays
                                 * (mr_sparse_chol_pays): the sparse Cholesky, kept
                                 * across solves; analysed (allocating) by the first solve of
                                 * each new sparsity pattern, reused without allocation while the
@@ -136,9 +137,9 @@ typedef struct {
 
 /* The crossovers measured by bench/sparse_g.c (docs/solvers.md, "The block-sparse G"): the
  * island assembly stores G block-sparse from MR_SPARSE_G_MIN_NC contacts on (a Gauss-Seidel
- * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers factor a
- * block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC contacts with at
- * most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
+ * sweep over the stored blocks is then faster than over dense rows); the ADMM solvers and
+ * ccp-newton factor a block-sparse G sparse when mr_sparse_chol_pays, from MR_SPARSE_CHOL_MIN_NC
+ * contacts with at most MR_SPARSE_CHOL_MAX_FILL of the nc² blocks stored, and densely below. */
 #define MR_SPARSE_G_MIN_NC 16
 #define MR_SPARSE_CHOL_MIN_NC 24
 #define MR_SPARSE_CHOL_MAX_FILL 0.5
@@ -178,6 +179,11 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
 
 /* Bytes of scratch memory a solver may need for nc contacts (and nv when J, M are given). */
 size_t mr_solver_work_size(int nc, int nv);
+/* The same for one solver (NULL: any), on a problem whose G is dense (block_sparse 0) or
+ * block-sparse with at most nnzb stored blocks: proportional to nc and nnzb when the solver works
+ * on the stored blocks (docs/solvers.md, "The block-sparse G"), at most mr_solver_work_size. */
+size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int block_sparse,
+                               size_t nnzb);
 
 /* ---- cones and criteria ---- */
 

@@ -55,6 +55,7 @@
 #include <math.h>
 
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 
@@ -76,13 +77,15 @@
  * round-off of ‖u‖∞, whatever eps_rel */
 #define NEWTON_FIXED_POINT_ULPS 4.0
 
-/* the Jacobian: dense (3nc x nv) or the pivoted factor L (rows permuted by pinv, rank r) */
+/* the Jacobian: dense (3nc x nv), the pivoted factor L (rows permuted by pinv, rank r), or the
+ * block-sparse G itself (the coordinates y of u = Jᵀy, where J = M = G: see newton_direction) */
 typedef struct {
   int n, nv;
-  const double *J; /* dense rows, or NULL */
-  const double *L; /* n x n lower factor of the pivoted Cholesky */
-  const int *pinv; /* original row q is row pinv[q] of L */
-  const double *M; /* nv x nv, or NULL for the identity */
+  const double *J;                  /* dense rows, or NULL */
+  const double *L;                  /* n x n lower factor of the pivoted Cholesky */
+  const int *pinv;                  /* original row q is row pinv[q] of L */
+  const double *M;                  /* nv x nv, or NULL for the identity */
+  const mr_contact_problem *blocks; /* a block-sparse G standing for J and M, or NULL */
 } jac_view;
 
 /* row q of J into out (nv) */
@@ -98,7 +101,9 @@ static void jac_row(const jac_view *jv, int q, double *out) {
 
 /* y = M x */
 static void mass_mul(const jac_view *jv, const double *x, double *y) {
-  if (jv->M)
+  if (jv->blocks)
+    mr_problem_G_mul(jv->blocks, x, y);
+  else if (jv->M)
     mr_matvec(y, jv->M, x, jv->nv, jv->nv);
   else
     mr_copy(y, x, jv->nv);
@@ -150,18 +155,48 @@ typedef struct {
   double *u, *grad, *dir, *ut; /* nv */
   double *c, *lambda, *row;    /* 3nc, 3nc, 3 nv */
   double *c0, *d;              /* line search: c(u) and J Δ, 3nc each */
-  double *H;                   /* nv x nv */
+  double *H;                   /* nv x nv (dense) */
+  double *S, *tmp;             /* block-sparse: the scaling S (9nc) and a 3nc scratch */
+  mr_sparse_chol *chol;        /* block-sparse: the factor of I + Sᵀ G S */
   int factorizations;
 } newton_ctx;
+
+/* out = J v (3nc) */
+static void jac_mul(const newton_ctx *x, const double *v, double *out) {
+  if (x->jv.blocks) {
+    mr_problem_G_mul(x->jv.blocks, v, out);
+    return;
+  }
+  for (int q = 0; q < 3 * x->p->nc; ++q) {
+    jac_row(&x->jv, q, x->row);
+    out[q] = mr_dot(x->row, v, x->jv.nv);
+  }
+}
+
+/* the size of a velocity (or a step) in the relative tests: ‖v‖∞, or on a block-sparse G, where
+ * v holds y with u = Jᵀy, ‖u‖₂ = √(yᵀGy) */
+static double velocity_norm(const newton_ctx *x, const double *v) {
+  if (!x->jv.blocks) return mr_norm_inf(v, x->jv.nv);
+  mr_problem_G_mul(x->jv.blocks, v, x->tmp);
+  return sqrt(fmax(mr_dot(v, x->tmp, x->jv.nv), 0.0));
+}
 
 /* λ(u) into lambda, and ℓ(u); uses ctx->c */
 static double evaluate(newton_ctx *x, const double *u) {
   const mr_contact_problem *p = x->p;
   int n = 3 * p->nc, nv = x->jv.nv;
   double cost = 0.0;
-  for (int q = 0; q < n; ++q) {
-    jac_row(&x->jv, q, x->row);
-    x->c[q] = mr_dot(x->row, u, nv) + p->g[q];
+  if (x->jv.blocks) {
+    /* c = G y + g, where the terms cancel down to c ≈ −Rλ: in compensated arithmetic (Dot2),
+     * since λ(u) amplifies the error of c by R⁻¹ (the dense path's J u has the rank-r factor's
+     * shorter sums) */
+    mr_contact_problem q = *p;
+    q.R = NULL;
+    mr_problem_velocity_dot2(&q, u, x->c);
+  } else {
+    jac_mul(x, u, x->c);
+    for (int q = 0; q < n; ++q)
+      x->c[q] += p->g[q];
   }
   for (int i = 0; i < p->nc; ++i) {
     const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
@@ -177,9 +212,15 @@ static double evaluate(newton_ctx *x, const double *u) {
   return cost + 0.5 * mr_dot(u, x->ut, nv);
 }
 
-/* ∇ℓ = M u − Jᵀλ at the u last evaluated (ctx->ut holds M u) */
+/* ∇ℓ = M u − Jᵀλ at the u last evaluated (ctx->ut holds M u); on a block-sparse G, G (y − λ) */
 static void gradient(newton_ctx *x) {
   int n = 3 * x->p->nc, nv = x->jv.nv;
+  if (x->jv.blocks) {
+    for (int a = 0; a < nv; ++a)
+      x->tmp[a] = x->u[a] - x->lambda[a];
+    mr_problem_G_mul(x->jv.blocks, x->tmp, x->grad);
+    return;
+  }
   mr_copy(x->grad, x->ut, nv);
   for (int q = 0; q < n; ++q) {
     jac_row(&x->jv, q, x->row);
@@ -216,6 +257,80 @@ static void hessian(newton_ctx *x) {
   }
 }
 
+/* a symmetric square root of the cone projection's Jacobian (cone_projection_jacobian): on the
+ * sliding piece DΠ = v vᵀ + s ŵŵᵀ with v = (μh, 1)/√(1 + μ²) and ŵ = (h⊥, 0) orthonormal, so
+ * DΠ^{1/2} = v vᵀ + √s ŵŵᵀ; the identity, e₃e₃ᵀ and 0 elsewhere are their own roots */
+static void cone_projection_jacobian_sqrt(double mu, const double *x, double *D) {
+  double t = hypot(x[0], x[1]), n = x[2];
+  if (!(mu > 0.0) || t <= mu * n || !(mu * t > -n)) {
+    cone_projection_jacobian(mu, x, D);
+    return;
+  }
+  double h[2] = {x[0] / t, x[1] / t}, q = 1.0 / (1.0 + mu * mu);
+  double s = mu * (mu * t + n) * q / t, rs = sqrt(s);
+  double v[3] = {mu * h[0] * sqrt(q), mu * h[1] * sqrt(q), sqrt(q)}, w[3] = {-h[1], h[0], 0.0};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      D[3 * r + c] = v[r] * v[c] + rs * w[r] * w[c];
+}
+
+/* the Newton direction into dir; 0, or −1 when the system is not positive definite.
+ * Dense: H Δ = −∇ℓ by Cholesky of H. On a block-sparse G (J = M = G in the coordinates y of
+ * u = Jᵀy, J the factor of G = J Jᵀ of the dense path): H Jᵀδ = −Jᵀ(y − λ) holds when
+ * (I + W G) δ = λ − y, W = diag(Wᵢ) = S Sᵀ with Sᵢ = Rᵢ^{-1/2} DΠᵢ^{1/2}; by Woodbury
+ * δ = r − S (I + Sᵀ G S)⁻¹ Sᵀ G r, r = λ − y, where I + Sᵀ G S ⪰ I has G's block pattern and is
+ * factored by the sparse Cholesky (its pattern analysed once per solve, numeric refactor per
+ * iteration); the iterates are the dense path's u = Jᵀy */
+/* out = Sᵀ v (transpose 1) or S v (transpose 0), S block-diagonal */
+static void scaling_apply(const newton_ctx *x, int transpose, const double *v, double *out) {
+  for (int i = 0; i < x->p->nc; ++i)
+    for (int a = 0; a < 3; ++a) {
+      const double *Si = x->S + 9 * i, *vi = v + 3 * i;
+      out[3 * i + a] = transpose
+                           ? Si[a] * vi[0] + Si[3 + a] * vi[1] + Si[6 + a] * vi[2]
+                           : Si[3 * a] * vi[0] + Si[3 * a + 1] * vi[1] + Si[3 * a + 2] * vi[2];
+    }
+}
+
+/* out = (I + W G)⁻¹ r = r − S (I + SᵀGS)⁻¹ Sᵀ G r by the factor (d and c0 are scratch) */
+static void woodbury_solve(newton_ctx *x, const double *r, double *out) {
+  mr_problem_G_mul(x->p, r, x->d);
+  scaling_apply(x, 1, x->d, x->c0);
+  mr_chol_solve(x->chol, x->c0);
+  scaling_apply(x, 0, x->c0, x->d);
+  for (int a = 0; a < x->jv.nv; ++a)
+    out[a] = r[a] - x->d[a];
+}
+
+static int newton_direction(newton_ctx *x) {
+  int nv = x->jv.nv;
+  x->factorizations++;
+  if (!x->jv.blocks) {
+    hessian(x);
+    if (mr_cholesky(x->H, nv) != 0) return -1;
+    for (int a = 0; a < nv; ++a)
+      x->dir[a] = -x->grad[a];
+    mr_cholesky_solve(x->H, nv, x->dir);
+    return 0;
+  }
+  const mr_contact_problem *p = x->p;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *R = x->R + 3 * i, *ci = x->c + 3 * i;
+    double z[3], D[9], *Si = x->S + 9 * i;
+    for (int k = 0; k < 3; ++k)
+      z[k] = -ci[k] / sqrt(R[k]);
+    cone_projection_jacobian_sqrt(scaled_mu(p, i, R), z, D);
+    for (int k = 0; k < 9; ++k)
+      Si[k] = D[k] / sqrt(R[k / 3]);
+  }
+  mr_chol_values_congruent(x->chol, p, x->S);
+  if (mr_chol_factor(x->chol, 1.0) != 0) return -1;
+  for (int a = 0; a < nv; ++a)
+    x->tmp[a] = x->lambda[a] - x->u[a];
+  woodbury_solve(x, x->tmp, x->dir);
+  return 0;
+}
+
 /* the compliance: the problem's, or the documented default; MR_ERR_INVALID when refused */
 static mr_status compliance(const mr_contact_problem *p, const mr_solver_settings *s, double *R,
                             mr_error *err) {
@@ -242,16 +357,18 @@ static mr_status compliance(const mr_contact_problem *p, const mr_solver_setting
                         "ccp-newton: compliance_eps = %g with no R in the problem: the primal "
                         "formulation needs R > 0",
                         s->compliance_eps);
-  double dmax = 0.0;
-  for (int k = 0; k < n; ++k)
-    dmax = fmax(dmax, p->G[k * n + k]);
+  double dmax = 0.0, B[9];
+  for (int i = 0; i < p->nc; ++i) {
+    mr_problem_G_block(p, i, i, B);
+    dmax = fmax(dmax, fmax(B[0], fmax(B[4], B[8])));
+  }
   if (!(dmax > 0.0) || !isfinite(dmax))
     return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: G has max diagonal %g and no R is given",
                         dmax);
   double e = s->compliance_eps, floor = e * NEWTON_R_FLOOR * dmax;
   for (int i = 0; i < p->nc; ++i) {
-    const double *G = p->G + (size_t)(3 * i) * n + 3 * i;
-    double rt = e * 0.5 * (G[0] + G[n + 1]), rn = e * G[2 * n + 2];
+    mr_problem_G_block(p, i, i, B);
+    double rt = e * 0.5 * (B[0] + B[4]), rn = e * B[8];
     R[3 * i] = R[3 * i + 1] = fmax(rt, floor);
     R[3 * i + 2] = fmax(rn, floor);
   }
@@ -305,6 +422,11 @@ static int pivoted_cholesky(const double *G, int n, double *L, int *perm, int *p
 static int warm_velocity(newton_ctx *x, const double *lambda0) {
   int n = 3 * x->p->nc, nv = x->jv.nv;
   mr_zero(x->u, nv);
+  if (x->jv.blocks) { /* u = Jᵀλ₀ is y = λ₀ */
+    for (int q = 0; q < n; ++q)
+      x->u[q] = isfinite(lambda0[q]) ? lambda0[q] : 0.0;
+    return 0;
+  }
   for (int q = 0; q < n; ++q) {
     if (lambda0[q] == 0.0 || !isfinite(lambda0[q])) continue;
     jac_row(&x->jv, q, x->row);
@@ -321,7 +443,7 @@ static int warm_velocity(newton_ctx *x, const double *lambda0) {
 static double ccp_criterion(newton_ctx *x) {
   const mr_contact_problem *p = x->p;
   int n = 3 * p->nc;
-  mr_matvec(x->c, p->G, x->lambda, n, n);
+  mr_problem_G_mul(p, x->lambda, x->c);
   for (int q = 0; q < n; ++q)
     x->c[q] += x->R[q] * x->lambda[q] + p->g[q];
   return mr_problem_criteria(p, x->lambda, x->c, 0, NULL, NULL, NULL);
@@ -357,10 +479,10 @@ static double exact_step(newton_ctx *x, double slope) {
   mass_mul(&x->jv, x->dir, Md);
   a1 = mr_dot(x->dir, Md, nv);
   mr_copy(x->c0, x->c, n);
-  for (int q = 0; q < n; ++q) {
-    jac_row(&x->jv, q, x->row);
-    x->d[q] = mr_dot(x->row, x->dir, nv);
-  }
+  if (x->jv.blocks)
+    mr_copy(x->d, Md, n); /* J = M = G */
+  else
+    jac_mul(x, x->dir, x->d);
   double lo = 0.0, hi = 0.0, alpha = 1.0;
   /* the full Newton step when it is already nearly exact (the quadratic phase) */
   phi_derivatives(x, a0, a1, 1.0, &d1, &d2);
@@ -426,20 +548,16 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
     /* Newton direction */
     f = evaluate(x, x->u);
     gradient(x);
-    hessian(x);
-    x->factorizations++;
-    if (mr_cholesky(x->H, nv) != 0)
+    if (newton_direction(x) != 0)
       return mr_error_set(err, MR_ERR_NUMERIC,
                           "ccp-newton: Hessian not positive definite "
                           "(is M positive definite?)");
-    for (int a = 0; a < nv; ++a)
-      x->dir[a] = -x->grad[a];
-    mr_cholesky_solve(x->H, nv, x->dir);
     st->iterations = k;
     /* a Newton correction below the relative tolerance is taken whole; the second in a row
      * (the first may still change the active set) makes u a fixed point: converged */
-    double tiny = fmax(s->eps_rel, NEWTON_FIXED_POINT_ULPS * DBL_EPSILON) * mr_norm_inf(x->u, nv);
-    if (mr_norm_inf(x->dir, nv) <= tiny) {
+    double unorm = velocity_norm(x, x->u), dnorm = velocity_norm(x, x->dir);
+    double tiny = fmax(s->eps_rel, NEWTON_FIXED_POINT_ULPS * DBL_EPSILON) * unorm;
+    if (dnorm <= tiny) {
       mr_axpy(x->u, 1.0, x->dir, nv);
       evaluate(x, x->u);
       st->eps_model = ccp_criterion(x);
@@ -454,7 +572,7 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
     st->eps_model = ccp_criterion(x);
     st->converged = st->eps_model <= s->eps_abs;
     /* stall: no step, or two steps in a row below eps_rel (one may be the last real step) */
-    small = alpha * mr_norm_inf(x->dir, nv) <= s->eps_rel * mr_norm_inf(x->u, nv) ? small + 1 : 0;
+    small = alpha * dnorm <= s->eps_rel * velocity_norm(x, x->u) ? small + 1 : 0;
     if (alpha == 0.0 || small >= 2) break;
   }
   return MR_OK;
@@ -471,16 +589,26 @@ static int newton_alloc(newton_ctx *x, mr_arena *a, int n, int nv) {
   x->lambda = mr_arena_doubles(a, (size_t)n);
   x->c0 = mr_arena_doubles(a, (size_t)n);
   x->d = mr_arena_doubles(a, (size_t)n);
+  if (x->jv.blocks) { /* no H: the sparse factor instead, S and a scratch */
+    x->S = mr_arena_doubles(a, 3 * (size_t)n);
+    x->tmp = mr_arena_doubles(a, (size_t)n);
+    return x->dir && x->row && x->c && x->lambda && x->c0 && x->d && x->S && x->tmp ? 0 : -1;
+  }
   x->H = mr_arena_doubles(a, (size_t)nv * (size_t)nv + 1);
   return x->dir && x->row && x->c && x->lambda && x->c0 && x->d && x->H ? 0 : -1;
 }
 
-/* the Jacobian view: the problem's J and M, or the pivoted factor of G */
+/* the Jacobian view: the problem's J and M, the block-sparse G (when its sparse factor pays),
+ * or the pivoted factor of a dense G */
 static int newton_jacobian(newton_ctx *x, mr_arena *a, int n) {
   const mr_contact_problem *p = x->p;
   x->jv.n = n;
   if (p->J && p->M && p->nv > 0) {
     x->jv.J = p->J, x->jv.M = p->M, x->jv.nv = p->nv;
+    return 0;
+  }
+  if (!p->G) {
+    x->jv.blocks = p, x->jv.nv = n;
     return 0;
   }
   double *L = mr_arena_doubles(a, (size_t)n * (size_t)n);
@@ -492,31 +620,82 @@ static int newton_jacobian(newton_ctx *x, mr_arena *a, int n) {
   return 0;
 }
 
-/* does the state hold a velocity u of this size (a previous ccp-newton solve)? */
-static int state_velocity(const mr_solver_state *st, int nv) {
-  if (!st || !st->valid || !st->y || st->nu != nv || st->cap < nv || nv == 0) return 0;
+/* the state's tag of a velocity of nv entries: nv for u, −nv for the coordinates y of the
+ * block-sparse path */
+static int velocity_tag(const newton_ctx *x) {
+  return x->jv.blocks ? -x->jv.nv : x->jv.nv;
+}
+
+/* does the state hold a velocity of this kind and size (a previous ccp-newton solve)? */
+static int state_velocity(const mr_solver_state *st, int tag, int nv) {
+  if (!st || !st->valid || !st->y || st->nu != tag || st->cap < nv || nv == 0) return 0;
   for (int a = 0; a < nv; ++a)
     if (!isfinite(st->y[a])) return 0;
   return 1;
 }
 
-/* keep u in the state for the next warm start (when it fits) */
-static void save_velocity(mr_solver_state *st, const double *u, int nv) {
+/* keep u (or y) in the state for the next warm start (when it fits) */
+static void save_velocity(mr_solver_state *st, const double *u, int tag, int nv) {
   if (!st) return;
   st->valid = st->y && st->cap >= nv && nv > 0;
-  st->nu = st->valid ? nv : 0;
+  st->nu = st->valid ? tag : 0;
   st->rho = 0.0; /* not an ADMM state */
   if (st->valid) mr_copy(st->y, u, nv);
 }
 
 static mr_status newton_check(const mr_contact_problem *p, mr_error *err) {
   if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: no problem");
-  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+  if (p->nc > 0 && (!mr_problem_has_G(p) || !p->g || !p->mu))
     return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: problem lacks G, g or mu");
   for (int i = 0; i < p->nc; ++i)
     if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))
       return mr_error_set(err, MR_ERR_INVALID, "ccp-newton: contact %d has mu = %g", i, p->mu[i]);
   return MR_OK;
+}
+
+/* the solve on a problem the solver reads as it is (dense G, J and M, or a block-sparse G whose
+ * sparse factor pays, the factor's slot given) */
+static mr_status newton_solve(const mr_contact_problem *p, const mr_solver_settings *s,
+                              mr_solver_state *state, mr_sparse_chol **chol, mr_arena *work,
+                              double *lambda, double *c, mr_solver_stats *stats, mr_error *err) {
+  int n = 3 * p->nc;
+  size_t mark = mr_arena_mark(work);
+  newton_ctx x = {.p = p};
+  double *R = mr_arena_doubles(work, (size_t)n);
+  if (!R || newton_jacobian(&x, work, n) != 0 || newton_alloc(&x, work, n, x.jv.nv) != 0) {
+    mr_arena_reset(work, mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "ccp-newton: scratch arena too small for nc = %d",
+                        p->nc);
+  }
+  if (x.jv.blocks) {
+    if (!*chol) *chol = mr_chol_create();
+    if (!*chol || mr_chol_analyze(*chol, p) < 0) {
+      mr_arena_reset(work, mark);
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "ccp-newton: sparse Cholesky analysis failed for nc = %d", p->nc);
+    }
+    x.chol = *chol;
+  }
+  x.R = R;
+  mr_status status = compliance(p, s, R, err);
+  if (status == MR_OK && s->warm_start && state_velocity(state, velocity_tag(&x), x.jv.nv)) {
+    mr_copy(x.u, state->y, x.jv.nv);
+  } else if (status == MR_OK) {
+    if (!s->warm_start) mr_zero(x.c, n); /* a cold start is from λ = 0 */
+    if (warm_velocity(&x, s->warm_start ? lambda : x.c) != 0)
+      status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
+  }
+  if (status == MR_OK) status = newton_loop(&x, s, stats, err);
+  if (status == MR_OK) {
+    mr_copy(lambda, x.lambda, n);
+    mr_copy(c, x.c, n);
+    stats->eps_abs =
+        mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  }
+  stats->factorizations = x.factorizations;
+  if (status == MR_OK) save_velocity(state, x.u, velocity_tag(&x), x.jv.nv);
+  mr_arena_reset(work, mark);
+  return status;
 }
 
 mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_settings *s,
@@ -528,30 +707,23 @@ mr_status mr_solver_ccp_newton(const mr_contact_problem *p, const mr_solver_sett
   stats->iterations = stats->factorizations = 0;
   stats->converged = n == 0;
   if (n == 0) return MR_OK;
+  int primal = p->J && p->M && p->nv > 0;
+  if (p->G || primal || mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc])) {
+    mr_sparse_chol *own = NULL, **slot = state ? &state->chol : &own;
+    status = newton_solve(p, s, state, slot, work, lambda, c, stats, err);
+    mr_chol_free(own);
+    return status;
+  }
+  /* a block-sparse G too small or too full for the sparse factor to pay: a dense copy */
   size_t mark = mr_arena_mark(work);
-  newton_ctx x = {.p = p};
-  double *R = mr_arena_doubles(work, (size_t)n);
-  if (!R || newton_jacobian(&x, work, n) != 0 || newton_alloc(&x, work, n, x.jv.nv) != 0) {
-    mr_arena_reset(work, mark);
+  double *G = mr_arena_doubles(work, (size_t)n * (size_t)n);
+  if (!G)
     return mr_error_set(err, MR_ERR_NOMEM, "ccp-newton: scratch arena too small for nc = %d",
                         p->nc);
-  }
-  x.R = R;
-  status = compliance(p, s, R, err);
-  if (status == MR_OK && s->warm_start && state_velocity(state, x.jv.nv)) {
-    mr_copy(x.u, state->y, x.jv.nv);
-  } else if (status == MR_OK && warm_velocity(&x, s->warm_start ? lambda : x.c) != 0) {
-    status = mr_error_set(err, MR_ERR_NUMERIC, "ccp-newton: M is not positive definite");
-  }
-  if (status == MR_OK) status = newton_loop(&x, s, stats, err);
-  if (status == MR_OK) {
-    mr_copy(lambda, x.lambda, n);
-    mr_copy(c, x.c, n);
-    stats->eps_abs =
-        mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
-  }
-  stats->factorizations = x.factorizations;
-  if (status == MR_OK) save_velocity(state, x.u, x.jv.nv);
+  mr_problem_G_dense(p, G);
+  mr_contact_problem dense = *p;
+  dense.G = G;
+  status = newton_solve(&dense, s, state, NULL, work, lambda, c, stats, err);
   mr_arena_reset(work, mark);
   return status;
 }
@@ -560,4 +732,9 @@ size_t mr_newton_work_size(int nc, int nv) {
   size_t n = 3 * (size_t)(nc > 0 ? nc : 0), m = nv > 0 ? (size_t)nv : n;
   size_t doubles = m * m + 10 * m + 5 * n + 16 * 4 + (nv > 0 ? 0 : n * n + n);
   return doubles * sizeof(double) + 16 * 32;
+}
+
+size_t mr_newton_sparse_work_size(int nc) {
+  size_t n = 3 * (size_t)(nc > 0 ? nc : 0);
+  return (18 * n + 16 * 4) * sizeof(double) + 16 * 32;
 }

@@ -31,10 +31,10 @@ static const mr_solver_info registry[] = {
      mr_solver_ccp_admm, 1},
     {"ccp-newton", "CCP",
      "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
-     mr_solver_ccp_newton, 0},
+     mr_solver_ccp_newton, 1},
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
-     mr_solver_ncp_stagproj, 0},
+     mr_solver_ncp_stagproj, 1},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm, 1},
     {"ncp-hybrid", "NCP",
@@ -237,6 +237,38 @@ void mr_solver_state_release(mr_solver_state *state) {
   if (!state) return;
   mr_chol_free(state->chol);
   state->chol = NULL;
+}
+
+/* the scratch of the per-contact solvers and of mr_solve's cold re-solve: 26 n-vectors, and with
+ * J, M two nv x nv and one 3nc x nv matrices and 16 nv-vectors */
+static size_t vector_doubles(size_t n, size_t m) {
+  return 26 * n + 2 * m * m + n * m + 16 * m;
+}
+
+size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int block_sparse,
+                               size_t nnzb) {
+  size_t all = mr_solver_work_size(nc, nv);
+  if (!info) return all;
+  size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
+  size_t slack = 64 * 32 + 256, vectors = vector_doubles(n, m) * sizeof(double) + slack;
+  /* a solver given a dense copy of a block-sparse G, or ncp-hybrid's matrices */
+  if (!info->block_sparse || info->solve == mr_solver_ncp_hybrid) return all;
+  int admm = info->solve == mr_solver_ccp_admm || info->solve == mr_solver_ncp_admm;
+  int newton = info->solve == mr_solver_ccp_newton;
+  /* ncp-stagproj: its two dense subproblem matrices, filled from the blocks */
+  if (info->solve == mr_solver_ncp_stagproj) {
+    size_t sp = vectors + mr_stagproj_work_size(nc);
+    return sp < all ? sp : all;
+  }
+  if (!admm && !newton) return vectors;
+  /* ADMM and ccp-newton: a sparse factor outside the arena when it pays
+   * (mr_sparse_chol_pays), else a dense factor, and a dense copy of a block-sparse G */
+  int pays = block_sparse && nc >= MR_SPARSE_CHOL_MIN_NC &&
+             (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * (double)nc * (double)nc;
+  if (pays) return vectors + (newton ? mr_newton_sparse_work_size(nc) : 0);
+  if (newton) return all;
+  size_t dense = mr_admm_work_size(nc) + (block_sparse ? n * n * sizeof(double) : 0);
+  return vectors + dense < all ? vectors + dense : all;
 }
 
 size_t mr_solver_work_size(int nc, int nv) {

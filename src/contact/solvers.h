@@ -29,6 +29,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS);
 /* bytes of scratch arena each needs (nv: velocity dimension when p->J, p->M are given, else 0) */
 size_t mr_admm_work_size(int nc);
 size_t mr_newton_work_size(int nc, int nv);
+/* ccp-newton on a block-sparse G whose sparse factor pays (mr_sparse_chol_pays) */
+size_t mr_newton_sparse_work_size(int nc);
 size_t mr_stagproj_work_size(int nc);
 
 /* ---- helpers of the Gauss-Seidel solvers (gauss_seidel.c) ---- */

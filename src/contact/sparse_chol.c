@@ -209,6 +209,24 @@ void mr_chol_values(mr_sparse_chol *c, const mr_contact_problem *p, const double
       x[f->diag[k]] += d[f->perm[k]];
 }
 
+void mr_chol_values_congruent(mr_sparse_chol *c, const mr_contact_problem *p, const double *S) {
+  analysis *f = c->f;
+  double *x = f->A->x;
+  for (int i = 0; i < f->nc; ++i)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      const double *B = p->Gb + 9 * (size_t)k, *Si = S + 9 * (size_t)i;
+      const double *Sj = S + 9 * (size_t)p->Gb_col[k];
+      double BS[9];
+      for (int r = 0; r < 3; ++r)
+        for (int b = 0; b < 3; ++b)
+          BS[3 * r + b] = B[3 * r] * Sj[b] + B[3 * r + 1] * Sj[3 + b] + B[3 * r + 2] * Sj[6 + b];
+      for (int q = 0; q < 9; ++q) {
+        int e = f->map[9 * k + q], a = q / 3, b = q % 3;
+        if (e >= 0) x[e] = Si[a] * BS[b] + Si[3 + a] * BS[3 + b] + Si[6 + a] * BS[6 + b];
+      }
+    }
+}
+
 int mr_chol_factor(mr_sparse_chol *c, double rho) {
   analysis *f = c->f;
   double beta[2] = {rho, 0.0};

@@ -25,6 +25,9 @@ void mr_chol_free(mr_sparse_chol *f);
 int mr_chol_analyze(mr_sparse_chol *f, const mr_contact_problem *p);
 /* A = G + diag(d) (d NULL: 0) from p's blocks, on the analysed pattern */
 void mr_chol_values(mr_sparse_chol *f, const mr_contact_problem *p, const double *d);
+/* A = Sᵀ G S from p's blocks, S block-diagonal (3x3 blocks, row-major, 9 nc), on the analysed
+ * pattern (ccp-newton's reduced Hessian) */
+void mr_chol_values_congruent(mr_sparse_chol *f, const mr_contact_problem *p, const double *S);
 /* factor A + ρI; 0, or −1 when it is not positive definite */
 int mr_chol_factor(mr_sparse_chol *f, double rho);
 /* x ← (A + ρI)⁻¹ x (3nc) */

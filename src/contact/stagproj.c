@@ -14,6 +14,8 @@
  * (λ moves less than eps_rel relative), or at max_iter outer iterations.
  * Bilateral constraints (mr_contact_problem.kind) have their normal and tangential rows unbounded
  * in both subproblems (the projections are the identity on them).
+ * A block-sparse G (mr_contact_problem.Gb) is read as it is: the subproblem matrices are filled
+ * from its stored blocks and the linear terms come from block products, with no dense copy of G.
  * Failure modes: no convergence guarantee (a fixed-point iteration); each outer iteration costs
  * up to 2·inner_iter inner iterations, so it is the most expensive NCP solver per iteration. */
 #include <math.h>
@@ -66,7 +68,8 @@ static int full_index(int normal, int k) {
   return normal ? 3 * k + 2 : 3 * (k / 2) + k % 2;
 }
 
-/* extract the block of G (and R) and carve its workspace */
+/* extract the block of G (and R) and carve its workspace; from a block-sparse G, its stored
+ * blocks' normal (or tangential) entries, the others zero as in the dense G */
 static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr_arena *a) {
   int n = 3 * p->nc, m = normal ? p->nc : 2 * p->nc;
   sp->m = m;
@@ -74,11 +77,24 @@ static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr
   sp->b = mr_arena_doubles(a, (size_t)m);
   sp->d = p->R ? mr_arena_doubles(a, (size_t)m) : NULL;
   if (!sp->A || !sp->b || (p->R && !sp->d) || admm_ws_alloc(&sp->ws, m, 1, a) != 0) return -1;
-  for (int r = 0; r < m; ++r) {
-    for (int s = 0; s < m; ++s)
-      sp->A[r * m + s] = p->G[full_index(normal, r) * n + full_index(normal, s)];
-    if (sp->d) sp->d[r] = p->R[full_index(normal, r)];
+  if (p->G) {
+    for (int r = 0; r < m; ++r)
+      for (int s = 0; s < m; ++s)
+        sp->A[r * m + s] = p->G[full_index(normal, r) * n + full_index(normal, s)];
+  } else {
+    int w = normal ? 1 : 2, c0 = normal ? 2 : 0; /* entries per contact, first component */
+    mr_zero(sp->A, m * m);
+    for (int i = 0; i < p->nc; ++i)
+      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k;
+        int j = p->Gb_col[k];
+        for (int r = 0; r < w; ++r)
+          for (int s = 0; s < w; ++s)
+            sp->A[(size_t)(w * i + r) * m + w * j + s] = B[3 * (c0 + r) + c0 + s];
+      }
   }
+  for (int r = 0; sp->d && r < m; ++r)
+    sp->d[r] = p->R[full_index(normal, r)];
   admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL, NULL, NULL};
   sp->qp = q;
   return 0;
@@ -91,7 +107,7 @@ static void sub_linear_term(subproblem *sp, const mr_contact_problem *p, int nor
   mr_copy(tmp, lambda, n);
   for (int k = 0; k < sp->m; ++k)
     tmp[full_index(normal, k)] = 0.0;
-  mr_matvec(tmp2, p->G, tmp, n, n);
+  mr_problem_G_mul(p, tmp, tmp2);
   for (int k = 0; k < sp->m; ++k) {
     int q = full_index(normal, k);
     sp->b[k] = p->g[q] + tmp2[q];
@@ -134,7 +150,7 @@ static double ncp_criterion(const mr_contact_problem *p, const double *lambda, d
 
 static mr_status stagproj_check(const mr_contact_problem *p, mr_error *err) {
   if (!p || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "ncp-stagproj: no problem");
-  if (p->nc > 0 && (!p->G || !p->g || !p->mu))
+  if (p->nc > 0 && (!mr_problem_has_G(p) || !p->g || !p->mu))
     return mr_error_set(err, MR_ERR_INVALID, "ncp-stagproj: problem lacks G, g or mu");
   for (int i = 0; i < p->nc; ++i)
     if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))

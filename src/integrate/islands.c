@@ -12,12 +12,16 @@
 #include "core/linalg.h"
 #include "integrate/sim_internal.h"
 
-/* a simulator whose bound on blocks makes the pools (J, M⁻¹Jᵀ, G and the solver's workspace for
- * one problem of every block) smaller than this reserves them at creation and never grows them;
- * a larger one (hundreds of bodies) reserves them at creation for the islands of its initial
- * state, half again (mr_islands_reserve_present), and grows them, by half again, only when a
- * step meets larger islands than any before */
+/* a simulator of at most ISLANDS_RESERVE_TREES kinematic trees (robots, a few free bodies: its
+ * contacts may all couple through one tree, so the bound's square is a real case) whose bound on
+ * blocks makes the pools (J, M⁻¹Jᵀ, G and the solver's workspace for one problem of every block,
+ * every pair coupled) smaller than ISLANDS_RESERVE_BYTES reserves them at creation and never
+ * grows them; any other (stacks, piles, many bodies) reserves them at creation for the islands
+ * of its initial state, half again (mr_islands_reserve_present: memory proportional to the
+ * contacts present), and grows them, by half again, only when a step meets larger islands than
+ * any before */
 #define ISLANDS_RESERVE_BYTES ((size_t)128 << 20)
+#define ISLANDS_RESERVE_TREES 8
 
 /* islands with more dofs than this (more than two free bodies, or a robot) are assembled
  * tree-sparse (mr_assembly_subset.sparse); smaller ones densely, which costs less there */
@@ -46,7 +50,9 @@ struct mr_islands {
   int *nsupport; /* max_rows */
   int *gb_idx;   /* the tree-sparse islands' block-sparse G: row offsets and columns */
   size_t gb_idx_cap;
-  int *gb_work;  /* the tree-sparse products' scratch (3 nv + 10 max_rows) */
+  int *gb_work;  /* the tree-sparse products' and the block pattern's scratch (3 nv + 10 max_rows) */
+  int *tree_count;  /* blocks touching each tree in the island being bounded (ntrees) */
+  size_t *gb_bound; /* per island, a bound on the stored blocks of its G (max_rows) */
   double *g, *mu, *R, *phi, *vel, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
   unsigned char *kind;
   /* the islands as one problem (mr_islands_problem) */
@@ -115,6 +121,8 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
   ok = ok && (is->kind = calloc((size_t)nr, 1)) != NULL;
   ok = ok && (is->nsupport = calloc((size_t)nr, sizeof(int))) != NULL;
   ok = ok && (is->gb_work = malloc((3 * (size_t)nvc + 10 * (size_t)nr) * sizeof(int))) != NULL;
+  ok = ok && (is->tree_count = calloc((size_t)nt, sizeof(int))) != NULL;
+  ok = ok && (is->gb_bound = calloc((size_t)nr, sizeof(size_t))) != NULL;
   if (!ok) {
     mr_islands_free(is);
     return NULL;
@@ -126,13 +134,20 @@ void mr_islands_free(mr_islands *is) {
   if (!is) return;
   for (int i = 0; is->states && i < is->max_rows; ++i)
     mr_solver_state_release(&is->states[i]);
-  void *ps[] = {is->dof_tree, is->body_tree, is->uf,     is->tree_island, is->block_tree, is->block_island,
-                is->first_block, is->first_dof, is->blocks, is->dofs,     is->col,
-                is->x,        is->as,     is->states,      is->mat,        is->g,
-                is->mu,       is->R,      is->phi,         is->vel,        is->y,
-                is->lambda,   is->c,      is->lambda_alt,  is->c_alt,      is->g_first,
-                is->kind,     is->full_G, is->full_g,      is->full_mu,    is->full_R,
-                is->full_phi, is->full_vel, is->full_kind, is->support, is->nsupport, is->gb_idx, is->gb_work};
+  void *ps[] = {is->dof_tree,    is->body_tree,  is->uf,
+                is->tree_island, is->block_tree, is->block_island,
+                is->first_block, is->first_dof,  is->blocks,
+                is->dofs,        is->col,        is->x,
+                is->as,          is->states,     is->mat,
+                is->g,           is->mu,         is->R,
+                is->phi,         is->vel,        is->y,
+                is->lambda,      is->c,          is->lambda_alt,
+                is->c_alt,       is->g_first,    is->kind,
+                is->full_G,      is->full_g,     is->full_mu,
+                is->full_R,      is->full_phi,   is->full_vel,
+                is->full_kind,   is->support,    is->nsupport,
+                is->gb_idx,      is->gb_work,    is->tree_count,
+                is->gb_bound};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(is);
@@ -234,20 +249,52 @@ static void group(mr_islands *is, const mr_contact_geometry *cg, int n) {
 
 /* ---- pools ---- */
 
-/* the pools' sizes for islands of nc blocks in total, the largest of nmax, over nv dofs in total:
- * J (3 rows more: a tree-sparse island's six path columns in its place), M⁻¹Jᵀ and G (dense, or
- * the blocks of the block-sparse G, bounded by one island of everything), and the solver's
- * workspace */
-static size_t pool_doubles(size_t nc, size_t nv) {
-  return (2 * 3 * nc + 3) * nv + 9 * nc * nc;
+/* a bound on the stored blocks of island k's G: blocks i and j are coupled only when they touch
+ * a common tree (their kinematic paths then share the tree's root dof), so row i stores at most
+ * the blocks touching its (at most two) trees, or its diagonal block alone when it touches none;
+ * never more than nc² */
+static size_t blocks_bound(mr_islands *is, const mr_contact_geometry *cg, int k) {
+  int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0, *count = is->tree_count;
+  for (int pass = 0; pass < 3; ++pass) {
+    size_t sum = 0;
+    for (int j = b0; j < b0 + nc; ++j) {
+      int a, b;
+      block_trees(is, &cg[is->blocks[j]], &a, &b);
+      if (b == a) b = -1;
+      if (pass == 0) {
+        if (a >= 0) count[a] = 0;
+        if (b >= 0) count[b] = 0;
+      } else if (pass == 1) {
+        if (a >= 0) count[a]++;
+        if (b >= 0) count[b]++;
+      } else {
+        size_t row = (a >= 0 ? (size_t)count[a] : 0) + (b >= 0 ? (size_t)count[b] : 0);
+        sum += row > 0 ? row : 1;
+      }
+    }
+    if (pass == 2) return sum < (size_t)nc * (size_t)nc ? sum : (size_t)nc * (size_t)nc;
+  }
+  return 0;
+}
+
+/* does an island of nc blocks over nv dofs store G block-sparse (the assembly's rule)? */
+static int stores_blocks(size_t nc, size_t nv) {
+  return nv > SPARSE_MIN_DOFS && nc >= MR_SPARSE_G_MIN_NC;
+}
+
+/* the matrix pool of an island of nc blocks over nv dofs with at most nnzb stored blocks: J (3
+ * rows more: a tree-sparse island's six path columns in its place), M⁻¹Jᵀ, and G (dense, or its
+ * stored blocks) */
+static size_t pool_doubles(size_t nc, size_t nv, size_t nnzb) {
+  return (2 * 3 * nc + 3) * nv + 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc);
 }
 
 /* the block-sparse G's row offsets and columns for an island of nc blocks */
-static size_t pool_gb_ints(size_t nc) {
-  return nc * nc + nc + 1;
+static size_t pool_gb_ints(size_t nc, size_t nnzb) {
+  return nnzb + nc + 1;
 }
 
-static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, int largest, mr_error *err) {
+static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, size_t work, mr_error *err) {
   mr_islands *is = s->isl;
   if (gb_ints > is->gb_idx_cap) {
     size_t cap = gb_ints + gb_ints / 2;
@@ -268,7 +315,6 @@ static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, int largest, mr_err
     if (!p) return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for %zu doubles", cap);
     is->mat = p, is->mat_cap = cap;
   }
-  size_t work = mr_solver_work_size(largest, 0);
   if (work > s->work.size) {
     mr_arena_destroy(&s->work);
     if (mr_arena_init(&s->work, work + work / 2))
@@ -279,23 +325,29 @@ static mr_status grow(mr_sim *s, size_t mat, size_t gb_ints, int largest, mr_err
 
 mr_status mr_islands_reserve(mr_sim *s, mr_error *err) {
   size_t rows = (size_t)s->max_rows, nv = (size_t)s->m->nv;
-  size_t bytes = (pool_doubles(rows, nv) + 4 * 9 * rows * rows) * sizeof(double);
-  if (bytes > ISLANDS_RESERVE_BYTES) return MR_OK;
-  return grow(s, pool_doubles(rows, nv), pool_gb_ints(rows), s->max_rows, err);
+  /* the worst case: one island of every block with every pair coupled */
+  size_t mat = pool_doubles(rows, nv, rows * rows);
+  size_t work = mr_solver_work_size_for(s->solver, s->max_rows, 0, 1, rows * rows);
+  if (s->isl->ntrees > ISLANDS_RESERVE_TREES || mat * sizeof(double) + work > ISLANDS_RESERVE_BYTES)
+    return MR_OK;
+  return grow(s, mat, pool_gb_ints(rows, rows * rows), work, err);
 }
 
-/* make room for this step's islands; allocates only past the largest step so far */
+/* make room for this step's islands (their bounds on stored blocks kept for the views);
+ * allocates only past the largest step so far */
 static mr_status reserve(mr_sim *s, mr_error *err) {
   mr_islands *is = s->isl;
-  size_t need = 0, gb = 0;
-  int largest = 0;
+  size_t need = 0, gb = 0, work = 0;
   for (int k = 0; k < is->nislands; ++k) {
-    int nc = is->first_block[k + 1] - is->first_block[k];
-    need += pool_doubles((size_t)nc, (size_t)(is->first_dof[k + 1] - is->first_dof[k]));
-    gb += pool_gb_ints((size_t)nc);
-    if (nc > largest) largest = nc;
+    size_t nc = (size_t)(is->first_block[k + 1] - is->first_block[k]);
+    size_t nv = (size_t)(is->first_dof[k + 1] - is->first_dof[k]);
+    size_t nnzb = is->gb_bound[k] = blocks_bound(is, s->cg, k);
+    need += pool_doubles(nc, nv, nnzb);
+    gb += pool_gb_ints(nc, nnzb);
+    size_t w = mr_solver_work_size_for(s->solver, (int)nc, 0, stores_blocks(nc, nv), nnzb);
+    if (w > work) work = w;
   }
-  return grow(s, need, gb, largest, err);
+  return grow(s, need, gb, work, err);
 }
 
 mr_status mr_islands_reserve_present(mr_sim *s, int n, mr_error *err) {
@@ -318,7 +370,7 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   a->J = is->mat + *mat_at;
   a->MiJt = a->J + (n + 3) * (size_t)nv;
   a->G = a->MiJt + n * (size_t)nv;
-  *mat_at += (2 * n + 3) * (size_t)nv + n * n;
+  *mat_at += pool_doubles((size_t)nc, (size_t)nv, is->gb_bound[k]);
   a->g = is->g + 3 * b0, a->mu = is->mu + b0, a->R = is->R + 3 * b0;
   a->phi = is->phi + b0, a->vel = is->vel + 3 * b0, a->kind = is->kind + b0;
   *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
@@ -331,9 +383,9 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   a->Gb = sub->sparse ? a->G : NULL;
   a->Gb_row = is->gb_idx + at[2];
   a->Gb_col = a->Gb_row + nc + 1;
-  a->Gb_cap = (size_t)nc * (size_t)nc;
+  a->Gb_cap = is->gb_bound[k];
   a->Gb_work = is->gb_work;
-  at[2] += pool_gb_ints((size_t)nc);
+  at[2] += pool_gb_ints((size_t)nc, is->gb_bound[k]);
 }
 
 /* ---- solving ---- */
