@@ -1,0 +1,39 @@
+/* The consistent correction (docs/solvers.md, "The consistent law"): the part of g that is not
+ * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
+ * replaced by its Euclidean projection onto range(J) = range(G), the closest contact velocity the
+ * bodies can make, so that the all-sticking candidate G λ = −g has a solution. */
+#ifndef MOREAU_CONTACT_CONSISTENCY_H
+#define MOREAU_CONTACT_CONSISTENCY_H
+
+#include "core/arena.h"
+#include "moreau/assembly.h"
+
+/* the largest min(3 nc, nv) projected: beyond it (islands of tens of bodies) the dense
+ * factorisation would cost more than the solve and g is left as assembled */
+#define MR_CONSISTENCY_MAX_DIM 96
+
+/* relative pivot below which a direction of G (or of JᵀJ) counts as absent: the dropped
+ * directions have eigenvalues below this fraction of the largest diagonal entry */
+#define MR_CONSISTENCY_TOL 1e-10
+
+/* what mr_contact_consistent did */
+typedef enum {
+  MR_CONSISTENT_NOOP = 0,   /* no correction, or the rows are independent (P = I) */
+  MR_CONSISTENT_PROJECTED,  /* the correction was projected onto range(J) */
+  MR_CONSISTENT_TOO_LARGE,  /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
+  MR_CONSISTENT_NO_MEMORY   /* the arena was too small: left as assembled */
+} mr_consistent_result;
+
+/* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
+ * projector onto range(J) (range(G + R) when a compliance is present), computed from a pivoted
+ * Cholesky of G (3nc ≤ nv) or of JᵀJ (3nc > nv). vf holds the free velocity at J's a->nv
+ * columns. Scratch (at most 2 (3nc)² + 6 nc doubles) comes from work and is released. */
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
+                                           mr_arena *work);
+
+/* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix, in place:
+ * A[perm, perm] = L Lᵀ on the r returned columns (L in the lower triangle of A's first r columns),
+ * stopping when the largest remaining pivot is at most tol times the largest diagonal entry. */
+int mr_pivoted_cholesky(double *A, int n, int *perm, double tol);
+
+#endif
