@@ -16,12 +16,17 @@
  * directions have eigenvalues below this fraction of the largest diagonal entry */
 #define MR_CONSISTENCY_TOL 1e-10
 
+/* a correction whose part outside range(J) is at most this fraction of its norm is left as
+ * assembled: that part is the projection's own round-off (condition of the kept rows times n ε) */
+#define MR_CONSISTENCY_KEEP 1e-10
+
 /* what mr_contact_consistent did */
 typedef enum {
-  MR_CONSISTENT_NOOP = 0,   /* no correction, or the rows are independent (P = I) */
-  MR_CONSISTENT_PROJECTED,  /* the correction was projected onto range(J) */
-  MR_CONSISTENT_TOO_LARGE,  /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
-  MR_CONSISTENT_NO_MEMORY   /* the arena was too small: left as assembled */
+  MR_CONSISTENT_NOOP = 0,  /* no correction, independent rows (P = I), or a correction already
+                              in range(J) to MR_CONSISTENCY_KEEP: g unchanged */
+  MR_CONSISTENT_PROJECTED, /* the correction was projected onto range(J) */
+  MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
+  MR_CONSISTENT_NO_MEMORY  /* the arena was too small: left as assembled */
 } mr_consistent_result;
 
 /* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
@@ -31,9 +36,10 @@ typedef enum {
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            mr_arena *work);
 
-/* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix, in place:
- * A[perm, perm] = L Lᵀ on the r returned columns (L in the lower triangle of A's first r columns),
- * stopping when the largest remaining pivot is at most tol times the largest diagonal entry. */
+/* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix (its lower
+ * triangle read), in place: A[perm, perm] = L Lᵀ on the r returned columns (L in the lower
+ * triangle of A's first r columns), stopping when the largest remaining pivot is at most tol
+ * times the largest diagonal entry. */
 int mr_pivoted_cholesky(double *A, int n, int *perm, double tol);
 
 #endif
