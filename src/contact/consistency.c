@@ -54,15 +54,16 @@ int mr_pivoted_cholesky(double *A, int n, int *perm, double tol) {
       int t = perm[k];
       perm[k] = perm[p], perm[p] = t;
     }
-    /* column k of L, then the lower triangle of the Schur complement */
-    double lkk = sqrt(A[(size_t)k * n + k]);
-    A[(size_t)k * n + k] = lkk;
+    /* column k of L, copied into the unused upper part of row k, then the lower triangle of
+     * the Schur complement (contiguous rows) */
+    double *restrict Ak = A + (size_t)k * n, lkk = sqrt(Ak[k]);
+    Ak[k] = lkk;
     for (int i = k + 1; i < n; ++i)
-      A[(size_t)i * n + k] /= lkk;
+      Ak[i] = A[(size_t)i * n + k] /= lkk;
     for (int i = k + 1; i < n; ++i) {
-      double lik = A[(size_t)i * n + k], *restrict Ai = A + (size_t)i * n;
+      double lik = Ak[i], *restrict Ai = A + (size_t)i * n;
       for (int j = k + 1; j <= i; ++j)
-        Ai[j] -= lik * A[(size_t)j * n + k];
+        Ai[j] -= lik * Ak[j];
     }
   }
   return n;

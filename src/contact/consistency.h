@@ -38,8 +38,8 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
 
 /* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix (its lower
  * triangle read), in place: A[perm, perm] = L Lᵀ on the r returned columns (L in the lower
- * triangle of A's first r columns), stopping when the largest remaining pivot is at most tol
- * times the largest diagonal entry. */
+ * triangle of A's first r columns; the strict upper triangle is overwritten), stopping when the
+ * largest remaining pivot is at most tol times the largest diagonal entry. */
 int mr_pivoted_cholesky(double *A, int n, int *perm, double tol);
 
 #endif
