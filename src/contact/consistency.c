@@ -4,19 +4,25 @@
  * The assembled g = (J v_f + cor)/Δt. J v_f lies in range(J) = range(G) (M ≻ 0); cor does only
  * when the requested push-out is a velocity the bodies can make. When it is not, G λ = −g has no
  * solution, the NCP has no all-sticking candidate, and a mechanism like a pendulum whose tip can
- * only move along one direction has no solution at all (Painlevé-like). The correction is
- * replaced by b' = P b, b = cor/Δt, P the Euclidean projector onto range(J):
- *   b' = J δu,  δu = M⁻¹ Jᵀ G⁺ b  (the velocity change of least kinetic energy that makes it),
- * the same vector since J M⁻¹ Jᵀ G⁺ = G G⁺ = P. P is built from a basis of range(J):
- *   - 3nc ≤ nv: the pivoted Cholesky G[p, p] = L Lᵀ of rank r; r = 3nc means P = I (nothing to
- *     do: a single contact with a full-rank block, independent rows); otherwise B = Πᵀ L (3nc x
- *     r) spans range(G) and P b = B (LᵀL)⁻¹ Lᵀ (Π b);
+ * only move obliquely to the ground has no solution at all (Painlevé-like). The correction b =
+ * cor/Δt is replaced by its Euclidean projection b' onto
+ *   S = { J δu : the tangential rows of the contacts' J δu are 0 },
+ * the contact velocities the bodies can make without slipping at any contact: b' is the closest
+ * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
+ * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Then
+ * G λ = −g has a solution (c = 0: every contact sticking), and a resting rigid patch, whose
+ * affine gaps are already the normal velocities of a rigid motion without slip, keeps its b.
+ * Computed from a basis B (3nc x r) of range(J):
+ *   - 3nc ≤ nv: the pivoted Cholesky G[p, p] = L Lᵀ of rank r, B = Πᵀ L; r = 3nc means S =
+ *     {x : x_T = 0} ∋ b and nothing is done (a single contact with a full-rank block,
+ *     independent rows);
  *   - 3nc > nv (rows always dependent: a box on four corners, a foot): the pivoted Cholesky of
- *     JᵀJ (nv x nv) selects r independent columns J_S of J, whose Gram matrix J_SᵀJ_S is the
- *     leading r x r factor, and P b = J_S (J_SᵀJ_S)⁻¹ J_Sᵀ b.
- * With a compliance R (diagonal, ≥ 0) the all-sticking candidate is (G + R) λ = −g: the first
- * form on G + R. Cost O(min(3nc, nv)² max(3nc, nv)); islands beyond MR_CONSISTENCY_MAX_DIM are
- * left as assembled. */
+ *     JᵀJ (nv x nv) selects r independent columns, B = J_S;
+ * then S = B null(B_T): the pivoted Cholesky of B_TᵀB_T (rank h) gives the null space's basis
+ * Z = Π [−L₁₁⁻ᵀ L₂₁ᵀ; I] (r x (r − h)), D = B Z spans S, and b' = D_s (D_sᵀ D_s)⁻¹ D_sᵀ b with
+ * D_s the columns a third pivoted Cholesky (of DᵀD) keeps. Cost O(n r²) with r ≤ min(3nc, nv);
+ * islands beyond MR_CONSISTENCY_MAX_DIM are left as assembled, and so are compliant problems
+ * (R > 0 anywhere: with R ≻ 0 every g is reachable). */
 #include "contact/consistency.h"
 
 #include <math.h>
@@ -69,100 +75,151 @@ int mr_pivoted_cholesky(double *A, int n, int *perm, double tol) {
   return n;
 }
 
-/* b ← P b in contact space: L (n x r, A's first r columns, rows permuted by perm) spans range */
-static int project_contact_space(const double *A, int n, int r, const int *perm, double *b,
-                                 mr_arena *work) {
-  double *C = mr_arena_doubles(work, (size_t)r * r), *y = mr_arena_doubles(work, (size_t)r);
-  if (!C || !y) return -1;
-  /* C = Lᵀ L (Π is orthogonal), y = Lᵀ (Π b) */
-  for (int i = 0; i < n; ++i) {
-    const double *Li = A + (size_t)i * n;
-    int top = i < r ? i + 1 : r;
-    for (int k = 0; k < top; ++k) {
-      y[k] += Li[k] * b[perm[i]];
-      for (int j = 0; j <= k; ++j)
-        C[(size_t)k * r + j] += Li[k] * Li[j];
-    }
-  }
-  for (int k = 0; k < r; ++k)
-    for (int j = 0; j < k; ++j)
-      C[(size_t)j * r + k] = C[(size_t)k * r + j];
-  if (mr_cholesky(C, r)) return -1;
-  mr_cholesky_solve(C, r, y);
-  /* Π b ← L x */
-  for (int i = 0; i < n; ++i) {
-    const double *Li = A + (size_t)i * n;
-    int top = i < r ? i + 1 : r;
-    double s = 0.0;
-    for (int k = 0; k < top; ++k)
-      s += Li[k] * y[k];
-    b[perm[i]] = s;
-  }
-  return 0;
-}
-
-/* b ← P b through the pivoted Cholesky of JᵀJ (m x m): its first r pivots select J_S; 1, or −1
- * out of memory (n > m: the rows are always dependent) */
-static int project_dof_space(const double *J, int n, int m, double *b, mr_arena *work) {
-  double *A = mr_arena_doubles(work, (size_t)m * m), *y = mr_arena_doubles(work, (size_t)m);
-  int *perm = mr_arena_alloc(work, (size_t)m * sizeof *perm);
-  if (!A || !y || !perm) return -1;
-  /* JᵀJ, row by row of J */
-  for (int i = 0; i < n; ++i) {
-    const double *Ji = J + (size_t)i * m;
-    for (int k = 0; k < m; ++k) {
-      if (Ji[k] == 0.0) continue;
-      for (int j = 0; j <= k; ++j)
-        A[(size_t)k * m + j] += Ji[k] * Ji[j];
-    }
-  }
-  int r = mr_pivoted_cholesky(A, m, perm, MR_CONSISTENCY_TOL);
-  /* y = J_Sᵀ b, x = (L₁ L₁ᵀ)⁻¹ y with L₁ the leading r x r factor (row stride m) */
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < r; ++k)
-      y[k] += J[(size_t)i * m + perm[k]] * b[i];
+/* x ← (L Lᵀ)⁻¹ x, L the leading r x r lower triangle of a row-stride-n factor */
+static void factor_solve(const double *L, int n, int r, double *x) {
   for (int k = 0; k < r; ++k) {
     for (int j = 0; j < k; ++j)
-      y[k] -= A[(size_t)k * m + j] * y[j];
-    y[k] /= A[(size_t)k * m + k];
+      x[k] -= L[(size_t)k * n + j] * x[j];
+    x[k] /= L[(size_t)k * n + k];
   }
   for (int k = r - 1; k >= 0; --k) {
     for (int j = k + 1; j < r; ++j)
-      y[k] -= A[(size_t)j * m + k] * y[j];
-    y[k] /= A[(size_t)k * m + k];
+      x[k] -= L[(size_t)j * n + k] * x[j];
+    x[k] /= L[(size_t)k * n + k];
   }
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int k = 0; k < r; ++k)
-      s += J[(size_t)i * m + perm[k]] * y[k];
-    b[i] = s;
-  }
-  return 1;
 }
 
-/* b ← P b from G (+ R); 1 when rows were dependent, 0 when P = I, −1 out of memory */
-static int project_from_G(const mr_contact_problem *p, int compliant, double *b, mr_arena *work) {
+/* K = Xᵀ X over the rows of X (rows x c, stride c) that use selects (NULL: all), lower triangle */
+static void gram(const double *X, int rows, int c, const unsigned char *use, double *K) {
+  memset(K, 0, (size_t)c * c * sizeof *K);
+  for (int i = 0; i < rows; ++i) {
+    const double *Xi = X + (size_t)i * c;
+    if (use && !use[i]) continue;
+    for (int k = 0; k < c; ++k) {
+      if (Xi[k] == 0.0) continue;
+      for (int j = 0; j <= k; ++j)
+        K[(size_t)k * c + j] += Xi[k] * Xi[j];
+    }
+  }
+}
+
+/* B (n x r, stride r) = a basis of range(G) from its pivoted Cholesky; r, or −1 out of memory */
+static int basis_from_G(const mr_contact_problem *p, double *B, mr_arena *work) {
   int n = 3 * p->nc;
+  size_t mark = mr_arena_mark(work);
   double *A = mr_arena_alloc(work, (size_t)n * n * sizeof *A); /* every entry written */
   int *perm = mr_arena_alloc(work, (size_t)n * sizeof *perm);
   if (!A || !perm) return -1;
   mr_problem_G_dense(p, A);
-  if (compliant)
-    for (int i = 0; i < n; ++i)
-      A[(size_t)i * n + i] += p->R[i];
   int r = mr_pivoted_cholesky(A, n, perm, MR_CONSISTENCY_TOL);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < r; ++k)
+      B[(size_t)perm[i] * r + k] = k <= i ? A[(size_t)i * n + k] : 0.0;
+  mr_arena_reset(work, mark);
+  return r;
+}
+
+/* B (n x r, stride r) = the r independent columns of J (n x m) that the pivoted Cholesky of JᵀJ
+ * selects; r, or −1 out of memory */
+static int basis_from_J(const double *J, int n, int m, double *B, mr_arena *work) {
+  size_t mark = mr_arena_mark(work);
+  double *A = mr_arena_alloc(work, (size_t)m * m * sizeof *A);
+  int *perm = mr_arena_alloc(work, (size_t)m * sizeof *perm);
+  if (!A || !perm) return -1;
+  gram(J, n, m, NULL, A);
+  int r = mr_pivoted_cholesky(A, m, perm, MR_CONSISTENCY_TOL);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < r; ++k)
+      B[(size_t)i * r + k] = J[(size_t)i * m + perm[k]];
+  mr_arena_reset(work, mark);
+  return r;
+}
+
+/* B ← B Z (n x d, stride d), Z the basis of null(B_held) from the pivoted Cholesky of
+ * B_heldᵀ B_held; d, or −1 out of memory */
+static int no_slip_basis(double *B, int n, int r, const unsigned char *held, mr_arena *work) {
+  double *K = mr_arena_alloc(work, (size_t)r * r * sizeof *K);
+  double *t = mr_arena_alloc(work, (size_t)r * sizeof *t);
+  int *perm = mr_arena_alloc(work, (size_t)r * sizeof *perm);
+  if (!K || !t || !perm) return -1;
+  gram(B, n, r, held, K);
+  int h = mr_pivoted_cholesky(K, r, perm, MR_CONSISTENCY_TOL), d = r - h;
+  /* Z column j: 1 at pivot h + j, −L₁₁⁻ᵀ (row h + j of L₂₁) at the first h pivots; kept in
+   * K's rows h .. r (column j in row h + j, entries at the first h columns replaced) */
+  for (int j = 0; j < d; ++j) {
+    double *w = K + (size_t)(h + j) * r;
+    for (int k = h - 1; k >= 0; --k) {
+      for (int l = k + 1; l < h; ++l)
+        w[k] -= K[(size_t)l * r + k] * w[l];
+      w[k] /= K[(size_t)k * r + k];
+    }
+  }
+  /* row i of B Z, in place */
+  for (int i = 0; i < n; ++i) {
+    double *Bi = B + (size_t)i * r;
+    memcpy(t, Bi, (size_t)r * sizeof *t);
+    for (int j = 0; j < d; ++j) {
+      const double *w = K + (size_t)(h + j) * r;
+      double s = t[perm[h + j]];
+      for (int k = 0; k < h; ++k)
+        s -= w[k] * t[perm[k]];
+      B[(size_t)i * d + j] = s;
+    }
+  }
+  return d;
+}
+
+/* b ← the projection of b onto range(D) (n x d, stride d); −1 out of memory */
+static int project_onto(const double *D, int n, int d, double *b, mr_arena *work) {
+  double *K = mr_arena_alloc(work, (size_t)d * d * sizeof *K);
+  double *y = mr_arena_doubles(work, (size_t)d);
+  int *perm = mr_arena_alloc(work, (size_t)d * sizeof *perm);
+  if (!K || !y || !perm) return -1;
+  gram(D, n, d, NULL, K);
+  int e = mr_pivoted_cholesky(K, d, perm, MR_CONSISTENCY_TOL);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < e; ++k)
+      y[k] += D[(size_t)i * d + perm[k]] * b[i];
+  factor_solve(K, d, e, y);
+  for (int i = 0; i < n; ++i) {
+    double s = 0.0;
+    for (int k = 0; k < e; ++k)
+      s += D[(size_t)i * d + perm[k]] * y[k];
+    b[i] = s;
+  }
+  return 0;
+}
+
+/* b ← its projection onto S (the file's opening comment); 1 projected, 0 when S ∋ b trivially
+ * (independent rows), −1 out of memory */
+static int project(const mr_contact_assembly *a, int dof_space, double *b, mr_arena *work) {
+  const mr_contact_problem *p = &a->problem;
+  int n = 3 * p->nc, m = a->nv;
+  double *B = mr_arena_alloc(work, (size_t)n * (dof_space ? m : n) * sizeof *B);
+  unsigned char *held = mr_arena_alloc(work, (size_t)n);
+  if (!B || !held) return -1;
+  int r = dof_space ? basis_from_J(a->J, n, m, B, work) : basis_from_G(p, B, work);
+  if (r < 0) return -1;
   if (r == n) return 0;
-  return project_contact_space(A, n, r, perm, b, work) ? -1 : 1;
+  for (int i = 0; i < n; ++i)
+    held[i] = i % 3 < 2 && !mr_problem_bilateral(p, i / 3);
+  int d = no_slip_basis(B, n, r, held, work);
+  if (d < 0) return -1;
+  if (d == 0) return mr_zero(b, n), 1;
+  if (project_onto(B, n, d, b, work)) return -1;
+  for (int i = 0; i < n; ++i)
+    if (held[i]) b[i] = 0.0; /* B_T Z is 0 to round-off */
+  return 1;
 }
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
-  int n = 3 * p->nc, m = a->nv, compliant = 0;
+  int n = 3 * p->nc, m = a->nv;
   if (n == 0) return MR_CONSISTENT_NOOP;
   for (int i = 0; i < n && p->R; ++i)
-    compliant |= p->R[i] > 0.0;
-  int dof_space = n > m && !compliant;
+    if (p->R[i] > 0.0) return MR_CONSISTENT_NOOP;
+  int dof_space = n > m;
   if ((dof_space ? m : n) > MR_CONSISTENCY_MAX_DIM) return MR_CONSISTENT_TOO_LARGE;
   size_t mark = mr_arena_mark(work);
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
@@ -176,17 +233,16 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  int st =
-      dof_space ? project_dof_space(a->J, n, m, b, work) : project_from_G(p, compliant, b, work);
-  /* a correction already in range to round-off is kept bit for bit (a resting patch under the
-   * gap law, an island solved alone or within the whole model) */
+  int st = project(a, dof_space, b, work);
+  /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
+   * law, an island solved alone or within the whole model) */
   double off = 0.0, all = 0.0;
   for (int i = 0; i < n && st == 1; ++i) {
     double bi = a->g[i] - jv[i];
     off += (bi - b[i]) * (bi - b[i]), all += bi * bi;
   }
   if (st == 1 && !(off > MR_CONSISTENCY_KEEP * MR_CONSISTENCY_KEEP * all)) st = 0;
-  /* g = J v_f/Δt + P b */
+  /* g = J v_f/Δt + b' */
   for (int i = 0; i < n && st == 1; ++i)
     a->g[i] = jv[i] + b[i];
   mr_arena_reset(work, mark);
