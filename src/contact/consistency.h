@@ -1,7 +1,8 @@
 /* The consistent correction (docs/solvers.md, "The consistent law"): the part of g that is not
  * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
- * replaced by its Euclidean projection onto range(J) = range(G), the closest contact velocity the
- * bodies can make, so that the all-sticking candidate G λ = −g has a solution. */
+ * replaced by its Euclidean projection onto S = {J δu : the contacts' tangential rows of J δu are
+ * 0}, the closest contact velocity the bodies can make without slipping, so that the
+ * all-sticking candidate G λ = −g has a solution. */
 #ifndef MOREAU_CONTACT_CONSISTENCY_H
 #define MOREAU_CONTACT_CONSISTENCY_H
 
@@ -16,23 +17,24 @@
  * directions have eigenvalues below this fraction of the largest diagonal entry */
 #define MR_CONSISTENCY_TOL 1e-10
 
-/* a correction whose part outside range(J) is at most this fraction of its norm is left as
+/* a correction whose part outside S is at most this fraction of its norm is left as
  * assembled: that part is the projection's own round-off (condition of the kept rows times n ε) */
 #define MR_CONSISTENCY_KEEP 1e-10
 
 /* what mr_contact_consistent did */
 typedef enum {
-  MR_CONSISTENT_NOOP = 0,  /* no correction, independent rows (P = I), or a correction already
-                              in range(J) to MR_CONSISTENCY_KEEP: g unchanged */
-  MR_CONSISTENT_PROJECTED, /* the correction was projected onto range(J) */
+  MR_CONSISTENT_NOOP = 0,  /* no correction, independent rows, a compliant problem (R > 0
+                              somewhere), or a correction already in S to MR_CONSISTENCY_KEEP:
+                              g unchanged */
+  MR_CONSISTENT_PROJECTED, /* the correction was projected onto S */
   MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
   MR_CONSISTENT_NO_MEMORY  /* the arena was too small: left as assembled */
 } mr_consistent_result;
 
 /* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
- * projector onto range(J) (range(G + R) when a compliance is present), computed from a pivoted
- * Cholesky of G (3nc ≤ nv) or of JᵀJ (3nc > nv). vf holds the free velocity at J's a->nv
- * columns. Scratch (at most 2 (3nc)² + 6 nc doubles) comes from work and is released. */
+ * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
+ * otherwise) and the null space of its tangential rows. vf holds the free velocity at J's a->nv
+ * columns. Scratch (at most 2 (3nc)² + O(nc) doubles) comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            mr_arena *work);
 
