@@ -9,7 +9,9 @@
  *   S = { J δu : the tangential rows of the contacts' J δu are 0 },
  * the contact velocities the bodies can make without slipping at any contact: b' is the closest
  * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
- * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Then
+ * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Blocks
+ * with a positive gap (speculative contacts and limits: their correction permits an approach,
+ * it pushes nothing out) are free: left out of S and their b kept. Then
  * G λ = −g has a solution (c = 0: every contact sticking), and a resting rigid patch, whose
  * affine gaps are already the normal velocities of a rigid motion without slip, keeps its b.
  * Computed from a basis B (3nc x r) of range(J):
@@ -169,47 +171,83 @@ static int no_slip_basis(double *B, int n, int r, const unsigned char *held, mr_
   return d;
 }
 
-/* b ← the projection of b onto range(D) (n x d, stride d); −1 out of memory */
-static int project_onto(const double *D, int n, int d, double *b, mr_arena *work) {
+/* each column of X (n x ncols, row-major) ← on the corrected rows, its projection onto the
+ * range of D's corrected rows (D n x d, stride d); 0 on the held rows; free rows unchanged; −1
+ * out of memory */
+static int project_onto(const double *D, int n, int d, const unsigned char *held,
+                        const unsigned char *corrected, double *X, int ncols, mr_arena *work) {
   double *K = mr_arena_alloc(work, (size_t)d * d * sizeof *K);
-  double *y = mr_arena_doubles(work, (size_t)d);
+  double *y = mr_arena_alloc(work, (size_t)d * sizeof *y);
   int *perm = mr_arena_alloc(work, (size_t)d * sizeof *perm);
   if (!K || !y || !perm) return -1;
-  gram(D, n, d, NULL, K);
+  gram(D, n, d, corrected, K);
   int e = mr_pivoted_cholesky(K, d, perm, MR_CONSISTENCY_TOL);
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < e; ++k)
-      y[k] += D[(size_t)i * d + perm[k]] * b[i];
-  factor_solve(K, d, e, y);
-  for (int i = 0; i < n; ++i) {
-    double s = 0.0;
-    for (int k = 0; k < e; ++k)
-      s += D[(size_t)i * d + perm[k]] * y[k];
-    b[i] = s;
+  for (int c = 0; c < ncols; ++c) {
+    mr_zero(y, e);
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < e && corrected[i]; ++k)
+        y[k] += D[(size_t)i * d + perm[k]] * X[(size_t)i * ncols + c];
+    factor_solve(K, d, e, y);
+    for (int i = 0; i < n; ++i) {
+      if (!corrected[i] && !held[i]) continue;
+      double s = 0.0;
+      for (int k = 0; k < e && corrected[i]; ++k)
+        s += D[(size_t)i * d + perm[k]] * y[k];
+      X[(size_t)i * ncols + c] = s;
+    }
   }
   return 0;
 }
 
-/* b ← its projection onto S (the file's opening comment); 1 projected, 0 when S ∋ b trivially
- * (independent rows), −1 out of memory */
-static int project(const mr_contact_assembly *a, int dof_space, double *b, mr_arena *work) {
-  const mr_contact_problem *p = &a->problem;
-  int n = 3 * p->nc, m = a->nv;
+/* the rows' roles: a block whose gap is positive (a speculative contact or limit, its
+ * correction a permitted approach, not a push-out) is free; the tangential rows of the other
+ * contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected */
+static void row_roles(const mr_contact_problem *p, unsigned char *held, unsigned char *corrected) {
+  for (int i = 0; i < 3 * p->nc; ++i) {
+    int bil = mr_problem_bilateral(p, i / 3), free = !bil && p->phi && p->phi[i / 3] > 0.0;
+    held[i] = !free && !bil && i % 3 < 2;
+    corrected[i] = !free && !held[i];
+  }
+}
+
+/* each column of X (n x ncols) ← its projection onto S (the file's opening comment), J (n x m)
+ * and p's G; 1 projected, 0 when the rows are independent (X left as it is), −1 out of memory */
+static int project(const mr_contact_problem *p, const double *J, int m, double *X, int ncols,
+                   mr_arena *work) {
+  int n = 3 * p->nc, dof_space = n > m;
   double *B = mr_arena_alloc(work, (size_t)n * (dof_space ? m : n) * sizeof *B);
-  unsigned char *held = mr_arena_alloc(work, (size_t)n);
-  if (!B || !held) return -1;
-  int r = dof_space ? basis_from_J(a->J, n, m, B, work) : basis_from_G(p, B, work);
+  unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
+  if (!B || !held || !corrected) return -1;
+  int r = dof_space ? basis_from_J(J, n, m, B, work) : basis_from_G(p, B, work);
   if (r < 0) return -1;
   if (r == n) return 0;
-  for (int i = 0; i < n; ++i)
-    held[i] = i % 3 < 2 && !mr_problem_bilateral(p, i / 3);
+  row_roles(p, held, corrected);
   int d = no_slip_basis(B, n, r, held, work);
   if (d < 0) return -1;
-  if (d == 0) return mr_zero(b, n), 1;
-  if (project_onto(B, n, d, b, work)) return -1;
-  for (int i = 0; i < n; ++i)
-    if (held[i]) b[i] = 0.0; /* B_T Z is 0 to round-off */
-  return 1;
+  if (d == 0) {
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < ncols && (held[i] || corrected[i]); ++c)
+        X[(size_t)i * ncols + c] = 0.0;
+    return 1;
+  }
+  return project_onto(B, n, d, held, corrected, X, ncols, work) ? -1 : 1;
+}
+
+/* 1 when the problem is one the projection handles: rigid, and min(3nc, nv) within the bound */
+static int handled(const mr_contact_problem *p, int m) {
+  int n = 3 * p->nc;
+  for (int i = 0; i < n && p->R; ++i)
+    if (p->R[i] > 0.0) return 0;
+  return (n > m ? m : n) <= MR_CONSISTENCY_MAX_DIM;
+}
+
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv, double *X,
+                                  int ncols, mr_arena *work) {
+  if (p->nc == 0 || !handled(p, nv)) return 0;
+  size_t mark = mr_arena_mark(work);
+  int st = project(p, J, nv, X, ncols, work);
+  mr_arena_reset(work, mark);
+  return st;
 }
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
@@ -219,8 +257,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   if (n == 0) return MR_CONSISTENT_NOOP;
   for (int i = 0; i < n && p->R; ++i)
     if (p->R[i] > 0.0) return MR_CONSISTENT_NOOP;
-  int dof_space = n > m;
-  if ((dof_space ? m : n) > MR_CONSISTENCY_MAX_DIM) return MR_CONSISTENT_TOO_LARGE;
+  if (!handled(p, m)) return MR_CONSISTENT_TOO_LARGE;
   size_t mark = mr_arena_mark(work);
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
   double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
@@ -233,7 +270,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  int st = project(a, dof_space, b, work);
+  int st = project(p, a->J, m, b, 1, work);
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
    * law, an island solved alone or within the whole model) */
   double off = 0.0, all = 0.0;

@@ -2,7 +2,8 @@
  * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
  * replaced by its Euclidean projection onto S = {J δu : the contacts' tangential rows of J δu are
  * 0}, the closest contact velocity the bodies can make without slipping, so that the
- * all-sticking candidate G λ = −g has a solution. */
+ * all-sticking candidate G λ = −g has a solution. Blocks with a positive gap (p->phi) are left
+ * out and keep their correction. */
 #ifndef MOREAU_CONTACT_CONSISTENCY_H
 #define MOREAU_CONTACT_CONSISTENCY_H
 
@@ -37,6 +38,13 @@ typedef enum {
  * columns. Scratch (at most 2 (3nc)² + O(nc) doubles) comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            mr_arena *work);
+
+/* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds) and J (3nc x nv):
+ * the step's derivatives take the correction's slope through the same projection. Returns 1
+ * when projected, 0 when X is left as it is (independent rows, a compliant or too large
+ * problem), −1 when work is too small (X unchanged or partly projected). */
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv, double *X,
+                                  int ncols, mr_arena *work);
 
 /* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix (its lower
  * triangle read), in place: A[perm, perm] = L Lᵀ on the r returned columns (L in the lower
