@@ -199,12 +199,13 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
   return 0;
 }
 
-/* the rows' roles: a block whose gap is positive (a speculative contact or limit, its
+/* the rows' roles: a block whose gap exceeds free_gap (a speculative contact or limit, its
  * correction a permitted approach, not a push-out) is free; the tangential rows of the other
  * contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected */
-static void row_roles(const mr_contact_problem *p, unsigned char *held, unsigned char *corrected) {
+static void row_roles(const mr_contact_problem *p, double free_gap, unsigned char *held,
+                      unsigned char *corrected) {
   for (int i = 0; i < 3 * p->nc; ++i) {
-    int bil = mr_problem_bilateral(p, i / 3), free = !bil && p->phi && p->phi[i / 3] > 0.0;
+    int bil = mr_problem_bilateral(p, i / 3), free = !bil && p->phi && p->phi[i / 3] > free_gap;
     held[i] = !free && !bil && i % 3 < 2;
     corrected[i] = !free && !held[i];
   }
@@ -212,8 +213,8 @@ static void row_roles(const mr_contact_problem *p, unsigned char *held, unsigned
 
 /* each column of X (n x ncols) ← its projection onto S (the file's opening comment), J (n x m)
  * and p's G; 1 projected, 0 when the rows are independent (X left as it is), −1 out of memory */
-static int project(const mr_contact_problem *p, const double *J, int m, double *X, int ncols,
-                   mr_arena *work) {
+static int project(const mr_contact_problem *p, const double *J, int m, double free_gap, double *X,
+                   int ncols, mr_arena *work) {
   int n = 3 * p->nc, dof_space = n > m;
   double *B = mr_arena_alloc(work, (size_t)n * (dof_space ? m : n) * sizeof *B);
   unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
@@ -221,7 +222,7 @@ static int project(const mr_contact_problem *p, const double *J, int m, double *
   int r = dof_space ? basis_from_J(J, n, m, B, work) : basis_from_G(p, B, work);
   if (r < 0) return -1;
   if (r == n) return 0;
-  row_roles(p, held, corrected);
+  row_roles(p, free_gap, held, corrected);
   int d = no_slip_basis(B, n, r, held, work);
   if (d < 0) return -1;
   if (d == 0) {
@@ -241,17 +242,17 @@ static int handled(const mr_contact_problem *p, int m) {
   return (n > m ? m : n) <= MR_CONSISTENCY_MAX_DIM;
 }
 
-int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv, double *X,
-                                  int ncols, mr_arena *work) {
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv,
+                                  double free_gap, double *X, int ncols, mr_arena *work) {
   if (p->nc == 0 || !handled(p, nv)) return 0;
   size_t mark = mr_arena_mark(work);
-  int st = project(p, J, nv, X, ncols, work);
+  int st = project(p, J, nv, free_gap, X, ncols, work);
   mr_arena_reset(work, mark);
   return st;
 }
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
-                                           mr_arena *work) {
+                                           double free_gap, mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
   int n = 3 * p->nc, m = a->nv;
   if (n == 0) return MR_CONSISTENT_NOOP;
@@ -270,7 +271,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  int st = project(p, a->J, m, b, 1, work);
+  int st = project(p, a->J, m, free_gap, b, 1, work);
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
    * law, an island solved alone or within the whole model) */
   double off = 0.0, all = 0.0;

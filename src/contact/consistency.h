@@ -2,8 +2,8 @@
  * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
  * replaced by its Euclidean projection onto S = {J δu : the contacts' tangential rows of J δu are
  * 0}, the closest contact velocity the bodies can make without slipping, so that the
- * all-sticking candidate G λ = −g has a solution. Blocks with a positive gap (p->phi) are left
- * out and keep their correction. */
+ * all-sticking candidate G λ = −g has a solution. Blocks whose gap is above the band (p->phi)
+ * are left out and keep their correction. */
 #ifndef MOREAU_CONTACT_CONSISTENCY_H
 #define MOREAU_CONTACT_CONSISTENCY_H
 
@@ -34,17 +34,19 @@ typedef enum {
 
 /* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
- * otherwise) and the null space of its tangential rows. vf holds the free velocity at J's a->nv
- * columns. Scratch (at most 2 (3nc)² + O(nc) doubles) comes from work and is released. */
+ * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
+ * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
+ * vf holds the free velocity at J's a->nv columns. Scratch (at most 2 (3nc)² + O(nc) doubles)
+ * comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
-                                           mr_arena *work);
+                                           double free_gap, mr_arena *work);
 
-/* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds) and J (3nc x nv):
- * the step's derivatives take the correction's slope through the same projection. Returns 1
- * when projected, 0 when X is left as it is (independent rows, a compliant or too large
- * problem), −1 when work is too small (X unchanged or partly projected). */
-int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv, double *X,
-                                  int ncols, mr_arena *work);
+/* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds, gaps) and J (3nc x
+ * nv), as mr_contact_consistent does: the step's derivatives take the correction's slope through
+ * the same projection. Returns 1 when projected, 0 when X is left as it is (independent rows, a
+ * compliant or too large problem), −1 when work is too small (X unchanged). */
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv,
+                                  double free_gap, double *X, int ncols, mr_arena *work);
 
 /* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix (its lower
  * triangle read), in place: A[perm, perm] = L Lᵀ on the r returned columns (L in the lower

@@ -1026,7 +1026,8 @@ static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step
       for (int k = 0; k < nv; ++k)
         Si[(size_t)r * nv + k] = slope * Ji[(size_t)r * nv + k];
   }
-  if (mr_problem_has_G(cs->prob)) mr_contact_consistent_columns(cs->prob, cs->J, nv, S, nv, ar);
+  if (mr_problem_has_G(cs->prob))
+    mr_contact_consistent_columns(cs->prob, cs->J, nv, cs->assembly->band, S, nv, ar);
   for (size_t r = 0; r < nn; ++r)
     E[r] += S[r];
 }
