@@ -10,8 +10,9 @@
  * the contact velocities the bodies can make without slipping at any contact: b' is the closest
  * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
  * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Blocks
- * with a positive gap (speculative contacts and limits: their correction permits an approach,
- * it pushes nothing out) are free: left out of S and their b kept. Then
+ * whose gap exceeds free_gap, the assembly's band δ (speculative contacts and limits: their
+ * correction permits an approach, it pushes nothing out), are free: left out of S and their b
+ * kept. Then
  * G λ = −g has a solution (c = 0: every contact sticking), and a resting rigid patch, whose
  * affine gaps are already the normal velocities of a rigid motion without slip, keeps its b.
  * Computed from a basis B (3nc x r) of range(J):
