@@ -36,7 +36,7 @@ typedef enum {
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
- * vf holds the free velocity at J's a->nv columns. Scratch (at most 2 (3nc)² + O(nc) doubles)
+ * vf holds the free velocity at J's a->nv columns. Scratch (at most 3 (3nc)² + O(nc) doubles)
  * comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            double free_gap, mr_arena *work);
