@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/consistency.h"
 #include "core/linalg.h"
 #include "integrate/sim_internal.h"
 
@@ -390,6 +391,19 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
 
 /* ---- solving ---- */
 
+/* the island's correction made consistent (contact/consistency.h), the free velocity gathered
+ * at its columns of J */
+static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly_subset *sub,
+                            double band) {
+  mr_arena_reset(&s->work, 0);
+  double *vf = mr_arena_doubles(&s->work, (size_t)sub->ndofs);
+  if (!vf) return;
+  for (int k = 0; k < sub->ndofs; ++k)
+    vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
+  mr_contact_consistent(a, vf, band, &s->work);
+  mr_arena_reset(&s->work, 0);
+}
+
 /* island k solved again without the push-out of penetrations, as sim.c does for the whole
  * problem: kept when its criterion is lower */
 static mr_status solve_without_push_out(mr_sim *s, int k, const mr_assembly_subset *sub,
@@ -405,6 +419,7 @@ static mr_status solve_without_push_out(mr_sim *s, int k, const mr_assembly_subs
   mr_status st = mr_contact_assemble_subset(s->m, s->d, s->cg, sub, a->max_contacts, s->v,
                                             s->v_next, &as, a, err);
   if (st) return st;
+  make_consistent(s, a, sub, as.band);
   mr_solver_stats st2;
   mr_zero(lam, n);
   mr_arena_reset(&s->work, 0);
@@ -434,6 +449,7 @@ static mr_status solve_island(mr_sim *s, int k, size_t *at, mr_solver_stats *sta
   mr_status st = mr_contact_assemble_subset(s->m, s->d, s->cg, &sub, nc, s->v, s->v_next,
                                             &s->as_settings, a, err);
   if (st) return st;
+  make_consistent(s, a, &sub, s->as_settings.band);
   mr_solver_state *state = &is->states[k];
   state->y = is->y + 3 * b0;
   state->cap = 3 * nc;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "contact/consistency.h"
 #include "core/linalg.h"
 #include "integrate/free_flyer.h"
 #include "integrate/sim_internal.h"
@@ -551,6 +552,7 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next, &as, a,
                                      err);
   if (st) return st;
+  mr_contact_consistent(a, s->v_next, as.band, &s->work);
   mr_solver_stats st2;
   mr_zero(s->lambda_alt, n);
   mr_arena_reset(&s->work, 0);
@@ -606,6 +608,8 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   if (s->islands) return solve_islands(s, err);
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
+  if (!st) /* the correction made consistent (contact/consistency.h) */
+    mr_contact_consistent(&s->as, s->v_next, s->as_settings.band, &s->work);
   s->t_assembled = clock_us();
   if (st) return st;
   if (!same_contacts(s)) s->state.valid = 0;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/consistency.h"
 #include "dynamics/derivatives_internal.h"
 #include "integrate/free_flyer.h"
 
@@ -672,12 +673,20 @@ mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radi
   }
 }
 
+/* bytes of the projection's scratch for n rows and v dofs */
+static size_t consistency_bytes(size_t n, size_t v) {
+  size_t basis = n * (n > v ? v : n), factor = n > v ? v * v : n * n;
+  return (basis + factor + 2 * n * n + 8 * n) * sizeof(double) + 16 * 32;
+}
+
 size_t mr_step_contact_work_size(const mr_model *m, int nc) {
   const size_t n = 3 * (size_t)(nc > 0 ? nc : 0), v = (size_t)m->nv, b = (size_t)m->nbodies;
   /* A, B; pivots and a column; T, three right-hand sides, E; four nv x nv; two bodies'
    * Jacobians and partial velocities, saved forces, τ', v⁺ */
+  /* and the consistent correction's scratch (contact/consistency.h): 2 n² doubles, a few
+   * n-vectors and 32-byte alignment of its dozen blocks */
   return (2 * n * n + 2 * n + 5 * n * v + 4 * v * v + 24 * v + 6 * b + 2 * v) * sizeof(double) +
-         64;
+         64 + consistency_bytes(n, v);
 }
 
 /* the slope ∂cor/∂Φ of a block's correction (moreau/assembly.h), vn0 = J_N v: for a contact
@@ -991,12 +1000,15 @@ static void contact_forces(const mr_model *m, mr_data *d, const mr_contact_step 
 
 /* E = ∂(Δt g)/∂q at fixed v⁺ (3nc x nv): the rate of J at w = v⁺ and the correction's slope
  * times ∂Φ/∂q (a contact's normal row: J_N; a point constraint's three rows: J, the anchors
- * attached to their bodies) */
+ * attached to their bodies), the latter projected as the step projects the correction
+ * (contact/consistency.h; the projector held fixed), in S (3nc x nv) with scratch ar */
 static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step *cs,
                             const double *v, const double *vn, double *J1, double *J2, double *u,
-                            double *E) {
+                            double *E, double *S, mr_arena *ar) {
   const int nv = m->nv;
-  memset(E, 0, (size_t)3 * cs->prob->nc * nv * sizeof(double));
+  const size_t nn = (size_t)3 * cs->prob->nc * nv;
+  memset(E, 0, nn * sizeof(double));
+  memset(S, 0, nn * sizeof(double));
   for (int i = 0; i < cs->prob->nc; ++i) {
     const mr_contact_geometry *c = &cs->rows[i];
     const double *Ji = cs->J + (size_t)3 * i * nv;
@@ -1009,10 +1021,15 @@ static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step
     for (int k = 0; k < nv; ++k)
       vn0 += Ji[(size_t)2 * nv + k] * v[k];
     const double slope = correction_slope(c, vn0, cs->assembly);
+    double *Si = S + (size_t)3 * i * nv;
     for (int r = c->type == MR_ROWS_POINT ? 0 : 2; r < 3; ++r)
       for (int k = 0; k < nv; ++k)
-        Ei[(size_t)r * nv + k] += slope * Ji[(size_t)r * nv + k];
+        Si[(size_t)r * nv + k] = slope * Ji[(size_t)r * nv + k];
   }
+  if (mr_problem_has_G(cs->prob))
+    mr_contact_consistent_columns(cs->prob, cs->J, nv, cs->assembly->band, S, nv, ar);
+  for (size_t r = 0; r < nn; ++r)
+    E[r] += S[r];
 }
 
 /* dλ/dx for the three inputs: A dλ = B (J ∂ṽ/∂x + [x = q] E) / Δt, the rows of A that are
@@ -1098,7 +1115,8 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
   }
   if (n > 0) {
     /* λ moves with x through g: dv⁺/dx = ∂ṽ/∂x + Δt M̃⁻¹ Jᵀ dλ/dx */
-    explicit_q_rate(m, d, cs, v, vn, J1, J2, u, E);
+    mr_arena ar = {(unsigned char *)(vn + nv), consistency_bytes((size_t)n, (size_t)nv), 0, 0};
+    explicit_q_rate(m, d, cs, v, vn, J1, J2, u, E, T, &ar);
     double *const L[3] = {Lq, Lv, Lt};
     const double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
     st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, dv, E, err);

@@ -1,0 +1,290 @@
+/* The consistent correction (see consistency.h; derivation in docs/solvers.md, "The consistent
+ * law").
+ *
+ * The assembled g = (J v_f + cor)/Δt. J v_f lies in range(J) = range(G) (M ≻ 0); cor does only
+ * when the requested push-out is a velocity the bodies can make. When it is not, G λ = −g has no
+ * solution, the NCP has no all-sticking candidate, and a mechanism like a pendulum whose tip can
+ * only move obliquely to the ground has no solution at all (Painlevé-like). The correction b =
+ * cor/Δt is replaced by its Euclidean projection b' onto
+ *   S = { J δu : the tangential rows of the contacts' J δu are 0 },
+ * the contact velocities the bodies can make without slipping at any contact: b' is the closest
+ * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
+ * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Blocks
+ * whose gap exceeds free_gap, the assembly's band δ (speculative contacts and limits: their
+ * correction permits an approach, it pushes nothing out), are free: left out of S and their b
+ * kept. Then
+ * G λ = −g has a solution (c = 0: every contact sticking), and a resting rigid patch, whose
+ * affine gaps are already the normal velocities of a rigid motion without slip, keeps its b.
+ * Computed from a basis B (3nc x r) of range(J):
+ *   - 3nc ≤ nv: the pivoted Cholesky G[p, p] = L Lᵀ of rank r, B = Πᵀ L; r = 3nc means S =
+ *     {x : x_T = 0} ∋ b and nothing is done (a single contact with a full-rank block,
+ *     independent rows);
+ *   - 3nc > nv (rows always dependent: a box on four corners, a foot): the pivoted Cholesky of
+ *     JᵀJ (nv x nv) selects r independent columns, B = J_S;
+ * then S = B null(B_T): the pivoted Cholesky of B_TᵀB_T (rank h) gives the null space's basis
+ * Z = Π [−L₁₁⁻ᵀ L₂₁ᵀ; I] (r x (r − h)), D = B Z spans S, and b' = D_s (D_sᵀ D_s)⁻¹ D_sᵀ b with
+ * D_s the columns a third pivoted Cholesky (of DᵀD) keeps. Cost O(n r²) with r ≤ min(3nc, nv);
+ * islands beyond MR_CONSISTENCY_MAX_DIM are left as assembled, and so are compliant problems
+ * (R > 0 anywhere: with R ≻ 0 every g is reachable). */
+#include "contact/consistency.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/linalg.h"
+
+/* swap indices k < p of a symmetric matrix whose lower triangle is stored (row stride n), after
+ * k columns of the factor: rows k and p of the factor, then the trailing part */
+static void sym_swap_lower(double *A, int n, int k, int p) {
+  double t;
+#define SWAP(a, b) (t = (a), (a) = (b), (b) = t)
+  for (int j = 0; j < k; ++j)
+    SWAP(A[(size_t)k * n + j], A[(size_t)p * n + j]);
+  SWAP(A[(size_t)k * n + k], A[(size_t)p * n + p]);
+  for (int i = k + 1; i < p; ++i)
+    SWAP(A[(size_t)i * n + k], A[(size_t)p * n + i]);
+  for (int i = p + 1; i < n; ++i)
+    SWAP(A[(size_t)i * n + k], A[(size_t)i * n + p]);
+#undef SWAP
+}
+
+int mr_pivoted_cholesky(double *A, int n, int *perm, double tol) {
+  double dmax = 0.0;
+  for (int i = 0; i < n; ++i)
+    perm[i] = i, dmax = fmax(dmax, A[(size_t)i * n + i]);
+  for (int k = 0; k < n; ++k) {
+    /* the largest remaining pivot */
+    int p = k;
+    for (int i = k + 1; i < n; ++i)
+      if (A[(size_t)i * n + i] > A[(size_t)p * n + p]) p = i;
+    if (!(A[(size_t)p * n + p] > tol * dmax)) return k;
+    if (p != k) {
+      sym_swap_lower(A, n, k, p);
+      int t = perm[k];
+      perm[k] = perm[p], perm[p] = t;
+    }
+    /* column k of L, copied into the unused upper part of row k, then the lower triangle of
+     * the Schur complement (contiguous rows) */
+    double *restrict Ak = A + (size_t)k * n, lkk = sqrt(Ak[k]);
+    Ak[k] = lkk;
+    for (int i = k + 1; i < n; ++i)
+      Ak[i] = A[(size_t)i * n + k] /= lkk;
+    for (int i = k + 1; i < n; ++i) {
+      double lik = Ak[i], *restrict Ai = A + (size_t)i * n;
+      for (int j = k + 1; j <= i; ++j)
+        Ai[j] -= lik * Ak[j];
+    }
+  }
+  return n;
+}
+
+/* x ← (L Lᵀ)⁻¹ x, L the leading r x r lower triangle of a row-stride-n factor */
+static void factor_solve(const double *L, int n, int r, double *x) {
+  for (int k = 0; k < r; ++k) {
+    for (int j = 0; j < k; ++j)
+      x[k] -= L[(size_t)k * n + j] * x[j];
+    x[k] /= L[(size_t)k * n + k];
+  }
+  for (int k = r - 1; k >= 0; --k) {
+    for (int j = k + 1; j < r; ++j)
+      x[k] -= L[(size_t)j * n + k] * x[j];
+    x[k] /= L[(size_t)k * n + k];
+  }
+}
+
+/* K = Xᵀ X over the rows of X (rows x c, stride c) that use selects (NULL: all), lower triangle */
+static void gram(const double *X, int rows, int c, const unsigned char *use, double *K) {
+  memset(K, 0, (size_t)c * c * sizeof *K);
+  for (int i = 0; i < rows; ++i) {
+    const double *Xi = X + (size_t)i * c;
+    if (use && !use[i]) continue;
+    for (int k = 0; k < c; ++k) {
+      if (Xi[k] == 0.0) continue;
+      for (int j = 0; j <= k; ++j)
+        K[(size_t)k * c + j] += Xi[k] * Xi[j];
+    }
+  }
+}
+
+/* B (n x r, stride r) = a basis of range(G) from its pivoted Cholesky; r, or −1 out of memory */
+static int basis_from_G(const mr_contact_problem *p, double *B, mr_arena *work) {
+  int n = 3 * p->nc;
+  size_t mark = mr_arena_mark(work);
+  double *A = mr_arena_alloc(work, (size_t)n * n * sizeof *A); /* every entry written */
+  int *perm = mr_arena_alloc(work, (size_t)n * sizeof *perm);
+  if (!A || !perm) return -1;
+  mr_problem_G_dense(p, A);
+  int r = mr_pivoted_cholesky(A, n, perm, MR_CONSISTENCY_TOL);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < r; ++k)
+      B[(size_t)perm[i] * r + k] = k <= i ? A[(size_t)i * n + k] : 0.0;
+  mr_arena_reset(work, mark);
+  return r;
+}
+
+/* B (n x r, stride r) = the r independent columns of J (n x m) that the pivoted Cholesky of JᵀJ
+ * selects; r, or −1 out of memory */
+static int basis_from_J(const double *J, int n, int m, double *B, mr_arena *work) {
+  size_t mark = mr_arena_mark(work);
+  double *A = mr_arena_alloc(work, (size_t)m * m * sizeof *A);
+  int *perm = mr_arena_alloc(work, (size_t)m * sizeof *perm);
+  if (!A || !perm) return -1;
+  gram(J, n, m, NULL, A);
+  int r = mr_pivoted_cholesky(A, m, perm, MR_CONSISTENCY_TOL);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < r; ++k)
+      B[(size_t)i * r + k] = J[(size_t)i * m + perm[k]];
+  mr_arena_reset(work, mark);
+  return r;
+}
+
+/* B ← B Z (n x d, stride d), Z the basis of null(B_held) from the pivoted Cholesky of
+ * B_heldᵀ B_held; d, or −1 out of memory */
+static int no_slip_basis(double *B, int n, int r, const unsigned char *held, mr_arena *work) {
+  double *K = mr_arena_alloc(work, (size_t)r * r * sizeof *K);
+  double *t = mr_arena_alloc(work, (size_t)r * sizeof *t);
+  int *perm = mr_arena_alloc(work, (size_t)r * sizeof *perm);
+  if (!K || !t || !perm) return -1;
+  gram(B, n, r, held, K);
+  int h = mr_pivoted_cholesky(K, r, perm, MR_CONSISTENCY_TOL), d = r - h;
+  /* Z column j: 1 at pivot h + j, −L₁₁⁻ᵀ (row h + j of L₂₁) at the first h pivots; kept in
+   * K's rows h .. r (column j in row h + j, entries at the first h columns replaced) */
+  for (int j = 0; j < d; ++j) {
+    double *w = K + (size_t)(h + j) * r;
+    for (int k = h - 1; k >= 0; --k) {
+      for (int l = k + 1; l < h; ++l)
+        w[k] -= K[(size_t)l * r + k] * w[l];
+      w[k] /= K[(size_t)k * r + k];
+    }
+  }
+  /* row i of B Z, in place */
+  for (int i = 0; i < n; ++i) {
+    double *Bi = B + (size_t)i * r;
+    memcpy(t, Bi, (size_t)r * sizeof *t);
+    for (int j = 0; j < d; ++j) {
+      const double *w = K + (size_t)(h + j) * r;
+      double s = t[perm[h + j]];
+      for (int k = 0; k < h; ++k)
+        s -= w[k] * t[perm[k]];
+      B[(size_t)i * d + j] = s;
+    }
+  }
+  return d;
+}
+
+/* each column of X (n x ncols, row-major) ← on the corrected rows, its projection onto the
+ * range of D's corrected rows (D n x d, stride d); 0 on the held rows; free rows unchanged; −1
+ * out of memory */
+static int project_onto(const double *D, int n, int d, const unsigned char *held,
+                        const unsigned char *corrected, double *X, int ncols, mr_arena *work) {
+  double *K = mr_arena_alloc(work, (size_t)d * d * sizeof *K);
+  double *y = mr_arena_alloc(work, (size_t)d * sizeof *y);
+  int *perm = mr_arena_alloc(work, (size_t)d * sizeof *perm);
+  if (!K || !y || !perm) return -1;
+  gram(D, n, d, corrected, K);
+  int e = mr_pivoted_cholesky(K, d, perm, MR_CONSISTENCY_TOL);
+  for (int c = 0; c < ncols; ++c) {
+    mr_zero(y, e);
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < e && corrected[i]; ++k)
+        y[k] += D[(size_t)i * d + perm[k]] * X[(size_t)i * ncols + c];
+    factor_solve(K, d, e, y);
+    for (int i = 0; i < n; ++i) {
+      if (!corrected[i] && !held[i]) continue;
+      double s = 0.0;
+      for (int k = 0; k < e && corrected[i]; ++k)
+        s += D[(size_t)i * d + perm[k]] * y[k];
+      X[(size_t)i * ncols + c] = s;
+    }
+  }
+  return 0;
+}
+
+/* the rows' roles: a block whose gap exceeds free_gap (a speculative contact or limit, its
+ * correction a permitted approach, not a push-out) is free; the tangential rows of the other
+ * contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected */
+static void row_roles(const mr_contact_problem *p, double free_gap, unsigned char *held,
+                      unsigned char *corrected) {
+  for (int i = 0; i < 3 * p->nc; ++i) {
+    int bil = mr_problem_bilateral(p, i / 3), free = !bil && p->phi && p->phi[i / 3] > free_gap;
+    held[i] = !free && !bil && i % 3 < 2;
+    corrected[i] = !free && !held[i];
+  }
+}
+
+/* each column of X (n x ncols) ← its projection onto S (the file's opening comment), J (n x m)
+ * and p's G; 1 projected, 0 when the rows are independent (X left as it is), −1 out of memory */
+static int project(const mr_contact_problem *p, const double *J, int m, double free_gap, double *X,
+                   int ncols, mr_arena *work) {
+  int n = 3 * p->nc, dof_space = n > m;
+  double *B = mr_arena_alloc(work, (size_t)n * (dof_space ? m : n) * sizeof *B);
+  unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
+  if (!B || !held || !corrected) return -1;
+  int r = dof_space ? basis_from_J(J, n, m, B, work) : basis_from_G(p, B, work);
+  if (r < 0) return -1;
+  if (r == n) return 0;
+  row_roles(p, free_gap, held, corrected);
+  int d = no_slip_basis(B, n, r, held, work);
+  if (d < 0) return -1;
+  if (d == 0) {
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < ncols && (held[i] || corrected[i]); ++c)
+        X[(size_t)i * ncols + c] = 0.0;
+    return 1;
+  }
+  return project_onto(B, n, d, held, corrected, X, ncols, work) ? -1 : 1;
+}
+
+/* 1 when the problem is one the projection handles: rigid, and min(3nc, nv) within the bound */
+static int handled(const mr_contact_problem *p, int m) {
+  int n = 3 * p->nc;
+  for (int i = 0; i < n && p->R; ++i)
+    if (p->R[i] > 0.0) return 0;
+  return (n > m ? m : n) <= MR_CONSISTENCY_MAX_DIM;
+}
+
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv,
+                                  double free_gap, double *X, int ncols, mr_arena *work) {
+  if (p->nc == 0 || !handled(p, nv)) return 0;
+  size_t mark = mr_arena_mark(work);
+  int st = project(p, J, nv, free_gap, X, ncols, work);
+  mr_arena_reset(work, mark);
+  return st;
+}
+
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
+                                           double free_gap, mr_arena *work) {
+  const mr_contact_problem *p = &a->problem;
+  int n = 3 * p->nc, m = a->nv;
+  if (n == 0) return MR_CONSISTENT_NOOP;
+  for (int i = 0; i < n && p->R; ++i)
+    if (p->R[i] > 0.0) return MR_CONSISTENT_NOOP;
+  if (!handled(p, m)) return MR_CONSISTENT_TOO_LARGE;
+  size_t mark = mr_arena_mark(work);
+  double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
+  double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
+  if (!b || !jv) return mr_arena_reset(work, mark), MR_CONSISTENT_NO_MEMORY;
+  /* b = the correction, g − J v_f/Δt; nothing to do when it is zero */
+  double bmax = 0.0;
+  for (int i = 0; i < n; ++i) {
+    jv[i] = mr_dot(a->J + (size_t)i * m, vf, m) / p->dt;
+    b[i] = a->g[i] - jv[i];
+    bmax = fmax(bmax, fabs(b[i]));
+  }
+  if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
+  int st = project(p, a->J, m, free_gap, b, 1, work);
+  /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
+   * law, an island solved alone or within the whole model) */
+  double off = 0.0, all = 0.0;
+  for (int i = 0; i < n && st == 1; ++i) {
+    double bi = a->g[i] - jv[i];
+    off += (bi - b[i]) * (bi - b[i]), all += bi * bi;
+  }
+  if (st == 1 && !(off > MR_CONSISTENCY_KEEP * MR_CONSISTENCY_KEEP * all)) st = 0;
+  /* g = J v_f/Δt + b' */
+  for (int i = 0; i < n && st == 1; ++i)
+    a->g[i] = jv[i] + b[i];
+  mr_arena_reset(work, mark);
+  if (st < 0) return MR_CONSISTENT_NO_MEMORY;
+  return st == 1 ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP;
+}

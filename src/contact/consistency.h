@@ -1,0 +1,57 @@
+/* The consistent correction (docs/solvers.md, "The consistent law"): the part of g that is not
+ * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
+ * replaced by its Euclidean projection onto S = {J δu : the contacts' tangential rows of J δu are
+ * 0}, the closest contact velocity the bodies can make without slipping, so that the
+ * all-sticking candidate G λ = −g has a solution. Blocks whose gap is above the band (p->phi)
+ * are left out and keep their correction. */
+#ifndef MOREAU_CONTACT_CONSISTENCY_H
+#define MOREAU_CONTACT_CONSISTENCY_H
+
+#include "core/arena.h"
+#include "moreau/assembly.h"
+
+/* the largest min(3 nc, nv) projected: beyond it (islands of tens of bodies) the dense
+ * factorisation would cost more than the solve and g is left as assembled */
+#define MR_CONSISTENCY_MAX_DIM 96
+
+/* relative pivot below which a direction of G (or of JᵀJ) counts as absent: the dropped
+ * directions have eigenvalues below this fraction of the largest diagonal entry */
+#define MR_CONSISTENCY_TOL 1e-10
+
+/* a correction whose part outside S is at most this fraction of its norm is left as
+ * assembled: that part is the projection's own round-off (condition of the kept rows times n ε) */
+#define MR_CONSISTENCY_KEEP 1e-10
+
+/* what mr_contact_consistent did */
+typedef enum {
+  MR_CONSISTENT_NOOP = 0,  /* no correction, independent rows, a compliant problem (R > 0
+                              somewhere), or a correction already in S to MR_CONSISTENCY_KEEP:
+                              g unchanged */
+  MR_CONSISTENT_PROJECTED, /* the correction was projected onto S */
+  MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
+  MR_CONSISTENT_NO_MEMORY  /* the arena was too small: left as assembled */
+} mr_consistent_result;
+
+/* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
+ * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
+ * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
+ * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
+ * vf holds the free velocity at J's a->nv columns. Scratch (at most 3 (3nc)² + O(nc) doubles)
+ * comes from work and is released. */
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
+                                           double free_gap, mr_arena *work);
+
+/* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds, gaps) and J (3nc x
+ * nv), as mr_contact_consistent does: the step's derivatives take the correction's slope through
+ * the same projection. Returns 1 when projected, 0 when X is left as it is (independent rows, a
+ * compliant or too large problem), −1 when work is too small (X unchanged). */
+int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv,
+                                  double free_gap, double *X, int ncols, mr_arena *work);
+
+/* The pivoted Cholesky of a symmetric positive semi-definite n x n row-major matrix (its lower
+ * triangle read), in place: A[perm, perm] = L Lᵀ on the r returned columns (L in the lower
+ * triangle of A's first r columns; the strict upper triangle is overwritten), stopping when the
+ * largest remaining pivot is at most tol times the largest diagonal entry. */
+int mr_pivoted_cholesky(double *A, int n, int *perm, double tol);
+
+#endif

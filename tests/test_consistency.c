@@ -1,0 +1,335 @@
+/* The consistent correction (src/contact/consistency.c): the correction part of g projected onto
+ * range(J), checked against closed forms and against the eigendecomposition of G (Jacobi sweeps,
+ * mr_sym_eigen: an algorithm independent of the pivoted Cholesky the projection uses). */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "contact/consistency.h"
+#include "contact/qp.h"
+#include "core/linalg.h"
+#include "moreau/assembly.h"
+
+enum { MAXC = 12, MAXN = 3 * MAXC, MAXV = 32 };
+static const double DT = 1e-3, SIDE = 0.2, BAND = 1e-4; /* the assembly's default band */
+
+typedef struct {
+  mr_model *m;
+  mr_data *d;
+  mr_contact_assembly a;
+  mr_arena work;
+  double vf[MAXV];
+} fixture;
+
+/* a free cube of side SIDE and 1 kg, or (link) a 1 m link of 2 kg on a continuous joint about y
+ * at the world origin */
+static void fixture_init(fixture *f, int link) {
+  memset(f, 0, sizeof *f);
+  f->m = mr_model_create(link ? "link" : "cube");
+  double I = SIDE * SIDE / 6.0;
+  mr_inertia Y = {1.0, mr_v3_zero(), mr_m3_diag(I, I, I)};
+  mr_inertia L = {2.0, mr_v3(0.5, 0, 0), mr_m3_diag(1e-3, 2.0 / 12.0, 2.0 / 12.0)};
+  int b = link ? mr_model_add_body(f->m, 0, "hinge", MR_JOINT_CONTINUOUS, mr_se3_identity(),
+                                   mr_v3(0, 1, 0), "link", L, NULL)
+               : mr_model_add_body(f->m, 0, "root", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(),
+                                   "cube", Y, NULL);
+  assert_int_equal(b, 1);
+  f->d = mr_data_create(f->m);
+  assert_int_equal(mr_contact_assembly_init(&f->a, MAXC, f->m->nv, NULL), MR_OK);
+  assert_int_equal(mr_arena_init(&f->work, mr_solver_work_size(MAXC, 0)), 0);
+}
+
+static void fixture_free(fixture *f) {
+  mr_arena_destroy(&f->work);
+  mr_contact_assembly_free(&f->a);
+  mr_data_free(f->d);
+  mr_model_free(f->m);
+}
+
+/* the problem of contacts c at configuration q, settings s */
+static void assemble(fixture *f, const double *q, const mr_contact_geometry *c, int nc,
+                     const mr_assembly_settings *s) {
+  double v[MAXV] = {0};
+  mr_forward_kinematics(f->m, f->d, q, NULL, NULL);
+  mr_crba(f->m, f->d, q);
+  assert_int_equal(mr_ldlt_factor(f->m, f->d, NULL), MR_OK);
+  assert_int_equal(mr_contact_assemble(f->m, f->d, c, nc, v, f->vf, s, &f->a, NULL), MR_OK);
+}
+
+/* a ground contact on body 1 at point p (normal +z), gap phi */
+static mr_contact_geometry ground_contact(mr_vec3 p, double phi) {
+  mr_contact_geometry c;
+  memset(&c, 0, sizeof c);
+  c.body1 = 1;
+  c.point = p;
+  c.frame = mr_m3_identity();
+  c.phi = phi;
+  c.mu = 0.5;
+  return c;
+}
+
+/* the correction part of g: g − J v_f/Δt */
+static void correction(const fixture *f, double *b) {
+  int n = 3 * f->a.problem.nc, m = f->a.nv;
+  for (int i = 0; i < n; ++i)
+    b[i] = f->a.g[i] - mr_dot(f->a.J + (size_t)i * m, f->vf, m) / DT;
+}
+
+/* P b by eigendecompositions: V_r = the eigenvectors of G of eigenvalues above 1e-10 of the
+ * largest (an orthonormal basis of range(G), the projection's own rank threshold); the no-slip
+ * subspace S = {V_r z : (V_r z)_T = 0} has the orthonormal basis V_r Z, Z the eigenvectors of
+ * V_r,Tᵀ V_r,T (eigenvalues in [0, 1]) of eigenvalue below 1e-10; P b = (V_r Z)(V_r Z)ᵀ b */
+static void eigen_projection(const double *G, int n, const double *b, double *Pb) {
+  static double A[MAXN * MAXN], V[MAXN * MAXN], eig[MAXN], Q[MAXN * MAXN], K[MAXN * MAXN],
+      W[MAXN * MAXN], kw[MAXN];
+  memcpy(A, G, sizeof(double) * (size_t)n * n);
+  mr_sym_eigen(A, n, eig, V);
+  double big = 0.0;
+  for (int i = 0; i < n; ++i)
+    big = fmax(big, fabs(eig[i]));
+  int r = 0;
+  for (int i = 0; i < n; ++i)
+    if (eig[i] > 1e-10 * big) {
+      for (int k = 0; k < n; ++k)
+        Q[k * n + r] = V[k * n + i];
+      ++r;
+    }
+  /* K = Q_Tᵀ Q_T over the tangential rows */
+  for (int a = 0; a < r; ++a)
+    for (int c = 0; c < r; ++c) {
+      double s = 0.0;
+      for (int k = 0; k < n; ++k)
+        if (k % 3 < 2) s += Q[k * n + a] * Q[k * n + c];
+      K[a * r + c] = s;
+    }
+  if (r > 0) mr_sym_eigen(K, r, kw, W);
+  mr_zero(Pb, n);
+  for (int j = 0; j < r; ++j) {
+    if (kw[j] > 1e-10) continue;
+    double col[MAXN], pr = 0.0;
+    for (int k = 0; k < n; ++k) {
+      col[k] = 0.0;
+      for (int a = 0; a < r; ++a)
+        col[k] += Q[k * n + a] * W[a * r + j];
+      pr += col[k] * b[k];
+    }
+    for (int k = 0; k < n; ++k)
+      Pb[k] += pr * col[k];
+  }
+}
+
+/* the problem of contacts c is left as assembled, bit for bit */
+static void assert_kept(fixture *f, const double *q, const mr_contact_geometry *c, int nc,
+                        const mr_assembly_settings *s) {
+  double g[MAXN];
+  assemble(f, q, c, nc, s);
+  memcpy(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
+  assert_int_equal(mr_contact_consistent(&f->a, f->vf, BAND, &f->work), MR_CONSISTENT_NOOP);
+  assert_memory_equal(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
+}
+
+/* A box on its 4 bottom corners in penetration. Planar depths (Φ = −12, −8, −4, 0 µm: a tilt):
+ * the correction is already the normal velocity of a rigid motion without slip (a heave and a
+ * tilt about axes in the sole plane), so g is kept bit for bit, and the eigen projection agrees
+ * with it to round-off: the normal equations of J_S (JᵀJ diagonal 4 for translations, 4 · 0.02
+ * m² for rotations, condition ≈ 50) solved in double, ≈ 50 · 12 ε ≈ 1e-13 of ‖b‖, asserted
+ * 1e-11. Twisted depths (Φ = −6, −2, −2, −6 µm: Φ₀₀ − Φ₁₀ − Φ₀₁ + Φ₁₁ ≠ 0, no rigid motion
+ * makes them) are projected: the result matches the eigen projection (same bound) and the
+ * twist is removed (the projected depths' twist is 0 to 1e-11 of ‖b‖). */
+static void test_box_planar(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 0);
+  const double q[7] = {0.3, -0.2, SIDE / 2, 0, 0, 0, 1};
+  const double phis[2][4] = {{-12e-6, -8e-6, -4e-6, 0.0}, {-6e-6, -2e-6, -2e-6, -6e-6}};
+  mr_contact_geometry c[4];
+  f.vf[2] = -9.81 * DT;
+  mr_assembly_settings s = mr_assembly_settings_default();
+  double b[12], b2[12], Pb[12];
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < 4; ++i)
+      c[i] = ground_contact(
+          mr_v3(q[0] + (i & 1 ? 0.5 : -0.5) * SIDE, q[1] + (i & 2 ? 0.5 : -0.5) * SIDE, 0.0),
+          phis[pass][i]);
+    assemble(&f, q, c, 4, &s);
+    correction(&f, b);
+    eigen_projection(f.a.G, 12, b, Pb);
+    double g[12];
+    memcpy(g, f.a.g, sizeof g);
+    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work),
+                     pass ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP);
+    correction(&f, b2);
+    double nb = mr_norm(b, 12);
+    assert_vec_near(b2, Pb, 12, 1e-11 * nb);
+    if (pass == 0) assert_memory_equal(g, f.a.g, sizeof g); /* in S: kept bit for bit */
+    if (pass == 1) assert_near(b2[2] - b2[5] - b2[8] + b2[11], 0.0, 1e-11 * nb);
+  }
+  assert_int_equal(f.work.top, 0); /* scratch released */
+  fixture_free(&f);
+}
+
+/* A link on a hinge touching the ground at x₁ = 0.3 and x₂ = 0.7 m (Φ = −3 and −1 µm): its 6
+ * rows have rank 1, J_N = −x (a rotation about y moves a point at x along z by −x ω), J_T = 0.
+ * The only motion is the rotation, so the closest achievable push-out is the least-squares one,
+ * b'_N,i = x_i (x₁ b₁ + x₂ b₂)/(x₁² + x₂²) and b'_T = 0: each contact gets a push-out
+ * proportional to its distance from the hinge. Round-off of a 1-column normal equation: a few ε
+ * of ‖b‖, asserted 1e-13. */
+static void test_link_two_contacts(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 1);
+  const double q[1] = {0.0}, x[2] = {0.3, 0.7};
+  mr_contact_geometry c[2] = {ground_contact(mr_v3(x[0], 0, 0), -3e-6),
+                              ground_contact(mr_v3(x[1], 0, 0), -1e-6)};
+  mr_assembly_settings s = mr_assembly_settings_default();
+  assemble(&f, q, c, 2, &s);
+  double b[6], b2[6], expect[6] = {0};
+  correction(&f, b);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  correction(&f, b2);
+  double s1 = (x[0] * b[2] + x[1] * b[5]) / (x[0] * x[0] + x[1] * x[1]);
+  expect[2] = x[0] * s1, expect[5] = x[1] * s1;
+  assert_vec_near(b2, expect, 6, 1e-13 * mr_norm(b, 6));
+  /* the second contact above the band (Φ = 0.2 mm > δ: a permitted approach, not a push-out)
+   * is free: the first alone is achievable, so g is kept */
+  c[1].phi = 2e-4;
+  assert_kept(&f, q, c, 2, &s);
+  fixture_free(&f);
+}
+
+/* Two coincident contacts (the same corner, the same frame, Φ = −4 and 0 µm) on a free box: 6
+ * rows, 6 dofs, rank 3 (the contact-space path: pivoted Cholesky of G). The rows are equal, so
+ * range(J) = {(u, u)} and the projection gives each the mean, ((b₁ + b₂)/2, (b₁ + b₂)/2): the
+ * two push-outs the corner cannot make at once are replaced by their average. Round-off: G's
+ * dropped pivot is ε-small, the kept 3 x 3 block has condition ≈ 30 (1/m + r²/I terms), asserted
+ * 1e-12 of ‖b‖. A single contact's full-rank block is left alone (bit for bit). */
+static void test_coincident_contacts(void **state) {
+  (void)state;
+  fixture f;
+  fixture_init(&f, 0);
+  const double q[7] = {0, 0, SIDE / 2, 0, 0, 0, 1};
+  mr_vec3 p = mr_v3(-SIDE / 2, -SIDE / 2, 0);
+  mr_contact_geometry c[2] = {ground_contact(p, -4e-6), ground_contact(p, 0.0)};
+  f.vf[2] = -9.81 * DT;
+  mr_assembly_settings s = mr_assembly_settings_default();
+  assemble(&f, q, c, 2, &s);
+  double b[6], b2[6], expect[6];
+  correction(&f, b);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  correction(&f, b2);
+  for (int k = 0; k < 3; ++k)
+    expect[k] = expect[k + 3] = 0.5 * (b[k] + b[k + 3]);
+  assert_vec_near(b2, expect, 6, 1e-12 * mr_norm(b, 6));
+  /* one contact: P = I, g untouched */
+  assert_kept(&f, q, c, 1, &s);
+  fixture_free(&f);
+}
+
+/* a random problem: J = A B of rank k (n x m), M = diag in [0.5, 2], G = J M⁻¹ Jᵀ, R = 0 */
+static void random_problem(mr_contact_assembly *a, double *vf, int nc, int m, int k,
+                           uint64_t seed) {
+  int n = 3 * nc;
+  double A[MAXN * MAXV], B[MAXV * MAXV], Minv[MAXV];
+  for (int i = 0; i < n * k; ++i)
+    A[i] = test_rand(&seed, -1, 1);
+  for (int i = 0; i < k * m; ++i)
+    B[i] = test_rand(&seed, -1, 1);
+  for (int j = 0; j < m; ++j)
+    Minv[j] = 1.0 / test_rand(&seed, 0.5, 2.0), vf[j] = test_rand(&seed, -1, 1);
+  a->nv = m;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < m; ++j) {
+      double s = 0.0;
+      for (int t = 0; t < k; ++t)
+        s += A[i * k + t] * B[t * m + j];
+      a->J[i * m + j] = s;
+    }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int t = 0; t < m; ++t)
+        s += a->J[i * m + t] * Minv[t] * a->J[j * m + t];
+      a->G[i * n + j] = s;
+    }
+  for (int i = 0; i < n; ++i) {
+    a->g[i] = mr_dot(a->J + i * m, vf, m) / DT + test_rand(&seed, -1, 1);
+    a->R[i] = 0.0;
+  }
+  memset(&a->problem, 0, sizeof a->problem);
+  a->problem =
+      (mr_contact_problem){.nc = nc, .G = a->G, .g = a->g, .mu = a->mu, .R = a->R, .dt = DT};
+}
+
+/* Random rank-deficient J, both paths (3nc ≤ nv: G; 3nc > nv: JᵀJ), several seeds, with no-slip
+ * subspaces of dimension 0 (rank 7 < 8 tangential rows: b' = 0), 2 and 4: b' is the eigen
+ * projection onto S, its tangential rows are exactly 0, and the projection is idempotent.
+ * Round-off: the kept part of G has a condition up to ~1e4 for these random factors, the
+ * projector errs by about that times n ε ≈ 1e-10 of ‖b‖, the Jacobi sweeps by ε ‖G‖ over the
+ * smallest kept eigenvalue, the same order: asserted 1e-8 ‖b‖ (idempotence 1e-9 ‖b‖). */
+static void test_random_rank_deficient(void **state) {
+  (void)state;
+  static const int sizes[][3] = {{4, 20, 7}, {4, 20, 10}, {6, 20, 16}, {10, 24, 24}, {8, 22, 20}};
+  fixture f;
+  fixture_init(&f, 0);
+  mr_contact_assembly_free(&f.a);
+  assert_int_equal(mr_contact_assembly_init(&f.a, MAXC, MAXV, NULL), MR_OK);
+  for (int t = 0; t < 5; ++t)
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      int nc = sizes[t][0], m = sizes[t][1], k = sizes[t][2], n = 3 * nc;
+      random_problem(&f.a, f.vf, nc, m, k, seed * 7919 + (uint64_t)t);
+      double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN];
+      correction(&f, b);
+      eigen_projection(f.a.G, n, b, Pb);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+      correction(&f, b2);
+      double nb = mr_norm(b, n);
+      assert_vec_near(b2, Pb, n, 1e-8 * nb);
+      for (int i = 0; i < n; i += 3)
+        assert_true(b2[i] == 0.0 && b2[i + 1] == 0.0);
+      if (t == 0) assert_true(mr_norm(b2, n) == 0.0);
+      mr_contact_consistent(&f.a, f.vf, BAND, &f.work);
+      correction(&f, b3);
+      assert_vec_near(b3, b2, n, 1e-9 * nb);
+    }
+  fixture_free(&f);
+}
+
+/* the pivoted Cholesky reveals the rank of G = J Jᵀ with J of rank k (8 x 8, k = 0 … 8) and
+ * reproduces G on its pivots to round-off (entries of order 1: 1e-12) */
+static void test_pivoted_cholesky_rank(void **state) {
+  (void)state;
+  uint64_t seed = 3;
+  for (int k = 0; k <= 8; ++k) {
+    double J[64], G[64], A[64];
+    int perm[8];
+    for (int i = 0; i < 8 * k; ++i)
+      J[i] = test_rand(&seed, -1, 1);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double s = 0.0;
+        for (int t = 0; t < k; ++t)
+          s += J[i * k + t] * J[j * k + t];
+        G[i * 8 + j] = A[i * 8 + j] = s;
+      }
+    int r = mr_pivoted_cholesky(A, 8, perm, MR_CONSISTENCY_TOL);
+    assert_int_equal(r, k);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        double s = 0.0;
+        for (int t = 0; t < r && t <= i && t <= j; ++t)
+          s += A[i * 8 + t] * A[j * 8 + t];
+        assert_near(s, G[perm[i] * 8 + perm[j]], 1e-12);
+      }
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_box_planar),
+      cmocka_unit_test(test_link_two_contacts),
+      cmocka_unit_test(test_coincident_contacts),
+      cmocka_unit_test(test_random_rank_deficient),
+      cmocka_unit_test(test_pivoted_cholesky_rank),
+  };
+  return cmocka_run_group_tests_name("consistency", tests, NULL, NULL);
+}
