@@ -65,7 +65,8 @@ __extension__ typedef __int128 i128;
 #define PL_SIZE_PASSES 16   /* size-reduction passes at most per vector */
 #define PL_PRICE 24         /* ρ = eps_abs 2^-PL_PRICE: the price of one ulp of z */
 #define PL_KAPPA0 0.25      /* first weight of the change of c against the equations */
-#define PL_ROUNDS 24        /* rounds at most */
+#define PL_STALL 4          /* consecutive rounds without progress that end the polish */
+#define PL_ROUNDS 16        /* rounds at most */
 
 /* contact classes */
 enum { PL_FREE = 0, PL_STICK = 1, PL_SLIDE = 2 };
@@ -435,11 +436,12 @@ static void apply_move(const double *lambda, lattice *L) {
  * (every other round without the ‖c_T‖ term where c_N ≥ 0, whose kink at c_T = 0 the
  * linearisation does not see), the lattice reduced and the nearest plane taken; κ, the weight
  * of the change of c (the trust in the linearisation), is halved after a round that lowers
- * ε_abs and quadrupled after one that does not; returns ε_abs */
+ * ε_abs and quadrupled after one that does not; PL_STALL rounds in a row without progress end
+ * the polish; returns ε_abs */
 static double rounds(const mr_contact_problem *p, double eps_abs, lattice *L, double *lambda,
                      double *c, double e) {
   L->kappa = PL_KAPPA0;
-  for (int round = 0; round < PL_ROUNDS && e > eps_abs; ++round) {
+  for (int round = 0, stall = 0; round < PL_ROUNDS && e > eps_abs && stall < PL_STALL; ++round) {
     L->kink = round & 1;
     equations(p, lambda, c, L);
     int64_t lam = build(p, ldexp(eps_abs, -PL_PRICE), L);
@@ -447,10 +449,10 @@ static double rounds(const mr_contact_problem *p, double eps_abs, lattice *L, do
     apply_move(lambda, L);
     double et = exact_eps(p, L->lt, L->ct);
     if (!(et < e)) {
-      L->kappa *= 4.0;
+      L->kappa *= 4.0, ++stall;
       continue;
     }
-    L->kappa *= 0.5;
+    L->kappa *= 0.5, stall = 0;
     memcpy(lambda, L->lt, sizeof(double) * (size_t)L->n);
     memcpy(c, L->ct, sizeof(double) * (size_t)L->n);
     e = et;
