@@ -353,10 +353,14 @@ static int babai(lattice *L, int64_t lam) {
     if (ci == 0.0L) continue;
     for (int j = 0; j < i; ++j)
       L->a[j] -= ci * MU(L, i, j) * L->B[j];
-    /* z gathers the identity part of c_i b_i, Λ z_q */
+    /* z gathers the identity part of c_i b_i, Λ z_q; a z beyond 2^53 ulps is no move of a
+     * double (and would overflow) */
     const int64_t *bi = L->b + (size_t)i * D + L->zoff;
-    for (int q = 0; q < k; ++q)
-      L->z[q] += (int64_t)ci * (bi[q] / lam);
+    for (int q = 0; q < k; ++q) {
+      long double zq = (long double)L->z[q] + ci * (long double)(bi[q] / lam);
+      if (!(fabsl(zq) < 0x1p53L)) return -1;
+      L->z[q] = (int64_t)zq;
+    }
   }
   return 0;
 }
