@@ -72,11 +72,11 @@ __extension__ typedef __int128 i128;
 enum { PL_FREE = 0, PL_STICK = 1, PL_SLIDE = 2 };
 
 typedef struct {
-  int n, k, m, D;       /* rows of the problem, moves, residual rows, D = m + k */
+  int n, k, m, D;       /* rows of the problem, moves, rows of A, D = ne + m + k */
   unsigned char *cls;   /* class per contact */
   unsigned char *moved; /* per contact: its λ is moved */
-  int *col, *row;       /* λ index of move q (k), c index of residual row r (m) */
-  double *u, *w;        /* ulp unit of move q (k), weight of residual row r (m) */
+  int *col, *row;       /* λ index of move q (k), c index of row r of A (m) */
+  double *u, *w;        /* ulp unit of move q (k), weight of row r of A (m) */
   int64_t *b;           /* the basis: k vectors of D entries, vector q at b + q D */
   int64_t *t, *z;       /* target (D), integer move (k) */
   long double *mu;      /* Gram–Schmidt coefficients μ_ij, j < i, packed by rows */
