@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "contact/natmap.h"
+#include "contact/polish.h"
 #include "contact/solvers.h"
 #include "core/arena.h"
 #include "core/linalg.h"
@@ -371,6 +372,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark);
   if (rc) return rc;
+  /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs */
+  e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
   mr_problem_velocity_dot2(p, lambda, c);
   stats->iterations = iters;
   stats->eps_model = e;

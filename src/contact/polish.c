@@ -1,0 +1,489 @@
+/* The lattice polish: an NCP iterate λ that has converged as far as double precision lets it
+ * (docs/solvers.md, "Accuracy criteria") moved by integer numbers of ulps per entry so that the
+ * exact (Dot2) criterion falls below eps_abs.
+ *
+ * Why a lattice. At a heavy load (λ_N ~ 2.5e3 N on the heavy-on-light stack, ~1e5 N in
+ * scenes/b5_heavy_on_light.yaml) one unit in the last place u_j of one entry λ_j moves the
+ * exact c = (G + R) λ + g by (G + R)_{:j} u_j and ε_c = |⟨λ, c + Γ(c)⟩| by λ_N times that:
+ * more than eps_abs, so no single-entry move certifies 1e-6. The moves of all k entries
+ * together, c + (G + R) diag(u) z for z ∈ Z^k, form a Z-module of rank k in the range of
+ * G + R (at most the number of dofs: 12 for two boxes on 8 contacts, k = 24), which is dense
+ * wherever the columns are not commensurate. Finding a z that zeroes the criterion is a
+ * closest-vector problem, solved approximately in rounds:
+ *   1. the equations: per contact f = ⟨λ, c + Γ(c)⟩ = 0 (its ε_c; ε_p and ε_d are of the size
+ *      of c itself, 1e-9 here), linearised in c; per bilateral row c_r = 0;
+ *   2. the embedding of Kannan ("Minkowski's convex body theorem and integer programming",
+ *      Math. Oper. Res. 12, 1987): the k vectors b_q = σ (M_{:q}, κ A_{:q}, ρ e_q), M = F (G +
+ *      R) diag(u) the change of the equations per ulp, A = W (G + R) diag(u) the change of c
+ *      weighted by w = max(‖λ⁽ⁱ⁾‖, 1) per contact (a small change of c keeps the linearisation
+ *      valid), ρ = eps_abs 2^-PL_PRICE the price of one ulp, σ a power of two that scales the
+ *      largest entry to 2^PL_BITS, rounded to integers: a full-rank integer lattice (the
+ *      identity part makes the b_q independent whatever the rank of G); the target is
+ *      (−σ f, 0, 0);
+ *   3. LLL reduction (Lenstra, Lenstra and Lovász, "Factoring polynomials with rational
+ *      coefficients", Math. Ann. 261, 1982; δ = 0.99) in the floating-point form of Schnorr
+ *      and Euchner ("Lattice basis reduction", Math. Programming 66, 1994): the basis is kept
+ *      exactly in 64-bit integers, its inner products are exact (128-bit), and only the
+ *      Gram–Schmidt coefficients are long double (64-bit significand), recomputed from the
+ *      exact inner products after every size-reduction pass. Nguyen and Stehlé's analysis of
+ *      floating-point LLL (SIAM J. Comput. 39, 2009) asks about 1.6 d + o(d) bits for dimension
+ *      d, i.e. the 64 bits up to d ≈ 35; larger lattices (up to MR_POLISH_MAX_MOVES) are not
+ *      proven, but a rounding in the coefficients can only make the reduction poorer or stop
+ *      it (the iteration cap), never the result wrong: z is an integer vector by construction;
+ *   4. Babai's nearest plane ("On Lovász' lattice reduction and the nearest lattice point
+ *      problem", Combinatorica 6, 1986) for the target;
+ *   5. λ + diag(u) z evaluated with the exact criterion (Dot2 c, mr_problem_criteria) and
+ *      kept only when its ε_abs is lower: the polish never returns a worse λ.
+ *
+ * When it runs: ε_abs > eps_abs, and every contact whose own ε exceeds eps_abs is within
+ * MR_POLISH_TRIGGER of its one-ulp resolution δ_i = w_i max_{r of i, j} |(G + R)_rj| u_j: below
+ * that, single-entry moves are too coarse and the solver's iterate is as good as their grid
+ * allows; above it, the error is the solver's, not the representation's, and the polish does
+ * not run (O(nc n) to decide). Moved: the λ of the offending contacts and of the non-separated
+ * contacts coupled to them (a nonzero block of G), all three components, or λ_N alone where λ
+ * is on the cone's boundary (sliding); rows of A and equations: every non-separated contact
+ * coupled to a moved one.
+ *
+ * Cost: one LLL reduction per round, at most PL_ROUNDS rounds and PL_LLL_ITER k² LLL
+ * iterations of O(k D) each (D = equations + 3 rows per contact + k); memory from the work
+ * arena, at most mr_polish_work_size(nc) bytes; nothing is done without it. */
+#include "contact/polish.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/linalg.h"
+
+__extension__ typedef __int128 i128;
+
+#define PL_BITS 40          /* the largest generator entry is scaled to [2^39, 2^40) */
+#define PL_ENTRY_MAX 0x1p56 /* larger basis or target entries: stop (exact i128 dots) */
+#define PL_DELTA 0.99L      /* Lovász's condition */
+#define PL_LLL_ITER 16      /* LLL iterations at most PL_LLL_ITER k² */
+#define PL_SIZE_PASSES 16   /* size-reduction passes at most per vector */
+#define PL_PRICE 24         /* ρ = eps_abs 2^-PL_PRICE: the price of one ulp of z */
+#define PL_KAPPA0 0.25      /* first weight of the change of c against the equations */
+#define PL_STALL 4          /* consecutive rounds without progress that end the polish */
+#define PL_ROUNDS 16        /* rounds at most */
+
+/* contact classes */
+enum { PL_FREE = 0, PL_STICK = 1, PL_SLIDE = 2 };
+
+typedef struct {
+  int n, k, m, D;       /* rows of the problem, moves, rows of A, D = ne + m + k */
+  unsigned char *cls;   /* class per contact */
+  unsigned char *moved; /* per contact: its λ is moved */
+  int *col, *row;       /* λ index of move q (k), c index of row r of A (m) */
+  double *u, *w;        /* ulp unit of move q (k), weight of row r of A (m) */
+  int64_t *b;           /* the basis: k vectors of D entries, vector q at b + q D */
+  int64_t *t, *z;       /* target (D), integer move (k) */
+  long double *mu;      /* Gram–Schmidt coefficients μ_ij, j < i, packed by rows */
+  long double *B, *a;   /* squared Gram–Schmidt norms (k), a Gram–Schmidt row (k) */
+  double *lt, *ct;      /* trial λ and its c (n) */
+  int ne, s;            /* equations of the target, the scale exponent of the basis (σ = 2^s) */
+  int *eq_row, *eq_nr;  /* first c row of equation a and its number of rows (3, or 1) */
+  double *eq_g, *eq_f;  /* gradient of equation a in c on its rows (3 per equation), value */
+  int kink;             /* the equations drop the ‖c_T‖ term where c_N ≥ 0 */
+  double kappa;         /* weight of the change of c against the equations */
+  int zoff;             /* first entry of the identity part in a basis vector (ne + m) */
+} lattice;
+
+#define MU(L, i, j) ((L)->mu[(size_t)(i) * ((i)-1) / 2 + (j)])
+
+/* one unit in the last place of x (0 at x = 0) */
+static double ulp_of(double x) {
+  x = fabs(x);
+  return x > 0.0 ? fmax(ldexp(1.0, ilogb(x) - 52), 0x1p-1074) : 0.0;
+}
+
+/* (G + R)_ij */
+static double gr(const mr_contact_problem *p, int i, int j) {
+  return p->G[(size_t)i * 3 * p->nc + j] + (p->R && i == j ? p->R[i] : 0.0);
+}
+
+/* ε_abs at λ with the exact criterion; c ← (G + R) λ + g by Dot2 */
+static double exact_eps(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_problem_velocity_dot2(p, lambda, c);
+  return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
+}
+
+/* ε of contact i alone */
+static double contact_eps(const mr_contact_problem *p, const double *l, const double *c, int i) {
+  const double *ci = c + 3 * i;
+  if (mr_problem_bilateral(p, i)) return sqrt(ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]);
+  double ep, ed, ec;
+  mr_contact_criteria(p->mu[i], l + 3 * i, ci, 1, &ep, &ed, &ec);
+  return fmax(ep, fmax(ed, ec));
+}
+
+/* separated (λ = 0), sliding (on the cone's boundary, μ > 0, or μ = 0) or sticking; bilateral
+ * constraints count as sticking */
+static int classify(const mr_contact_problem *p, const double *l, int i) {
+  const double *li = l + 3 * i;
+  if (mr_problem_bilateral(p, i)) return PL_STICK;
+  if (li[0] == 0.0 && li[1] == 0.0 && li[2] == 0.0) return PL_FREE;
+  double mu = p->mu[i];
+  if (mu == 0.0 || hypot(li[0], li[1]) >= mu * li[2] * (1.0 - 1e-12)) return PL_SLIDE;
+  return PL_STICK;
+}
+
+/* weight of contact i's residual rows */
+static double weight(const mr_contact_problem *p, const double *l, int i) {
+  const double *li = l + 3 * i;
+  if (mr_problem_bilateral(p, i)) return 1.0;
+  return fmax(sqrt(li[0] * li[0] + li[1] * li[1] + li[2] * li[2]), 1.0);
+}
+
+/* one-ulp resolution of contact i's criterion: w_i max_{r of i, j} |(G + R)_rj| ulp(λ_j) */
+static double resolution(const mr_contact_problem *p, const double *l, int i) {
+  int n = 3 * p->nc;
+  double d = 0.0;
+  for (int r = 3 * i; r < 3 * i + 3; ++r)
+    for (int j = 0; j < n; ++j)
+      d = fmax(d, fabs(gr(p, r, j)) * ulp_of(l[j]));
+  return weight(p, l, i) * d;
+}
+
+/* contacts i and j share a nonzero block of G */
+static int coupled(const mr_contact_problem *p, int i, int j) {
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      if (p->G[(size_t)(3 * i + a) * 3 * p->nc + 3 * j + b] != 0.0) return 1;
+  return 0;
+}
+
+/* the trigger: every contact above eps_abs is within MR_POLISH_TRIGGER of its resolution;
+ * marks the moved contacts (the offending ones and the non-separated ones coupled to them);
+ * returns the number of offending contacts, or -1 when the polish does not apply */
+static int select_moves(const mr_contact_problem *p, const double *l, const double *c,
+                        double eps_abs, lattice *L) {
+  int nc = p->nc, bad = 0;
+  for (int i = 0; i < nc; ++i) {
+    L->cls[i] = (unsigned char)classify(p, l, i);
+    L->moved[i] = 0;
+  }
+  for (int i = 0; i < nc; ++i) {
+    double ei = contact_eps(p, l, c, i);
+    if (!(ei > eps_abs)) continue;
+    if (L->cls[i] == PL_FREE || !(ei <= MR_POLISH_TRIGGER * resolution(p, l, i))) return -1;
+    L->moved[i] = 2, ++bad;
+  }
+  for (int j = 0; j < nc; ++j)
+    for (int i = 0; i < nc && !L->moved[j]; ++i)
+      if (L->moved[i] == 2 && L->cls[j] != PL_FREE && coupled(p, i, j)) L->moved[j] = 1;
+  return bad;
+}
+
+/* the components of contact i that are moved or measured: all three, or the normal one */
+static int components(const lattice *L, int i, int *first) {
+  *first = L->cls[i] == PL_SLIDE ? 2 : 0;
+  return L->cls[i] == PL_FREE ? 0 : 3 - *first;
+}
+
+/* count (fill when fill != 0) moves and residual rows */
+static void index_moves(const mr_contact_problem *p, const double *l, lattice *L, int fill) {
+  int nc = p->nc, f;
+  L->k = L->m = L->ne = 0;
+  for (int i = 0; i < nc; ++i) {
+    if (!L->moved[i]) continue;
+    int nq = components(L, i, &f);
+    double lmax = fmax(fabs(l[3 * i]), fmax(fabs(l[3 * i + 1]), fabs(l[3 * i + 2])));
+    for (int a = f; a < f + nq; ++a, ++L->k)
+      if (fill) {
+        L->col[L->k] = 3 * i + a;
+        L->u[L->k] = l[3 * i + a] != 0.0 ? ulp_of(l[3 * i + a]) : ulp_of(lmax);
+      }
+  }
+  for (int i = 0; i < nc; ++i) {
+    if (L->cls[i] == PL_FREE) continue;
+    int near = 0;
+    for (int j = 0; j < nc && !near; ++j)
+      near = L->moved[j] && coupled(p, i, j);
+    if (!near) continue;
+    int bil = mr_problem_bilateral(p, i);
+    for (int a = 0; a < 3; ++a, ++L->m)
+      if (fill) L->row[L->m] = 3 * i + a, L->w[L->m] = weight(p, l, i);
+    for (int a = 0; a < (bil ? 3 : 1); ++a, ++L->ne)
+      if (fill) L->eq_row[L->ne] = 3 * i + (bil ? a : 0), L->eq_nr[L->ne] = bil ? 1 : 3;
+  }
+  L->zoff = L->ne + L->m, L->D = L->zoff + L->k;
+}
+
+/* the arrays of the lattice from the arena; -1 when they do not fit */
+static int lattice_alloc(lattice *L, mr_arena *a) {
+  int k = L->k, m = L->m, D = L->D, n = L->n, ne = L->ne;
+  size_t tri = (size_t)k * (k - 1) / 2 + 1;
+  L->col = mr_arena_alloc(a, sizeof(int) * (size_t)(k + 1));
+  L->row = mr_arena_alloc(a, sizeof(int) * (size_t)(m + 1));
+  L->u = mr_arena_alloc(a, sizeof(double) * (size_t)(k + 1));
+  L->w = mr_arena_alloc(a, sizeof(double) * (size_t)(m + 1));
+  L->b = mr_arena_alloc(a, sizeof(int64_t) * (size_t)k * D);
+  L->t = mr_arena_alloc(a, sizeof(int64_t) * (size_t)D);
+  L->z = mr_arena_alloc(a, sizeof(int64_t) * (size_t)k);
+  L->mu = mr_arena_alloc(a, sizeof(long double) * tri);
+  L->B = mr_arena_alloc(a, sizeof(long double) * (size_t)k);
+  L->a = mr_arena_alloc(a, sizeof(long double) * (size_t)k);
+  L->lt = mr_arena_alloc(a, sizeof(double) * (size_t)n);
+  L->ct = mr_arena_alloc(a, sizeof(double) * (size_t)n);
+  L->eq_row = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
+  L->eq_nr = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
+  L->eq_g = mr_arena_alloc(a, sizeof(double) * 3 * (size_t)(ne + 1));
+  L->eq_f = mr_arena_alloc(a, sizeof(double) * (size_t)(ne + 1));
+  return L->col && L->row && L->u && L->w && L->b && L->t && L->z && L->mu && L->B && L->a &&
+                 L->lt && L->ct && L->eq_row && L->eq_nr && L->eq_g && L->eq_f
+             ? 0
+             : -1;
+}
+
+size_t mr_polish_work_size(int nc) {
+  /* k ≤ n moves, m ≤ n rows, ne ≤ n equations, D ≤ 3n: the basis 8 k D, the packed μ 16 k²/2;
+   * the vectors (per entry: col, row 4 bytes, u, w, lt, ct, eq_f 8, B, a 16, t 8 of D, z 8,
+   * eq_row, eq_nr 4, eq_g 24), at most 160 bytes per row of the problem and one more entry
+   * each; 2 bytes per contact; 20 blocks of 32-byte alignment */
+  size_t n = nc > 0 ? 3 * (size_t)nc : 0;
+  return 24 * n * n + 8 * n * n + 160 * (n + 1) + 2 * (size_t)nc + 20 * 32;
+}
+
+/* exact ⟨x, y⟩ of two integer vectors */
+static i128 idot(const int64_t *x, const int64_t *y, int D) {
+  i128 s = 0;
+  for (int i = 0; i < D; ++i)
+    s += (i128)x[i] * y[i];
+  return s;
+}
+
+/* Gram–Schmidt row i from the exact inner products: r_ij = ⟨b_i, b_j⟩ − Σ_{l<j} μ_jl r_il,
+ * μ_ij = r_ij / B_j, B_i = ⟨b_i, b_i⟩ − Σ_j μ_ij r_ij */
+static void gs_row(lattice *L, int i) {
+  const int64_t *bi = L->b + (size_t)i * L->D;
+  long double bb = (long double)idot(bi, bi, L->D);
+  for (int j = 0; j < i; ++j) {
+    long double r = (long double)idot(bi, L->b + (size_t)j * L->D, L->D);
+    for (int l = 0; l < j; ++l)
+      r -= MU(L, j, l) * L->a[l];
+    L->a[j] = r;
+    MU(L, i, j) = r / L->B[j];
+    bb -= MU(L, i, j) * r;
+  }
+  L->B[i] = bb;
+}
+
+/* b_i ← b_i − q b_j, exact; -1 when an entry would leave ±PL_ENTRY_MAX */
+static int sub_vector(lattice *L, int i, int j, long double q) {
+  int64_t *bi = L->b + (size_t)i * L->D;
+  const int64_t *bj = L->b + (size_t)j * L->D;
+  for (int d = 0; d < L->D; ++d) {
+    long double v = (long double)bi[d] - q * (long double)bj[d];
+    if (!(fabsl(v) < PL_ENTRY_MAX)) return -1;
+  }
+  int64_t qi = (int64_t)q;
+  for (int d = 0; d < L->D; ++d)
+    bi[d] -= qi * bj[d];
+  return 0;
+}
+
+/* size reduction of b_i (|μ_ij| ≤ 1/2 up to rounding), the row recomputed exactly after each
+ * pass that changed b_i; -1 on overflow or when it does not settle */
+static int size_reduce(lattice *L, int i) {
+  for (int pass = 0; pass < PL_SIZE_PASSES; ++pass) {
+    gs_row(L, i);
+    int changed = 0;
+    for (int j = i - 1; j >= 0; --j) {
+      long double q = roundl(MU(L, i, j));
+      if (fabsl(MU(L, i, j)) <= 0.51L || q == 0.0L) continue;
+      if (sub_vector(L, i, j, q)) return -1;
+      for (int l = 0; l < j; ++l)
+        MU(L, i, l) -= q * MU(L, j, l);
+      MU(L, i, j) -= q;
+      changed = 1;
+    }
+    if (!changed) return L->B[i] > 0.0L ? 0 : -1;
+  }
+  return -1;
+}
+
+/* swap b_i and b_{i−1} */
+static void swap_vectors(lattice *L, int i) {
+  int64_t *x = L->b + (size_t)i * L->D, *y = x - L->D;
+  for (int d = 0; d < L->D; ++d) {
+    int64_t s = x[d];
+    x[d] = y[d], y[d] = s;
+  }
+}
+
+/* LLL reduction with δ = PL_DELTA; -1 on overflow or when the iteration cap is reached */
+static int lll(lattice *L) {
+  int k = L->k, i = 1;
+  long cap = (long)PL_LLL_ITER * k * k + 64;
+  gs_row(L, 0);
+  if (!(L->B[0] > 0.0L)) return -1;
+  for (long it = 0; i < k; ++it) {
+    if (it > cap) return -2;
+    if (size_reduce(L, i)) return -1;
+    long double m = MU(L, i, i - 1);
+    if (L->B[i] < (PL_DELTA - m * m) * L->B[i - 1]) {
+      swap_vectors(L, i);
+      if (i == 1) gs_row(L, 0);
+      i = i > 1 ? i - 1 : 1;
+    } else {
+      ++i;
+    }
+  }
+  return 0;
+}
+
+/* Babai's nearest plane: z with Σ_q z_q b_q the lattice point near the target t; -1 when a
+ * coefficient is out of range */
+static int babai(lattice *L, int64_t lam) {
+  int k = L->k, D = L->D;
+  /* a_j = ⟨t, b*_j⟩ = ⟨t, b_j⟩ − Σ_{l<j} μ_jl a_l */
+  for (int j = 0; j < k; ++j) {
+    long double r = (long double)idot(L->t, L->b + (size_t)j * D, D);
+    for (int l = 0; l < j; ++l)
+      r -= MU(L, j, l) * L->a[l];
+    L->a[j] = r;
+  }
+  memset(L->z, 0, sizeof(int64_t) * (size_t)k);
+  /* from the last plane down: c_i = round(a_i / B_i); ⟨b_i, b*_j⟩ = μ_ij B_j for j < i */
+  for (int i = k - 1; i >= 0; --i) {
+    long double ci = roundl(L->a[i] / L->B[i]);
+    if (!(fabsl(ci) < 0x1p40L)) return -1;
+    if (ci == 0.0L) continue;
+    for (int j = 0; j < i; ++j)
+      L->a[j] -= ci * MU(L, i, j) * L->B[j];
+    /* z gathers the identity part of c_i b_i, Λ z_q; a z beyond 2^53 ulps is no move of a
+     * double (and would overflow) */
+    const int64_t *bi = L->b + (size_t)i * D + L->zoff;
+    for (int q = 0; q < k; ++q) {
+      long double zq = (long double)L->z[q] + ci * (long double)(bi[q] / lam);
+      if (!(fabsl(zq) < 0x1p53L)) return -1;
+      L->z[q] = (int64_t)zq;
+    }
+  }
+  return 0;
+}
+
+/* the equations at (λ, c): per contact f = ⟨λ, c + Γ(c)⟩ = 0 (its ε_c, linearised in c:
+ * ∂f/∂c_T = λ_T + μ λ_N c_T/‖c_T‖, ∂f/∂c_N = λ_N), per bilateral row c_r = 0 */
+static void equations(const mr_contact_problem *p, const double *l, const double *c, lattice *L) {
+  for (int a = 0; a < L->ne; ++a) {
+    int r0 = L->eq_row[a], i = r0 / 3;
+    double *g = L->eq_g + 3 * a;
+    if (L->eq_nr[a] == 1) {
+      g[0] = 1.0, g[1] = g[2] = 0.0, L->eq_f[a] = c[r0];
+      continue;
+    }
+    const double *li = l + r0, *ci = c + r0;
+    double mu = p->mu[i], ct = hypot(ci[0], ci[1]);
+    double k = ct > 0.0 && (!L->kink || ci[2] < 0.0) ? mu * li[2] / ct : 0.0;
+    g[0] = li[0] + k * ci[0], g[1] = li[1] + k * ci[1], g[2] = li[2];
+    L->eq_f[a] = li[0] * ci[0] + li[1] * ci[1] + li[2] * (ci[2] + mu * ct);
+  }
+}
+
+/* A_rq = w_r (G + R)_{row r, col q} u_q: the weighted change of c on row r per ulp of move q */
+static double gen(const mr_contact_problem *p, const lattice *L, int r, int q) {
+  return L->w[r] * gr(p, L->row[r], L->col[q]) * L->u[q];
+}
+
+/* M_aq = F_a (G + R)_{:, col q} u_q: the change of equation a per ulp of move q */
+static double eq_gen(const mr_contact_problem *p, const lattice *L, int a, int q) {
+  double s = 0.0;
+  for (int t = 0; t < L->eq_nr[a]; ++t)
+    s += L->eq_g[3 * a + t] * gr(p, L->eq_row[a] + t, L->col[q]);
+  return s * L->u[q];
+}
+
+/* real entry d of basis vector q before scaling (d < zoff) */
+static double entry(const mr_contact_problem *p, const lattice *L, int d, int q) {
+  return d < L->ne ? eq_gen(p, L, d, q) : L->kappa * gen(p, L, d - L->ne, q);
+}
+
+/* the basis (σ M, σ κ A, Λ I), σ = 2^s, Λ = σ ρ, and the target (−σ f, 0, 0); returns Λ, or 0
+ * when it does not fit */
+static int64_t build(const mr_contact_problem *p, double rho, lattice *L) {
+  int k = L->k, D = L->D, zo = L->zoff;
+  double amax = 0.0;
+  for (int q = 0; q < k; ++q)
+    for (int d = 0; d < zo; ++d)
+      amax = fmax(amax, fabs(entry(p, L, d, q)));
+  if (!(amax > 0.0)) return 0;
+  L->s = PL_BITS - 1 - ilogb(amax);
+  double lam = fmax(rint(ldexp(rho, L->s)), 1.0);
+  if (!(lam < PL_ENTRY_MAX)) return 0;
+  memset(L->b, 0, sizeof(int64_t) * (size_t)k * D);
+  for (int q = 0; q < k; ++q) {
+    int64_t *bq = L->b + (size_t)q * D;
+    for (int d = 0; d < zo; ++d)
+      bq[d] = (int64_t)rint(ldexp(entry(p, L, d, q), L->s));
+    bq[zo + q] = (int64_t)lam;
+  }
+  memset(L->t, 0, sizeof(int64_t) * (size_t)D);
+  for (int a = 0; a < L->ne; ++a) {
+    double y = ldexp(L->eq_f[a], L->s);
+    if (!(fabs(y) < PL_ENTRY_MAX)) return 0;
+    L->t[a] = -(int64_t)rint(y);
+  }
+  return (int64_t)lam;
+}
+
+/* λ + diag(u) z into lt */
+static void apply_move(const double *lambda, lattice *L) {
+  memcpy(L->lt, lambda, sizeof(double) * (size_t)L->n);
+  for (int q = 0; q < L->k; ++q)
+    L->lt[L->col[q]] += (double)L->z[q] * L->u[q];
+}
+
+/* Levenberg–Marquardt-like rounds from (λ, c, e): the equations linearised at the current λ
+ * (every other round without the ‖c_T‖ term where c_N ≥ 0, whose kink at c_T = 0 the
+ * linearisation does not see), the lattice reduced and the nearest plane taken; κ, the weight
+ * of the change of c (the trust in the linearisation), is halved after a round that lowers
+ * ε_abs and quadrupled after one that does not; PL_STALL rounds in a row without progress end
+ * the polish; returns ε_abs */
+static double rounds(const mr_contact_problem *p, double eps_abs, lattice *L, double *lambda,
+                     double *c, double e) {
+  L->kappa = PL_KAPPA0;
+  for (int round = 0, stall = 0; round < PL_ROUNDS && e > eps_abs && stall < PL_STALL; ++round) {
+    L->kink = round & 1;
+    equations(p, lambda, c, L);
+    int64_t lam = build(p, ldexp(eps_abs, -PL_PRICE), L);
+    if (!lam || lll(L) || babai(L, lam)) break;
+    apply_move(lambda, L);
+    double et = exact_eps(p, L->lt, L->ct);
+    if (!(et < e)) {
+      L->kappa *= 4.0, ++stall;
+      continue;
+    }
+    L->kappa *= 0.5, stall = 0;
+    memcpy(lambda, L->lt, sizeof(double) * (size_t)L->n);
+    memcpy(c, L->ct, sizeof(double) * (size_t)L->n);
+    e = et;
+  }
+  return e;
+}
+
+double mr_polish_lattice(const mr_contact_problem *p, double eps_abs, mr_arena *work,
+                         double *lambda, double *c, double e) {
+  lattice L = {0};
+  L.n = 3 * p->nc;
+  if (!(e > eps_abs) || !p->G || p->nc <= 0) return e;
+  size_t mark = mr_arena_mark(work);
+  L.cls = mr_arena_alloc(work, (size_t)p->nc);
+  L.moved = mr_arena_alloc(work, (size_t)p->nc);
+  if (L.cls && L.moved) {
+    mr_problem_velocity_dot2(p, lambda, c);
+    /* the trigger, then the moves, the rows and the equations counted, allocated and filled */
+    if (select_moves(p, lambda, c, eps_abs, &L) > 0) {
+      index_moves(p, lambda, &L, 0);
+      if (L.k > 0 && L.k <= MR_POLISH_MAX_MOVES && !lattice_alloc(&L, work)) {
+        index_moves(p, lambda, &L, 1);
+        e = rounds(p, eps_abs, &L, lambda, c, e);
+      }
+    }
+  }
+  mr_problem_velocity_dot2(p, lambda, c);
+  mr_arena_reset(work, mark);
+  return e;
+}
