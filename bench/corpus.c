@@ -21,7 +21,9 @@
  * - robots: example-robot-data's double_pendulum_continuous ($MOREAU_SHARED/reference) in the
  *   scene of tests/test_robots_corpus.c, stepped with the default solver: a link resting on the
  *   ground with forces of about 1e-3 N and a rank-2 G.
- * ContactBench's recorded problems are not included (not available on this machine).
+ * - contactbench: the two recorded problems of ContactBench (Simple-Robotics/ContactBench,
+ *   BSD-2-Clause), converted to force units by tools/contactbench_to_json.py and stored in
+ *   tests/fixtures/contactbench (a box sliding on the ground; a 1000 kg cube on a 1 g cube).
  * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
  * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
  * leaves above 1e-6 as JSON files, for `moreau solve`). */
@@ -46,10 +48,11 @@
 #define MAX_PROBLEMS 1200
 #define PER_SCENE 12
 #define MAX_SOLVERS 32
-#define N_FAMILIES 6
+#define N_FAMILIES 7
 
 static const char *family_names[N_FAMILIES] = {
-    "scenes", "talos gains", "heavy on light", "random rank-deficient", "fixtures", "robots"};
+    "scenes", "talos gains", "heavy on light", "random rank-deficient", "fixtures", "robots",
+    "contactbench"};
 
 /* one problem of the corpus, owning its arrays */
 typedef struct {
@@ -254,14 +257,14 @@ static void add_random(corpus *cs, int nc, int nv, uint64_t seed) {
   free(J), free(G), free(g), free(mu), free(vf);
 }
 
-static void add_fixture(corpus *cs, const char *path) {
+static void add_fixture(corpus *cs, const char *path, int family) {
   mr_problem_file f;
   mr_error err = {0};
   if (mr_problem_file_load(path, &f, &err)) {
     fprintf(stderr, "%s: %s\n", path, err.msg);
     return;
   }
-  corpus_add(cs, &f.problem, 4, path);
+  corpus_add(cs, &f.problem, family, path);
   mr_problem_file_free(&f);
 }
 
@@ -294,11 +297,13 @@ static void build_corpus(corpus *cs, long max_steps) {
     for (uint64_t seed = 1; seed <= 6; ++seed)
       add_random(cs, sizes[k][0], sizes[k][1], seed);
   add_robot(cs, "double_pendulum_description/urdf/double_pendulum_continuous.urdf", max_steps);
-  if (glob("tests/fixtures/*.json", 0, NULL, &gl) == 0) {
-    for (size_t i = 0; i < gl.gl_pathc; ++i)
-      add_fixture(cs, gl.gl_pathv[i]);
-    globfree(&gl);
-  }
+  static const char *recorded[2] = {"tests/fixtures/*.json", "tests/fixtures/contactbench/*.json"};
+  for (int k = 0; k < 2; ++k)
+    if (glob(recorded[k], 0, NULL, &gl) == 0) {
+      for (size_t i = 0; i < gl.gl_pathc; ++i)
+        add_fixture(cs, gl.gl_pathv[i], k ? 6 : 4);
+      globfree(&gl);
+    }
 }
 
 /* ---- solving and reporting ---- */

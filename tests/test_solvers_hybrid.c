@@ -149,27 +149,95 @@ static void test_random_rank_deficient(void **unused) {
   }
 }
 
-/* TALOS standing, steps 7, 8 and 9 recorded under the former gap law (tests/fixtures): the gap
- * term taken only for the corners above the ground puts g outside range(G) (a warping of each
- * foot's corner velocities), so no all-sticking solution exists and the exact one lifts or slides
- * corners. ncp-pgs and ncp-admm stall at ε_abs 1e-3–5e-2 within 10⁴ iterations (docs/solvers.md);
- * ncp-hybrid's staggered-projection stage reaches 1e-6 within its cap */
-static void test_inconsistent_g(void **unused) {
-  static const char *files[] = {"tests/fixtures/talos_stand_step7.json",
-                                "tests/fixtures/talos_stand_step8.json",
-                                "tests/fixtures/talos_stand_step9.json"};
-  for (int k = 0; k < 3; ++k) {
-    mr_problem_file f;
-    mr_error err = {0};
-    if (mr_problem_file_load(files[k], &f, &err)) fail_msg("%s", err.msg);
-    assert_true(f.problem.nc * 3 <= CP_MAX_N);
-    result r;
-    memset(r.lambda, 0, sizeof r.lambda);
-    solve(&f.problem, 0, &r);
-    expect_converged(&r, files[k]);
-    assert_true(r.stats.iterations <= 10000);
-    mr_problem_file_free(&f);
+/* the NCP ε_abs of λ evaluated here independently of criteria.c: c = (G + R)λ + g summed in
+ * long double (64-bit mantissa: on these problems |G_ij λ_j| ≤ 300 N·m/s², so the sum errs by
+ * at most n·300·2⁻⁶⁴ ≈ 5e-16, below the 1e-6 target by ten orders), then per contact the
+ * distance of λ to the cone, of s = c + (0, 0, μ‖c_T‖) to the dual cone, and |λ·s|, by the closed
+ * forms of the projections on the Coulomb cone and its dual (the cone of 1/μ) */
+static double cone_dist(double mu, const long double *x) {
+  long double t = sqrtl(x[0] * x[0] + x[1] * x[1]), n = x[2];
+  if (t <= mu * n) return 0.0;                                 /* inside */
+  if (mu * t <= -n) return (double)sqrtl(t * t + n * n);       /* in the polar cone */
+  return (double)(fabsl(t - mu * n) / sqrtl(1.0L + mu * mu)); /* to the boundary */
+}
+
+static double independent_eps(const mr_contact_problem *p, const double *lambda) {
+  int n = 3 * p->nc;
+  double e = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    long double c[3], l[3], s[3];
+    for (int a = 0; a < 3; ++a) {
+      int r = 3 * i + a;
+      long double sum = p->g[r] + (p->R ? (long double)p->R[r] * lambda[r] : 0.0L);
+      for (int j = 0; j < n; ++j)
+        sum += (long double)p->G[(size_t)r * n + j] * lambda[j];
+      c[a] = sum, l[a] = lambda[r];
+    }
+    double mu = p->mu[i];
+    s[0] = c[0], s[1] = c[1], s[2] = c[2] + mu * sqrtl(c[0] * c[0] + c[1] * c[1]);
+    double ec = (double)fabsl(l[0] * s[0] + l[1] * s[1] + l[2] * s[2]);
+    double ed = mu > 0.0 ? cone_dist(1.0 / mu, s) : (double)fmaxl(-s[2], 0.0L);
+    e = fmax(e, fmax(cone_dist(mu, l), fmax(ed, ec)));
   }
+  return e;
+}
+
+/* a recorded problem solved cold within the cap, to 1e-6 on the reported ε_abs and on the
+ * independent evaluation above (which may differ from the reported one by its round-off,
+ * about 1e-12 here) */
+static void expect_fixture_solved(const char *path) {
+  mr_problem_file f;
+  mr_error err = {0};
+  if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
+  assert_true(f.problem.nc * 3 <= CP_MAX_N);
+  result r;
+  memset(r.lambda, 0, sizeof r.lambda);
+  solve(&f.problem, 0, &r);
+  expect_converged(&r, path);
+  assert_true(r.stats.iterations <= 10000);
+  double e = independent_eps(&f.problem, r.lambda);
+  if (!(e <= 1e-6 + 1e-12)) fail_msg("%s: independent eps_abs %.3g", path, e);
+  mr_problem_file_free(&f);
+}
+
+/* TALOS standing, steps 7, 8, 9 and 30 recorded under the former gap law (tests/fixtures): the
+ * gap term taken only for the corners above the ground puts g outside range(G) (a warping of
+ * each foot's corner velocities), so no all-sticking solution exists and the exact one lifts or
+ * slides corners. ncp-pgs and ncp-admm stall at ε_abs 1e-3–5e-2 within 10⁴ iterations
+ * (docs/solvers.md); ncp-hybrid reaches 1e-6 within its cap. Step 30's solution pivots each foot
+ * about one sticking corner, two corners sliding at 4–8 µm/s under 110–150 N and one lifted:
+ * the staggered projections end just above 1e-6 there and the active-set polish, solving for the
+ * sliding directions, finishes it */
+static void test_inconsistent_g(void **unused) {
+  static const char *files[] = {
+      "tests/fixtures/talos_stand_step7.json", "tests/fixtures/talos_stand_step8.json",
+      "tests/fixtures/talos_stand_step9.json", "tests/fixtures/talos_stand_step30.json"};
+  for (int k = 0; k < 4; ++k)
+    expect_fixture_solved(files[k]);
+}
+
+/* ContactBench's recorded sliding cube (tests/fixtures/contactbench, converted to force units):
+ * a box pushed along the ground, all four corners sliding; solved cold, checked independently,
+ * and maximum dissipation in closed form: every corner's friction is μλ_N against its slip,
+ * λ_T = −μ λ_N c_T/‖c_T‖, to 1e-6 relative (an ε_abs of 1e-6 on λ_N ≈ 1e3 N and slips of about
+ * 1 m/s² bounds the angle between λ_T and −c_T by about 1e-9) */
+static void test_contactbench_sliding(void **unused) {
+  const char *path = "tests/fixtures/contactbench/sliding_cube.json";
+  expect_fixture_solved(path);
+  mr_problem_file f;
+  mr_error err = {0};
+  if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
+  result r;
+  memset(r.lambda, 0, sizeof r.lambda);
+  solve(&f.problem, 0, &r);
+  for (int i = 0; i < f.problem.nc; ++i) {
+    const double *l = r.lambda + 3 * i, *c = r.c + 3 * i;
+    double ct = hypot(c[0], c[1]), mu = f.problem.mu[i], scale = mu * l[2];
+    assert_true(l[2] > 0.0 && ct > 1e-3);
+    assert_near(l[0], -scale * c[0] / ct, 1e-6 * scale);
+    assert_near(l[1], -scale * c[1] / ct, 1e-6 * scale);
+  }
+  mr_problem_file_free(&f);
 }
 
 /* the natural map F(λ) = λ − Π_K(λ − h (c + Γ(c))) vanishes at the NCP solution and only there:
@@ -258,6 +326,7 @@ int main(void) {
       cmocka_unit_test(test_random_rank_deficient),
       cmocka_unit_test(test_natmap_newton),
       cmocka_unit_test(test_inconsistent_g),
+      cmocka_unit_test(test_contactbench_sliding),
   };
   return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);
 }

@@ -16,14 +16,15 @@
  *      contacts, which its convex normal and tangential subproblems set exactly);
  *   4. an active-set Newton polish of the NCP: with the contacts classified by the natural map
  *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
- *      sliding (c_N = 0 and λ_T = μ λ_N d, d the friction direction: 1 equation in λ_N), the
- *      active equations
- *      are linear in the free unknowns x, M x = r with M = E (G + R) B; M may be singular
- *      (hyperstatic contact sets), so it is solved by iterated Tikhonov, x_{k+1} = x_k +
- *      (M + εI)⁻¹ (r − M x_k) (LU with partial pivoting), which converges to a solution close to
- *      the smallest change of λ. The step (halved up to 3 times) is kept when it lowers ε_abs,
- *      projected on the cones; the classification and d
- *      are then renewed, at most HYB_POLISH times;
+ *      sliding (λ_T = μ λ_N d with d = (cos φ, sin φ); c_N = 0 and d⊥ᵀ c_T = 0, the slip along
+ *      the friction force: 2 equations in λ_N and φ), Newton's method on the active equations:
+ *      linearised at the base λ' (sliding contacts put on their direction d), M x = r with
+ *      M = E (G + R) B (E the equation rows, B = ∂λ/∂x) plus −dᵀ c_T on each angle's own
+ *      equation (the turn of d⊥); M may be singular (hyperstatic contact sets), so it is solved
+ *      by iterated Tikhonov, x_{k+1} = x_k + (M + εI)⁻¹ (r − M x_k) (LU with partial pivoting),
+ *      which converges to a solution close to the smallest change of λ. The step is taken,
+ *      projected on the cones, and the classification renewed, at most HYB_POLISH times; the
+ *      best iterate is kept (the steps need not lower ε_abs one by one);
  *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
  *      it changes the active set by itself where stage 4's frozen classification cannot.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
@@ -45,7 +46,6 @@
 #define HYB_ADMM_SHARE 20
 #define HYB_POLISH 8
 #define HYB_REFINE 12
-#define HYB_BACKTRACK 4
 #define HYB_NEWTON 20
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
@@ -95,50 +95,94 @@ static void classify(const mr_contact_problem *p, const double *l, const double 
     } else if (xt < mu * x2) {
       w->cl[i] = CL_STICK, w->m += 3;
     } else {
-      w->cl[i] = CL_SLIDE, w->m += 1;
+      w->cl[i] = CL_SLIDE, w->m += 2;
       w->dir[2 * i] = x0 / xt, w->dir[2 * i + 1] = x1 / xt;
     }
   }
 }
 
-/* rows of contact i in the active system (equations) and the λ-direction of unknown j */
-static int eq_rows(const polish_ws *w, int i, int *rows) {
+/* unknowns of contact i in the active system: 3 (sticking, bilateral), 2 (sliding: λ_N and the
+ * angle of the friction direction), 1 (frictionless sliding), 0 (separated) */
+static int unknowns(const mr_contact_problem *p, const polish_ws *w, int i) {
   if (w->cl[i] == CL_FREE) return 0;
-  if (w->cl[i] == CL_SLIDE) {
-    rows[0] = 3 * i + 2;
-    return 1;
-  }
-  rows[0] = 3 * i, rows[1] = 3 * i + 1, rows[2] = 3 * i + 2;
+  if (w->cl[i] == CL_SLIDE) return p->mu[i] > 0.0 ? 2 : 1;
   return 3;
 }
 
-/* (G + R) times the λ-direction of unknown (contact j, component a), row r */
-static double col_entry(const mr_contact_problem *p, const polish_ws *w, int r, int j, int a) {
-  int n = w->n;
-  const double *row = p->G + (size_t)r * n;
-  if (w->cl[j] == CL_SLIDE) {
-    double mu = p->mu[j], v = row[3 * j + 2] + mu * (w->dir[2 * j] * row[3 * j] +
-                                                     w->dir[2 * j + 1] * row[3 * j + 1]);
-    if (p->R && r / 3 == j) v += r % 3 == 2 ? p->R[r] : mu * w->dir[2 * j + r % 3] * p->R[r];
-    return v;
+/* the e-th equation of contact i as a combination q of its rows of c (c_N = 0 and, sliding,
+ * d⊥ᵀ c_T = 0 with d⊥ = (−d₂, d₁): the slip parallel to the friction force) */
+static void equation(const polish_ws *w, int i, int e, double *q) {
+  q[0] = q[1] = q[2] = 0.0;
+  if (w->cl[i] != CL_SLIDE) {
+    q[e] = 1.0;
+  } else if (e == 0) {
+    q[2] = 1.0;
+  } else {
+    q[0] = -w->dir[2 * i + 1], q[1] = w->dir[2 * i];
   }
-  return row[3 * j + a] + (p->R && r == 3 * j + a ? p->R[r] : 0.0);
 }
 
-/* assemble M and r = −c on the active rows */
-static void assemble(const mr_contact_problem *p, polish_ws *w, const double *c) {
-  int m = w->m, rows[3];
+/* the λ-direction of the a-th unknown of contact j at the base λ' (sliding: ∂λ/∂λ_N = (μd, 1),
+ * ∂λ/∂φ = μ λ'_N d⊥ for d = (cos φ, sin φ)) */
+static void direction(const mr_contact_problem *p, const polish_ws *w, const double *lb, int j,
+                      int a, double *v) {
+  v[0] = v[1] = v[2] = 0.0;
+  if (w->cl[j] != CL_SLIDE) {
+    v[a] = 1.0;
+    return;
+  }
+  double mu = p->mu[j], d0 = w->dir[2 * j], d1 = w->dir[2 * j + 1];
+  if (a == 0)
+    v[0] = mu * d0, v[1] = mu * d1, v[2] = 1.0;
+  else
+    v[0] = -mu * lb[3 * j + 2] * d1, v[1] = mu * lb[3 * j + 2] * d0;
+}
+
+/* qᵀ (G + R)_{ij} v for the 3 x 3 block of contacts i, j */
+static double block_form(const mr_contact_problem *p, int i, int j, const double *q,
+                         const double *v) {
+  int n = 3 * p->nc;
+  double sum = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    if (q[a] == 0.0) continue;
+    const double *row = p->G + (size_t)(3 * i + a) * n + 3 * j;
+    double t = row[0] * v[0] + row[1] * v[1] + row[2] * v[2];
+    if (p->R && i == j) t += p->R[3 * i + a] * v[a];
+    sum += q[a] * t;
+  }
+  return sum;
+}
+
+/* the base λ' (sliding contacts put on their friction direction, λ'_T = μ λ_N d) and
+ * c' = (G + R) λ' + g: the point the active system is linearised at */
+static void base_point(const mr_contact_problem *p, const polish_ws *w, const double *l,
+                       double *lb, double *c) {
+  mr_copy(lb, l, w->n);
   for (int i = 0; i < p->nc; ++i) {
-    int ne = eq_rows(w, i, rows);
-    for (int e = 0; e < ne; ++e) {
-      int q = w->col[i] + e;
-      w->r[q] = -c[rows[e]];
-      for (int j = 0; j < p->nc; ++j) {
-        if (w->cl[j] == CL_FREE) continue;
-        int nu = w->cl[j] == CL_SLIDE ? 1 : 3;
-        for (int a = 0; a < nu; ++a)
-          w->M[q * m + w->col[j] + a] = col_entry(p, w, rows[e], j, a);
-      }
+    if (w->cl[i] != CL_SLIDE) continue;
+    double *li = lb + 3 * i;
+    li[0] = p->mu[i] * li[2] * w->dir[2 * i], li[1] = p->mu[i] * li[2] * w->dir[2 * i + 1];
+  }
+  mr_problem_velocity_dot2(p, lb, c);
+}
+
+/* assemble M and r = −(equations at c'); the angle unknown's own equation gains the derivative
+ * of d⊥ along φ, −dᵀ c'_T */
+static void assemble(const mr_contact_problem *p, polish_ws *w, const double *lb, const double *c) {
+  int m = w->m;
+  double q[3], v[3];
+  for (int i = 0; i < p->nc; ++i) {
+    for (int e = 0; e < unknowns(p, w, i); ++e) {
+      int row = w->col[i] + e;
+      equation(w, i, e, q);
+      w->r[row] = -(q[0] * c[3 * i] + q[1] * c[3 * i + 1] + q[2] * c[3 * i + 2]);
+      for (int j = 0; j < p->nc; ++j)
+        for (int a = 0; a < unknowns(p, w, j); ++a) {
+          direction(p, w, lb, j, a, v);
+          w->M[row * m + w->col[j] + a] = block_form(p, i, j, q, v);
+        }
+      if (w->cl[i] == CL_SLIDE && e == 1)
+        w->M[row * m + row] -= w->dir[2 * i] * c[3 * i] + w->dir[2 * i + 1] * c[3 * i + 1];
     }
   }
 }
@@ -165,18 +209,22 @@ static int solve_active(polish_ws *w) {
   return 0;
 }
 
-/* λ_new = λ + the step x, projected on each contact's set */
-static void apply_step(const mr_contact_problem *p, const polish_ws *w, const double *l,
+/* λ_new = the base λ' + the step x (a sliding contact's direction turned by its angle step),
+ * projected on each contact's set */
+static void apply_step(const mr_contact_problem *p, const polish_ws *w, const double *lb,
                        double *out) {
   for (int i = 0; i < p->nc; ++i) {
     double *o = out + 3 * i;
     const double *x = w->x + (w->col[i] < 0 ? 0 : w->col[i]);
-    o[0] = l[3 * i], o[1] = l[3 * i + 1], o[2] = l[3 * i + 2];
+    o[0] = lb[3 * i], o[1] = lb[3 * i + 1], o[2] = lb[3 * i + 2];
     if (w->cl[i] == CL_FREE) {
       o[0] = o[1] = o[2] = 0.0;
     } else if (w->cl[i] == CL_SLIDE) {
-      double ln = fmax(o[2] + x[0], 0.0);
-      o[0] = p->mu[i] * ln * w->dir[2 * i], o[1] = p->mu[i] * ln * w->dir[2 * i + 1], o[2] = ln;
+      double ln = fmax(o[2] + x[0], 0.0), d0 = w->dir[2 * i], d1 = w->dir[2 * i + 1];
+      double cs = 1.0, sn = 0.0;
+      if (p->mu[i] > 0.0) cs = cos(x[1]), sn = sin(x[1]);
+      o[0] = p->mu[i] * ln * (cs * d0 - sn * d1), o[1] = p->mu[i] * ln * (sn * d0 + cs * d1);
+      o[2] = ln;
     } else {
       o[0] += x[0], o[1] += x[1], o[2] += x[2];
     }
@@ -184,29 +232,31 @@ static void apply_step(const mr_contact_problem *p, const polish_ws *w, const do
   }
 }
 
-/* the polish from best (ε_abs e): returns the new ε_abs, best updated; steps counted */
+/* the polish from best (ε_abs e): returns the new ε_abs, best updated; steps counted. The
+ * Newton iterate (w->lt) goes on whether or not a step lowers ε_abs: the first step from a
+ * first-order iterate may move the internal forces of a patch by far more than the residual
+ * it removes (a sliding corner's friction direction is set by the slip, whose size is
+ * microns per second against forces of hundreds of newtons), and only the next one lands */
 static double polish(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                      double *best, double *c, double *trial, double e, int *steps) {
   int n = w->n;
+  double *cur = w->lt;
+  mr_copy(cur, best, n);
   for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
-    mr_problem_velocity_dot2(p, best, c);
-    classify(p, best, c, w);
+    mr_problem_velocity_dot2(p, cur, c);
+    classify(p, cur, c, w);
     if (w->m == 0) break;
-    assemble(p, w, c);
+    base_point(p, w, cur, w->l, c);
+    assemble(p, w, w->l, c);
     if (solve_active(w)) break;
     /* a step larger than the forces themselves left the local model (an inconsistent r, e.g. a
      * wrong active set, amplified by the regularised solve): stop */
-    if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(best, n))) break;
-    /* backtracking on the step: the active set is a local model */
-    double et = INFINITY;
-    for (int b = 0; b < HYB_BACKTRACK && !(et < e); ++b) {
-      if (b) mr_scale(w->x, 0.5, w->m);
-      apply_step(p, w, best, trial);
-      et = ncp_eps(p, trial, c);
-    }
+    if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(cur, n))) break;
+    apply_step(p, w, w->l, cur);
+    double et = ncp_eps(p, cur, c);
     ++*steps;
-    if (!(et < e)) break;
-    mr_copy(best, trial, n), e = et;
+    if (!isfinite(et)) break;
+    if (et < e) mr_copy(best, cur, n), e = et;
   }
   mr_problem_velocity_dot2(p, best, c);
   return e;
