@@ -252,9 +252,19 @@ int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, 
   return st;
 }
 
-mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
-                                           double free_gap, mr_arena *work) {
+size_t mr_contact_consistent_work_size(int nc, int nv) {
+  size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0, k = n < m ? n : m;
+  if (k > MR_CONSISTENCY_MAX_DIM) return 0;
+  /* a basis B (n x k), one k x k (or, from G, n x n) factor and the null-space Gram matrix, the
+   * caller's dense J and free velocity, vectors, index arrays; alignment slack per allocation */
+  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + n * m + 2 * m + 8 * n;
+  return doubles * sizeof(double) + 16 * 64;
+}
+
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *J,
+                                           const double *vf, double free_gap, mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
+  if (!J) J = a->J;
   int n = 3 * p->nc, m = a->nv;
   if (n == 0) return MR_CONSISTENT_NOOP;
   for (int i = 0; i < n && p->R; ++i)
@@ -267,12 +277,12 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   /* b = the correction, g − J v_f/Δt; nothing to do when it is zero */
   double bmax = 0.0;
   for (int i = 0; i < n; ++i) {
-    jv[i] = mr_dot(a->J + (size_t)i * m, vf, m) / p->dt;
+    jv[i] = mr_dot(J + (size_t)i * m, vf, m) / p->dt;
     b[i] = a->g[i] - jv[i];
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  int st = project(p, a->J, m, free_gap, b, 1, work);
+  int st = project(p, J, m, free_gap, b, 1, work);
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
    * law, an island solved alone or within the whole model) */
   double off = 0.0, all = 0.0;

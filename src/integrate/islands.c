@@ -329,6 +329,8 @@ mr_status mr_islands_reserve(mr_sim *s, mr_error *err) {
   /* the worst case: one island of every block with every pair coupled */
   size_t mat = pool_doubles(rows, nv, rows * rows);
   size_t work = mr_solver_work_size_for(s->solver, s->max_rows, 0, 1, rows * rows);
+  size_t cw = mr_contact_consistent_work_size(s->max_rows, (int)nv);
+  if (cw > work) work = cw;
   if (s->isl->ntrees > ISLANDS_RESERVE_TREES || mat * sizeof(double) + work > ISLANDS_RESERVE_BYTES)
     return MR_OK;
   return grow(s, mat, pool_gb_ints(rows, rows * rows), work, err);
@@ -346,6 +348,8 @@ static mr_status reserve(mr_sim *s, mr_error *err) {
     need += pool_doubles(nc, nv, nnzb);
     gb += pool_gb_ints(nc, nnzb);
     size_t w = mr_solver_work_size_for(s->solver, (int)nc, 0, stores_blocks(nc, nv), nnzb);
+    size_t cw = mr_contact_consistent_work_size((int)nc, (int)nv); /* before the solve */
+    if (cw > w) w = cw;
     if (w > work) work = w;
   }
   return grow(s, need, gb, work, err);
@@ -396,11 +400,20 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
 static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly_subset *sub,
                             double band) {
   mr_arena_reset(&s->work, 0);
-  double *vf = mr_arena_doubles(&s->work, (size_t)sub->ndofs);
+  size_t nv = (size_t)sub->ndofs, n = 3 * (size_t)a->problem.nc;
+  double *vf = mr_arena_doubles(&s->work, nv), *J = NULL;
   if (!vf) return;
-  for (int k = 0; k < sub->ndofs; ++k)
+  for (size_t k = 0; k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
-  mr_contact_consistent(a, vf, band, &s->work);
+  /* a tree-sparse island's J buffer holds D⁻¹Y, not J: its rows are formed here, only for
+   * problems the projection handles */
+  if (sub->sparse && mr_contact_consistent_work_size(a->problem.nc, (int)nv) > 0) {
+    J = mr_arena_doubles(&s->work, n * nv);
+    double *scratch = mr_arena_doubles(&s->work, 3 * nv);
+    if (!J || !scratch) return;
+    mr_contact_jacobian_subset(s->m, s->d, s->cg, sub, a->problem.nc, J, scratch);
+  }
+  mr_contact_consistent(a, J, vf, band, &s->work);
   mr_arena_reset(&s->work, 0);
 }
 
