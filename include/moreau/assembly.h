@@ -138,13 +138,6 @@ mr_status mr_contact_assemble_subset(const mr_model *m, mr_data *d,
                                      const double *vf, const mr_assembly_settings *s,
                                      mr_contact_assembly *a, mr_error *err);
 
-/* The dense Jacobian rows of a subset's nc blocks, 3 nc x sub->ndofs (row-major, in contact
- * frames), as the dense assembly stores them in a->J: a tree-sparse assembly does not store J,
- * and the consistent correction (src/contact/consistency.h) reads it. scratch: 3 sub->ndofs
- * doubles. */
-void mr_contact_jacobian_subset(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
-                                const mr_assembly_subset *sub, int nc, double *J, double *scratch);
-
 /* The velocity change Δt M⁻¹ Jᵀ λ of a subset's solution, written at its dofs of dv (nv). */
 void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
                                         const mr_contact_assembly *a,

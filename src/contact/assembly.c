@@ -668,14 +668,6 @@ mr_status mr_contact_assemble_subset(const mr_model *m, mr_data *d,
   return assemble(m, d, contacts, sub, nc, v, vf, s, a, err);
 }
 
-void mr_contact_jacobian_subset(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
-                                const mr_assembly_subset *sub, int nc, double *J, double *scratch) {
-  int nv = sub->ndofs;
-  for (int i = 0; i < nc; ++i)
-    contact_jacobian(m, d, &contacts[sub->blocks ? sub->blocks[i] : i], sub->col, nv,
-                     J + (size_t)3 * i * nv, scratch);
-}
-
 void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lambda, double dt,
                                  double *dv) {
   int n = 3 * a->problem.nc;

@@ -36,9 +36,8 @@ typedef enum {
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
- * J is the problem's 3nc x a->nv Jacobian (NULL: a->J, which the dense assembly fills; a
- * tree-sparse island does not store J and passes the rows mr_contact_jacobian_subset forms), vf
- * the free velocity at its a->nv columns. Scratch (mr_contact_consistent_work_size) comes from
+ * J is the problem's 3nc x a->nv Jacobian (NULL: a->J, which the dense and the tree-sparse
+ * assemblies fill), vf the free velocity at its a->nv columns. Scratch (mr_contact_consistent_work_size) comes from
  * work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *J,
                                            const double *vf, double free_gap, mr_arena *work);

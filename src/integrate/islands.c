@@ -400,20 +400,13 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
 static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly_subset *sub,
                             double band) {
   mr_arena_reset(&s->work, 0);
-  size_t nv = (size_t)sub->ndofs, n = 3 * (size_t)a->problem.nc;
-  double *vf = mr_arena_doubles(&s->work, nv), *J = NULL;
+  size_t nv = (size_t)sub->ndofs;
+  double *vf = mr_arena_doubles(&s->work, nv);
   if (!vf) return;
   for (size_t k = 0; k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
-  /* a tree-sparse island's J buffer holds D⁻¹Y, not J: its rows are formed here, only for
-   * problems the projection handles */
-  if (sub->sparse && mr_contact_consistent_work_size(a->problem.nc, (int)nv) > 0) {
-    J = mr_arena_doubles(&s->work, n * nv);
-    double *scratch = mr_arena_doubles(&s->work, 3 * nv);
-    if (!J || !scratch) return;
-    mr_contact_jacobian_subset(s->m, s->d, s->cg, sub, a->problem.nc, J, scratch);
-  }
-  mr_contact_consistent(a, J, vf, band, &s->work);
+  /* J: the island's rows in a->J, which both assemblies fill */
+  mr_contact_consistent(a, NULL, vf, band, &s->work);
   mr_arena_reset(&s->work, 0);
 }
 
