@@ -121,9 +121,9 @@ typedef struct {
    * kinematic paths (its support, closed under ancestors), so G = Yᵀ D⁻¹ Y sums over the shared
    * part of two supports only (zero for blocks on different paths) and M⁻¹Jᵀλ = U⁻ᵀ D⁻¹ (Y λ)
    * is one solve; M⁻¹Jᵀ then holds Y's rows on their supports. Equal to the dense products to
-   * round-off (another order of summation). J is not formed: its buffer (room for 3 nc + 3 rows)
-   * is the scratch of the six world motion rows of one body's path, solved once per path for all
-   * the blocks on it; Gb_work holds 3 ndofs + 10 max_contacts ints. */
+   * round-off (another order of summation). J's buffer has room for 3 nc + 6 rows: after J, the
+   * scratch of the six world motion rows of one body's path, solved once per path for all the
+   * blocks on it; Gb_work holds 3 ndofs + 10 max_contacts ints. */
   int sparse;
   int *support;  /* sparse: per block, its support's dofs (descending) at ndofs entries each */
   int *nsupport; /* sparse: per block, the support's size */

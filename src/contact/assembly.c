@@ -256,13 +256,15 @@ static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
 /* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
  * velocities, solved on the block's support; v and v_f rows into vel and g */
 static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const int *S, int ns,
-                          double *x, double *Y, int nv, const double *v, const double *vf,
-                          double *vel, double *g) {
+                          const int *col, double *x, double *J, double *Y, int nv, const double *v,
+                          const double *vf, double *vel, double *g) {
   double w1 = c->type == MR_ROWS_LIMIT ? c->sign : 1.0;
   x[c->dof] = w1;
+  J[2 * (size_t)nv + col[c->dof]] = w1;
   vel[2] = w1 * v[c->dof], g[2] = w1 * vf[c->dof];
   if (c->type == MR_ROWS_MIMIC) {
     x[c->dof2] -= c->ratio;
+    J[2 * (size_t)nv + col[c->dof2]] -= c->ratio;
     vel[2] -= c->ratio * v[c->dof2], g[2] -= c->ratio * vf[c->dof2];
   }
   solve_support(d, S, ns, x);
@@ -316,20 +318,23 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
   return lo;
 }
 
-/* the 3x3 block Y_iᵀ D⁻¹ Y_j = Z_iᵀ Y_j (Z = D⁻¹ Y in J's buffer, laid out as M⁻¹Jᵀ) over the
- * intersection of the supports of blocks i and j, in descending dof order: for two paths to a
- * root the common tail of both lists, else their merge */
-static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
-                                 int j, const int *chain, double *acc) {
+/* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j, in
+ * descending dof order: for two paths to a root the common tail of both lists, else their
+ * merge */
+static inline void support_block(const mr_data *d, const mr_assembly_subset *sub,
+                                 const mr_contact_assembly *a, int i, int j, const int *chain,
+                                 double *acc) {
   int nv = a->nv;
+  const double *Dinv = d->Dinv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
-  const double *Zi = a->J + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
+  const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
   double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0,
          s22 = 0.0;
 #define TERM(ti, tj)                                                                               \
   do {                                                                                             \
-    double a0 = Zi[ti], a1 = Zi[nv + (ti)], a2 = Zi[2 * (size_t)nv + (ti)];                        \
+    double dk = Dinv[Si[ti]];                                                                      \
+    double a0 = Yi[ti] * dk, a1 = Yi[nv + (ti)] * dk, a2 = Yi[2 * (size_t)nv + (ti)] * dk;         \
     double b0 = Yj[tj], b1 = Yj[nv + (tj)], b2 = Yj[2 * (size_t)nv + (tj)];                        \
     s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;                                                \
     s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;                                                \
@@ -338,13 +343,14 @@ static inline void support_block(const mr_assembly_subset *sub, const mr_contact
   if (chain[i] && chain[j]) {
     /* the same path (the same last dof): all of it */
     int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
-    Zi += ni - L, Yj += nj - L;
+    Yi += ni - L, Yj += nj - L, Si += ni - L;
     if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
-      const double *zn = Zi + 2 * (size_t)nv, *yn = Yj + 2 * (size_t)nv;
+      const double *yin = Yi + 2 * (size_t)nv, *yjn = Yj + 2 * (size_t)nv;
       for (int t = 0; t < L; ++t) {
-        if (chain[i] == NORMAL_ONLY) s20 += zn[t] * Yj[t], s21 += zn[t] * Yj[nv + t];
-        if (chain[j] == NORMAL_ONLY) s02 += Zi[t] * yn[t], s12 += Zi[nv + t] * yn[t];
-        s22 += zn[t] * yn[t];
+        double dk = Dinv[Si[t]], zn = yin[t] * dk;
+        if (chain[i] == NORMAL_ONLY) s20 += zn * Yj[t], s21 += zn * Yj[nv + t];
+        if (chain[j] == NORMAL_ONLY) s02 += Yi[t] * dk * yjn[t], s12 += Yi[nv + t] * dk * yjn[t];
+        s22 += zn * yjn[t];
       }
       if (chain[i] == NORMAL_ONLY) s02 = s12 = 0.0;
       if (chain[j] == NORMAL_ONLY) s20 = s21 = 0.0;
@@ -410,8 +416,8 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
-static void sparse_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
-                            const int *chain) {
+static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
+                            mr_contact_assembly *a, int nc, const int *chain) {
   int *cursor = a->Gb_work;
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
@@ -420,7 +426,7 @@ static void sparse_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(sub, a, i, j, chain, B);
+      support_block(d, sub, a, i, j, chain, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -436,13 +442,13 @@ static void sparse_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *
 
 /* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
  * mirrored */
-static void dense_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
-                           const int *chain) {
+static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
+                           mr_contact_assembly *a, int nc, const int *chain) {
   size_t n = 3 * (size_t)nc;
   for (int i = 0; i < nc; ++i)
     for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(sub, a, i, j, chain, acc);
+      support_block(d, sub, a, i, j, chain, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
@@ -450,15 +456,14 @@ static void dense_G_blocks(const mr_assembly_subset *sub, mr_contact_assembly *a
     }
 }
 
-/* Y = U⁻¹ Jᵀ on each block's support through the bodies: a contact's rows at a dof are those of
- * its point's velocity for that dof's world motion (point_rows), linear in it, so the world motion
- * columns of a body's path are solved once (solve_columns) for all the blocks on it (a unit: the
- * path ending at a dof, a foot and its sole alike), and each block's rows of Y formed from the
- * solved columns. J is not stored: J v and J v_f are summed from the unsolved columns (blocks on
- * two bodies' paths: from their Jacobian), in the dense dot's order, so the same bits. Then
- * Z = D⁻¹ Y in J's buffer and G = Zᵀ Y over the supports' intersections: with Gb buffers and from
- * MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G block-sparse into Gb
- * (*stored = 1), else dense over every pair. */
+/* J and Y = U⁻¹ Jᵀ on each block's support through the bodies: a contact's rows at a dof are
+ * those of its point's velocity for that dof's world motion (point_rows), linear in it, so the
+ * world motion columns of a body's path (in the scratch after J) give the rows of J of the
+ * blocks on it and, solved once (solve_columns), their rows of Y (a unit: the path ending at a
+ * dof, a foot and its sole alike). J's entries and J v, J v_f are those of contact_jacobian and
+ * of the dense dot, the same bits. Then G = Yᵀ D⁻¹ Y over the supports' intersections: with Gb
+ * buffers and from MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G
+ * block-sparse into Gb (*stored = 1), else dense over every pair. */
 static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
                                  const double *v, const double *vf, int *stored, mr_error *err) {
@@ -466,7 +471,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   sparse_work w = sparse_work_at(a, nc);
   w.nu = 0;
   const int *col = sub->col;
-  double *x = sub->x;
+  double *x = sub->x, *scratch = a->J + (size_t)3 * nc * nv;
+  mr_zero(a->J, 3 * nc * nv);
   for (int t = 0; t < nv; ++t)
     w.head[t] = -1;
   for (int i = 0; i < nc; ++i) {
@@ -480,7 +486,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
       if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns) ? CHAIN : 0;
       mr_zero(Y, 2 * nv);
-      dof_row_block(d, c, S, ns, x, Y, nv, v, vf, a->vel + 3 * i, a->g + 3 * i);
+      dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
+                    a->g + 3 * i);
       continue;
     }
     int sides = 0;
@@ -491,34 +498,38 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
       if (w.head[u] < 0) w.units[w.nu++] = k;
       w.next[e] = w.head[u], w.head[u] = e, ++sides;
     }
-    /* on two bodies' paths: J v and J v_f from the block's Jacobian, in J's buffer for now */
+    /* on two bodies' paths: the block's rows of J, and J v and J v_f from them */
     w.alone[i] = sides == 1;
     w.chain[i] = w.alone[i] || is_chain(d, S, ns) ? CHAIN : 0;
     if (sides != 1)
       for (int k = 0; k < 3; ++k)
         mr_zero(Y + (size_t)k * nv, ns);
     if (sides == 2) {
-      contact_jacobian(m, d, c, col, nv, a->J, a->J + 3 * (size_t)nv);
+      double *Ji = a->J + (size_t)3 * i * nv;
+      contact_jacobian(m, d, c, col, nv, Ji, scratch);
       for (int k = 0; k < 3; ++k) {
-        a->vel[3 * i + k] = row_dot(a->J + (size_t)k * nv, v, sub, i, nv);
-        a->g[3 * i + k] = row_dot(a->J + (size_t)k * nv, vf, sub, i, nv);
+        a->vel[3 * i + k] = row_dot(Ji + (size_t)k * nv, v, sub, i, nv);
+        a->g[3 * i + k] = row_dot(Ji + (size_t)k * nv, vf, sub, i, nv);
       }
     }
   }
-  /* each unit's six columns, then its solved rows, in J's buffer (6 nv ≤ its 3 (nc + 1) nv) */
-  double *Yu = a->J;
+  /* each unit's six columns, then its solved rows, after J (room for 6 nv) */
+  double *Yu = scratch;
   for (int q = 0; q < w.nu; ++q) {
     int ns = mr_path_world_columns(m, d, w.units[q], Yu, w.Su), first = w.head[col[w.units[q]]];
-    /* J v and J v_f of the blocks on this body alone, over ascending dofs (as row_dot) */
+    /* the rows of J of the blocks on this body alone, and J v, J v_f over ascending dofs (as
+     * row_dot) */
     for (int e = first; e >= 0; e = w.next[e]) {
       int i = e / 2;
       if (!w.alone[i]) continue;
       point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double sv[3] = {0}, sf[3] = {0};
+      double sv[3] = {0}, sf[3] = {0}, *Ji = a->J + (size_t)3 * i * nv;
       for (int t = ns - 1; t >= 0; --t) {
         mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-        for (int k = 0; k < 3; ++k)
+        for (int k = 0; k < 3; ++k) {
+          Ji[(size_t)k * nv + col[w.Su[t]]] = r.v[k];
           sv[k] += r.v[k] * v[w.Su[t]], sf[k] += r.v[k] * vf[w.Su[t]];
+        }
       }
       for (int k = 0; k < 3; ++k)
         a->vel[3 * i + k] = sv[k], a->g[3 * i + k] = sf[k];
@@ -547,26 +558,16 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
       }
     }
   }
-  /* Z = D⁻¹ Y in J's buffer */
-  for (int i = 0; i < nc; ++i) {
-    const int *S = sub->support + (size_t)i * nv;
-    for (int k = 0; k < 3; ++k) {
-      const double *Y = a->MiJt + (size_t)(3 * i + k) * nv;
-      double *Z = a->J + (size_t)(3 * i + k) * nv;
-      for (int t = 0; t < sub->nsupport[i]; ++t)
-        Z[t] = Y[t] * d->Dinv[S[t]];
-    }
-  }
   /* below MR_SPARSE_G_MIN_NC contacts G is dense, and an uncoupled pair's block comes out zero
    * without the pattern */
   *stored = a->Gb && nc >= MR_SPARSE_G_MIN_NC;
   if (!*stored) {
-    dense_G_blocks(sub, a, nc, w.chain);
+    dense_G_blocks(d, sub, a, nc, w.chain);
     return MR_OK;
   }
   mr_status st = block_pattern(d, sub, a, nc, err);
   if (st) return st;
-  sparse_G_blocks(sub, a, nc, w.chain);
+  sparse_G_blocks(d, sub, a, nc, w.chain);
   return MR_OK;
 }
 

@@ -283,11 +283,11 @@ static int stores_blocks(size_t nc, size_t nv) {
   return nv > SPARSE_MIN_DOFS && nc >= MR_SPARSE_G_MIN_NC;
 }
 
-/* the matrix pool of an island of nc blocks over nv dofs with at most nnzb stored blocks: J (3
- * rows more: a tree-sparse island's six path columns in its place), M⁻¹Jᵀ, and G (dense, or its
+/* the matrix pool of an island of nc blocks over nv dofs with at most nnzb stored blocks: J (6
+ * rows more: a tree-sparse island's six path columns after it), M⁻¹Jᵀ, and G (dense, or its
  * stored blocks) */
 static size_t pool_doubles(size_t nc, size_t nv, size_t nnzb) {
-  return (2 * 3 * nc + 3) * nv + 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc);
+  return (2 * 3 * nc + 6) * nv + 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc);
 }
 
 /* the block-sparse G's row offsets and columns for an island of nc blocks */
@@ -373,7 +373,7 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   a->max_contacts = nc;
   a->nv = nv;
   a->J = is->mat + *mat_at;
-  a->MiJt = a->J + (n + 3) * (size_t)nv;
+  a->MiJt = a->J + (n + 6) * (size_t)nv;
   a->G = a->MiJt + n * (size_t)nv;
   *mat_at += pool_doubles((size_t)nc, (size_t)nv, is->gb_bound[k]);
   a->g = is->g + 3 * b0, a->mu = is->mu + b0, a->R = is->R + 3 * b0;
