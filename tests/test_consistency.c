@@ -124,7 +124,7 @@ static void assert_kept(fixture *f, const double *q, const mr_contact_geometry *
   double g[MAXN];
   assemble(f, q, c, nc, s);
   memcpy(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
-  assert_int_equal(mr_contact_consistent(&f->a, NULL, f->vf, BAND, &f->work), MR_CONSISTENT_NOOP);
+  assert_int_equal(mr_contact_consistent(&f->a, f->vf, BAND, &f->work), MR_CONSISTENT_NOOP);
   assert_memory_equal(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
 }
 
@@ -156,7 +156,7 @@ static void test_box_planar(void **state) {
     eigen_projection(f.a.G, 12, b, Pb);
     double g[12];
     memcpy(g, f.a.g, sizeof g);
-    assert_int_equal(mr_contact_consistent(&f.a, NULL, f.vf, BAND, &f.work),
+    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work),
                      pass ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP);
     correction(&f, b2);
     double nb = mr_norm(b, 12);
@@ -185,7 +185,7 @@ static void test_link_two_contacts(void **state) {
   assemble(&f, q, c, 2, &s);
   double b[6], b2[6], expect[6] = {0};
   correction(&f, b);
-  assert_int_equal(mr_contact_consistent(&f.a, NULL, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
   correction(&f, b2);
   double s1 = (x[0] * b[2] + x[1] * b[5]) / (x[0] * x[0] + x[1] * x[1]);
   expect[2] = x[0] * s1, expect[5] = x[1] * s1;
@@ -215,7 +215,7 @@ static void test_coincident_contacts(void **state) {
   assemble(&f, q, c, 2, &s);
   double b[6], b2[6], expect[6];
   correction(&f, b);
-  assert_int_equal(mr_contact_consistent(&f.a, NULL, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
   correction(&f, b2);
   for (int k = 0; k < 3; ++k)
     expect[k] = expect[k + 3] = 0.5 * (b[k] + b[k + 3]);
@@ -280,14 +280,14 @@ static void test_random_rank_deficient(void **state) {
       double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN];
       correction(&f, b);
       eigen_projection(f.a.G, n, b, Pb);
-      assert_int_equal(mr_contact_consistent(&f.a, NULL, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
       correction(&f, b2);
       double nb = mr_norm(b, n);
       assert_vec_near(b2, Pb, n, 1e-8 * nb);
       for (int i = 0; i < n; i += 3)
         assert_true(b2[i] == 0.0 && b2[i + 1] == 0.0);
       if (t == 0) assert_true(mr_norm(b2, n) == 0.0);
-      mr_contact_consistent(&f.a, NULL, f.vf, BAND, &f.work);
+      mr_contact_consistent(&f.a, f.vf, BAND, &f.work);
       correction(&f, b3);
       assert_vec_near(b3, b2, n, 1e-9 * nb);
     }

@@ -256,15 +256,15 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0, k = n < m ? n : m;
   if (k > MR_CONSISTENCY_MAX_DIM) return 0;
   /* a basis B (n x k), one k x k (or, from G, n x n) factor and the null-space Gram matrix, the
-   * caller's dense J and free velocity, vectors, index arrays; alignment slack per allocation */
-  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + n * m + 2 * m + 8 * n;
+   * caller's free velocity, vectors, index arrays; alignment slack per allocation */
+  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n;
   return doubles * sizeof(double) + 16 * 64;
 }
 
-mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *J,
-                                           const double *vf, double free_gap, mr_arena *work) {
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
+                                           double free_gap, mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
-  if (!J) J = a->J;
+  const double *J = a->J;
   int n = 3 * p->nc, m = a->nv;
   if (n == 0) return MR_CONSISTENT_NOOP;
   for (int i = 0; i < n && p->R; ++i)

@@ -36,15 +36,14 @@ typedef enum {
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
- * J is the problem's 3nc x a->nv Jacobian (NULL: a->J, which the dense and the tree-sparse
- * assemblies fill), vf the free velocity at its a->nv columns. Scratch (mr_contact_consistent_work_size) comes from
- * work and is released. */
-mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *J,
-                                           const double *vf, double free_gap, mr_arena *work);
+ * J is a->J (which the dense and the tree-sparse assemblies fill), vf the free velocity at its
+ * a->nv columns. Scratch (mr_contact_consistent_work_size) comes from work and is released. */
+mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
+                                           double free_gap, mr_arena *work);
 
-/* Bytes of work that mr_contact_consistent may take for nc blocks over nv dofs, with the dense J
- * a tree-sparse island forms for it (3nc x nv) and its free velocity (nv) on top; 0 when
- * min(3nc, nv) > MR_CONSISTENCY_MAX_DIM (nothing is projected). */
+/* Bytes of work that mr_contact_consistent may take for nc blocks over nv dofs, with the caller's
+ * free velocity (nv) on top; 0 when min(3nc, nv) > MR_CONSISTENCY_MAX_DIM (nothing is
+ * projected). The step sizes its workspace by it: a Gauss-Seidel solver's own is vectors only. */
 size_t mr_contact_consistent_work_size(int nc, int nv);
 
 /* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds, gaps) and J (3nc x

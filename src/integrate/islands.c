@@ -406,7 +406,7 @@ static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly
   for (size_t k = 0; k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
   /* J: the island's rows in a->J, which both assemblies fill */
-  mr_contact_consistent(a, NULL, vf, band, &s->work);
+  mr_contact_consistent(a, vf, band, &s->work);
   mr_arena_reset(&s->work, 0);
 }
 

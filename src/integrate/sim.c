@@ -552,7 +552,7 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next, &as, a,
                                      err);
   if (st) return st;
-  mr_contact_consistent(a, NULL, s->v_next, as.band, &s->work);
+  mr_contact_consistent(a, s->v_next, as.band, &s->work);
   mr_solver_stats st2;
   mr_zero(s->lambda_alt, n);
   mr_arena_reset(&s->work, 0);
@@ -609,7 +609,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
   if (!st) /* the correction made consistent (contact/consistency.h) */
-    mr_contact_consistent(&s->as, NULL, s->v_next, s->as_settings.band, &s->work);
+    mr_contact_consistent(&s->as, s->v_next, s->as_settings.band, &s->work);
   s->t_assembled = clock_us();
   if (st) return st;
   if (!same_contacts(s)) s->state.valid = 0;
