@@ -26,7 +26,9 @@
  *      projected on the cones, and the classification renewed, at most HYB_POLISH times; the
  *      best iterate is kept (the steps need not lower ε_abs one by one);
  *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
- *      it changes the active set by itself where stage 4's frozen classification cannot.
+ *      it changes the active set by itself where stage 4's frozen classification cannot;
+ *   6. the lattice polish (polish.c): when what is left is within a few units in the last place
+ *      of λ, integer moves of the forces' last bits that lower the exact criterion.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver: a warm start is never worse than a cold one.
  *
