@@ -256,26 +256,24 @@ static void group(mr_islands *is, const mr_contact_geometry *cg, int n) {
  * never more than nc² */
 static size_t blocks_bound(mr_islands *is, const mr_contact_geometry *cg, int k) {
   int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0, *count = is->tree_count;
-  for (int pass = 0; pass < 3; ++pass) {
-    size_t sum = 0;
-    for (int j = b0; j < b0 + nc; ++j) {
-      int a, b;
-      block_trees(is, &cg[is->blocks[j]], &a, &b);
-      if (b == a) b = -1;
-      if (pass == 0) {
-        if (a >= 0) count[a] = 0;
-        if (b >= 0) count[b] = 0;
-      } else if (pass == 1) {
-        if (a >= 0) count[a]++;
-        if (b >= 0) count[b]++;
-      } else {
-        size_t row = (a >= 0 ? (size_t)count[a] : 0) + (b >= 0 ? (size_t)count[b] : 0);
-        sum += row > 0 ? row : 1;
-      }
-    }
-    if (pass == 2) return sum < (size_t)nc * (size_t)nc ? sum : (size_t)nc * (size_t)nc;
+  int a, b;
+  for (int j = b0; j < b0 + nc; ++j) { /* clear the counts of the trees touched */
+    block_trees(is, &cg[is->blocks[j]], &a, &b);
+    if (a >= 0) count[a] = 0;
+    if (b >= 0) count[b] = 0;
   }
-  return 0;
+  for (int j = b0; j < b0 + nc; ++j) { /* blocks per tree */
+    block_trees(is, &cg[is->blocks[j]], &a, &b);
+    if (a >= 0) count[a]++;
+    if (b >= 0 && b != a) count[b]++;
+  }
+  size_t sum = 0;
+  for (int j = b0; j < b0 + nc; ++j) {
+    block_trees(is, &cg[is->blocks[j]], &a, &b);
+    size_t row = (a >= 0 ? (size_t)count[a] : 0) + (b >= 0 && b != a ? (size_t)count[b] : 0);
+    sum += row > 0 ? row : 1;
+  }
+  return sum < (size_t)nc * (size_t)nc ? sum : (size_t)nc * (size_t)nc;
 }
 
 /* does an island of nc blocks over nv dofs store G block-sparse (the assembly's rule)? */
