@@ -47,7 +47,7 @@ struct mr_islands {
   mr_solver_state *states;
   /* the last solve's islands, which the next step's find by their blocks' keys (s->prev_keys):
    * blocks grouped by island, each block's island, offsets (max_rows, max_rows, max_rows + 1);
-   * the step they were solved at (mr_sim steps before it), −1 when forgotten */
+   * the step they were solved at (mr_sim steps before it), −2 when forgotten */
   int *prev_blocks, *prev_block_island, *prev_first_block, prev_nislands;
   long prev_step;
   int *match;                   /* per island, last step's island it continues, −1 none */
