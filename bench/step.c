@@ -1,13 +1,13 @@
 /* Time step benchmark: the wall time of mr_sim_step and its stages (mr_step_timing: kinematics,
  * collision, dynamics = CRBA + LDLᵀ + RNEA + free velocity, problem assembly, consistent law,
- * solver with its criterion, integration) on three scenes: Solo-12 standing and pushed (scenes/b8_solo_push.yaml), TALOS
- * standing and pushed (scenes/b8_talos_push.yaml) and the Allegro hand holding a ball
- * (scenes/b8_allegro_hold.yaml). Per scene, solver and start (cold: warm_start false, warm: the
- * solver starts from last step's forces and state), the first WARMUP steps are run unmeasured,
- * then the next n steps are timed one by one: median and 10th percentile of the step time, the
- * median of every stage, the mean number of contacts and solver iterations and the steps whose
- * solver stopped before its tolerance. Output: Markdown tables.
- * Run: make bench (or build/bench/bench/step [steps [solver...]]). */
+ * solver with its criterion, integration) on three scenes: Solo-12 standing and pushed
+ * (scenes/b8_solo_push.yaml), TALOS standing and pushed (scenes/b8_talos_push.yaml) and the Allegro
+ * hand holding a ball (scenes/b8_allegro_hold.yaml). Per scene, solver and start (cold: warm_start
+ * false, warm: the solver starts from last step's forces and state), the first WARMUP steps are run
+ * unmeasured, then the next n steps are timed one by one: median and 10th percentile of the step
+ * time, the median of every stage, the mean number of contacts and solver iterations and the steps
+ * whose solver stopped before its tolerance. Output: Markdown tables. Run: make bench (or
+ * build/bench/bench/step [steps [solver...]]). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -548,8 +548,7 @@ mr_status mr_sim_solve(mr_sim *s, const mr_contact_problem *p, mr_solver_state *
                        double *lambda, double *c, mr_solver_stats *stats, mr_error *err) {
   double t = mr_sim_clock_us();
   mr_arena_reset(&s->work, 0);
-  mr_status st = mr_solve(s->solver->name, p, &s->settings, state, &s->work, lambda, c, stats,
-                          err);
+  mr_status st = mr_solve(s->solver->name, p, &s->settings, state, &s->work, lambda, c, stats, err);
   s->t_solver += mr_sim_clock_us() - t;
   return st;
 }
