@@ -298,8 +298,9 @@ int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, 
 size_t mr_contact_consistent_work_size(int nc, int nv) {
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0, k = n < m ? n : m;
   if (k > MR_CONSISTENCY_MAX_DIM) return 0;
-  /* a basis B (n x k), one k x k (or, from G, n x n) factor and the null-space Gram matrix, the
-   * caller's free velocity, vectors, index arrays; alignment slack per allocation */
+  /* a basis B (n x k), then from J a k x k factor and the null-space Gram matrix, or from G
+   * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
+   * velocity, vectors, index arrays; alignment slack per allocation */
   size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n;
   return doubles * sizeof(double) + 16 * 64;
 }
