@@ -37,9 +37,10 @@
  *
  * When the rounds from λ miss eps_abs, a continuous stage runs before them. The equations
  * ask, at a sticking contact, for c_N + μ ‖c_T‖ + ⟨λ_T, c_T⟩ / λ_N = 0: c = 0 would do, but
- * G rounded to doubles times λ ~ 2.5e3 N leaves c a component of ~1e-9 m/s outside the range
- * of the exact G (a twist of the four corners' c_N that no rigid motion makes), so c cannot
- * vanish and the solution of the equations near λ has every contact approaching along its
+ * on the 1e6 stack c keeps 0.8e-9–1.4e-9 m/s outside the range of G's dominant part (the two
+ * boxes' 12 motions; least squares in binary128, of the size that G's rounding to doubles
+ * times λ ~ 2.5e3 N makes: a twist of the four corners' c_N that no rigid motion makes), so c
+ * cannot vanish and the solution of the equations near λ has every contact approaching along its
  * normal by μ ‖c_T‖ while c_T slips: a velocity of ~1e-8 m/s, against which one ulp of λ
  * (c moves by ~1e-9) is fine enough for the rounds. Linearised at λ (c_T ~ 1e-10, random
  * directions, near the kink of ‖c_T‖) the rounds do not find it. So:
