@@ -48,9 +48,9 @@
  *      velocity eps_abs / λ_N (the least-norm change of λ that makes it), Levenberg–Marquardt
  *      (Moré, "The Levenberg–Marquardt algorithm: implementation and theory", 1978) on the
  *      equations in long double over the same moves as real numbers, with the same trust term
- *      ‖W (G + R) s‖² and the kink smoothed in the gradient only, solved by Householder QR
- *      (the heavy body's directions are 1e-10 of the light one's: squared, in normal
- *      equations, they would drop below long double's precision);
+ *      ‖W (G + R) s‖² and the kink smoothed in the gradient only, solved by QR with Givens
+ *      rotations (the heavy body's directions are 1e-10 of the light one's: squared, in
+ *      normal equations, they would drop below long double's precision);
  *   7. its λ rounded to doubles, and the rounds 2.–5. from there.
  * The result is kept only when its exact ε_abs is lower.
  *
@@ -65,7 +65,8 @@
  *
  * Cost: one LLL reduction per round, at most PL_ROUNDS rounds and PL_LLL_ITER k² LLL
  * iterations of O(k D) each (D = equations + 3 rows per contact + k); the continuous stage at
- * most PL_LM_TOTAL iterations of one QR, O((ne + k) k²); memory from the work arena, at most
+ * most PL_LM_TOTAL iterations of O(ne k²) (the rows of J rotated into the trust term's
+ * triangle); memory from the work arena, at most
  * mr_polish_work_size(nc) bytes; a stage that does not fit is not done. */
 #include "contact/polish.h"
 
@@ -125,8 +126,9 @@ typedef struct {
 
 /* the continuous stage's work: unknowns d (the moves' real changes of λ, k), equations f (ne) */
 typedef struct {
-  long double *M, *b;   /* a least-squares system, (ne + m + k) x k, and its right-hand side */
-  long double *J;       /* ∂f/∂d, ne x k */
+  double *R;            /* the trust term's triangle: R of [W A; Tikhonov], k x k */
+  long double *T, *tb;  /* a triangle being built by rotations (k x k) and its right-hand side */
+  long double *row;     /* one row of a least-squares system (k) */
   long double *d, *dt;  /* d and a trial d (k) */
   long double *f, *ft;  /* f at d and at the trial (ne) */
   long double *F;       /* ∂f/∂c on the equation's rows (3 ne) */
@@ -287,14 +289,13 @@ static int basis_alloc(lattice *L, mr_arena *a) {
 
 size_t mr_polish_work_size(int nc) {
   /* k ≤ n moves, m ≤ n rows, ne ≤ n equations, D ≤ 3n. The lattice stage: the basis 8 k D,
-   * the packed μ 16 k²/2, its vectors (t 8 D, z 8, B, a 16, lt, ct 8 per entry); the
-   * continuous stage in its place: the system 16 (ne + m + k) k, J 16 ne k, its vectors (b 16
-   * per row, d, dt, f, ft 16, F, ce, ct 48, qof 4 per entry): the larger, 64 n² + 260 n. Both
-   * above the index arrays (col, row, eq_row, eq_nr 4, u, w, eq_f 8, eq_g 24 per entry and one
-   * more), the candidate λ and c (16 per row) and 2 bytes per contact; 32 blocks of 32-byte
-   * alignment */
+   * the packed μ 16 k²/2, its vectors (t 8 D, z 8, B, a 16, lt, ct 8 per entry): 32 n² + 80 n;
+   * the continuous stage in its place: R 8 k², T 16 k², its vectors (tb, row, d, dt, f, ft 16,
+   * F, ce, ct 48, qof 4 per entry): 24 n² + 244 n. Both above the index arrays (col, row,
+   * eq_row, eq_nr 4, u, w, eq_f 8, eq_g 24 per entry and one more), the candidate λ and c (16
+   * per row) and 2 bytes per contact; 32 blocks of 32-byte alignment */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0;
-  return 64 * n * n + 400 * (n + 1) + 2 * (size_t)nc + 32 * 32;
+  return 32 * n * n + 400 * (n + 1) + 2 * (size_t)nc + 32 * 32;
 }
 
 /* exact ⟨x, y⟩ of two integer vectors */
@@ -517,11 +518,11 @@ static double rounds(const mr_contact_problem *p, double eps_abs, lattice *L, do
 
 /* the continuous stage's arrays from the arena; -1 when they do not fit */
 static int lm_alloc(const lattice *L, lm_ws *w, mr_arena *a) {
-  size_t k = (size_t)L->k, ne = (size_t)L->ne, rows = ne + (size_t)L->m + k;
-  size_t ld = sizeof(long double);
-  w->M = mr_arena_alloc(a, ld * rows * k);
-  w->b = mr_arena_alloc(a, ld * rows);
-  w->J = mr_arena_alloc(a, ld * ne * k);
+  size_t k = (size_t)L->k, ne = (size_t)L->ne, ld = sizeof(long double);
+  w->R = mr_arena_alloc(a, sizeof(double) * k * k);
+  w->T = mr_arena_alloc(a, ld * k * k);
+  w->tb = mr_arena_alloc(a, ld * k);
+  w->row = mr_arena_alloc(a, ld * k);
   w->d = mr_arena_alloc(a, ld * k);
   w->dt = mr_arena_alloc(a, ld * k);
   w->f = mr_arena_alloc(a, ld * ne);
@@ -530,61 +531,53 @@ static int lm_alloc(const lattice *L, lm_ws *w, mr_arena *a) {
   w->ce = mr_arena_alloc(a, ld * 3 * ne);
   w->ct = mr_arena_alloc(a, ld * 3 * ne);
   w->qof = mr_arena_alloc(a, sizeof(int) * (size_t)L->n);
-  return w->M && w->b && w->J && w->d && w->dt && w->f && w->ft && w->F && w->ce && w->ct &&
-                 w->qof
+  return w->R && w->T && w->tb && w->row && w->d && w->dt && w->f && w->ft && w->F && w->ce &&
+                 w->ct && w->qof
              ? 0
              : -1;
 }
 
-/* the least-squares solution x (k) of M x ≈ b, M rows x k (row-major, full column rank: the
- * caller appends a Tikhonov block), by Householder QR in place (Golub and Van Loan, "Matrix
- * Computations", 5.3): no normal equations, whose squared condition (1e20 for a 1e6 mass
- * ratio) long double could not hold. With b = NULL only R, in the first k rows. -1 on a zero
- * column */
-static int lsq(long double *M, int rows, int k, long double *b, long double *x) {
+/* Least squares by QR built one row at a time with Givens rotations (Golub and Van Loan,
+ * "Matrix Computations", 5.2.5): the row (w->row, right-hand side rb) is rotated into the upper
+ * triangle T (w->T, right-hand side w->tb). No normal equations, whose squared condition (1e20
+ * for a 1e6 mass ratio) long double could not hold; k² long doubles whatever the rows. */
+static void givens_row(lm_ws *w, int k, long double rb) {
+  long double *T = w->T, *x = w->row;
   for (int j = 0; j < k; ++j) {
-    long double below = 0.0L, x0 = M[(size_t)j * k + j];
-    for (int r = j + 1; r < rows; ++r)
-      below += M[(size_t)r * k + j] * M[(size_t)r * k + j];
-    long double nrm = sqrtl(x0 * x0 + below);
-    if (!(nrm > 0.0L)) return -1;
-    /* v = column j from the diagonal down with v_j = x0 − α; H = I − 2 v vᵀ / vᵀv */
-    long double alpha = x0 > 0.0L ? -nrm : nrm, v0 = x0 - alpha, vv = v0 * v0 + below;
-    M[(size_t)j * k + j] = v0;
-    for (int q = j + 1; q <= (b ? k : k - 1); ++q) {
-      long double s = 0.0L;
-      for (int r = j; r < rows; ++r)
-        s += M[(size_t)r * k + j] * (q < k ? M[(size_t)r * k + q] : b[r]);
-      s *= 2.0L / vv;
-      for (int r = j; r < rows; ++r) {
-        long double *y = q < k ? &M[(size_t)r * k + q] : &b[r];
-        *y -= s * M[(size_t)r * k + j];
-      }
+    if (x[j] == 0.0L) continue;
+    long double a = T[(size_t)j * k + j], r = hypotl(a, x[j]), c = a / r, s = x[j] / r;
+    for (int q = j; q < k; ++q) {
+      long double t1 = T[(size_t)j * k + q], t2 = x[q];
+      T[(size_t)j * k + q] = c * t1 + s * t2, x[q] = c * t2 - s * t1;
     }
-    M[(size_t)j * k + j] = alpha;
+    long double t1 = w->tb[j];
+    w->tb[j] = c * t1 + s * rb, rb = c * rb - s * t1;
   }
-  for (int j = k - 1; b && j >= 0; --j) {
-    long double s = b[j];
-    for (int q = j + 1; q < k; ++q)
-      s -= M[(size_t)j * k + q] * x[q];
-    x[j] = s / M[(size_t)j * k + j];
-  }
-  return 0;
 }
 
-/* appends the Tikhonov block √(PL_TIKH) max‖M_{:q}‖ I below the first r0 rows of M */
-static void tikhonov(long double *M, int r0, int k, long double *b) {
-  long double cmax = 0.0L;
-  for (int q = 0; q < k; ++q) {
-    long double s = 0.0L;
-    for (int r = 0; r < r0; ++r)
-      s += M[(size_t)r * k + q] * M[(size_t)r * k + q];
-    cmax = fmaxl(cmax, s);
-  }
+/* T and its right-hand side cleared */
+static void givens_clear(lm_ws *w, int k) {
+  memset(w->T, 0, sizeof(long double) * (size_t)k * k);
+  memset(w->tb, 0, sizeof(long double) * (size_t)k);
+}
+
+/* the Tikhonov rows √(PL_TIKH) cmax e_q (right-hand side 0) rotated in, cmax the largest
+ * squared column norm of the rows so far, then T x = tb solved; -1 on a zero pivot */
+static int givens_solve(lm_ws *w, int k, long double cmax, long double *x) {
   long double t = sqrtl(PL_TIKH * cmax);
-  memset(M + (size_t)r0 * k, 0, sizeof(long double) * (size_t)k * k);
-  for (int q = 0; q < k; ++q)
-    M[(size_t)(r0 + q) * k + q] = t, b[r0 + q] = 0.0L;
+  for (int q = 0; q < k; ++q) {
+    memset(w->row, 0, sizeof(long double) * (size_t)k);
+    w->row[q] = t;
+    givens_row(w, k, 0.0L);
+  }
+  for (int j = k - 1; j >= 0; --j) {
+    long double s = w->tb[j], piv = w->T[(size_t)j * k + j];
+    if (!(fabsl(piv) > 0.0L)) return -1;
+    for (int q = j + 1; q < k; ++q)
+      s -= w->T[(size_t)j * k + q] * x[q];
+    x[j] = s / piv;
+  }
+  return 0;
 }
 
 /* c on the equations' rows at λ + d: c0 + (G + R)_{rows, moves} d, c0 the exact (Dot2) c at λ */
@@ -629,45 +622,51 @@ static long double lm_equations(const mr_contact_problem *p, const lattice *L, c
   return m;
 }
 
-/* J = ∂f/∂d: through c (F (G + R)) and, on the contact's own moved components, through λ */
-static void lm_jacobian(const mr_contact_problem *p, const lattice *L, lm_ws *w) {
-  int k = L->k;
-  for (int a = 0; a < L->ne; ++a) {
-    int r0 = L->eq_row[a], nr = L->eq_nr[a];
-    const long double *ci = w->ce + 3 * a;
-    for (int q = 0; q < k; ++q) {
-      long double s = 0.0L;
-      for (int t = 0; t < nr; ++t)
-        s += w->F[3 * a + t] * gr(p, r0 + t, L->col[q]);
-      int own = L->col[q] - r0;
-      if (nr == 3 && own >= 0 && own < 3)
-        s += own < 2 ? ci[own]
-                     : ci[2] + p->mu[r0 / 3] * sqrtl(ci[0] * ci[0] + ci[1] * ci[1]);
-      w->J[(size_t)a * k + q] = s;
-    }
+/* row a of J = ∂f/∂d into w->row: through c (F (G + R)) and, on the contact's own moved
+ * components, through λ */
+static void lm_jacobian_row(const mr_contact_problem *p, const lattice *L, lm_ws *w, int a) {
+  int r0 = L->eq_row[a], nr = L->eq_nr[a];
+  const long double *ci = w->ce + 3 * a;
+  for (int q = 0; q < L->k; ++q) {
+    long double s = 0.0L;
+    for (int t = 0; t < nr; ++t)
+      s += w->F[3 * a + t] * gr(p, r0 + t, L->col[q]);
+    int own = L->col[q] - r0;
+    if (nr == 3 && own >= 0 && own < 3)
+      s += own < 2 ? ci[own] : ci[2] + p->mu[r0 / 3] * sqrtl(ci[0] * ci[0] + ci[1] * ci[1]);
+    w->row[q] = s;
   }
 }
 
 /* the start: the least-norm change d of λ that makes every contact of the equations approach
  * at speed v along its normal and leaves the bilateral rows (S d = −v, S the normal rows of
- * (G + R) on the moves, with the Tikhonov block); zero when it fails */
+ * (G + R) on the moves, with the Tikhonov rows); zero when it fails */
 static void lm_start(const mr_contact_problem *p, const lattice *L, lm_ws *w, double v) {
-  int k = L->k, ne = L->ne;
-  for (int a = 0; a < ne; ++a) {
-    int ra = L->eq_row[a] + (L->eq_nr[a] == 3 ? 2 : 0);
-    w->b[a] = L->eq_nr[a] == 3 ? -v : 0.0L;
-    for (int q = 0; q < k; ++q)
-      w->M[(size_t)a * k + q] = gr(p, ra, L->col[q]);
+  int k = L->k;
+  long double cmax = 0.0L;
+  givens_clear(w, k);
+  for (int q = 0; q < k; ++q) {
+    long double s = 0.0L;
+    for (int a = 0; a < L->ne; ++a) {
+      long double x = gr(p, L->eq_row[a] + (L->eq_nr[a] == 3 ? 2 : 0), L->col[q]);
+      s += x * x;
+    }
+    cmax = fmaxl(cmax, s);
   }
-  tikhonov(w->M, ne, k, w->b);
-  if (lsq(w->M, ne + k, k, w->b, w->d))
+  for (int a = 0; a < L->ne; ++a) {
+    int ra = L->eq_row[a] + (L->eq_nr[a] == 3 ? 2 : 0);
+    for (int q = 0; q < k; ++q)
+      w->row[q] = gr(p, ra, L->col[q]);
+    givens_row(w, k, L->eq_nr[a] == 3 ? -v : 0.0L);
+  }
+  if (givens_solve(w, k, cmax, w->d))
     for (int q = 0; q < k; ++q)
       w->d[q] = 0.0L;
 }
 
 /* Levenberg–Marquardt on the equations f(λ + d) = 0 from w->d: the step minimises
  * ‖J s + f‖² + ν ‖W (G + R) s‖² (the change of c weighted as in A: the trust region) with a
- * Tikhonov term (PL_TIKH of the largest squared column), by QR; ν is divided by 3 after a step
+ * Tikhonov term (PL_TIKH of the largest squared column), by Givens QR; ν is divided by 3 after a step
  * that lowers ‖f‖ and multiplied by 4 after one that does not. The kink of ‖c_T‖ at c_T = 0 is smoothed in the
  * gradient by η / λ_N (m/s), η from PL_ETA0 eps_abs down by thirds to PL_ETA1 eps_abs; the
  * equations themselves are never smoothed. Returns 1 when max |f| ≤ PL_LM_STOP eps_abs; *its
@@ -675,17 +674,25 @@ static void lm_start(const mr_contact_problem *p, const lattice *L, lm_ws *w, do
 static int lm_solve(const mr_contact_problem *p, double eps_abs, const lattice *L, lm_ws *w,
                     const double *lambda, const double *c0, int *its) {
   int k = L->k, ne = L->ne;
-  /* the trust term's triangle: R of [W A; Tikhonov] (per unit of λ), kept in the last k rows of
-   * M (k ≤ m: a moved contact is coupled to itself), below the ne + k rows of the steps */
-  long double *R = w->M + (size_t)(ne + L->m) * k;
-  for (int r = 0; r < L->m; ++r)
+  /* the trust term's triangle: R of [W A; Tikhonov] (per unit of λ) */
+  long double cmax = 0.0L;
+  for (int q = 0; q < k; ++q) {
+    long double s = 0.0L;
+    for (int r = 0; r < L->m; ++r) {
+      long double x = L->w[r] * gr(p, L->row[r], L->col[q]);
+      s += x * x;
+    }
+    cmax = fmaxl(cmax, s);
+  }
+  givens_clear(w, k);
+  for (int r = 0; r < L->m; ++r) {
     for (int q = 0; q < k; ++q)
-      w->M[(size_t)r * k + q] = L->w[r] * gr(p, L->row[r], L->col[q]);
-  tikhonov(w->M, L->m, k, w->b);
-  if (lsq(w->M, L->m + k, k, NULL, NULL)) return 0;
-  for (int q = k - 1; q >= 0; --q)
-    for (int q2 = 0; q2 < k; ++q2)
-      R[(size_t)q * k + q2] = q2 >= q ? w->M[(size_t)q * k + q2] : 0.0L;
+      w->row[q] = L->w[r] * gr(p, L->row[r], L->col[q]);
+    givens_row(w, k, 0.0L);
+  }
+  if (givens_solve(w, k, cmax, w->dt)) return 0;
+  for (int q = 0; q < k * k; ++q)
+    w->R[q] = (double)w->T[q];
   lm_velocity(p, L, c0, w->d, w->ce);
   long double m = lm_equations(p, L, w, lambda, w->d, w->ce, w->f, NULL, 0.0);
   for (double eta = PL_ETA0 * eps_abs; eta >= PL_ETA1 * eps_abs; eta /= 3.0) {
@@ -694,18 +701,16 @@ static int lm_solve(const mr_contact_problem *p, double eps_abs, const lattice *
       if (m <= PL_LM_STOP * eps_abs) return 1;
       if (*its >= PL_LM_TOTAL || !(nu < 1e30L)) break;
       lm_equations(p, L, w, lambda, w->d, w->ce, w->f, w->F, eta);
-      lm_jacobian(p, L, w);
-      /* [J; √ν R] s ≈ [−f; 0], R the triangle stored in the last k rows */
+      /* [√ν R; J] s ≈ [0; −f]: √ν R as the triangle, the rows of J rotated in */
       long double sn = sqrtl(nu), ss = 0.0L;
-      memcpy(w->M, w->J, sizeof(long double) * (size_t)ne * k);
-      for (int a = 0; a < ne; ++a)
-        w->b[a] = -w->f[a];
-      for (int q = 0; q < k; ++q) {
-        for (int q2 = 0; q2 < k; ++q2)
-          w->M[(size_t)(ne + q) * k + q2] = sn * R[(size_t)q * k + q2];
-        w->b[ne + q] = 0.0L;
+      for (int q = 0; q < k * k; ++q)
+        w->T[q] = sn * w->R[q];
+      memset(w->tb, 0, sizeof(long double) * (size_t)k);
+      for (int a = 0; a < ne; ++a) {
+        lm_jacobian_row(p, L, w, a);
+        givens_row(w, k, -w->f[a]);
       }
-      if (lsq(w->M, ne + k, k, w->b, w->dt)) break;
+      if (givens_solve(w, k, 0.0L, w->dt)) break;
       for (int q = 0; q < k; ++q)
         w->dt[q] += w->d[q];
       lm_velocity(p, L, c0, w->dt, w->ct);
