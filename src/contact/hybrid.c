@@ -34,11 +34,13 @@
  *
  * A block-sparse G (mr_contact_problem.Gb): below the sparse factor's crossover
  * (mr_sparse_chol_pays) a dense copy of G is made in the work arena and every stage runs on it
- * as on a dense problem (identical results); above it, stages 1–3 read the stored blocks
- * (ncp-admm and ncp-stagproj factoring through the sparse LDLᵀ kept in the state), and the
- * stages that need G densely (4, 5, 6: the active-set matrices, the natural map's Jacobian, the
- * lattice) run on a dense copy made in the arena only when they run and only up to
- * HYB_DENSE_MAX_NC contacts; above that they are left out, the result being stage 3's.
+ * as on a dense problem (identical results); from it on, stages 1–3 read the stored blocks
+ * (ncp-admm and ncp-stagproj factoring through the sparse LDLᵀ kept in the state, memory
+ * O(nc + nnzb)), and the stages that need G densely (4, 5, 6: the n x n active-set matrices and
+ * their LU, the natural map's Jacobian, the lattice of polish.c) run on a dense copy of G made
+ * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts; above that they are
+ * left out (their three n x n matrices would be the largest memory of the step: at 64 contacts
+ * 0.9 MB) and stages 1–3 have the whole budget.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
  * Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
@@ -56,9 +58,10 @@
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_NEWTON 20
-/* the most contacts of a block-sparse problem for which stages 4–6 get a dense copy of G:
- * 192 rows, the copy and the two active-set matrices 0.9 MB, an LU of 2.4 Mflop per step */
-#define HYB_DENSE_MAX_NC 64
+/* the most contacts of a block-sparse problem whose stages 4–6 get a dense copy of G (96 rows:
+ * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
+ * contacts) is solved 20× faster with them than by stages 1–3 alone */
+#define HYB_DENSE_MAX_NC 32
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
@@ -78,8 +81,8 @@ typedef struct {
   double *r, *x, *t; /* right-hand side, solution, scratch (m) */
   double *l, *lt;    /* the Newton stage's iterate and trial */
   int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
-  int blocks;        /* G block-sparse: stages 4–5 on a dense copy made when they run (M, Mf
-                      * carved with it), or left out above HYB_DENSE_MAX_NC contacts */
+  int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
+                      * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
 } polish_ws;
 
@@ -502,10 +505,14 @@ size_t mr_hybrid_sparse_work_size(int nc) {
   size_t m = nc > 0 ? (size_t)nc : 0, n = 3 * m;
   /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt), alignment */
   size_t own = (8 * n + 4 * m + 64) * sizeof(double) + 16 * 32;
-  size_t dense = nc <= HYB_DENSE_MAX_NC ? 3 * (n * n + 1) * sizeof(double) + 3 * 32 : 0;
-  size_t stagproj = mr_stagproj_work_size(nc, 1), polish = mr_polish_work_size(nc);
-  size_t stage = stagproj > dense ? stagproj : dense;
-  if (nc <= HYB_DENSE_MAX_NC && n * n * sizeof(double) + polish + 64 > stage)
-    stage = n * n * sizeof(double) + polish + 64;
+  /* then stage 3, or the dense copy with the two active-set matrices, or the copy under the
+   * lattice polish */
+  size_t stage = mr_stagproj_work_size(nc, 1);
+  if (nc <= HYB_DENSE_MAX_NC) {
+    size_t newton = 3 * (n * n + 1) * sizeof(double) + 3 * 32;
+    size_t lattice = (n * n + 1) * sizeof(double) + 32 + mr_polish_work_size(nc);
+    stage = stage > newton ? stage : newton;
+    stage = stage > lattice ? stage : lattice;
+  }
   return own + stage;
 }

@@ -21,11 +21,12 @@ typedef struct {
   long used;         /* when last used (least recently used analysis replaced first) */
 } analysis;
 
-/* the analyses of the last CHOL_PATTERNS (pattern, part) pairs met, so that a contact set
- * alternating between a few configurations (a box resting on 4 or 3 corners) reuses them, each
- * with its whole matrix and the normal and tangential parts (ncp-hybrid's ADMM and staggered
- * projections share one factor) */
-#define CHOL_PATTERNS 8
+/* the analyses of the last CHOL_PATTERNS patterns met for each part, so that a contact set
+ * alternating between a few configurations (a box resting on 4 or 3 corners) reuses them; the
+ * parts have slots of their own (ncp-hybrid's ADMM and staggered projections share one factor,
+ * and a solver using one part holds no more than before) */
+#define CHOL_PATTERNS 4
+#define CHOL_PARTS 3
 
 /* the components of each part, and their number */
 static const int part_comp[3][3] = {{0, 1, 2}, {2, 0, 0}, {0, 1, 0}};
@@ -33,7 +34,7 @@ static const int part_width[3] = {3, 1, 2};
 
 struct mr_sparse_chol {
   cholmod_common cc;
-  analysis slot[CHOL_PATTERNS];
+  analysis slot[CHOL_PARTS * CHOL_PATTERNS]; /* part k's in [k·CHOL_PATTERNS, …) */
   analysis *f; /* the current one */
   long clock;
 };
@@ -62,7 +63,7 @@ mr_sparse_chol *mr_chol_create(void) {
 
 void mr_chol_free(mr_sparse_chol *f) {
   if (!f) return;
-  for (int k = 0; k < CHOL_PATTERNS; ++k)
+  for (int k = 0; k < CHOL_PARTS * CHOL_PATTERNS; ++k)
     clear_pattern(&f->cc, &f->slot[k]);
   cholmod_finish(&f->cc);
   free(f);
@@ -196,18 +197,18 @@ int mr_chol_analyze(mr_sparse_chol *c, const mr_contact_problem *p) {
 }
 
 int mr_chol_analyze_part(mr_sparse_chol *c, const mr_contact_problem *p, mr_chol_part part) {
-  analysis *oldest = &c->slot[0];
+  analysis *slot = c->slot + (int)part * CHOL_PATTERNS, *oldest = slot;
   if (c->f && same_pattern(c->f, p, (int)part)) {
     c->f->used = ++c->clock;
     return 0;
   }
   for (int k = 0; k < CHOL_PATTERNS; ++k) {
-    if (same_pattern(&c->slot[k], p, (int)part)) {
-      c->f = &c->slot[k];
+    if (same_pattern(&slot[k], p, (int)part)) {
+      c->f = &slot[k];
       c->f->used = ++c->clock;
       return 0;
     }
-    if (c->slot[k].used < oldest->used) oldest = &c->slot[k];
+    if (slot[k].used < oldest->used) oldest = &slot[k];
   }
   c->f = oldest;
   oldest->used = ++c->clock;
