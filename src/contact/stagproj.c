@@ -157,7 +157,7 @@ static int sub_solve(subproblem *sp, const mr_contact_problem *p, const mr_solve
                      int normal, int first, double *lambda) {
   admm_ws *w = &sp->ws;
   /* the sparse factor's current part: a lookup of the kept analysis, values and factor */
-  if (sp->qp.chol) mr_chol_analyze_part(sp->qp.chol, p, sp->part);
+  if (sp->qp.chol && mr_chol_analyze_part(sp->qp.chol, p, sp->part) < 0) return -1;
   for (int k = 0; k < sp->m; ++k)
     w->z[k] = lambda[full_index(normal, k)];
   sp->qp.project(sp->qp.ctx, w->z, w->z);
