@@ -6,8 +6,9 @@
  * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
  * (moreau/derivatives.h). libccd's own allocations during EPA (a documented exception) happen
  * inside the shared library and are not counted here. CHOLMOD's (the sparse Cholesky of the
- * ADMM solvers and ccp-newton) are counted through SuiteSparse's allocator hooks: a column of
- * cubes, one island above the sparse threshold, steps with a repeated pattern. */
+ * ADMM solvers, ccp-newton, ncp-stagproj and ncp-hybrid) are counted through SuiteSparse's
+ * allocator hooks: a column of cubes, one island above the sparse threshold, steps with a
+ * repeated pattern. */
 #include <stddef.h>
 #include <malloc.h>
 #include <suitesparse/SuiteSparse_config.h>
