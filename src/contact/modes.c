@@ -11,12 +11,15 @@
  * projections between the affine set λ_p + range(Z) (Z orthonormalised) and the cones shrunk
  * to 0.999 μ, which meet exactly when such forces exist. Modes are tried with the fewest
  * separated contacts first, at most MR_MODES_MAX_TRIED of them; the first that passes gives
- * the point returned. It is what the cascade's stages miss on a stack whose heavy body must be
- * stopped by forces 10⁵–10⁶ times those of the light one (a slow direction of G that
- * first-order methods do not cross in their budget) while one contact has to separate (an
- * all-sticking Newton system that is then inconsistent): the mode fixes which contact lifts,
- * and the Newton stages finish from its point. Cost per mode: the factor, (3|S|)³/3 flops,
- * and the projections, 3|S| · dim Z flops each. */
+ * the point returned. It is what the cascade's stages miss on a crushed stack whose 1000 kg box
+ * must be stopped through a 1 g one by forces of 10⁵ N (directions of G 10⁸ times slower than
+ * the others for first-order methods) while one floor corner has to separate (so that the
+ * all-sticking Newton system is inconsistent): the mode fixes which contact lifts, and the
+ * Newton stages finish from its point. Cost per mode: the factor, (3|S|)³/3 flops, and the
+ * projections, 3|S| · dim Z flops each. Known limits: sliding modes are not searched (a problem
+ * whose solution slides is left to the other stages); the search is exponential, so it stops
+ * after MR_MODES_MAX_TRIED modes and skips problems above MR_MODES_MAX_NC contacts; sticking
+ * forces that must lie exactly on a cone's boundary fail the shrunk cones. */
 #include "contact/modes.h"
 
 #include <math.h>
