@@ -3,8 +3,9 @@
  * solving by islands (the default; TALOS and Solo-12 are one tree-sparse island each) and one
  * with mr_sim_set_islands(s, 0), stepped alternately; after WARMUP unmeasured steps, the median
  * and 10th percentile of each one's assembly stage (mr_step_timing.assembly: contact gathering,
- * J, G and g, and for islands the grouping and the velocity change) and of its step over the next
- * n steps. Output: a Markdown table. A second argument keeps the scenes whose path contains it
+ * for islands the grouping, and J, G and g) and of its consistency stage (the consistent law,
+ * mr_step_timing.consistency), and the median step over the next n steps. Output: a Markdown
+ * table. A second argument keeps the scenes whose path contains it
  * (a run of one scene to profile, e.g. under valgrind --tool=callgrind).
  * Run: make bench (or build/bench/bench/islands [steps [scene]]). */
 #include <stdio.h>
@@ -26,7 +27,7 @@ static double quantile(double *x, int n, double q) {
   return x[(int)(q * (n - 1))];
 }
 
-static double asm_us[2][MAX_STEPS], step_us[2][MAX_STEPS];
+static double asm_us[2][MAX_STEPS], cons_us[2][MAX_STEPS], step_us[2][MAX_STEPS];
 
 int main(int argc, char **argv) {
   int n = argc > 1 ? atoi(argv[1]) : 400;
@@ -34,8 +35,9 @@ int main(int argc, char **argv) {
   printf("Assembly by islands against the whole-model dense assembly (ncp-pgs, warm), %d steps "
          "after %d, µs\n\n",
          n, WARMUP);
-  printf("| scene | path | assembly median | assembly p10 | step median | contacts |\n");
-  printf("|---|---|---:|---:|---:|---:|\n");
+  printf("| scene | path | assembly median | assembly p10 | consistency median | consistency p10 "
+         "| step median | contacts |\n");
+  printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; ++k) {
     if (argc > 2 && !strstr(scenes[k], argv[2])) continue;
     mr_scene sc;
@@ -60,14 +62,17 @@ int main(int argc, char **argv) {
           return 1;
         }
         if (i < WARMUP) continue;
-        asm_us[p][i - WARMUP] = mr_sim_last(s[p])->timing.assembly;
-        step_us[p][i - WARMUP] = mr_sim_last(s[p])->timing.total;
+        const mr_step_timing *t = &mr_sim_last(s[p])->timing;
+        asm_us[p][i - WARMUP] = t->assembly;
+        cons_us[p][i - WARMUP] = t->consistency;
+        step_us[p][i - WARMUP] = t->total;
         nc[p] += mr_sim_last(s[p])->ncontacts + mr_sim_last(s[p])->nconstraints;
       }
     for (int p = 0; p < 2; ++p) {
       double p10 = quantile(asm_us[p], n, 0.1), med = quantile(asm_us[p], n, 0.5);
-      printf("| %s | %s | %.2f | %.2f | %.2f | %.1f |\n", scenes[k],
-             p ? "whole problem" : "islands", med, p10, quantile(step_us[p], n, 0.5),
+      double c10 = quantile(cons_us[p], n, 0.1), cmed = quantile(cons_us[p], n, 0.5);
+      printf("| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |\n", scenes[k],
+             p ? "whole problem" : "islands", med, p10, cmed, c10, quantile(step_us[p], n, 0.5),
              (double)nc[p] / n);
       mr_sim_free(s[p]);
     }

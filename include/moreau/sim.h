@@ -36,13 +36,17 @@
 #include "moreau/dynamics.h"
 #include "moreau/world.h"
 
-/* Wall time of the stages of one step (µs, CLOCK_MONOTONIC; about ten clock reads per step):
- * kinematics (forward kinematics), collision (mr_collision_detect), dynamics (external forces,
- * CRBA, LDLᵀ of M̃, RNEA, free velocity), assembly (contact geometry gathering and
- * mr_contact_assemble), solver (mr_solve), integration (impulse velocity, q⁺ = q ⊕ Δt v⁺, state
- * check, energies); total is the whole mr_sim_step. */
+/* Wall time of the stages of one step (µs, CLOCK_MONOTONIC; about ten clock reads per step, and
+ * two around each consistent law, solve and island velocity change): kinematics (forward
+ * kinematics), collision (mr_collision_detect), dynamics (external forces, CRBA, LDLᵀ of M̃, RNEA,
+ * free velocity), assembly (gathering the contacts and constraints with their warm start, grouping
+ * them into islands, and J, G and g: mr_contact_assemble or its subset form), consistency (the
+ * consistent law, mr_contact_consistent), solver (mr_solve: the solver and the NCP criterion the
+ * registry certifies its result with; a warm start's cold retry and the retry without push-out
+ * included), integration (the velocity change Δt M̃⁻¹Jᵀλ, q⁺ = q ⊕ Δt v⁺, state check, contact
+ * wrenches, energies); total is the whole mr_sim_step, the sum of the others. */
 typedef struct {
-  double kinematics, collision, dynamics, assembly, solver, integration, total;
+  double kinematics, collision, dynamics, assembly, consistency, solver, integration, total;
 } mr_step_timing;
 
 /* Figures of one step. */

@@ -57,8 +57,8 @@ class _Info(ctypes.Structure):
 
 class _Timing(ctypes.Structure):
     _fields_ = [(k, ctypes.c_double) for k in
-                ("kinematics", "collision", "dynamics", "assembly", "solver", "integration",
-                 "total")]
+                ("kinematics", "collision", "dynamics", "assembly", "consistency", "solver",
+                 "integration", "total")]
 
 
 class _Stats(ctypes.Structure):

@@ -149,6 +149,21 @@ bodies:
         self.assertTrue(sim.stats["converged"])
         self.assertLessEqual(sim.stats["eps_abs"], 1e-6)
 
+    def test_stage_times_add_up(self):
+        """the binding reads mr_step_timing field by field: the stages are non-negative and add
+        up to the total, as tests/test_step_timing.c asserts on the struct itself (clock
+        differences, exact; 6 roundings of partial sums: 6 ulp), which a field out of place
+        (the consistency stage read as the solver's, the total as integration) would break"""
+        sim = moreau.Sim(scene_text(BOX))
+        for _ in range(20):
+            sim.step(1)
+            t = sim.stats["timing"]
+            stages = [t[k] for k in ("kinematics", "collision", "dynamics", "assembly",
+                                     "consistency", "solver", "integration")]
+            self.assertTrue(all(x >= 0.0 for x in stages))
+            self.assertGreater(t["solver"], 0.0)
+            self.assertAlmostEqual(sum(stages), t["total"], delta=6 * 2.0 ** -52 * t["total"])
+
     def test_shared_world(self):
         """two simulators on one world run as two simulators on two worlds, bit for bit"""
         shared = moreau.World(scene("solo_trot_pd.yaml"))

@@ -105,18 +105,59 @@ static void gram(const double *X, int rows, int c, const unsigned char *use, dou
   }
 }
 
-/* B (n x r, stride r) = a basis of range(G) from its pivoted Cholesky; r, or −1 out of memory */
+/* B (n x r, stride r) = a basis of range(G) from its pivoted Cholesky; r, or −1 out of memory.
+ * Left-looking: only the r columns of L the rank needs are formed (O(n r²) where
+ * mr_pivoted_cholesky's trailing updates cost O(n² r)), stored by column so that a column's
+ * updates run over contiguous rows, and each trailing entry comes from G when its column is
+ * formed. Every entry sees the same operations in the same order as in mr_pivoted_cholesky (G's
+ * lower triangle, then − L_ij L_kj for j = 0, 1, …, then / l_kk; the diagonal − L_ik² after each
+ * column), so the pivots, the rank and L are the same bits. */
 static int basis_from_G(const mr_contact_problem *p, double *B, mr_arena *work) {
-  int n = 3 * p->nc;
+  int n = 3 * p->nc, r = 0;
   size_t mark = mr_arena_mark(work);
-  double *A = mr_arena_alloc(work, (size_t)n * n * sizeof *A); /* every entry written */
+  double *G = mr_arena_alloc(work, (size_t)n * n * sizeof *G); /* every entry written */
+  double *L = mr_arena_alloc(work, (size_t)n * n * sizeof *L); /* column k at L + k n */
+  double *dg = mr_arena_alloc(work, (size_t)n * sizeof *dg);   /* the Schur diagonal */
   int *perm = mr_arena_alloc(work, (size_t)n * sizeof *perm);
-  if (!A || !perm) return -1;
-  mr_problem_G_dense(p, A);
-  int r = mr_pivoted_cholesky(A, n, perm, MR_CONSISTENCY_TOL);
+  if (!G || !L || !dg || !perm) return -1;
+  mr_problem_G_dense(p, G);
+  double dmax = 0.0;
+  for (int i = 0; i < n; ++i)
+    perm[i] = i, dg[i] = G[(size_t)i * n + i], dmax = fmax(dmax, dg[i]);
+  for (; r < n; ++r) {
+    int k = r, q = k;
+    for (int i = k + 1; i < n; ++i) /* the largest remaining pivot */
+      if (dg[i] > dg[q]) q = i;
+    if (!(dg[q] > MR_CONSISTENCY_TOL * dmax)) break;
+    if (q != k) {
+      double t = dg[k];
+      int tp = perm[k];
+      dg[k] = dg[q], dg[q] = t, perm[k] = perm[q], perm[q] = tp;
+      for (int j = 0; j < k; ++j)
+        t = L[(size_t)j * n + k], L[(size_t)j * n + k] = L[(size_t)j * n + q],
+        L[(size_t)j * n + q] = t;
+    }
+    /* column k: G's entries below the pivot, less the earlier columns' products, over l_kk */
+    double *restrict c = L + (size_t)k * n, lkk = sqrt(dg[k]);
+    for (int i = k + 1, pk = perm[k]; i < n; ++i) {
+      int a = perm[i] > pk ? perm[i] : pk, b = perm[i] > pk ? pk : perm[i];
+      c[i] = G[(size_t)a * n + b];
+    }
+    for (int j = 0; j < k; ++j) {
+      const double *restrict lj = L + (size_t)j * n;
+      double lkj = lj[k];
+      for (int i = k + 1; i < n; ++i)
+        c[i] -= lj[i] * lkj;
+    }
+    c[k] = lkk;
+    for (int i = k + 1; i < n; ++i) {
+      c[i] /= lkk;
+      dg[i] -= c[i] * c[i];
+    }
+  }
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < r; ++k)
-      B[(size_t)perm[i] * r + k] = k <= i ? A[(size_t)i * n + k] : 0.0;
+      B[(size_t)perm[i] * r + k] = k <= i ? L[(size_t)k * n + i] : 0.0;
   mr_arena_reset(work, mark);
   return r;
 }
@@ -137,9 +178,10 @@ static int basis_from_J(const double *J, int n, int m, double *B, mr_arena *work
   return r;
 }
 
-/* B ← B Z (n x d, stride d), Z the basis of null(B_held) from the pivoted Cholesky of
- * B_heldᵀ B_held; d, or −1 out of memory */
-static int no_slip_basis(double *B, int n, int r, const unsigned char *held, mr_arena *work) {
+/* B ← B Z (n x d, stride d) on the corrected rows (the others are left undefined), Z the basis
+ * of null(B_held) from the pivoted Cholesky of B_heldᵀ B_held; d, or −1 out of memory */
+static int no_slip_basis(double *B, int n, int r, const unsigned char *held,
+                         const unsigned char *corrected, mr_arena *work) {
   double *K = mr_arena_alloc(work, (size_t)r * r * sizeof *K);
   double *t = mr_arena_alloc(work, (size_t)r * sizeof *t);
   int *perm = mr_arena_alloc(work, (size_t)r * sizeof *perm);
@@ -156,8 +198,9 @@ static int no_slip_basis(double *B, int n, int r, const unsigned char *held, mr_
       w[k] /= K[(size_t)k * r + k];
     }
   }
-  /* row i of B Z, in place */
+  /* row i of B Z, in place, on the corrected rows: project_onto reads no other */
   for (int i = 0; i < n; ++i) {
+    if (!corrected[i]) continue;
     double *Bi = B + (size_t)i * r;
     memcpy(t, Bi, (size_t)r * sizeof *t);
     for (int j = 0; j < d; ++j) {
@@ -223,7 +266,7 @@ static int project(const mr_contact_problem *p, const double *J, int m, double f
   if (r < 0) return -1;
   if (r == n) return 0;
   row_roles(p, free_gap, held, corrected);
-  int d = no_slip_basis(B, n, r, held, work);
+  int d = no_slip_basis(B, n, r, held, corrected, work);
   if (d < 0) return -1;
   if (d == 0) {
     for (int i = 0; i < n; ++i)
@@ -254,8 +297,9 @@ int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, 
 size_t mr_contact_consistent_work_size(int nc, int nv) {
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0, k = n < m ? n : m;
   if (k > MR_CONSISTENCY_MAX_DIM) return 0;
-  /* a basis B (n x k), one k x k (or, from G, n x n) factor and the null-space Gram matrix, the
-   * caller's free velocity, vectors, index arrays; alignment slack per allocation */
+  /* a basis B (n x k), then from J a k x k factor and the null-space Gram matrix, or from G
+   * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
+   * velocity, vectors, index arrays; alignment slack per allocation */
   size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n;
   return doubles * sizeof(double) + 16 * 64;
 }

@@ -394,18 +394,19 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
 /* ---- solving ---- */
 
 /* the island's correction made consistent (contact/consistency.h), the free velocity gathered
- * at its columns of J */
+ * at its columns of J; timed into the step's consistency stage */
 static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly_subset *sub,
                             double band) {
+  double t = mr_sim_clock_us();
   mr_arena_reset(&s->work, 0);
   size_t nv = (size_t)sub->ndofs;
   double *vf = mr_arena_doubles(&s->work, nv);
-  if (!vf) return;
-  for (size_t k = 0; k < nv; ++k)
+  for (size_t k = 0; vf && k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
   /* J: the island's rows in a->J, which both assemblies fill */
-  mr_contact_consistent(a, vf, band, &s->work);
+  if (vf) mr_contact_consistent(a, vf, band, &s->work);
   mr_arena_reset(&s->work, 0);
+  s->t_consistency += mr_sim_clock_us() - t;
 }
 
 /* island k solved again without the push-out of penetrations, as sim.c does for the whole
@@ -426,10 +427,8 @@ static mr_status solve_without_push_out(mr_sim *s, int k, const mr_assembly_subs
   make_consistent(s, a, sub, as.band);
   mr_solver_stats st2;
   mr_zero(lam, n);
-  mr_arena_reset(&s->work, 0);
   is->states[k].valid = 0;
-  st = mr_solve(s->solver->name, &a->problem, &s->settings, &is->states[k], &s->work, lam, c,
-                &st2, err);
+  st = mr_sim_solve(s, &a->problem, &is->states[k], lam, c, &st2, err);
   if (st) return st;
   if (!(st2.eps_abs < stats->eps_abs)) {
     mr_copy(a->g, g_first, n);
@@ -457,14 +456,16 @@ static mr_status solve_island(mr_sim *s, int k, size_t *at, mr_solver_stats *sta
   mr_solver_state *state = &is->states[k];
   state->y = is->y + 3 * b0;
   state->cap = 3 * nc;
-  mr_arena_reset(&s->work, 0);
-  st = mr_solve(s->solver->name, &a->problem, &s->settings, state, &s->work,
-                is->lambda + 3 * b0, is->c + 3 * b0, stats, err);
+  st = mr_sim_solve(s, &a->problem, state, is->lambda + 3 * b0, is->c + 3 * b0, stats, err);
   /* a solve that failed by far (not one that stopped just short of its tolerance) */
   if (!st && !stats->converged && stats->eps_abs > 1e3 * s->settings.eps_abs)
     st = solve_without_push_out(s, k, &sub, stats, err);
   if (st) return st;
-  mr_contact_impulse_velocity_subset(s->m, s->d, a, &sub, is->lambda + 3 * b0, s->w->timestep, s->dv);
+  /* the velocity change, timed into the step's integration stage as the whole problem's is */
+  double t = mr_sim_clock_us();
+  mr_contact_impulse_velocity_subset(s->m, s->d, a, &sub, is->lambda + 3 * b0, s->w->timestep,
+                                     s->dv);
+  s->t_impulse += mr_sim_clock_us() - t;
   return MR_OK;
 }
 

@@ -270,7 +270,7 @@ void mr_sim_reset(mr_sim *s) {
 /* ---- the stages of a step ---- */
 
 /* monotonic clock in µs, for the stage times of mr_step_timing */
-static double clock_us(void) {
+double mr_sim_clock_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
@@ -536,6 +536,23 @@ static int same_contacts(const mr_sim *s) {
   return 1;
 }
 
+/* the whole problem's correction made consistent (contact/consistency.h), timed into the
+ * consistency stage */
+static void consistent(mr_sim *s, mr_contact_assembly *a, double band) {
+  double t = mr_sim_clock_us();
+  mr_contact_consistent(a, s->v_next, band, &s->work);
+  s->t_consistency += mr_sim_clock_us() - t;
+}
+
+mr_status mr_sim_solve(mr_sim *s, const mr_contact_problem *p, mr_solver_state *state,
+                       double *lambda, double *c, mr_solver_stats *stats, mr_error *err) {
+  double t = mr_sim_clock_us();
+  mr_arena_reset(&s->work, 0);
+  mr_status st = mr_solve(s->solver->name, p, &s->settings, state, &s->work, lambda, c, stats, err);
+  s->t_solver += mr_sim_clock_us() - t;
+  return st;
+}
+
 /* A failed step (criterion above 10³ times its tolerance) solved again without the push-out of
  * penetrations (band and rest depth 0: penetrating contacts and limits only stop approaching).
  * Pushing out is a rigid motion only when the bodies can make it: a kinematic loop locked by other
@@ -552,13 +569,11 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next, &as, a,
                                      err);
   if (st) return st;
-  mr_contact_consistent(a, s->v_next, as.band, &s->work);
+  consistent(s, a, as.band);
   mr_solver_stats st2;
   mr_zero(s->lambda_alt, n);
-  mr_arena_reset(&s->work, 0);
   s->state.valid = 0;
-  st = mr_solve(s->solver->name, &a->problem, &s->settings, &s->state, &s->work, s->lambda_alt,
-                s->c_alt, &st2, err);
+  st = mr_sim_solve(s, &a->problem, &s->state, s->lambda_alt, s->c_alt, &st2, err);
   if (st) return st;
   if (!(st2.eps_abs < stats->eps_abs)) {
     mr_copy(a->g, s->g_first, n); /* keep the first solution and its problem */
@@ -581,14 +596,13 @@ static void record_solve(mr_sim *s, const mr_solver_stats *stats) {
   if (stats->eps_abs > s->settings.eps_abs) s->warnings.ncp_not_converged++;
 }
 
-/* the step's problem solved island by island (islands.c); the stage clock cannot separate
- * assembly from solving there, so the solver time is the solvers' own */
+/* the step's problem solved island by island (islands.c), which times its consistent laws,
+ * solves and velocity changes into the step's stages */
 static mr_status solve_islands(mr_sim *s, mr_error *err) {
   mr_solver_stats stats;
   if (!s->solver->solve) return MR_ERR_UNSUPPORTED;
   mr_status st = mr_islands_solve(s, same_contacts(s), &stats, err);
-  s->t_solved = clock_us();
-  s->t_assembled = s->t_solved - stats.time_us;
+  s->t_solved = mr_sim_clock_us();
   if (st) return st;
   record_solve(s, &stats);
   s->last.islands = mr_islands_count(s->isl);
@@ -602,26 +616,23 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.eps_abs = 0.0;
   s->last.solve_us = 0.0;
   s->last.islands = 0;
-  s->t_assembled = s->t_solved = clock_us();
+  s->t_consistency = s->t_solver = s->t_impulse = 0.0;
+  s->t_solved = mr_sim_clock_us();
   s->islands_used = s->islands;
   if (s->nc + s->nk == 0) return MR_OK;
   if (s->islands) return solve_islands(s, err);
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
-  if (!st) /* the correction made consistent (contact/consistency.h) */
-    mr_contact_consistent(&s->as, s->v_next, s->as_settings.band, &s->work);
-  s->t_assembled = clock_us();
   if (st) return st;
+  consistent(s, &s->as, s->as_settings.band);
   if (!same_contacts(s)) s->state.valid = 0;
   mr_solver_stats stats;
-  mr_arena_reset(&s->work, 0);
-  st = s->solver->solve ? mr_solve(s->solver->name, &s->as.problem, &s->settings, &s->state,
-                                   &s->work, s->lambda, s->c, &stats, err)
+  st = s->solver->solve ? mr_sim_solve(s, &s->as.problem, &s->state, s->lambda, s->c, &stats, err)
                         : MR_ERR_UNSUPPORTED;
   /* a solve that failed by far (not one that stopped just short of its tolerance) */
   if (!st && !stats.converged && stats.eps_abs > 1e3 * s->settings.eps_abs)
     st = solve_without_push_out(s, &stats, err);
-  s->t_solved = clock_us();
+  s->t_solved = mr_sim_clock_us();
   if (st) return st;
   record_solve(s, &stats);
   mr_contact_impulse_velocity(&s->as, s->lambda, s->w->timestep, s->dv);
@@ -678,7 +689,7 @@ static void contact_wrenches(mr_sim *s) {
  * the kinematics */
 static mr_status detect(mr_sim *s, double *t_kinematics, mr_error *err) {
   mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
-  if (t_kinematics) *t_kinematics = clock_us();
+  if (t_kinematics) *t_kinematics = mr_sim_clock_us();
   /* more contacts than the bound is an error, never a truncation */
   return mr_collision_detect(s->col, s->d->oMi, err);
 }
@@ -710,17 +721,17 @@ mr_status mr_sim_collide(mr_sim *s, const mr_contact **contacts, int *ncontacts,
 mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_data *d = s->d;
-  double t0 = clock_us(), t1;
+  double t0 = mr_sim_clock_us(), t1;
   mr_sim_run_controllers(s);
   mr_status st = detect(s, &t1, err);
   if (st) return st;
-  double t2 = clock_us();
+  double t2 = mr_sim_clock_us();
   apply_forces(s);
   s->nc = mr_collision_ncontacts(s->col);
   s->warnings.collision_failures += mr_collision_get_stats(s->col).ccd_failures;
   if ((st = dynamics(s, err))) return st;
   free_velocity(s);
-  double t3 = clock_us();
+  double t3 = mr_sim_clock_us();
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
   s->nk = gather_mimics(s, gather_points(s, gather_limits(s, s->nc))) - s->nc;
   s->last.ncontacts = s->nc;
@@ -737,14 +748,18 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->steps++;
   s->last.kinetic = mr_kinetic_energy(m, d, s->q, s->v);
   s->last.potential = mr_potential_energy(m, d, s->q);
-  /* stage times (mr_step_timing) */
-  double t4 = clock_us();
+  /* stage times (mr_step_timing): the consistent laws, solves and islands' velocity changes
+   * are disjoint spans of [t3, t_solved], the assembly its rest; clock readings are multiples of
+   * their common ulp, so these sums and differences are exact and the stages add up to total */
+  double t4 = mr_sim_clock_us();
+  double inner = s->t_consistency + s->t_solver + s->t_impulse;
   s->last.timing = (mr_step_timing){.kinematics = t1 - t0,
                                     .collision = t2 - t1,
                                     .dynamics = t3 - t2,
-                                    .assembly = s->t_assembled - t3,
-                                    .solver = s->t_solved - s->t_assembled,
-                                    .integration = t4 - s->t_solved,
+                                    .assembly = s->t_solved - t3 - inner,
+                                    .consistency = s->t_consistency,
+                                    .solver = s->t_solver,
+                                    .integration = t4 - s->t_solved + s->t_impulse,
                                     .total = t4 - t0};
   return MR_OK;
 }

@@ -55,7 +55,10 @@ struct mr_sim {
   int nk, prev_nk;            /* active constraints (joint limits, points) */
 
   double t;
-  double t_assembled, t_solved; /* clock of the step after assembly and after the solver (µs) */
+  double t_solved;            /* clock of the step once its contact problem is solved (µs) */
+  double t_consistency;       /* this step's time in the consistent law (µs) */
+  double t_solver;            /* this step's time in mr_solve: solvers and their criterion (µs) */
+  double t_impulse;           /* this step's time in the islands' velocity changes (µs) */
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
@@ -74,5 +77,13 @@ mr_status mr_sim_create_controllers(mr_sim *s, mr_error *err);
 void mr_sim_free_controllers(mr_sim *s);
 void mr_sim_reset_controllers(mr_sim *s);
 void mr_sim_run_controllers(mr_sim *s);
+
+/* the step's monotonic clock (µs) */
+double mr_sim_clock_us(void);
+
+/* mr_solve with s's solver and settings from an emptied workspace, its wall time (the solver and
+ * the registry's criterion) added to the step's solver stage */
+mr_status mr_sim_solve(mr_sim *s, const mr_contact_problem *p, mr_solver_state *state,
+                       double *lambda, double *c, mr_solver_stats *stats, mr_error *err);
 
 #endif
