@@ -6,8 +6,9 @@
  * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
  * (moreau/derivatives.h). libccd's own allocations during EPA (a documented exception) happen
  * inside the shared library and are not counted here. CHOLMOD's (the sparse Cholesky of the
- * ADMM solvers and ccp-newton) are counted through SuiteSparse's allocator hooks: a column of
- * cubes, one island above the sparse threshold, steps with a repeated pattern. */
+ * ADMM solvers, ccp-newton, ncp-stagproj and ncp-hybrid) are counted through SuiteSparse's
+ * allocator hooks: a column of cubes, one island above the sparse threshold, steps with a
+ * repeated pattern. */
 #include <stddef.h>
 #include <malloc.h>
 #include <suitesparse/SuiteSparse_config.h>
@@ -69,7 +70,8 @@ static void *count_realloc(void *p, size_t n) {
 }
 
 /* a column of 8 cubes resting at touch (24 to 32 contacts, 48 dofs: tree-sparse, block-sparse
- * G, factored sparse by the ADMM solvers and ccp-newton); its first steps meet the few contact sets
+ * G, factored sparse by the ADMM solvers, ccp-newton, ncp-stagproj's two subproblems and
+ * ncp-hybrid's ADMM and staggered-projection stages); its first steps meet the few contact sets
  * it alternates between (analysed then, allocating), the later ones reuse them */
 static void test_sparse_cholesky(void **state) {
   SuiteSparse_config.malloc_func = count_malloc;
@@ -78,8 +80,8 @@ static void test_sparse_cholesky(void **state) {
   char text[4096];
   cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 8, 0.0, 0.0, 0.0);
   mr_scene sc = tsim_parse(text, ".");
-  const char *solvers[] = {"ccp-admm", "ncp-admm", "ccp-newton"};
-  for (int k = 0; k < 3; ++k) {
+  const char *solvers[] = {"ccp-admm", "ncp-admm", "ccp-newton", "ncp-stagproj", "ncp-hybrid"};
+  for (int k = 0; k < 5; ++k) {
     mr_sim *s = tsim_create(&sc, solvers[k]);
     long before = allocations;
     tsim_steps(s, 50);
@@ -114,8 +116,9 @@ static void test_memory_follows_contacts(void **state) {
   cube_column(text, sizeof text, cube_scene_start(text, sizeof text), "b", 24, 0.0, 0.0, 0.0);
   mr_scene sc = tsim_parse(text, ".");
   const size_t dense_G = 600 * 600 * sizeof(double);
-  const char *solvers[] = {"ncp-pgs", "ccp-admm", "ncp-admm", "ccp-newton"};
-  for (int i = 0; i < 4; ++i) {
+  const char *solvers[] = {"ncp-pgs",    "ccp-admm",     "ncp-admm",
+                           "ccp-newton", "ncp-stagproj", "ncp-hybrid"};
+  for (int i = 0; i < 6; ++i) {
     size_t before = heap_in_use();
     mr_sim *s = tsim_create(&sc, solvers[i]);
     tsim_steps(s, 20);

@@ -305,18 +305,22 @@ static mr_scene column_scene(int k) {
   return tsim_parse(text, ".");
 }
 
-/* the island problem of a 7-cube column (28 contacts, 304 of 784 blocks coupled: stored
- * block-sparse, factored sparse by ADMM: mr_sparse_chol_pays) */
-static const mr_contact_problem *column_problem(mr_sim **s, mr_scene *sc) {
-  *sc = column_scene(7);
+/* the island problem of a k-cube column (4k contacts; k = 7: 28 contacts, 304 of 784 blocks
+ * coupled: stored block-sparse, factored sparse by ADMM: mr_sparse_chol_pays) */
+static const mr_contact_problem *column_problem_k(mr_sim **s, mr_scene *sc, int k) {
+  *sc = column_scene(k);
   *s = tsim_create(sc, "ncp-pgs");
   tsim_steps(*s, 1);
   assert_int_equal(mr_islands_count((*s)->isl), 1);
   const int *blocks;
   const mr_contact_problem *p = mr_islands_island((*s)->isl, 0, &blocks);
   assert_null(p->G);
-  assert_int_equal(p->nc, 28);
+  assert_int_equal(p->nc, 4 * k);
   return p;
+}
+
+static const mr_contact_problem *column_problem(mr_sim **s, mr_scene *sc) {
+  return column_problem_k(s, sc, 7);
 }
 
 /* the sparse LDLᵀ solves (G + R + ρI) x = b: its residual, computed with the dense matrix, is
@@ -367,6 +371,58 @@ static void test_sparse_cholesky(void **state) {
   mr_scene_free(&sc);
 }
 
+/* the normal and tangential parts (ncp-stagproj's A_NN + ρI, A_TT + ρI): the solve's residual,
+ * computed with the rows and columns of the dense G that the part selects, within the same
+ * Cholesky backward-error bound 3 m ε ‖A‖∞ ‖x‖∞ as the whole matrix's; switching back to a part
+ * already analysed is a lookup (0), and its values and factor are kept */
+static void test_sparse_cholesky_parts(void **state) {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p = column_problem(&s, &sc);
+  int nc = p->nc, n = 3 * nc;
+  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
+  double *b = malloc((size_t)n * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
+  assert_true(G && x && b && d);
+  mr_problem_G_dense(p, G);
+  mr_sparse_chol *f = mr_chol_create();
+  assert_non_null(f);
+  const mr_chol_part parts[2] = {MR_CHOL_NORMAL, MR_CHOL_TANGENT};
+  const int width[2] = {1, 2}, first[2] = {2, 0};
+  double rho = 1e-3 * G[2 * n + 2];
+  for (int t = 0; t < 2; ++t) {
+    int w = width[t], m = w * nc;
+    assert_int_equal(mr_chol_analyze_part(f, p, parts[t]), 1);
+    for (int r = 0; r < m; ++r)
+      d[r] = p->R[3 * (r / w) + first[t] + r % w];
+    mr_chol_values(f, p, d);
+    assert_int_equal(mr_chol_factor(f, rho), 0);
+  }
+  for (int t = 0; t < 2; ++t) {
+    int w = width[t], m = w * nc;
+    assert_int_equal(mr_chol_analyze_part(f, p, parts[t]), 0);
+    for (int r = 0; r < m; ++r)
+      b[r] = x[r] = cos(0.3 + 1.7 * r);
+    mr_chol_solve(f, x);
+    double anorm = 0.0, res = 0.0;
+    for (int r = 0; r < m; ++r) {
+      int gr = 3 * (r / w) + first[t] + r % w;
+      double acc = 0.0, row = 0.0;
+      for (int k = 0; k < m; ++k) {
+        int gc = 3 * (k / w) + first[t] + k % w;
+        double a = G[(size_t)gr * n + gc] + (k == r ? p->R[gr] + rho : 0.0);
+        acc += a * x[k], row += fabs(a);
+      }
+      anorm = fmax(anorm, row), res = fmax(res, fabs(acc - b[r]));
+    }
+    if (!(res <= 3.0 * m * DBL_EPSILON * anorm * mr_norm_inf(x, m)))
+      fail_msg("part %d: residual %g, |A| %g, |x| %g", t, res, anorm, mr_norm_inf(x, m));
+  }
+  mr_chol_free(f);
+  free(G), free(x), free(b), free(d);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 /* the column's problem given block-sparse (p) and dense (d, over a dense copy of its G), room
  * for a solution of each (ld, cd dense; ls, cs sparse), a state's y and a work arena */
 typedef struct {
@@ -379,8 +435,9 @@ typedef struct {
   mr_arena work;
 } column_pair;
 
-static void column_pair_open(column_pair *c) {
-  c->p = column_problem(&c->s, &c->sc);
+/* the pair of an island problem p of simulator c->s */
+static void pair_init(column_pair *c, const mr_contact_problem *p) {
+  c->p = p;
   int n = c->n = 3 * c->p->nc;
   c->G = malloc((size_t)n * n * sizeof(double));
   c->ld = calloc((size_t)n, sizeof(double)), c->cd = calloc((size_t)n, sizeof(double));
@@ -391,6 +448,14 @@ static void column_pair_open(column_pair *c) {
   c->d = *c->p;
   c->d.G = c->G;
   assert_int_equal(mr_arena_init(&c->work, mr_solver_work_size(c->p->nc, 0)), 0);
+}
+
+static void column_pair_open_k(column_pair *c, int k) {
+  pair_init(c, column_problem_k(&c->s, &c->sc, k));
+}
+
+static void column_pair_open(column_pair *c) {
+  column_pair_open_k(c, 7);
 }
 
 static void column_pair_close(column_pair *c) {
@@ -484,6 +549,133 @@ static void test_newton_sparse(void **state) {
   column_pair_close(&c);
 }
 
+/* one NCP solver on a column's problem given dense (d) and block-sparse (p, with a state whose
+ * sparse factor the solver keeps), both to set->eps_abs, the sparse result's NCP criterion
+ * recomputed on the dense G; returns max |λ_dense − λ_sparse| / ‖λ‖∞ and, in *dc, max
+ * |c_dense − c_sparse| */
+static double dense_sparse_gap(column_pair *c, const char *name, const mr_solver_settings *set,
+                               double *dc) {
+  int n = c->n;
+  mr_solver_state st = {.cap = n, .y = c->y};
+  mr_solver_stats sd, ss;
+  mr_error err = {0};
+  if (mr_solve(name, &c->d, set, NULL, &c->work, c->ld, c->cd, &sd, &err)) fail_msg("%s", err.msg);
+  if (mr_solve(name, c->p, set, &st, &c->work, c->ls, c->cs, &ss, &err)) fail_msg("%s", err.msg);
+  /* ncp-stagproj's sparse factor kept (ncp-hybrid's only when its stages 2–3 ran) */
+  if (strcmp(name, "ncp-stagproj") == 0) assert_non_null(st.chol);
+  mr_problem_velocity(&c->d, c->ls, c->cs);
+  double e = mr_problem_criteria(&c->d, c->ls, c->cs, 1, NULL, NULL, NULL);
+  double lmax = mr_norm_inf(c->ld, n), dl = lambda_gap(c);
+  *dc = 0.0;
+  for (int r = 0; r < n; ++r)
+    *dc = fmax(*dc, fabs(c->cd[r] - c->cs[r]));
+  printf("%s, %d contacts: %d iterations dense, %d sparse, eps_abs %.2g and %.2g, lambda "
+         "differs by %.2g of %.3g, c by %.2g\n",
+         name, c->p->nc, sd.iterations, ss.iterations, sd.eps_abs, e, dl, lmax, *dc);
+  if (!sd.converged || !ss.converged || !(e <= set->eps_abs))
+    fail_msg("%s: converged %d dense, %d sparse (eps_abs %g)", name, sd.converged, ss.converged, e);
+  mr_solver_state_release(&st);
+  return dl / lmax;
+}
+
+/* ncp-stagproj and ncp-hybrid on columns of 7 and 20 cubes (28 and 80 contacts), block-sparse
+ * against dense, both converged to eps_abs = 1e-10 on the NCP criteria (recomputed on the dense
+ * G for the sparse result). Each runs the same iteration on both forms, with factors that
+ * differ by round-off (sparse LDLᵀ of the subproblems, of G + R + ρI, against the dense
+ * Cholesky): λ agrees to 1e-9 ‖λ‖∞, as ADMM's does above (round-off ~1e-15 amplified by the
+ * iteration). For ncp-hybrid that holds where both take the same stages: at 28 contacts its
+ * Newton stages run on a dense copy of the blocks; at 80 both converge in stage 2, before the
+ * Newton stages the blocks path leaves out above 32 contacts. Where they would differ the
+ * column's λ is not unique (its four corners per interface are hyperstatic: the criteria leave
+ * the split of the forces among them free), but the contact velocities c = (G + R)λ + g are the
+ * same at every solution (every contact sticks, c → 0): both criteria ≤ 1e-10 bound each c's
+ * distance from 0 on the active rows by ~1e-10 m/s, so |c_dense − c_sparse| ≤ 1e-8 m/s is
+ * checked as well */
+static void test_stagproj_hybrid_sparse(void **state) {
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.eps_abs = 1e-10;
+  set.max_iter = 20000;
+  const int cubes[2] = {7, 20};
+  for (int k = 0; k < 2; ++k) {
+    column_pair c;
+    column_pair_open_k(&c, cubes[k]);
+    assert_true(mr_sparse_chol_pays(c.p->nc, c.p->nnzb));
+    const char *names[2] = {"ncp-stagproj", "ncp-hybrid"};
+    for (int q = 0; q < 2; ++q) {
+      double dc, gap = dense_sparse_gap(&c, names[q], &set, &dc);
+      if (!(gap <= 1e-9) || !(dc <= 1e-8))
+        fail_msg("%s, %d cubes: lambda differs by %g relative, c by %g", names[q], cubes[k], gap,
+                 dc);
+    }
+    column_pair_close(&c);
+  }
+}
+
+/* a 2 x 2 x 2 block of 10 cm cubes on the ground, each 0.1 mm into its neighbours below and
+ * beside, so that every face is in contact from the first step: one island whose contacts
+ * have normals along all three axes, as a pile's, without the minutes of a bin settling (128
+ * contacts, 41 % of the blocks stored); its first step's problem, block-sparse */
+static void block_pair_open(column_pair *c) {
+  static char text[8192];
+  int at = snprintf(text, sizeof text,
+                    "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0, max_contacts: 256}\n"
+                    "bodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: "
+                    "0.5}]}\n");
+  const double e = 0.1 - 1e-4;
+  for (int k = 0; k < 8; ++k)
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "  - {name: b%d, mass: %g, position: [%g, %g, %g], geoms: [{type: box, size: "
+                   "[0.1, 0.1, 0.1]}]}\n",
+                   k, 1.0 + 0.5 * (k % 3), e * (k % 2), e * (k / 2 % 2), 0.05 - 1e-4 + e * (k / 4));
+  assert_true((size_t)at < sizeof text);
+  c->sc = tsim_parse(text, ".");
+  c->s = tsim_create(&c->sc, "ncp-pgs");
+  tsim_steps(c->s, 1);
+  assert_int_equal(mr_islands_count(c->s->isl), 1);
+  const int *blocks;
+  pair_init(c, mr_islands_island(c->s->isl, 0, &blocks));
+}
+
+/* ncp-stagproj and ncp-hybrid on the block's problem, block-sparse against dense: the same
+ * iteration on both forms (λ to 1e-9 ‖λ‖∞ and c to 1e-8 m/s, as on the columns) for 200
+ * iterations at most, and the sparse result meets the criterion whenever the dense one does */
+static void test_block_sparse(void **state) {
+  column_pair c;
+  block_pair_open(&c);
+  printf("block of 8 cubes: %d contacts, %d of %d blocks\n", c.p->nc, c.p->nnzb,
+         c.p->nc * c.p->nc);
+  assert_null(c.p->G);
+  assert_true(mr_sparse_chol_pays(c.p->nc, c.p->nnzb));
+  int n = c.n;
+  const char *names[2] = {"ncp-stagproj", "ncp-hybrid"};
+  for (int q = 0; q < 2; ++q) {
+    mr_solver_settings set = mr_solver_settings_default();
+    set.warm_start = 0;
+    set.max_iter = 200;
+    mr_solver_state st = {.cap = n, .y = c.y};
+    mr_solver_stats sd, ss;
+    mr_error err = {0};
+    if (mr_solve(names[q], &c.d, &set, NULL, &c.work, c.ld, c.cd, &sd, &err))
+      fail_msg("%s", err.msg);
+    if (mr_solve(names[q], c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err))
+      fail_msg("%s", err.msg);
+    mr_problem_velocity(&c.d, c.ls, c.cs);
+    double e = mr_problem_criteria(&c.d, c.ls, c.cs, 1, NULL, NULL, NULL);
+    double lmax = mr_norm_inf(c.ld, n), dl = lambda_gap(&c), dc = 0.0;
+    for (int r = 0; r < n; ++r)
+      dc = fmax(dc, fabs(c.cd[r] - c.cs[r]));
+    printf("%s, block: %d iterations dense, %d sparse, eps_abs %.2g and %.2g, lambda differs "
+           "by %.2g of %.3g, c by %.2g\n",
+           names[q], sd.iterations, ss.iterations, sd.eps_abs, e, dl, lmax, dc);
+    if (!(dl <= 1e-9 * lmax) || !(dc <= 1e-8))
+      fail_msg("%s, block: lambda differs by %g, c by %g", names[q], dl, dc);
+    if (sd.converged && !(e <= set.eps_abs)) fail_msg("%s, block: sparse eps_abs %g", names[q], e);
+    mr_solver_state_release(&st);
+  }
+  column_pair_close(&c);
+}
+
 /* the scratch each solver is given for a problem's form is enough: every solver, on the column's
  * block-sparse problem (28 contacts: the sparse factor pays) and on its dense copy, solves from a
  * warm start that does not converge (max_iter 3, so that mr_solve's cold re-solve also takes its
@@ -527,7 +719,8 @@ int main(void) {
       cmocka_unit_test(test_products),       cmocka_unit_test(test_solvers),
       cmocka_unit_test(test_no_G),           cmocka_unit_test(test_dump),
       cmocka_unit_test(test_island_pattern), cmocka_unit_test(test_sparse_cholesky),
-      cmocka_unit_test(test_admm_sparse),    cmocka_unit_test(test_newton_sparse),
-      cmocka_unit_test(test_work_sizes)};
+      cmocka_unit_test(test_sparse_cholesky_parts), cmocka_unit_test(test_admm_sparse),
+      cmocka_unit_test(test_newton_sparse), cmocka_unit_test(test_stagproj_hybrid_sparse),
+      cmocka_unit_test(test_block_sparse),  cmocka_unit_test(test_work_sizes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

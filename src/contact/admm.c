@@ -77,6 +77,8 @@ int admm_ws_alloc(admm_ws *w, int n, int dense, mr_arena *a) {
 void admm_matvec(const admm_qp *q, const double *x, double *y) {
   if (q->G)
     mr_matvec(y, q->G, x, q->n, q->n);
+  else if (q->matvec)
+    q->matvec(q->mctx, x, y);
   else
     mr_problem_G_mul(q->blocks, x, y);
   if (q->d)
@@ -414,7 +416,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
     return mr_error_set(err, MR_ERR_NOMEM, "%s: scratch arena too small for nc = %d", name, p->nc);
   }
   if (G) mr_problem_G_dense(p, G);
-  admm_qp q = {n, p->G ? p->G : G, p->R, b, project_cones, p, p, NULL};
+  admm_qp q = {n, p->G ? p->G : G, p->R, b, project_cones, p, p, NULL, NULL, NULL};
   mr_sparse_chol *own = NULL;
   if (sparse) {
     /* the state's factor, analysed again only for a new pattern; a private one without state */

@@ -28,6 +28,9 @@ typedef struct {
    * G + diag(d) already loaded by mr_chol_values) */
   const mr_contact_problem *blocks;
   struct mr_sparse_chol *chol;
+  /* or, G NULL and matvec set, y = G x by matvec(mctx, x, y) (a part of a block-sparse G) */
+  void (*matvec)(const void *mctx, const double *x, double *y);
+  const void *mctx;
 } admm_qp;
 
 typedef struct {

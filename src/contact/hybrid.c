@@ -32,6 +32,15 @@
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver: a warm start is never worse than a cold one.
  *
+ * A block-sparse G (mr_contact_problem.Gb): below the sparse factor's crossover
+ * (mr_sparse_chol_pays) a dense copy of G is made in the work arena and every stage runs on it
+ * as on a dense problem (identical results); from it on, stages 1–3 read the stored blocks
+ * (ncp-admm and ncp-stagproj factoring through the sparse LDLᵀ kept in the state, memory
+ * O(nc + nnzb)), and the stages that need G densely (4, 5, 6: the n x n active-set matrices and
+ * their LU, the natural map's Jacobian, the lattice of polish.c) run on a dense copy of G made
+ * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts; above that they are
+ * left out (their three n x n matrices would be the largest memory of the step: at 64 contacts
+ * 0.9 MB) and stages 1–3 have the whole budget.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
  * Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
@@ -50,6 +59,10 @@
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_NEWTON 20
+/* the most contacts of a block-sparse problem whose stages 4–6 get a dense copy of G (96 rows:
+ * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
+ * contacts) is solved 20× faster with them than by stages 1–3 alone */
+#define HYB_DENSE_MAX_NC 32
 
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
@@ -69,6 +82,8 @@ typedef struct {
   double *r, *x, *t; /* right-hand side, solution, scratch (m) */
   double *l, *lt;    /* the Newton stage's iterate and trial */
   int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
+  int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
+                      * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
 } polish_ws;
 
@@ -275,6 +290,39 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
                           iters);
 }
 
+/* a dense copy of the block-sparse G of p into d, from the arena; -1 when it does not fit */
+static int dense_copy(const mr_contact_problem *p, mr_arena *work, mr_contact_problem *d) {
+  size_t n = 3 * (size_t)p->nc;
+  double *G = mr_arena_doubles(work, n * n + 1);
+  if (!G) return -1;
+  mr_problem_G_dense(p, G);
+  *d = *p;
+  d->G = G;
+  return 0;
+}
+
+/* stages 4 and 5 from best (ε_abs e): on p itself when its G is dense, else on a dense copy with
+ * its active-set matrices made here (up to HYB_DENSE_MAX_NC contacts; left out above) */
+static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s,
+                            polish_ws *w, mr_arena *work, double *best, double *c, double *trial,
+                            double e, int *iters) {
+  if (!w->blocks) {
+    e = polish(p, s, w, best, c, trial, e, iters);
+    return newton(p, s, w, best, c, e, iters);
+  }
+  if (p->nc > HYB_DENSE_MAX_NC || !(e > s->eps_abs)) return e;
+  size_t mark = mr_arena_mark(work), nn = 9 * (size_t)p->nc * (size_t)p->nc + 1;
+  mr_contact_problem d;
+  w->M = mr_arena_doubles(work, nn), w->Mf = mr_arena_doubles(work, nn);
+  if (w->M && w->Mf && dense_copy(p, work, &d) == 0) {
+    e = polish(&d, s, w, best, c, trial, e, iters);
+    e = newton(&d, s, w, best, c, e, iters);
+  }
+  w->M = w->Mf = NULL;
+  mr_arena_reset(work, mark);
+  return e;
+}
+
 /* a solver run warm from the best iterate λ in chunks of `chunk` iterations, continued while
  * the last chunk's rate of decrease of ε_abs would reach eps_abs within `share` of the chunks
  * left (reserve iterations kept for the Newton stages); λ, e = its ε_abs and *moved updated */
@@ -319,7 +367,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
-  int reserve = HYB_POLISH + HYB_NEWTON, moved = 0, slow = 0;
+  int newton_ok = !w->blocks || p->nc <= HYB_DENSE_MAX_NC;
+  int reserve = newton_ok ? HYB_POLISH + HYB_NEWTON : 0, moved = 0, slow = 0;
   /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget; when
    * that rate still needs more sweeps than the Newton stages cost (a sweep costs about 2n²
    * flops, a Newton step's LU about 2n³/3, so the reserve of HYB_POLISH + HYB_NEWTON steps
@@ -327,13 +376,12 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * current iterate — the hyperstatic stacks, where Gauss-Seidel's rate is poor but its
    * active set (all sticking) is right after the first chunk — and ncp-pgs resumes if they do
    * not converge */
-  double handover = reserve * n / 3.0;
+  double handover = newton_ok ? reserve * n / 3.0 : INFINITY;
   mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, handover,
                          lambda, c, trial, e, iters, &moved, &slow, err);
   if (rc || *e <= s->eps_abs) return rc;
   if (slow) {
-    *e = polish(p, s, w, lambda, c, trial, *e, iters);
-    *e = newton(p, s, w, lambda, c, *e, iters);
+    *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
     if (*e <= s->eps_abs) return MR_OK;
     moved = 1;
     rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, INFINITY, lambda,
@@ -367,39 +415,40 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
-    rc = mr_solver_ncp_stagproj(p, &sub, NULL, work, trial, c, &st, err);
+    /* the state goes with it only for its sparse factor (ncp-stagproj keeps no y or ρ) */
+    rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
   }
-  /* 4. the active-set Newton polish */
-  *e = polish(p, s, w, lambda, c, trial, *e, iters);
-  /* 5. semismooth Newton on the natural map (finds the active set by itself) */
-  *e = newton(p, s, w, lambda, c, *e, iters);
+  /* 4. the active-set Newton polish, 5. semismooth Newton on the natural map (finds the active
+   * set by itself) */
+  *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
   /* 5b. when 4 and 5 stall far from eps_abs: the stick/separate mode search (modes.c), 4, 5 */
   if (*e > MR_MODES_TRIGGER * s->eps_abs && mr_contact_modes(p, w->M, w->Mf, work, lambda, c, e))
-    *e = newton(p, s, w, lambda, c, polish(p, s, w, lambda, c, trial, *e, iters), iters);
+    *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
   return MR_OK;
 }
 
-static int polish_alloc(polish_ws *w, int nc, mr_arena *a) {
+static int polish_alloc(polish_ws *w, int nc, int blocks, mr_arena *a) {
   int n = 3 * nc;
   size_t nn = (size_t)n * (size_t)n + 1;
   w->n = n;
+  w->blocks = blocks;
   w->cl = (unsigned char *)mr_arena_doubles(a, (size_t)nc / 8 + 1);
   w->dir = mr_arena_doubles(a, 2 * (size_t)nc + 1);
   w->col = (int *)mr_arena_doubles(a, (size_t)nc / 2 + 1);
   w->piv = (int *)mr_arena_doubles(a, (size_t)n / 2 + 1);
-  w->M = mr_arena_doubles(a, nn);
-  w->Mf = mr_arena_doubles(a, nn);
+  w->M = blocks ? NULL : mr_arena_doubles(a, nn);
+  w->Mf = blocks ? NULL : mr_arena_doubles(a, nn);
   w->r = mr_arena_doubles(a, (size_t)n + 1);
   w->x = mr_arena_doubles(a, (size_t)n + 1);
   w->t = mr_arena_doubles(a, (size_t)n + 1);
   w->l = mr_arena_doubles(a, (size_t)n + 1);
   w->lt = mr_arena_doubles(a, (size_t)n + 1);
-  return w->cl && w->dir && w->col && w->piv && w->M && w->Mf && w->r && w->x && w->t && w->l &&
-                 w->lt
+  return w->cl && w->dir && w->col && w->piv && (blocks || (w->M && w->Mf)) && w->r && w->x &&
+                 w->t && w->l && w->lt
              ? 0
              : -1;
 }
@@ -410,9 +459,21 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   int n = 3 * p->nc, iters = 0;
   size_t mark = mr_arena_mark(work);
   polish_ws w;
+  /* a block-sparse G: read as it is where the sparse factor pays, else a dense copy here */
+  int blocks = !p->G && p->nc > 0 && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
+  mr_contact_problem dense;
+  if (!p->G && p->nc > 0 && !blocks) {
+    if (dense_copy(p, work, &dense)) {
+      mr_arena_reset(work, mark);
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "ncp-hybrid: work arena too small for a dense G of %d rows", n);
+    }
+    p = &dense;
+  }
+  size_t mark_stages = mr_arena_mark(work);
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0;
-  if (!trial || polish_alloc(&w, p->nc, work)) {
+  if (!trial || polish_alloc(&w, p->nc, blocks, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
   }
@@ -426,13 +487,36 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (e > s->eps_abs) rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
   /* a state left from an older step does not go with this step's λ */
   if (state && !w.admm_ran) state->valid = 0;
-  mr_arena_reset(work, mark);
-  if (rc) return rc;
+  mr_arena_reset(work, mark_stages);
+  if (rc) {
+    mr_arena_reset(work, mark);
+    return rc;
+  }
+  /* stage 6 reads G densely: a copy of a block-sparse one when it runs, up to HYB_DENSE_MAX_NC */
+  if (blocks && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC && dense_copy(p, work, &dense) == 0)
+    p = &dense;
   /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs */
   e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
   mr_problem_velocity_dot2(p, lambda, c);
+  mr_arena_reset(work, mark);
   stats->iterations = iters;
   stats->eps_model = e;
   stats->converged = e <= s->eps_abs;
   return MR_OK;
+}
+
+size_t mr_hybrid_sparse_work_size(int nc) {
+  size_t m = nc > 0 ? (size_t)nc : 0, n = 3 * m;
+  /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt), alignment */
+  size_t own = (8 * n + 4 * m + 64) * sizeof(double) + 16 * 32;
+  /* then stage 3, or the dense copy with the two active-set matrices, or the copy under the
+   * lattice polish */
+  size_t stage = mr_stagproj_work_size(nc, 1);
+  if (nc <= HYB_DENSE_MAX_NC) {
+    size_t newton = 3 * (n * n + 1) * sizeof(double) + 3 * 32;
+    size_t lattice = (n * n + 1) * sizeof(double) + 32 + mr_polish_work_size(nc);
+    stage = stage > newton ? stage : newton;
+    stage = stage > lattice ? stage : lattice;
+  }
+  return own + stage;
 }

@@ -200,7 +200,7 @@ static int next_mode(const mr_contact_problem *p, unsigned *sep, int *k) {
 int mr_contact_modes(const mr_contact_problem *p, double *A, double *F, mr_arena *work,
                      double *lambda, double *c, double *e) {
   int n = 3 * p->nc;
-  if (p->nc == 0 || p->nc > MR_MODES_MAX_NC) return 0;
+  if (p->nc == 0 || p->nc > MR_MODES_MAX_NC || !A || !F) return 0;
   size_t mark = mr_arena_mark(work);
   mode_ws m = {.n = n, .S = F};
   m.Z = mr_arena_doubles(work, (size_t)n * n);

@@ -35,6 +35,25 @@
  *   5. λ + diag(u) z evaluated with the exact criterion (Dot2 c, mr_problem_criteria) and
  *      kept only when its ε_abs is lower: the polish never returns a worse λ.
  *
+ * When the rounds from λ miss eps_abs, a continuous stage runs before them. The equations
+ * ask, at a sticking contact, for c_N + μ ‖c_T‖ + ⟨λ_T, c_T⟩ / λ_N = 0: c = 0 would do, but
+ * on the 1e6 stack c keeps 0.8e-9–1.4e-9 m/s outside the range of G's dominant part (the two
+ * boxes' 12 motions; least squares in binary128, of the size that G's rounding to doubles
+ * times λ ~ 2.5e3 N makes: a twist of the four corners' c_N that no rigid motion makes), so c
+ * cannot vanish and the solution of the equations near λ has every contact approaching along its
+ * normal by μ ‖c_T‖ while c_T slips: a velocity of ~1e-8 m/s, against which one ulp of λ
+ * (c moves by ~1e-9) is fine enough for the rounds. Linearised at λ (c_T ~ 1e-10, random
+ * directions, near the kink of ‖c_T‖) the rounds do not find it. So:
+ *   6. from a start where every contact of the equations approaches at a few times the
+ *      velocity eps_abs / λ_N (the least-norm change of λ that makes it), Levenberg–Marquardt
+ *      (Moré, "The Levenberg–Marquardt algorithm: implementation and theory", 1978) on the
+ *      equations in long double over the same moves as real numbers, with the same trust term
+ *      ‖W (G + R) s‖² and the kink smoothed in the gradient only, solved by QR with Givens
+ *      rotations (the heavy body's directions are 1e-10 of the light one's: squared, in
+ *      normal equations, they would drop below long double's precision);
+ *   7. its λ rounded to doubles, and the rounds 2.–5. from there.
+ * The result is kept only when its exact ε_abs is lower.
+ *
  * When it runs: ε_abs > eps_abs, and every contact whose own ε exceeds eps_abs is within
  * MR_POLISH_TRIGGER of its one-ulp resolution δ_i = w_i max_{r of i, j} |(G + R)_rj| u_j: below
  * that, single-entry moves are too coarse and the solver's iterate is as good as their grid
@@ -45,8 +64,10 @@
  * coupled to a moved one.
  *
  * Cost: one LLL reduction per round, at most PL_ROUNDS rounds and PL_LLL_ITER k² LLL
- * iterations of O(k D) each (D = equations + 3 rows per contact + k); memory from the work
- * arena, at most mr_polish_work_size(nc) bytes; nothing is done without it. */
+ * iterations of O(k D) each (D = equations + 3 rows per contact + k); the continuous stage at
+ * most PL_LM_TOTAL iterations of O(ne k²) (the rows of J rotated into the trust term's
+ * triangle); memory from the work arena, at most
+ * mr_polish_work_size(nc) bytes; a stage that does not fit is not done. */
 #include "contact/polish.h"
 
 #include <math.h>
@@ -67,6 +88,19 @@ __extension__ typedef __int128 i128;
 #define PL_KAPPA0 0.25      /* first weight of the change of c against the equations */
 #define PL_STALL 4          /* consecutive rounds without progress that end the polish */
 #define PL_ROUNDS 16        /* rounds at most */
+#define PL_LM_ITER 100      /* Levenberg–Marquardt iterations per smoothing level */
+#define PL_LM_TOTAL 1500    /* Levenberg–Marquardt iterations at most per polish */
+#define PL_LM_STOP 0.25     /* the continuous stage stops at max |f| ≤ PL_LM_STOP eps_abs */
+#define PL_ETA0 100.0       /* smoothing of ‖c_T‖: from PL_ETA0 eps_abs / λ_N (m/s) ... */
+#define PL_ETA1 1e-3        /* ... down by thirds to PL_ETA1 eps_abs / λ_N */
+/* Tikhonov block of the continuous stage, relative to the largest squared column: below the
+ * weakest physical direction (a 1e6 mass ratio: the heavy body's (Δt/M) against the light
+ * one's G, 2.5e-10, squared 6e-20) and above the directions that only the rounding of G to
+ * doubles creates (relative 1e-16, squared 1e-32), which would move λ by thousands of newtons;
+ * measured on the four stack problems of tests/test_polish.c: 1e-22 left one at 1.3e-6, 1e-28
+ * one at 3.2e-6 (a λ the lattice could not round), 1e-26 solves all four */
+#define PL_TIKH 1e-26
+#define PL_SINK 64.0        /* approach speeds of the starts: PL_SINK, PL_SINK / 4 eps_abs/w */
 
 /* contact classes */
 enum { PL_FREE = 0, PL_STICK = 1, PL_SLIDE = 2 };
@@ -89,6 +123,18 @@ typedef struct {
   double kappa;         /* weight of the change of c against the equations */
   int zoff;             /* first entry of the identity part in a basis vector (ne + m) */
 } lattice;
+
+/* the continuous stage's work: unknowns d (the moves' real changes of λ, k), equations f (ne) */
+typedef struct {
+  double *R;            /* the trust term's triangle: R of [W A; Tikhonov], k x k */
+  long double *T, *tb;  /* a triangle being built by rotations (k x k) and its right-hand side */
+  long double *row;     /* one row of a least-squares system (k) */
+  long double *d, *dt;  /* d and a trial d (k) */
+  long double *f, *ft;  /* f at d and at the trial (ne) */
+  long double *F;       /* ∂f/∂c on the equation's rows (3 ne) */
+  long double *ce, *ct; /* c on the equations' rows at d and at the trial (3 ne) */
+  int *qof;             /* move of λ index j, or -1 (n) */
+} lm_ws;
 
 #define MU(L, i, j) ((L)->mu[(size_t)(i) * ((i)-1) / 2 + (j)])
 
@@ -211,14 +257,25 @@ static void index_moves(const mr_contact_problem *p, const double *l, lattice *L
   L->zoff = L->ne + L->m, L->D = L->zoff + L->k;
 }
 
-/* the arrays of the lattice from the arena; -1 when they do not fit */
-static int lattice_alloc(lattice *L, mr_arena *a) {
-  int k = L->k, m = L->m, D = L->D, n = L->n, ne = L->ne;
-  size_t tri = (size_t)k * (k - 1) / 2 + 1;
+/* the index arrays of the moves, rows and equations from the arena; -1 when they do not fit */
+static int index_alloc(lattice *L, mr_arena *a) {
+  int k = L->k, m = L->m, ne = L->ne;
   L->col = mr_arena_alloc(a, sizeof(int) * (size_t)(k + 1));
   L->row = mr_arena_alloc(a, sizeof(int) * (size_t)(m + 1));
   L->u = mr_arena_alloc(a, sizeof(double) * (size_t)(k + 1));
   L->w = mr_arena_alloc(a, sizeof(double) * (size_t)(m + 1));
+  L->eq_row = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
+  L->eq_nr = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
+  L->eq_g = mr_arena_alloc(a, sizeof(double) * 3 * (size_t)(ne + 1));
+  L->eq_f = mr_arena_alloc(a, sizeof(double) * (size_t)(ne + 1));
+  return L->col && L->row && L->u && L->w && L->eq_row && L->eq_nr && L->eq_g && L->eq_f ? 0
+                                                                                          : -1;
+}
+
+/* the basis and the reduction's arrays from the arena; -1 when they do not fit */
+static int basis_alloc(lattice *L, mr_arena *a) {
+  int k = L->k, D = L->D, n = L->n;
+  size_t tri = (size_t)k * (k - 1) / 2 + 1;
   L->b = mr_arena_alloc(a, sizeof(int64_t) * (size_t)k * D);
   L->t = mr_arena_alloc(a, sizeof(int64_t) * (size_t)D);
   L->z = mr_arena_alloc(a, sizeof(int64_t) * (size_t)k);
@@ -227,23 +284,18 @@ static int lattice_alloc(lattice *L, mr_arena *a) {
   L->a = mr_arena_alloc(a, sizeof(long double) * (size_t)k);
   L->lt = mr_arena_alloc(a, sizeof(double) * (size_t)n);
   L->ct = mr_arena_alloc(a, sizeof(double) * (size_t)n);
-  L->eq_row = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
-  L->eq_nr = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
-  L->eq_g = mr_arena_alloc(a, sizeof(double) * 3 * (size_t)(ne + 1));
-  L->eq_f = mr_arena_alloc(a, sizeof(double) * (size_t)(ne + 1));
-  return L->col && L->row && L->u && L->w && L->b && L->t && L->z && L->mu && L->B && L->a &&
-                 L->lt && L->ct && L->eq_row && L->eq_nr && L->eq_g && L->eq_f
-             ? 0
-             : -1;
+  return L->b && L->t && L->z && L->mu && L->B && L->a && L->lt && L->ct ? 0 : -1;
 }
 
 size_t mr_polish_work_size(int nc) {
-  /* k ≤ n moves, m ≤ n rows, ne ≤ n equations, D ≤ 3n: the basis 8 k D, the packed μ 16 k²/2;
-   * the vectors (per entry: col, row 4 bytes, u, w, lt, ct, eq_f 8, B, a 16, t 8 of D, z 8,
-   * eq_row, eq_nr 4, eq_g 24), at most 160 bytes per row of the problem and one more entry
-   * each; 2 bytes per contact; 20 blocks of 32-byte alignment */
+  /* k ≤ n moves, m ≤ n rows, ne ≤ n equations, D ≤ 3n. The lattice stage: the basis 8 k D,
+   * the packed μ 16 k²/2, its vectors (t 8 D, z 8, B, a 16, lt, ct 8 per entry): 32 n² + 80 n;
+   * the continuous stage in its place: R 8 k², T 16 k², its vectors (tb, row, d, dt, f, ft 16,
+   * F, ce, ct 48, qof 4 per entry): 24 n² + 244 n. Both above the index arrays (col, row,
+   * eq_row, eq_nr 4, u, w, eq_f 8, eq_g 24 per entry and one more), the candidate λ and c (16
+   * per row) and 2 bytes per contact; 32 blocks of 32-byte alignment */
   size_t n = nc > 0 ? 3 * (size_t)nc : 0;
-  return 24 * n * n + 8 * n * n + 160 * (n + 1) + 2 * (size_t)nc + 20 * 32;
+  return 32 * n * n + 400 * (n + 1) + 2 * (size_t)nc + 32 * 32;
 }
 
 /* exact ⟨x, y⟩ of two integer vectors */
@@ -464,6 +516,263 @@ static double rounds(const mr_contact_problem *p, double eps_abs, lattice *L, do
   return e;
 }
 
+/* the continuous stage's arrays from the arena; -1 when they do not fit */
+static int lm_alloc(const lattice *L, lm_ws *w, mr_arena *a) {
+  size_t k = (size_t)L->k, ne = (size_t)L->ne, ld = sizeof(long double);
+  w->R = mr_arena_alloc(a, sizeof(double) * k * k);
+  w->T = mr_arena_alloc(a, ld * k * k);
+  w->tb = mr_arena_alloc(a, ld * k);
+  w->row = mr_arena_alloc(a, ld * k);
+  w->d = mr_arena_alloc(a, ld * k);
+  w->dt = mr_arena_alloc(a, ld * k);
+  w->f = mr_arena_alloc(a, ld * ne);
+  w->ft = mr_arena_alloc(a, ld * ne);
+  w->F = mr_arena_alloc(a, ld * 3 * ne);
+  w->ce = mr_arena_alloc(a, ld * 3 * ne);
+  w->ct = mr_arena_alloc(a, ld * 3 * ne);
+  w->qof = mr_arena_alloc(a, sizeof(int) * (size_t)L->n);
+  return w->R && w->T && w->tb && w->row && w->d && w->dt && w->f && w->ft && w->F && w->ce &&
+                 w->ct && w->qof
+             ? 0
+             : -1;
+}
+
+/* Least squares by QR built one row at a time with Givens rotations (Golub and Van Loan,
+ * "Matrix Computations", 5.2.5): the row (w->row, right-hand side rb) is rotated into the upper
+ * triangle T (w->T, right-hand side w->tb). No normal equations, whose squared condition (1e20
+ * for a 1e6 mass ratio) long double could not hold; k² long doubles whatever the rows. */
+static void givens_row(lm_ws *w, int k, long double rb) {
+  long double *T = w->T, *x = w->row;
+  for (int j = 0; j < k; ++j) {
+    if (x[j] == 0.0L) continue;
+    long double a = T[(size_t)j * k + j], r = hypotl(a, x[j]), c = a / r, s = x[j] / r;
+    for (int q = j; q < k; ++q) {
+      long double t1 = T[(size_t)j * k + q], t2 = x[q];
+      T[(size_t)j * k + q] = c * t1 + s * t2, x[q] = c * t2 - s * t1;
+    }
+    long double t1 = w->tb[j];
+    w->tb[j] = c * t1 + s * rb, rb = c * rb - s * t1;
+  }
+}
+
+/* T and its right-hand side cleared */
+static void givens_clear(lm_ws *w, int k) {
+  memset(w->T, 0, sizeof(long double) * (size_t)k * k);
+  memset(w->tb, 0, sizeof(long double) * (size_t)k);
+}
+
+/* the Tikhonov rows √(PL_TIKH) cmax e_q (right-hand side 0) rotated in, cmax the largest
+ * squared column norm of the rows so far, then T x = tb solved; -1 on a zero pivot */
+static int givens_solve(lm_ws *w, int k, long double cmax, long double *x) {
+  long double t = sqrtl(PL_TIKH * cmax);
+  for (int q = 0; q < k; ++q) {
+    memset(w->row, 0, sizeof(long double) * (size_t)k);
+    w->row[q] = t;
+    givens_row(w, k, 0.0L);
+  }
+  for (int j = k - 1; j >= 0; --j) {
+    long double s = w->tb[j], piv = w->T[(size_t)j * k + j];
+    if (!(fabsl(piv) > 0.0L)) return -1;
+    for (int q = j + 1; q < k; ++q)
+      s -= w->T[(size_t)j * k + q] * x[q];
+    x[j] = s / piv;
+  }
+  return 0;
+}
+
+/* c on the equations' rows at λ + d: c0 + (G + R)_{rows, moves} d, c0 the exact (Dot2) c at λ */
+static void lm_velocity(const mr_contact_problem *p, const lattice *L, const double *c0,
+                        const long double *d, long double *ce) {
+  for (int a = 0; a < L->ne; ++a)
+    for (int t = 0; t < L->eq_nr[a]; ++t) {
+      int row = L->eq_row[a] + t;
+      long double s = c0[row];
+      for (int q = 0; q < L->k; ++q)
+        s += (long double)gr(p, row, L->col[q]) * d[q];
+      ce[3 * a + t] = s;
+    }
+}
+
+/* the equations at λ + d (f, and with F != NULL their gradients in c, the ‖c_T‖ term's
+ * smoothed by η / λ_N); returns max |f| */
+static long double lm_equations(const mr_contact_problem *p, const lattice *L, const lm_ws *w,
+                                const double *lambda, const long double *d,
+                                const long double *ce, long double *f, long double *F,
+                                double eta) {
+  long double m = 0.0L;
+  for (int a = 0; a < L->ne; ++a) {
+    int r0 = L->eq_row[a];
+    const long double *ci = ce + 3 * a;
+    if (L->eq_nr[a] == 1) {
+      f[a] = ci[0];
+      if (F) F[3 * a] = 1.0L, F[3 * a + 1] = F[3 * a + 2] = 0.0L;
+    } else {
+      long double li[3], mu = p->mu[r0 / 3], ct = sqrtl(ci[0] * ci[0] + ci[1] * ci[1]);
+      for (int t = 0; t < 3; ++t)
+        li[t] = lambda[r0 + t] + (w->qof[r0 + t] >= 0 ? d[w->qof[r0 + t]] : 0.0L);
+      f[a] = li[0] * ci[0] + li[1] * ci[1] + li[2] * (ci[2] + mu * ct);
+      if (F) {
+        long double h = li[2] > 0.0L ? eta / li[2] : eta;
+        long double kk = mu * li[2] / sqrtl(ct * ct + h * h);
+        F[3 * a] = li[0] + kk * ci[0], F[3 * a + 1] = li[1] + kk * ci[1], F[3 * a + 2] = li[2];
+      }
+    }
+    m = fmaxl(m, fabsl(f[a]));
+  }
+  return m;
+}
+
+/* row a of J = ∂f/∂d into w->row: through c (F (G + R)) and, on the contact's own moved
+ * components, through λ */
+static void lm_jacobian_row(const mr_contact_problem *p, const lattice *L, lm_ws *w, int a) {
+  int r0 = L->eq_row[a], nr = L->eq_nr[a];
+  const long double *ci = w->ce + 3 * a;
+  for (int q = 0; q < L->k; ++q) {
+    long double s = 0.0L;
+    for (int t = 0; t < nr; ++t)
+      s += w->F[3 * a + t] * gr(p, r0 + t, L->col[q]);
+    int own = L->col[q] - r0;
+    if (nr == 3 && own >= 0 && own < 3)
+      s += own < 2 ? ci[own] : ci[2] + p->mu[r0 / 3] * sqrtl(ci[0] * ci[0] + ci[1] * ci[1]);
+    w->row[q] = s;
+  }
+}
+
+/* the start: the least-norm change d of λ that makes every contact of the equations approach
+ * at speed v along its normal and leaves the bilateral rows (S d = −v, S the normal rows of
+ * (G + R) on the moves, with the Tikhonov rows); zero when it fails */
+static void lm_start(const mr_contact_problem *p, const lattice *L, lm_ws *w, double v) {
+  int k = L->k;
+  long double cmax = 0.0L;
+  givens_clear(w, k);
+  for (int q = 0; q < k; ++q) {
+    long double s = 0.0L;
+    for (int a = 0; a < L->ne; ++a) {
+      long double x = gr(p, L->eq_row[a] + (L->eq_nr[a] == 3 ? 2 : 0), L->col[q]);
+      s += x * x;
+    }
+    cmax = fmaxl(cmax, s);
+  }
+  for (int a = 0; a < L->ne; ++a) {
+    int ra = L->eq_row[a] + (L->eq_nr[a] == 3 ? 2 : 0);
+    for (int q = 0; q < k; ++q)
+      w->row[q] = gr(p, ra, L->col[q]);
+    givens_row(w, k, L->eq_nr[a] == 3 ? -v : 0.0L);
+  }
+  if (givens_solve(w, k, cmax, w->d))
+    for (int q = 0; q < k; ++q)
+      w->d[q] = 0.0L;
+}
+
+/* Levenberg–Marquardt on the equations f(λ + d) = 0 from w->d: the step minimises
+ * ‖J s + f‖² + ν ‖W (G + R) s‖² (the change of c weighted as in A: the trust region) with a
+ * Tikhonov term (PL_TIKH of the largest squared column), by Givens QR; ν is divided by 3 after a step
+ * that lowers ‖f‖ and multiplied by 4 after one that does not. The kink of ‖c_T‖ at c_T = 0 is smoothed in the
+ * gradient by η / λ_N (m/s), η from PL_ETA0 eps_abs down by thirds to PL_ETA1 eps_abs; the
+ * equations themselves are never smoothed. Returns 1 when max |f| ≤ PL_LM_STOP eps_abs; *its
+ * counts the iterations against PL_LM_TOTAL */
+static int lm_solve(const mr_contact_problem *p, double eps_abs, const lattice *L, lm_ws *w,
+                    const double *lambda, const double *c0, int *its) {
+  int k = L->k, ne = L->ne;
+  /* the trust term's triangle: R of [W A; Tikhonov] (per unit of λ) */
+  long double cmax = 0.0L;
+  for (int q = 0; q < k; ++q) {
+    long double s = 0.0L;
+    for (int r = 0; r < L->m; ++r) {
+      long double x = L->w[r] * gr(p, L->row[r], L->col[q]);
+      s += x * x;
+    }
+    cmax = fmaxl(cmax, s);
+  }
+  givens_clear(w, k);
+  for (int r = 0; r < L->m; ++r) {
+    for (int q = 0; q < k; ++q)
+      w->row[q] = L->w[r] * gr(p, L->row[r], L->col[q]);
+    givens_row(w, k, 0.0L);
+  }
+  if (givens_solve(w, k, cmax, w->dt)) return 0;
+  for (int q = 0; q < k * k; ++q)
+    w->R[q] = (double)w->T[q];
+  lm_velocity(p, L, c0, w->d, w->ce);
+  long double m = lm_equations(p, L, w, lambda, w->d, w->ce, w->f, NULL, 0.0);
+  for (double eta = PL_ETA0 * eps_abs; eta >= PL_ETA1 * eps_abs; eta /= 3.0) {
+    long double nu = 1.0L;
+    for (int it = 0; it < PL_LM_ITER; ++it, ++*its) {
+      if (m <= PL_LM_STOP * eps_abs) return 1;
+      if (*its >= PL_LM_TOTAL || !(nu < 1e30L)) break;
+      lm_equations(p, L, w, lambda, w->d, w->ce, w->f, w->F, eta);
+      /* [√ν R; J] s ≈ [0; −f]: √ν R as the triangle, the rows of J rotated in */
+      long double sn = sqrtl(nu), ss = 0.0L;
+      for (int q = 0; q < k * k; ++q)
+        w->T[q] = sn * w->R[q];
+      memset(w->tb, 0, sizeof(long double) * (size_t)k);
+      for (int a = 0; a < ne; ++a) {
+        lm_jacobian_row(p, L, w, a);
+        givens_row(w, k, -w->f[a]);
+      }
+      if (givens_solve(w, k, 0.0L, w->dt)) break;
+      for (int q = 0; q < k; ++q)
+        w->dt[q] += w->d[q];
+      lm_velocity(p, L, c0, w->dt, w->ct);
+      long double mt = lm_equations(p, L, w, lambda, w->dt, w->ct, w->ft, NULL, 0.0);
+      for (int a = 0; a < ne; ++a)
+        ss += w->ft[a] * w->ft[a] - w->f[a] * w->f[a];
+      if (ss < 0.0L) {
+        memcpy(w->d, w->dt, sizeof(long double) * (size_t)k);
+        memcpy(w->ce, w->ct, sizeof(long double) * 3 * (size_t)ne);
+        memcpy(w->f, w->ft, sizeof(long double) * (size_t)ne);
+        m = mt, nu /= 3.0L;
+      } else {
+        nu *= 4.0L;
+      }
+    }
+    if (m <= PL_LM_STOP * eps_abs) return 1;
+    if (*its >= PL_LM_TOTAL) break;
+  }
+  return 0;
+}
+
+/* the continuous stage, when the lattice rounds from λ miss eps_abs: from each start (every
+ * contact of the equations approaching at PL_SINK, then PL_SINK / 4, times eps_abs / max w, the
+ * speed at which its ε_c moves by eps_abs), Levenberg–Marquardt to max |f| ≤ PL_LM_STOP eps_abs,
+ * λ + d rounded to doubles (lc), then the lattice rounds from there; λ and c take the result
+ * when its exact ε_abs is below e. The arena above mark holds one stage at a time. Returns
+ * ε_abs at λ */
+static double continuous(const mr_contact_problem *p, double eps_abs, lattice *L, mr_arena *work,
+                         size_t mark, double *lambda, double *c, double *lc, double *cc,
+                         double e) {
+  int its = 0;
+  for (int start = 0; start < 2 && e > eps_abs && its < PL_LM_TOTAL; ++start) {
+    mr_arena_reset(work, mark);
+    lm_ws w;
+    if (lm_alloc(L, &w, work)) break;
+    index_moves(p, lambda, L, 1);
+    double wmax = 1.0;
+    for (int r = 0; r < L->m; ++r)
+      wmax = fmax(wmax, L->w[r]);
+    for (int j = 0; j < L->n; ++j)
+      w.qof[j] = -1;
+    for (int q = 0; q < L->k; ++q)
+      w.qof[L->col[q]] = q;
+    lm_start(p, L, &w, ldexp(PL_SINK, -2 * start) * eps_abs / wmax);
+    if (!lm_solve(p, eps_abs, L, &w, lambda, c, &its)) continue;
+    memcpy(lc, lambda, sizeof(double) * (size_t)L->n);
+    for (int q = 0; q < L->k; ++q)
+      lc[L->col[q]] = (double)((long double)lambda[L->col[q]] + w.d[q]);
+    /* the lattice rounds from the rounded continuous solution, their ulps and weights its own */
+    mr_arena_reset(work, mark);
+    if (basis_alloc(L, work)) break;
+    index_moves(p, lc, L, 1);
+    double ec = rounds(p, eps_abs, L, lc, cc, exact_eps(p, lc, cc));
+    if (ec < e) {
+      memcpy(lambda, lc, sizeof(double) * (size_t)L->n);
+      memcpy(c, cc, sizeof(double) * (size_t)L->n);
+      e = ec;
+    }
+  }
+  return e;
+}
+
 double mr_polish_lattice(const mr_contact_problem *p, double eps_abs, mr_arena *work,
                          double *lambda, double *c, double e) {
   lattice L = {0};
@@ -472,14 +781,17 @@ double mr_polish_lattice(const mr_contact_problem *p, double eps_abs, mr_arena *
   size_t mark = mr_arena_mark(work);
   L.cls = mr_arena_alloc(work, (size_t)p->nc);
   L.moved = mr_arena_alloc(work, (size_t)p->nc);
-  if (L.cls && L.moved) {
+  double *lc = mr_arena_doubles(work, (size_t)L.n), *cc = mr_arena_doubles(work, (size_t)L.n);
+  if (L.cls && L.moved && lc && cc) {
     mr_problem_velocity_dot2(p, lambda, c);
     /* the trigger, then the moves, the rows and the equations counted, allocated and filled */
     if (select_moves(p, lambda, c, eps_abs, &L) > 0) {
       index_moves(p, lambda, &L, 0);
-      if (L.k > 0 && L.k <= MR_POLISH_MAX_MOVES && !lattice_alloc(&L, work)) {
+      if (L.k > 0 && L.k <= MR_POLISH_MAX_MOVES && !index_alloc(&L, work)) {
+        size_t inner = mr_arena_mark(work);
         index_moves(p, lambda, &L, 1);
-        e = rounds(p, eps_abs, &L, lambda, c, e);
+        if (!basis_alloc(&L, work)) e = rounds(p, eps_abs, &L, lambda, c, e);
+        if (e > eps_abs) e = continuous(p, eps_abs, &L, work, inner, lambda, c, lc, cc, e);
       }
     }
   }

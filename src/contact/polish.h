@@ -21,7 +21,9 @@ size_t mr_polish_work_size(int nc);
 /* When λ (ε_abs e on entry, exact Dot2 criterion) misses eps_abs by less than
  * MR_POLISH_TRIGGER times what a one-ulp move of one entry of λ changes ε_c by, λ is moved
  * by an integer number of ulps per entry, λ + diag(u) z, z the closest vector found by LLL
- * reduction and Babai's nearest plane; the move is kept only when it lowers the exact ε_abs.
+ * reduction and Babai's nearest plane, from λ and, when that misses eps_abs, from the rounded
+ * solution of a continuous (Levenberg–Marquardt) solve of the same equations; a move is kept
+ * only when it lowers the exact ε_abs.
  * Needs a dense G; leaves λ unchanged without one, on too little work arena, on more than
  * MR_POLISH_MAX_MOVES moved entries or on an overflow of the integer basis. c ← (G + R) λ + g
  * (Dot2) on return. Returns ε_abs at the returned λ. */

@@ -39,7 +39,7 @@ static const mr_solver_info registry[] = {
      mr_solver_ncp_admm, 1},
     {"ncp-hybrid", "NCP",
      "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
-     mr_solver_ncp_hybrid, 0},
+     mr_solver_ncp_hybrid, 1},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
@@ -251,20 +251,27 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   if (!info) return all;
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
   size_t slack = 64 * 32 + 256, vectors = vector_doubles(n, m) * sizeof(double) + slack;
-  /* a solver given a dense copy of a block-sparse G, or ncp-hybrid's matrices */
-  if (!info->block_sparse || info->solve == mr_solver_ncp_hybrid) return all;
+  /* a solver given a dense copy of a block-sparse G */
+  if (!info->block_sparse) return all;
+  int pays = block_sparse && nc >= MR_SPARSE_CHOL_MIN_NC &&
+             (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * (double)nc * (double)nc;
+  /* ncp-hybrid: on a block-sparse G that pays, its vectors and the larger of ncp-stagproj's
+   * sparse scratch and (small problems) the dense copy of its Newton stages; else its dense
+   * matrices (a dense copy of G made by itself) */
+  if (info->solve == mr_solver_ncp_hybrid) {
+    size_t hy = vectors + mr_hybrid_sparse_work_size(nc);
+    return pays && hy < all ? hy : all;
+  }
   int admm = info->solve == mr_solver_ccp_admm || info->solve == mr_solver_ncp_admm;
   int newton = info->solve == mr_solver_ccp_newton;
-  /* ncp-stagproj: its two dense subproblem matrices, filled from the blocks */
+  /* ncp-stagproj: its two subproblems' vectors and, below the crossover, their dense matrices */
   if (info->solve == mr_solver_ncp_stagproj) {
-    size_t sp = vectors + mr_stagproj_work_size(nc);
+    size_t sp = vectors + mr_stagproj_work_size(nc, pays);
     return sp < all ? sp : all;
   }
   if (!admm && !newton) return vectors;
   /* ADMM and ccp-newton: a sparse factor outside the arena when it pays
    * (mr_sparse_chol_pays), else a dense factor, and a dense copy of a block-sparse G */
-  int pays = block_sparse && nc >= MR_SPARSE_CHOL_MIN_NC &&
-             (double)nnzb <= MR_SPARSE_CHOL_MAX_FILL * (double)nc * (double)nc;
   if (pays) return vectors + (newton ? mr_newton_sparse_work_size(nc) : 0);
   if (newton) return all;
   size_t dense = mr_admm_work_size(nc) + (block_sparse ? n * n * sizeof(double) : 0);
@@ -278,7 +285,7 @@ size_t mr_solver_work_size(int nc, int nv) {
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
   size_t doubles = 4 * n * n + 26 * n + 2 * m * m + n * m + 16 * m;
   /* ncp-hybrid's own two n x n matrices and vectors under ncp-stagproj's scratch */
-  size_t hybrid = (3 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc);
+  size_t hybrid = (3 * n * n + 26 * n) * sizeof(double) + mr_stagproj_work_size(nc, 0);
   size_t bytes = doubles * sizeof(double) > hybrid ? doubles * sizeof(double) : hybrid;
   return bytes + 64 * 32 + 256;
 }

@@ -31,7 +31,10 @@ size_t mr_admm_work_size(int nc);
 size_t mr_newton_work_size(int nc, int nv);
 /* ccp-newton on a block-sparse G whose sparse factor pays (mr_sparse_chol_pays) */
 size_t mr_newton_sparse_work_size(int nc);
-size_t mr_stagproj_work_size(int nc);
+size_t mr_stagproj_work_size(int nc, int sparse);
+/* ncp-hybrid's own scratch on a block-sparse G whose sparse factor pays, beyond the vectors of
+ * the per-contact stages */
+size_t mr_hybrid_sparse_work_size(int nc);
 
 /* ---- helpers of the Gauss-Seidel solvers (gauss_seidel.c) ---- */
 

@@ -9,23 +9,32 @@
 /* one analysed pattern */
 typedef struct {
   int nc, nnzb;     /* the analysed pattern (0 contacts: none) */
+  int part, w;      /* the components it factors (mr_chol_part) and their number per contact */
   int *row, *col;   /* its copy: nc + 1 and nnzb entries */
-  int *perm;        /* permuted row k is the problem's row perm[k] (3nc) */
-  int *map;         /* entry q of stored block k → its slot in A->x, or −1 (lower triangle) */
-  int *diag;        /* the slot of A's diagonal entry in each permuted column (3nc) */
-  double *tmp;      /* 3nc scratch of the solves */
+  int *perm;        /* permuted row k is the part's row perm[k] (w nc) */
+  int *map;         /* entry q of the part of stored block k → its slot in A->x, or −1 (lower
+                     * triangle); w² entries per block */
+  int *diag;        /* the slot of A's diagonal entry in each permuted column (w nc) */
+  double *tmp;      /* w nc scratch of the solves */
   cholmod_sparse *A; /* triu(P (G + diag d) Pᵀ), column-major */
   cholmod_factor *L; /* simplicial LDLᵀ of A + ρI in the natural order (A is permuted) */
   long used;         /* when last used (least recently used analysis replaced first) */
 } analysis;
 
-/* the analyses of the last CHOL_PATTERNS patterns met, so that a contact set alternating between
- * a few configurations (a box resting on 4 or 3 corners) reuses them */
+/* the analyses of the last CHOL_PATTERNS patterns met for each part, so that a contact set
+ * alternating between a few configurations (a box resting on 4 or 3 corners) reuses them; the
+ * parts have slots of their own (ncp-hybrid's ADMM and staggered projections share one factor,
+ * and a solver using one part holds no more than before) */
 #define CHOL_PATTERNS 4
+#define CHOL_PARTS 3
+
+/* the components of each part, and their number */
+static const int part_comp[3][3] = {{0, 1, 2}, {2, 0, 0}, {0, 1, 0}};
+static const int part_width[3] = {3, 1, 2};
 
 struct mr_sparse_chol {
   cholmod_common cc;
-  analysis slot[CHOL_PATTERNS];
+  analysis slot[CHOL_PARTS * CHOL_PATTERNS]; /* part k's in [k·CHOL_PATTERNS, …) */
   analysis *f; /* the current one */
   long clock;
 };
@@ -36,7 +45,7 @@ static void clear_pattern(cholmod_common *cc, analysis *f) {
   f->tmp = NULL;
   cholmod_free_sparse(&f->A, cc);
   cholmod_free_factor(&f->L, cc);
-  f->nc = f->nnzb = 0;
+  f->nc = f->nnzb = f->w = 0;
 }
 
 mr_sparse_chol *mr_chol_create(void) {
@@ -54,14 +63,14 @@ mr_sparse_chol *mr_chol_create(void) {
 
 void mr_chol_free(mr_sparse_chol *f) {
   if (!f) return;
-  for (int k = 0; k < CHOL_PATTERNS; ++k)
+  for (int k = 0; k < CHOL_PARTS * CHOL_PATTERNS; ++k)
     clear_pattern(&f->cc, &f->slot[k]);
   cholmod_finish(&f->cc);
   free(f);
 }
 
-static int same_pattern(const analysis *f, const mr_contact_problem *p) {
-  return f->A && f->nc == p->nc && f->nnzb == p->Gb_row[p->nc] &&
+static int same_pattern(const analysis *f, const mr_contact_problem *p, int part) {
+  return f->A && f->part == part && f->nc == p->nc && f->nnzb == p->Gb_row[p->nc] &&
          !memcmp(f->row, p->Gb_row, (size_t)(p->nc + 1) * sizeof(int)) &&
          !memcmp(f->col, p->Gb_col, (size_t)f->nnzb * sizeof(int));
 }
@@ -95,17 +104,17 @@ static int block_order(cholmod_common *cc, const mr_contact_problem *p, int *bpe
   return 0;
 }
 
-/* triu(P A Pᵀ)'s structure, and where each stored block entry goes */
+/* triu(P A Pᵀ)'s structure, and where each stored block's entry of the part goes */
 static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_problem *p,
                               const int *ipos) {
-  int nc = p->nc, n = 3 * nc, nnzb = p->Gb_row[nc];
+  int nc = p->nc, w = f->w, n = w * nc, nnzb = p->Gb_row[nc], ww = w * w;
   size_t nz = 0;
   int *count = calloc((size_t)n + 1, sizeof(int));
   if (!count) return -1;
   for (int i = 0; i < nc; ++i)
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
-      for (int q = 0; q < 9; ++q) {
-        int r = ipos[3 * i + q / 3], c = ipos[3 * p->Gb_col[k] + q % 3];
+      for (int q = 0; q < ww; ++q) {
+        int r = ipos[w * i + q / w], c = ipos[w * p->Gb_col[k] + q % w];
         if (r <= c) count[c + 1]++, nz++;
       }
   f->A = cholmod_allocate_sparse((size_t)n, (size_t)n, nz, 1, 1, 1, CHOLMOD_REAL, cc);
@@ -117,10 +126,10 @@ static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_
   memcpy(Ap, count, (size_t)(n + 1) * sizeof(int));
   for (int i = 0; i < nc; ++i)
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
-      for (int q = 0; q < 9; ++q) {
-        int r = ipos[3 * i + q / 3], c = ipos[3 * p->Gb_col[k] + q % 3];
+      for (int q = 0; q < ww; ++q) {
+        int r = ipos[w * i + q / w], c = ipos[w * p->Gb_col[k] + q % w];
         if (r > c) continue;
-        Ai[count[c]] = r, src[count[c]++] = 9 * k + q;
+        Ai[count[c]] = r, src[count[c]++] = ww * k + q;
       }
   /* rows ascending within each column (insertion sort: columns are short) */
   for (int c = 0; c < n; ++c)
@@ -130,7 +139,7 @@ static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_
         Ai[t] = Ai[t - 1], src[t] = src[t - 1];
       Ai[t] = r, src[t] = e;
     }
-  for (int e = 0; e < 9 * nnzb; ++e)
+  for (int e = 0; e < ww * nnzb; ++e)
     f->map[e] = -1;
   for (int c = 0; c < n; ++c)
     for (int s = Ap[c]; s < Ap[c + 1]; ++s) {
@@ -142,13 +151,14 @@ static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_
 }
 
 /* analyse p's pattern into f */
-static int analyze(cholmod_common *cc, analysis *f, const mr_contact_problem *p) {
+static int analyze(cholmod_common *cc, analysis *f, const mr_contact_problem *p, int part) {
   clear_pattern(cc, f);
-  int nc = p->nc, n = 3 * nc, nnzb = p->Gb_row[nc];
+  int w = part_width[part], nc = p->nc, n = w * nc, nnzb = p->Gb_row[nc];
+  f->part = part, f->w = w;
   f->row = malloc((size_t)(nc + 1) * sizeof(int));
   f->col = malloc((size_t)(nnzb ? nnzb : 1) * sizeof(int));
   f->perm = malloc((size_t)n * sizeof(int));
-  f->map = malloc((size_t)9 * (nnzb ? nnzb : 1) * sizeof(int));
+  f->map = malloc((size_t)(w * w) * (nnzb ? nnzb : 1) * sizeof(int));
   f->diag = malloc((size_t)n * sizeof(int));
   f->tmp = malloc((size_t)n * sizeof(double));
   int *bperm = malloc((size_t)nc * sizeof(int)), *ipos = malloc((size_t)n * sizeof(int));
@@ -156,8 +166,8 @@ static int analyze(cholmod_common *cc, analysis *f, const mr_contact_problem *p)
   ok = ok && block_order(cc, p, bperm) == 0;
   if (ok) {
     for (int k = 0; k < nc; ++k)
-      for (int a = 0; a < 3; ++a)
-        f->perm[3 * k + a] = 3 * bperm[k] + a;
+      for (int a = 0; a < w; ++a)
+        f->perm[w * k + a] = w * bperm[k] + a;
     for (int k = 0; k < n; ++k)
       ipos[f->perm[k]] = k;
     ok = permuted_structure(cc, f, p, ipos) == 0;
@@ -183,18 +193,26 @@ static int analyze(cholmod_common *cc, analysis *f, const mr_contact_problem *p)
 }
 
 int mr_chol_analyze(mr_sparse_chol *c, const mr_contact_problem *p) {
-  analysis *oldest = &c->slot[0];
+  return mr_chol_analyze_part(c, p, MR_CHOL_ALL);
+}
+
+int mr_chol_analyze_part(mr_sparse_chol *c, const mr_contact_problem *p, mr_chol_part part) {
+  analysis *slot = c->slot + (int)part * CHOL_PATTERNS, *oldest = slot;
+  if (c->f && same_pattern(c->f, p, (int)part)) {
+    c->f->used = ++c->clock;
+    return 0;
+  }
   for (int k = 0; k < CHOL_PATTERNS; ++k) {
-    if (same_pattern(&c->slot[k], p)) {
-      c->f = &c->slot[k];
+    if (same_pattern(&slot[k], p, (int)part)) {
+      c->f = &slot[k];
       c->f->used = ++c->clock;
       return 0;
     }
-    if (c->slot[k].used < oldest->used) oldest = &c->slot[k];
+    if (slot[k].used < oldest->used) oldest = &slot[k];
   }
   c->f = oldest;
   oldest->used = ++c->clock;
-  int st = analyze(&c->cc, oldest, p);
+  int st = analyze(&c->cc, oldest, p, (int)part);
   if (st < 0) c->f = NULL, oldest->used = 0;
   return st;
 }
@@ -202,16 +220,21 @@ int mr_chol_analyze(mr_sparse_chol *c, const mr_contact_problem *p) {
 void mr_chol_values(mr_sparse_chol *c, const mr_contact_problem *p, const double *d) {
   analysis *f = c->f;
   double *x = f->A->x;
-  for (int e = 0; e < 9 * f->nnzb; ++e)
-    if (f->map[e] >= 0) x[f->map[e]] = p->Gb[e];
+  int w = f->w, ww = w * w;
+  const int *comp = part_comp[f->part];
+  for (int k = 0; k < f->nnzb; ++k)
+    for (int q = 0; q < ww; ++q) {
+      int e = f->map[ww * k + q];
+      if (e >= 0) x[e] = p->Gb[9 * (size_t)k + 3 * comp[q / w] + comp[q % w]];
+    }
   if (d)
-    for (int k = 0; k < 3 * f->nc; ++k)
+    for (int k = 0; k < w * f->nc; ++k)
       x[f->diag[k]] += d[f->perm[k]];
 }
 
 void mr_chol_values_congruent(mr_sparse_chol *c, const mr_contact_problem *p, const double *S) {
   analysis *f = c->f;
-  double *x = f->A->x;
+  double *x = f->A->x; /* a whole-matrix analysis (MR_CHOL_ALL) */
   for (int i = 0; i < f->nc; ++i)
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
       const double *B = p->Gb + 9 * (size_t)k, *Si = S + 9 * (size_t)i;
@@ -235,14 +258,14 @@ int mr_chol_factor(mr_sparse_chol *c, double rho) {
   /* LDLᵀ: D on the diagonal of each column, all positive for a positive definite matrix */
   const int *Lp = f->L->p;
   const double *Lx = f->L->x;
-  for (int j = 0; j < 3 * f->nc; ++j)
+  for (int j = 0; j < f->w * f->nc; ++j)
     if (!(Lx[Lp[j]] > 0.0) || !isfinite(Lx[Lp[j]])) return -1;
   return 0;
 }
 
 void mr_chol_solve(mr_sparse_chol *c, double *x) {
   const analysis *f = c->f;
-  int n = 3 * f->nc;
+  int n = f->w * f->nc;
   const int *Lp = f->L->p, *Li = f->L->i, *Lnz = f->L->nz;
   const double *Lx = f->L->x;
   double *t = f->tmp;

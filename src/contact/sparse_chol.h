@@ -1,7 +1,7 @@
 /* A sparse LDLᵀ factor of A + ρI, A = G + diag(d), for a problem whose G is block-sparse
  * (mr_contact_problem.Gb), through CHOLMOD (SuiteSparse). Internal to src/contact.
  *
- * The analysis runs once per sparsity pattern: a fill-reducing ordering of the contacts (AMD on
+ * The analysis runs once per sparsity pattern (and part of G, below): a fill-reducing ordering of the contacts (AMD on
  * the block graph, so a contact's three rows stay together), the permuted upper triangle's
  * structure and CHOLMOD's symbolic factor. It allocates. The analyses of the last four patterns
  * are kept, so a later problem with one of them (the same contacts coupled the same way, as in
@@ -16,6 +16,11 @@
 
 typedef struct mr_sparse_chol mr_sparse_chol;
 
+/* which rows of G a factor covers: all 3nc, the nc normal ones (component 2 of each contact),
+ * or the 2nc tangential ones (components 0, 1): ncp-stagproj's subproblems A_NN, A_TT. A part's
+ * row w·i + a is component a of the part's components of contact i (w = 3, 1, 2). */
+typedef enum { MR_CHOL_ALL = 0, MR_CHOL_NORMAL = 1, MR_CHOL_TANGENT = 2 } mr_chol_part;
+
 /* a factor with no pattern yet; NULL when out of memory */
 mr_sparse_chol *mr_chol_create(void);
 void mr_chol_free(mr_sparse_chol *f);
@@ -23,14 +28,18 @@ void mr_chol_free(mr_sparse_chol *f);
  * 1 when analysed anew (allocation; the least recently used analysis is replaced), −1 when out
  * of memory or CHOLMOD failed */
 int mr_chol_analyze(mr_sparse_chol *f, const mr_contact_problem *p);
-/* A = G + diag(d) (d NULL: 0) from p's blocks, on the analysed pattern */
+/* the same for one part of G (mr_chol_analyze: MR_CHOL_ALL); each (pattern, part) pair is an
+ * analysis of its own, so switching back to one kept (with its values and factor) is a lookup */
+int mr_chol_analyze_part(mr_sparse_chol *f, const mr_contact_problem *p, mr_chol_part part);
+/* A = G + diag(d) (d NULL: 0) from p's blocks, on the analysed pattern and part (d indexed by
+ * the part's rows) */
 void mr_chol_values(mr_sparse_chol *f, const mr_contact_problem *p, const double *d);
 /* A = Sᵀ G S from p's blocks, S block-diagonal (3x3 blocks, row-major, 9 nc), on the analysed
- * pattern (ccp-newton's reduced Hessian) */
+ * pattern, part MR_CHOL_ALL (ccp-newton's reduced Hessian) */
 void mr_chol_values_congruent(mr_sparse_chol *f, const mr_contact_problem *p, const double *S);
 /* factor A + ρI; 0, or −1 when it is not positive definite */
 int mr_chol_factor(mr_sparse_chol *f, double rho);
-/* x ← (A + ρI)⁻¹ x (3nc) */
+/* x ← (A + ρI)⁻¹ x (the part's w nc rows) */
 void mr_chol_solve(mr_sparse_chol *f, double *x);
 
 #endif

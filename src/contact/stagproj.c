@@ -14,14 +14,19 @@
  * (λ moves less than eps_rel relative), or at max_iter outer iterations.
  * Bilateral constraints (mr_contact_problem.kind) have their normal and tangential rows unbounded
  * in both subproblems (the projections are the identity on them).
- * A block-sparse G (mr_contact_problem.Gb) is read as it is: the subproblem matrices are filled
- * from its stored blocks and the linear terms come from block products, with no dense copy of G.
+ * A block-sparse G (mr_contact_problem.Gb) is read as it is, with no dense copy of G: the linear
+ * terms come from block products, and the subproblem matrices are either filled densely from
+ * the stored blocks (below the sparse factor's crossover, mr_sparse_chol_pays) or left in the
+ * blocks, A_NN + ρI and A_TT + ρI factored by the sparse LDLᵀ of sparse_chol.h (the normal and
+ * tangential parts of G, each pattern analysed once and kept in the state's factor, refactored
+ * numerically per ρ) and the products A x taken block by block: memory O(nc + nnzb).
  * Failure modes: no convergence guarantee (a fixed-point iteration); each outer iteration costs
  * up to 2·inner_iter inner iterations, so it is the most expensive NCP solver per iteration. */
 #include <math.h>
 
 #include "contact/admm.h"
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/linalg.h"
 
 /* inner residual target relative to eps_abs */
@@ -30,7 +35,9 @@
 /* one subproblem: its matrix, diagonal, linear term, ADMM state */
 typedef struct {
   int m;     /* size: nc (normal) or 2nc (tangential) */
-  double *A; /* m x m block of G */
+  const mr_contact_problem *p;
+  mr_chol_part part; /* its rows of G (the sparse factor's part) */
+  double *A; /* m x m block of G, or NULL when factored sparse */
   double *d; /* block of R, or NULL */
   double *b; /* linear term */
   admm_qp qp;
@@ -68,20 +75,41 @@ static int full_index(int normal, int k) {
   return normal ? 3 * k + 2 : 3 * (k / 2) + k % 2;
 }
 
+/* y = A_BB x from the stored blocks (the sparse path's products) */
+static void sub_matvec(const void *ctx, const double *x, double *y) {
+  const subproblem *sp = ctx;
+  const mr_contact_problem *p = sp->p;
+  int w = sp->part == MR_CHOL_NORMAL ? 1 : 2, c0 = w == 1 ? 2 : 0;
+  for (int i = 0; i < p->nc; ++i)
+    for (int r = 0; r < w; ++r) {
+      double acc = 0.0;
+      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k + 3 * (c0 + r) + c0;
+        const double *xj = x + w * p->Gb_col[k];
+        acc += w == 1 ? B[0] * xj[0] : B[0] * xj[0] + B[1] * xj[1];
+      }
+      y[w * i + r] = acc;
+    }
+}
+
 /* extract the block of G (and R) and carve its workspace; from a block-sparse G, its stored
- * blocks' normal (or tangential) entries, the others zero as in the dense G */
-static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr_arena *a) {
+ * blocks' normal (or tangential) entries, the others zero as in the dense G, or (sparse) no
+ * matrix: sub_matvec and the sparse factor read the blocks */
+static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, int sparse,
+                     mr_arena *a) {
   int n = 3 * p->nc, m = normal ? p->nc : 2 * p->nc;
-  sp->m = m;
-  sp->A = mr_arena_doubles(a, (size_t)m * (size_t)m);
+  sp->m = m, sp->p = p, sp->part = normal ? MR_CHOL_NORMAL : MR_CHOL_TANGENT;
+  sp->A = sparse ? NULL : mr_arena_doubles(a, (size_t)m * (size_t)m);
   sp->b = mr_arena_doubles(a, (size_t)m);
   sp->d = p->R ? mr_arena_doubles(a, (size_t)m) : NULL;
-  if (!sp->A || !sp->b || (p->R && !sp->d) || admm_ws_alloc(&sp->ws, m, 1, a) != 0) return -1;
+  if ((!sparse && !sp->A) || !sp->b || (p->R && !sp->d) ||
+      admm_ws_alloc(&sp->ws, m, !sparse, a) != 0)
+    return -1;
   if (p->G) {
     for (int r = 0; r < m; ++r)
       for (int s = 0; s < m; ++s)
         sp->A[r * m + s] = p->G[full_index(normal, r) * n + full_index(normal, s)];
-  } else {
+  } else if (!sparse) {
     int w = normal ? 1 : 2, c0 = normal ? 2 : 0; /* entries per contact, first component */
     mr_zero(sp->A, m * m);
     for (int i = 0; i < p->nc; ++i)
@@ -95,8 +123,18 @@ static int sub_alloc(subproblem *sp, const mr_contact_problem *p, int normal, mr
   }
   for (int r = 0; sp->d && r < m; ++r)
     sp->d[r] = p->R[full_index(normal, r)];
-  admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL, NULL, NULL};
+  admm_qp q = {m, sp->A, sp->d, sp->b, NULL, NULL, NULL, NULL, NULL, NULL};
+  if (sparse) q.blocks = p, q.matvec = sub_matvec, q.mctx = sp;
   sp->qp = q;
+  return 0;
+}
+
+/* the sparse path: both parts analysed (allocating only for a pattern the factor has not kept)
+ * and their values loaded; 0, or -1 out of memory */
+static int sub_sparse_load(subproblem *sp, mr_sparse_chol *f) {
+  if (mr_chol_analyze_part(f, sp->p, sp->part) < 0) return -1;
+  mr_chol_values(f, sp->p, sp->d);
+  sp->qp.chol = f;
   return 0;
 }
 
@@ -118,6 +156,8 @@ static void sub_linear_term(subproblem *sp, const mr_contact_problem *p, int nor
 static int sub_solve(subproblem *sp, const mr_contact_problem *p, const mr_solver_settings *s,
                      int normal, int first, double *lambda) {
   admm_ws *w = &sp->ws;
+  /* the sparse factor's current part: a lookup of the kept analysis, values and factor */
+  if (sp->qp.chol && mr_chol_analyze_part(sp->qp.chol, p, sp->part) < 0) return -1;
   for (int k = 0; k < sp->m; ++k)
     w->z[k] = lambda[full_index(normal, k)];
   sp->qp.project(sp->qp.ctx, w->z, w->z);
@@ -196,13 +236,29 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
   if (n == 0) return MR_OK;
   size_t mark = mr_arena_mark(work);
   subproblem sn, st;
+  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
   double *tmp = mr_arena_doubles(work, (size_t)n), *prev = mr_arena_doubles(work, (size_t)n);
   double *lambda_n = mr_arena_doubles(work, (size_t)p->nc);
-  if (!tmp || !prev || !lambda_n || sub_alloc(&sn, p, 1, work) != 0 ||
-      sub_alloc(&st, p, 0, work) != 0) {
+  if (!tmp || !prev || !lambda_n || sub_alloc(&sn, p, 1, sparse, work) != 0 ||
+      sub_alloc(&st, p, 0, sparse, work) != 0) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-stagproj: scratch arena too small for nc = %d",
                         p->nc);
+  }
+  /* the sparse factors: the state's, kept across solves (a new pattern analysed once), or a
+   * private one without a state */
+  mr_sparse_chol *own = NULL;
+  if (sparse) {
+    mr_sparse_chol **slot = state ? &state->chol : &own;
+    if (!*slot) *slot = mr_chol_create();
+    if (!*slot || sub_sparse_load(&sn, *slot) != 0 || sub_sparse_load(&st, *slot) != 0) {
+      mr_chol_free(own);
+      mr_arena_reset(work, mark);
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "ncp-stagproj: out of memory analysing the sparse Cholesky of %d "
+                          "contacts",
+                          p->nc);
+    }
   }
   /* the projections and their data */
   disc_ctx dc = {p, lambda_n, p->nc};
@@ -215,6 +271,7 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   int rc = stagproj_loop(p, s, &sn, &st, &dc, lambda, c, tmp, prev, stats);
   stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
+  mr_chol_free(own);
   mr_arena_reset(work, mark);
   if (rc != 0) {
     mr_zero(lambda, n);
@@ -228,8 +285,10 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
   return MR_OK;
 }
 
-size_t mr_stagproj_work_size(int nc) {
+size_t mr_stagproj_work_size(int nc, int sparse) {
   size_t m = nc > 0 ? (size_t)nc : 0;
+  if (sparse) /* no subproblem matrices: the two workspaces' 7 vectors, b, d, 3 n-vectors */
+    return (7 * 3 * m + 4 * 3 * m + 11 * m + 64) * sizeof(double) + 32 * 32;
   return 5 * m * m * sizeof(double) + admm_ws_bytes((int)m) + admm_ws_bytes(2 * (int)m) +
          (11 * m + 64) * sizeof(double) + 16 * 32;
 }
