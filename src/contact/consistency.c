@@ -78,8 +78,7 @@ int mr_pivoted_cholesky(double *A, int n, int *perm, double tol) {
   return n;
 }
 
-/* x ← (L Lᵀ)⁻¹ x, L the leading r x r lower triangle of a row-stride-n factor */
-static void factor_solve(const double *L, int n, int r, double *x) {
+void mr_pivoted_cholesky_solve(const double *L, int n, int r, double *x) {
   for (int k = 0; k < r; ++k) {
     for (int j = 0; j < k; ++j)
       x[k] -= L[(size_t)k * n + j] * x[j];
@@ -231,7 +230,7 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
     for (int i = 0; i < n; ++i)
       for (int k = 0; k < e && corrected[i]; ++k)
         y[k] += D[(size_t)i * d + perm[k]] * X[(size_t)i * ncols + c];
-    factor_solve(K, d, e, y);
+    mr_pivoted_cholesky_solve(K, d, e, y);
     for (int i = 0; i < n; ++i) {
       if (!corrected[i] && !held[i]) continue;
       double s = 0.0;

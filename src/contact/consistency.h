@@ -59,4 +59,8 @@ int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, 
  * largest remaining pivot is at most tol times the largest diagonal entry. */
 int mr_pivoted_cholesky(double *A, int n, int *perm, double tol);
 
+/* x ← (L Lᵀ)⁻¹ x with L the leading r x r lower triangle of such a factor (row stride n), x in
+ * pivot order */
+void mr_pivoted_cholesky_solve(const double *L, int n, int r, double *x);
+
 #endif

@@ -47,6 +47,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contact/modes.h"
 #include "contact/natmap.h"
 #include "contact/polish.h"
 #include "contact/solvers.h"
@@ -424,6 +425,9 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   /* 4. the active-set Newton polish, 5. semismooth Newton on the natural map (finds the active
    * set by itself) */
   *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
+  /* 5b. when 4 and 5 stall far from eps_abs: the stick/separate mode search (modes.c), 4, 5 */
+  if (*e > MR_MODES_TRIGGER * s->eps_abs && mr_contact_modes(p, w->M, w->Mf, work, lambda, c, e))
+    *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
   return MR_OK;
 }
 
