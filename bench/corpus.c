@@ -29,8 +29,8 @@
  *   BSD-2-Clause), converted to force units by tools/contactbench_to_json.py and stored in
  *   tests/fixtures/contactbench (a box sliding on the ground; a 1000 kg cube on a 1 g cube).
  * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
- * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
- * leaves above 1e-6 as JSON files, for `moreau solve`). */
+ * [dir]]] (a comma-separated list restricts the solvers run, "" runs them all; dir receives the
+ * problems ncp-hybrid leaves above 1e-6 as JSON files, for `moreau solve`). */
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -547,7 +547,7 @@ int main(int argc, char **argv) {
   const char *solvers[MAX_SOLVERS];
   outcome *res[MAX_SOLVERS];
   int ns = 0;
-  const char *only = argc > 2 ? argv[2] : NULL;
+  const char *only = argc > 2 && argv[2][0] ? argv[2] : NULL; /* "": every solver */
   for (int k = 0; k < mr_solver_count() && ns < MAX_SOLVERS; ++k) {
     const char *name = mr_solver_at(k)->name;
     if (!strcmp(name, "soft") || (only && !listed(only, name))) continue;
