@@ -237,6 +237,7 @@ bench-peers: deps
 	  build/bench/scale
 	build/bench/peers
 	build/bench/scale
+	build/bench/scale ncp-pgs
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -5,15 +5,22 @@
  *   bin      N cubes (10 cm, 1 kg) dropped in layers into a bin (floor and four walls).
  * Both sides: Δt = 1 ms, μ = 0.5, no margin, elliptic friction cones (condim 3), MuJoCo's Newton
  * solver (tolerance 1e-8, at most 100 iterations), moreau's solver from the command line (default
- * ncp-pgs, warm started). Resting scenes start at touch; per size WARMUP steps of each simulator
+ * ncp-hybrid, the default solver of a scene; warm started). Resting scenes start at touch; per size WARMUP steps of each simulator
  * are run unmeasured, then batches of BATCH steps alternate between the two, every step timed.
  * The bin is dynamic: each simulator runs the same DROP steps from the same start and the steps
  * of the second half are timed. Reported per size: median µs/step of each, their ratio, mean
- * contacts and iterations per step; per scene the exponent p of cost ∝ N^p fitted by least
+ * contacts and iterations per step (moreau's: the largest island's); then moreau's mean
+ * µs/step, islands, iterations summed over the islands (the step's work, iterations_sum) and
+ * mean µs per summed iteration: with islands solved independently, a cost per island that grows
+ * with N while the µs per summed iteration stays flat is the spread of the islands' iterations
+ * (the median step of one island sits below its mean; the sum over many concentrates at N
+ * times the mean), not structural; per scene the exponent p of cost ∝ N^p fitted by least
  * squares on log-log over the measured sizes. A size whose moreau step is projected (from the
  * previous size at the exponent measured so far, 1.5 when only one size was measured
- * before) above BUDGET_US is not run, and says so.
- * Run: make bench-peers (or build/bench/scale [solver [max_n]]). */
+ * before) above BUDGET_US is not run, and says so; a size MuJoCo cannot allocate (its njmax²
+ * constraint arrays) is run by moreau alone.
+ * Run: make bench-peers (or build/bench/scale [solver [max_n [scene]]], scene one of spheres,
+ * stacks, bin: that scene alone). */
 #include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
@@ -58,6 +65,13 @@ static void put(text *t, const char *fmt, ...) {
     t->s = realloc(t->s, t->cap);
     if (!t->s) abort();
   }
+}
+
+static double mean(const double *x, int n) {
+  double s = 0.0;
+  for (int k = 0; k < n; ++k)
+    s += x[k];
+  return n ? s / n : NAN;
 }
 
 static double median(double *x, int n) {
@@ -172,6 +186,7 @@ static mjModel *mujoco_model(scene_kind kind, int n) {
 
 typedef struct {
   double us_moreau, us_mujoco, contacts_moreau, contacts_mujoco, iter_moreau, iter_mujoco;
+  double mean_us_moreau, islands_moreau, iter_sum_moreau; /* means per step */
   int ran_moreau, no_mujoco;
 } measure;
 
@@ -182,6 +197,7 @@ typedef struct {
   double *tm, *tj; /* per-step times */
   int nm, nj;
   double cm, cj, im, ij; /* sums of contacts and iterations */
+  double isl, ims;       /* moreau: sums of islands and of iterations summed over them */
 } run_state;
 
 static int step_moreau(run_state *r, int timed) {
@@ -195,11 +211,14 @@ static int step_moreau(run_state *r, int timed) {
     r->tm[r->nm++] = bench_now_us() - t0;
     r->cm += mr_sim_last(r->s)->ncontacts;
     r->im += mr_sim_last(r->s)->iterations;
+    r->isl += mr_sim_last(r->s)->islands;
+    r->ims += mr_sim_last(r->s)->iterations_sum;
   }
   return 0;
 }
 
 static void step_mujoco(run_state *r, int timed) {
+  if (!r->md) return; /* a size MuJoCo could not allocate: moreau alone */
   double t0 = bench_now_us();
   mj_step(r->mm, r->md);
   if (timed) {
@@ -255,23 +274,24 @@ static int measure_size(scene_kind kind, int n, const char *solver, int with_mor
   r.mm = mujoco_model(kind, n);
   if (!r.mm || !(r.md = mj_makeData(r.mm))) {
     if (r.mm) mj_deleteModel(r.mm);
+    r.mm = NULL;
     out->no_mujoco = 1;
-    ok = 0;
-    goto sim;
   }
   if (run_both(kind, &r, with_moreau) == 0) {
     out->ran_moreau = with_moreau;
     out->us_moreau = with_moreau ? median(r.tm, r.nm) : NAN;
     out->contacts_moreau = with_moreau ? r.cm / r.nm : NAN;
     out->iter_moreau = with_moreau ? r.im / r.nm : NAN;
-    out->us_mujoco = median(r.tj, r.nj);
-    out->contacts_mujoco = r.cj / r.nj;
-    out->iter_mujoco = r.ij / r.nj;
+    out->islands_moreau = with_moreau ? r.isl / r.nm : NAN;
+    out->iter_sum_moreau = with_moreau ? r.ims / r.nm : NAN;
+    out->mean_us_moreau = with_moreau ? mean(r.tm, r.nm) : NAN;
+    out->us_mujoco = r.nj ? median(r.tj, r.nj) : NAN;
+    out->contacts_mujoco = r.nj ? r.cj / r.nj : NAN;
+    out->iter_mujoco = r.nj ? r.ij / r.nj : NAN;
     ok = 0;
   }
-  mj_deleteData(r.md);
-  mj_deleteModel(r.mm);
-sim:
+  if (r.md) mj_deleteData(r.md);
+  if (r.mm) mj_deleteModel(r.mm);
   mr_sim_free(r.s);
 scene:
   mr_scene_free(&sc);
@@ -296,14 +316,21 @@ static double fit_exponent(const int *n, const double *y, int k) {
 }
 
 int main(int argc, char **argv) {
-  const char *solver = argc > 1 ? argv[1] : "ncp-pgs";
+  const char *solver = argc > 1 ? argv[1] : "ncp-hybrid";
   int max_n = argc > 2 ? atoi(argv[2]) : 1000;
+  const char *only = argc > 3 ? argv[3] : NULL;
+  if (only && strcmp(only, "spheres") && strcmp(only, "stacks") && strcmp(only, "bin")) {
+    fprintf(stderr, "scale: unknown scene '%s' (spheres, stacks or bin)\n", only);
+    return 2;
+  }
   const int sizes[] = {10, 30, 100, 300, 1000};
   printf("moreau (%s, warm start) against MuJoCo %s (Newton, elliptic cones), Δt = 1 ms\n\n",
          solver, mj_versionString());
   printf("| scene | N | moreau µs/step | MuJoCo µs/step | ratio | contacts moreau / MuJoCo | "
-         "iterations moreau / MuJoCo |\n|---|---|---|---|---|---|---|\n");
+         "iterations moreau / MuJoCo | moreau mean µs/step | islands | iterations summed over "
+         "islands | µs per summed iteration |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int kind = SPHERES; kind <= BIN; ++kind) {
+    if (only && strcmp(only, kind_name[kind])) continue;
     int ns[MAX_SIZES], k = 0;
     double ym[MAX_SIZES], yj[MAX_SIZES], last = 0.0; /* last: moreau's measured or projected */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; ++i) {
@@ -314,24 +341,34 @@ int main(int argc, char **argv) {
       int with_moreau = projected <= BUDGET_US;
       measure m = {0};
       if (measure_size((scene_kind)kind, n, solver, with_moreau, &m)) return 1;
-      if (m.no_mujoco) {
-        printf("| %s | %d | not run | MuJoCo could not allocate its data | | | |\n",
-               kind_name[kind], n);
+      if (m.no_mujoco && !with_moreau) {
+        printf("| %s | %d | not run (projected %.2g s) | MuJoCo could not allocate its data | | | "
+               "| | | | |\n",
+               kind_name[kind], n, projected * 1e-6);
         break;
       }
       ns[k] = n, ym[k] = m.us_moreau, yj[k] = m.us_mujoco, ++k;
       last = with_moreau ? m.us_moreau : projected;
-      if (with_moreau)
-        printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f |\n", kind_name[kind],
-               n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco, m.contacts_moreau,
-               m.contacts_mujoco, m.iter_moreau, m.iter_mujoco);
+      if (with_moreau && m.no_mujoco)
+        printf("| %s | %d | %.1f | MuJoCo could not allocate its data | | %.1f / – | %.1f / – | "
+               "%.1f | %.1f | %.1f | %.3f |\n",
+               kind_name[kind], n, m.us_moreau, m.contacts_moreau, m.iter_moreau,
+               m.mean_us_moreau, m.islands_moreau, m.iter_sum_moreau,
+               m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
+      else if (with_moreau)
+        printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | "
+               "%.3f |\n",
+               kind_name[kind], n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco,
+               m.contacts_moreau, m.contacts_mujoco, m.iter_moreau, m.iter_mujoco,
+               m.mean_us_moreau, m.islands_moreau, m.iter_sum_moreau,
+               m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
       else
-        printf("| %s | %d | not run (projected %.2g s) | %.1f | | – / %.1f | – / %.1f |\n",
+        printf("| %s | %d | not run (projected %.2g s) | %.1f | | – / %.1f | – / %.1f | | | | |\n",
                kind_name[kind], n, projected * 1e-6, m.us_mujoco, m.contacts_mujoco,
                m.iter_mujoco);
       fflush(stdout);
     }
-    printf("| %s | exponent p | %.2f | %.2f | | | |\n", kind_name[kind], fit_exponent(ns, ym, k),
+    printf("| %s | exponent p | %.2f | %.2f | | | | | | | |\n", kind_name[kind], fit_exponent(ns, ym, k),
            fit_exponent(ns, yj, k));
   }
   return 0;

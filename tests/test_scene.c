@@ -318,7 +318,7 @@ static void test_contact_record(void **state) {
   /* defaults */
   assert_int_equal(parse("", &s, &err), MR_OK);
   assert_near(s.timestep, 1e-3, 0);
-  assert_string_equal(s.solver, "ncp-pgs");
+  assert_string_equal(s.solver, "ncp-hybrid");
   assert_near(s.contact.restitution_threshold, 0.01, 0);
   assert_int_equal(s.record.every, 1);
   assert_int_equal(s.model->nq, 0);

@@ -352,7 +352,7 @@ static void test_html_options(void **state) {
   s = read_page(page);
   /* 0.2 s at 60 frames per second: t = 0, 1/60, ..., 12/60 */
   assert_non_null(strstr(s, "\"nframes\":13,"));
-  assert_int_equal(count_substr(s, "\"name\":\"ncp-pgs\""), 1);
+  assert_int_equal(count_substr(s, "\"name\":\"ncp-hybrid\""), 1);
   free(s);
 }
 

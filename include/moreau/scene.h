@@ -60,7 +60,7 @@ typedef struct {
   mr_model *model;              /* combined model (gravity set) */
   double *q0, *v0;              /* [model->nq], [model->nv] initial state */
   double timestep, duration;    /* s */
-  char solver[32];              /* solver name (default "ncp-pgs") */
+  char solver[32];              /* solver name (default "ncp-hybrid") */
   mr_solver_settings settings;
   mr_scene_contact contact;
   int nbodies;

@@ -53,7 +53,7 @@ typedef struct {
 typedef struct {
   int ncontacts;             /* contacts in the problem */
   int nconstraints;          /* joint limits and point constraints in the problem */
-  int iterations;            /* solver iterations */
+  int iterations;            /* solver iterations (the largest over the islands) */
   int converged;             /* solver reached its tolerance (1 when there was no contact) */
   double eps_abs;            /* NCP criterion at the solution (force units), 0 without contact */
   double penetration;        /* max(0, −Φ_N) over contacts (m) */
@@ -62,6 +62,8 @@ typedef struct {
   mr_step_timing timing;     /* stage times of the step */
   int islands;               /* independent problems solved (0 without contact, or with
                                 islands off) */
+  int iterations_sum;        /* solver iterations summed over the islands (= iterations with
+                                one island or islands off): the step's work */
 } mr_step_stats;
 
 /* Counted warnings of a run. */

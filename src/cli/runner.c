@@ -18,12 +18,14 @@ static double now_s(void) {
 }
 
 /* CSV header: t, the named state columns (columns.c), [energy], ncontacts, [iterations,
- * eps_abs], penetration, [solve_us] */
+ * eps_abs], penetration, [solve_us, iterations_sum] */
 static void csv_header(FILE *f, const mr_world *w, const mr_run_options *o) {
   fputs("t", f);
   mr_columns_header(f, w, &o->columns);
   fputs(o->energy ? ",energy,ncontacts" : ",ncontacts", f);
-  fputs(o->solver_stats ? ",iterations,eps_abs,penetration,solve_us\n" : ",penetration\n", f);
+  fputs(o->solver_stats ? ",iterations,eps_abs,penetration,solve_us,iterations_sum\n"
+                        : ",penetration\n",
+        f);
 }
 
 static void csv_row(FILE *f, mr_sim *s, const mr_run_options *o) {
@@ -33,7 +35,8 @@ static void csv_row(FILE *f, mr_sim *s, const mr_run_options *o) {
   if (o->energy) fprintf(f, ",%.17g", st->kinetic + st->potential);
   fprintf(f, ",%d", st->ncontacts);
   if (o->solver_stats)
-    fprintf(f, ",%d,%.6g,%.6g,%.3f\n", st->iterations, st->eps_abs, st->penetration, st->solve_us);
+    fprintf(f, ",%d,%.6g,%.6g,%.3f,%d\n", st->iterations, st->eps_abs, st->penetration,
+            st->solve_us, st->iterations_sum);
   else
     fprintf(f, ",%.6g\n", st->penetration);
 }

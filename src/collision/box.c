@@ -94,14 +94,20 @@ typedef struct {
   int tag;
 } poly_pt;
 
-/* clip polygon in[0..n) to {⟨u, x − c⟩ ≤ e}; returns the new count */
+/* clip polygon in[0..n) to {⟨u, x − c⟩ ≤ e}; returns the new count. A corner within tol = 1e-9 e
+ * of the plane is on it: kept with its tag, no crossing made next to it. Faces of equal boxes
+ * stacked in line put the incident corners on the side planes, where round-off would otherwise
+ * choose step by step between the corner and a crossing at the same point, under another tag,
+ * so that the contact's key (and its warm start) changed every few steps; the point moves by at
+ * most tol. */
 static int clip(const poly_pt *in, int n, mr_vec3 u, mr_vec3 c, double e, int plane, poly_pt *out) {
   int m = 0;
+  double tol = 1e-9 * e;
   for (int i = 0; i < n; ++i) {
     const poly_pt *p = &in[i], *q = &in[(i + 1) % n];
     double dp = mr_v3_dot(u, mr_v3_sub(p->x, c)) - e, dq = mr_v3_dot(u, mr_v3_sub(q->x, c)) - e;
-    if (dp <= 0) out[m++] = *p;
-    if ((dp < 0 && dq > 0) || (dp > 0 && dq < 0)) {
+    if (dp <= tol) out[m++] = *p;
+    if ((dp < -tol && dq > tol) || (dp > tol && dq < -tol)) {
       double t = dp / (dp - dq);
       out[m].x = mr_v3_add(p->x, mr_v3_scale(mr_v3_sub(q->x, p->x), t));
       out[m++].tag = 64 + 8 * plane + (p->tag & 7);

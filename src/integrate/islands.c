@@ -41,9 +41,19 @@ struct mr_islands {
   int *dofs, *col;               /* dofs grouped by island (nv); column of each dof (nv) */
   double *x;                     /* zeroed scratch (nv) */
   int nislands;
+  int iterations; /* the last solve's iterations summed over its islands */
   /* per island: the assembly views and solver states; pools in island order */
   mr_contact_assembly *as;
   mr_solver_state *states;
+  /* the last solve's islands, which the next step's find by their blocks' keys (s->prev_keys):
+   * blocks grouped by island, each block's island, offsets (max_rows, max_rows, max_rows + 1);
+   * the step they were solved at (mr_sim steps before it), −2 when forgotten */
+  int *prev_blocks, *prev_block_island, *prev_first_block, prev_nislands;
+  long prev_step;
+  int *match;                   /* per island, last step's island it continues, −1 none */
+  unsigned char *taken;         /* per island of last step: continued by one of this step */
+  mr_solver_state *states_next; /* the states in this step's island order, while reordered */
+  double *y_prev;               /* last step's y, in its island order (3 max_rows) */
   double *mat; /* J, M⁻¹Jᵀ and G of every island */
   size_t mat_cap;
   int *support; /* the tree-sparse islands' block supports (blocks x dofs of each island) */
@@ -112,11 +122,20 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
   is->x = calloc((size_t)nvc, sizeof(double));
   is->as = calloc((size_t)nr, sizeof *is->as);
   is->states = calloc((size_t)nr, sizeof *is->states);
+  is->prev_blocks = malloc((size_t)nr * sizeof(int));
+  is->prev_block_island = malloc((size_t)nr * sizeof(int));
+  is->prev_first_block = malloc((size_t)(nr + 1) * sizeof(int));
+  is->match = malloc((size_t)nr * sizeof(int));
+  is->taken = malloc((size_t)nr);
+  is->states_next = calloc((size_t)nr, sizeof *is->states_next);
+  is->prev_step = -2; /* never the step before one */
   double **vecs[] = {&is->g,      &is->mu,     &is->R,          &is->phi,
                      &is->vel,    &is->y,      &is->lambda,     &is->c,
-                     &is->lambda_alt, &is->c_alt, &is->g_first};
+                     &is->lambda_alt, &is->c_alt, &is->g_first, &is->y_prev};
   int ok = is->uf && is->tree_island && is->block_tree && is->block_island && is->first_block &&
-           is->first_dof && is->blocks && is->dofs && is->col && is->x && is->as && is->states;
+           is->first_dof && is->blocks && is->dofs && is->col && is->x && is->as && is->states &&
+           is->prev_blocks && is->prev_block_island && is->prev_first_block && is->match &&
+           is->taken && is->states_next;
   for (size_t k = 0; k < sizeof vecs / sizeof vecs[0]; ++k)
     ok = ok && (*vecs[k] = calloc((size_t)n3, sizeof(double))) != NULL;
   ok = ok && (is->kind = calloc((size_t)nr, 1)) != NULL;
@@ -148,20 +167,29 @@ void mr_islands_free(mr_islands *is) {
                 is->full_R,      is->full_phi,   is->full_vel,
                 is->full_kind,   is->support,    is->nsupport,
                 is->gb_idx,      is->gb_work,    is->tree_count,
-                is->gb_bound};
+                is->gb_bound,    is->prev_blocks, is->prev_block_island,
+                is->prev_first_block, is->match, is->taken,
+                is->states_next, is->y_prev};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(is);
 }
 
-/* the warm-start data go; a sparse Cholesky stays, reused when its pattern comes back */
+/* the warm-start data go, and the islands they belonged to; a sparse Cholesky stays, reused
+ * when its pattern comes back */
 void mr_islands_invalidate(mr_islands *is) {
   for (int i = 0; i < is->max_rows; ++i)
     is->states[i] = (mr_solver_state){.chol = is->states[i].chol};
+  is->prev_nislands = 0;
+  is->prev_step = -2; /* never the step before one */
 }
 
 int mr_islands_count(const mr_islands *is) {
   return is->nislands;
+}
+
+int mr_islands_iterations(const mr_islands *is) {
+  return is->iterations;
 }
 
 const mr_contact_problem *mr_islands_island(const mr_islands *is, int k, const int **blocks) {
@@ -391,6 +419,63 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   at[2] += pool_gb_ints((size_t)nc, is->gb_bound[k]);
 }
 
+/* ---- warm starts ----
+ * Island k keeps the solver state (ADMM's y, ρ and eigenvalue estimates, a sparse Cholesky) of
+ * last step's island with the same blocks, their keys in the same order, wherever either is
+ * numbered; an island that changed starts fresh, whatever the other islands did. */
+
+/* last step's island that island k continues, −1 none: the one holding its first block's key,
+ * with the same keys in the same order, not continued already */
+static int previous_island(const mr_sim *s, const mr_islands *is, int k) {
+  int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
+  int p = mr_sim_previous_block(s, s->keys[is->blocks[b0]]);
+  if (p < 0) return -1;
+  int pi = is->prev_block_island[p], p0 = is->prev_first_block[pi];
+  if (is->taken[pi] || is->prev_first_block[pi + 1] - p0 != nc) return -1;
+  for (int j = 0; j < nc; ++j)
+    if (s->keys[is->blocks[b0 + j]] != s->prev_keys[is->prev_blocks[p0 + j]]) return -1;
+  return pi;
+}
+
+/* the states (and y) moved to the islands that continue them; the other islands' states
+ * cleared, keeping the sparse Cholesky factors of the states nobody continues (each owned by
+ * one state: a permutation of the first max(nislands, prev_nislands) states) */
+static void follow_states(mr_sim *s) {
+  mr_islands *is = s->isl;
+  int ni = is->nislands, np = is->prev_step == s->steps - 1 ? is->prev_nislands : 0;
+  int nmax = ni > np ? ni : np;
+  memset(is->taken, 0, (size_t)nmax);
+  for (int k = 0; k < ni; ++k)
+    if ((is->match[k] = np > 0 ? previous_island(s, is, k) : -1) >= 0) is->taken[is->match[k]] = 1;
+  double *y_prev = is->y;
+  is->y = is->y_prev, is->y_prev = y_prev;
+  int spare = 0; /* the next state nobody continues */
+  for (int k = 0; k < nmax; ++k) {
+    int pi = k < ni ? is->match[k] : -1;
+    if (pi >= 0) {
+      int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
+      is->states_next[k] = is->states[pi];
+      mr_copy(is->y + 3 * b0, y_prev + 3 * is->prev_first_block[pi], 3 * nc);
+      continue;
+    }
+    while (is->taken[spare])
+      ++spare;
+    is->states_next[k] = (mr_solver_state){.chol = is->states[spare++].chol};
+  }
+  memcpy(is->states, is->states_next, (size_t)nmax * sizeof *is->states);
+}
+
+/* this step's islands, for the next step's to find */
+static void remember_islands(mr_sim *s) {
+  mr_islands *is = s->isl;
+  int n = s->nc + s->nk, ni = is->nislands;
+  memcpy(is->prev_blocks, is->blocks, (size_t)n * sizeof(int));
+  memcpy(is->prev_block_island, is->block_island, (size_t)n * sizeof(int));
+  memcpy(is->prev_first_block, is->first_block, (size_t)(ni + 1) * sizeof(int));
+  is->prev_nislands = ni;
+  is->prev_step = s->steps;
+}
+
 /* ---- solving ---- */
 
 /* the island's correction made consistent (contact/consistency.h), the free velocity gathered
@@ -473,7 +558,8 @@ mr_status mr_islands_solve(mr_sim *s, int same, mr_solver_stats *stats, mr_error
   mr_islands *is = s->isl;
   int n = s->nc + s->nk;
   group(is, s->cg, n);
-  if (!same) mr_islands_invalidate(is);
+  /* every block last step's: the same islands in the same order keep their states */
+  if (!same || is->prev_step != s->steps - 1) follow_states(s);
   mr_status st = reserve(s, err);
   if (st) return st;
   /* warm start in island order */
@@ -482,9 +568,11 @@ mr_status mr_islands_solve(mr_sim *s, int same, mr_solver_stats *stats, mr_error
   *stats = (mr_solver_stats){.converged = 1};
   mr_zero(s->dv, s->m->nv);
   size_t at[3] = {0, 0, 0}; /* in the matrix, support and block-sparse index pools */
+  is->iterations = 0;
   for (int k = 0; k < is->nislands; ++k) {
     mr_solver_stats sk;
     if ((st = solve_island(s, k, at, &sk, err))) return st;
+    is->iterations += sk.iterations;
     stats->iterations = sk.iterations > stats->iterations ? sk.iterations : stats->iterations;
     stats->converged &= sk.converged;
     stats->eps_abs = sk.eps_abs > stats->eps_abs ? sk.eps_abs : stats->eps_abs;
@@ -494,6 +582,7 @@ mr_status mr_islands_solve(mr_sim *s, int same, mr_solver_stats *stats, mr_error
     mr_copy(s->lambda + 3 * is->blocks[j], is->lambda + 3 * j, 3);
     mr_copy(s->c + 3 * is->blocks[j], is->c + 3 * j, 3);
   }
+  remember_islands(s);
   return MR_OK;
 }
 

@@ -22,19 +22,23 @@ mr_status mr_islands_reserve(struct mr_sim *s, mr_error *err);
  * they only grow. */
 mr_status mr_islands_reserve_present(struct mr_sim *s, int n, mr_error *err);
 
-/* forget the solver states kept for warm starts */
+/* forget the solver states kept for warm starts and the islands they belong to */
 void mr_islands_invalidate(mr_islands *is);
 
 /* Group s's blocks (s->cg, s->nc + s->nk of them) into islands, assemble and solve each with
  * s's solver, warm started from s->lambda; λ and c in s's block order, s->dv the velocity
- * change. Per-island solver states survive while same is 1 (the blocks are last step's).
- * stats: the largest iteration count and criterion, converged when every island is, the
+ * change. An island whose blocks (their keys, in order) are those of one of last step's
+ * islands keeps that island's solver state (y, ρ, factor), wherever either is numbered; the
+ * others start fresh. same: every block is last step's, in order (the islands are then last
+ * step's). stats: the largest iteration count and criterion, converged when every island is, the
  * summed solver time. The pools grow (allocation) only when this step needs more than any
  * step before. */
 mr_status mr_islands_solve(struct mr_sim *s, int same, mr_solver_stats *stats, mr_error *err);
 
 /* the number of islands of the last solve */
 int mr_islands_count(const mr_islands *is);
+/* the last solve's solver iterations summed over its islands */
+int mr_islands_iterations(const mr_islands *is);
 
 /* island k's problem of the last solve (block-sparse G when tree-sparse), and its blocks'
  * indices in the step's block order (nc of them) */

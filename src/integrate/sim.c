@@ -393,6 +393,10 @@ static int find_previous(const mr_sim *s, uint64_t key) {
   return lo < s->prev_nc && s->prev_keys[s->prev_order[lo]] == key ? s->prev_order[lo] : -1;
 }
 
+int mr_sim_previous_block(const mr_sim *s, uint64_t key) {
+  return find_previous(s, key);
+}
+
 /* whether block a precedes block b by (key, index) */
 static int order_before(const uint64_t *keys, int a, int b) {
   return keys[a] < keys[b] || (keys[a] == keys[b] && a < b);
@@ -606,6 +610,7 @@ static mr_status solve_islands(mr_sim *s, mr_error *err) {
   if (st) return st;
   record_solve(s, &stats);
   s->last.islands = mr_islands_count(s->isl);
+  s->last.iterations_sum = mr_islands_iterations(s->isl);
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;
 }
@@ -616,6 +621,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->last.eps_abs = 0.0;
   s->last.solve_us = 0.0;
   s->last.islands = 0;
+  s->last.iterations_sum = 0;
   s->t_consistency = s->t_solver = s->t_impulse = 0.0;
   s->t_solved = mr_sim_clock_us();
   s->islands_used = s->islands;
@@ -635,6 +641,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   s->t_solved = mr_sim_clock_us();
   if (st) return st;
   record_solve(s, &stats);
+  s->last.iterations_sum = stats.iterations;
   mr_contact_impulse_velocity(&s->as, s->lambda, s->w->timestep, s->dv);
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   return MR_OK;

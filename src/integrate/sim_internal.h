@@ -65,6 +65,9 @@ struct mr_sim {
   struct mr_mpc **mpc; /* [nrobots] locomotion controllers (mpc.h), NULL where none */
 };
 
+/* last step's block with this key (the first of equal keys), −1 when none */
+int mr_sim_previous_block(const mr_sim *s, uint64_t key);
+
 /* s frees w with itself; w must be the world s was created on */
 void mr_sim_adopt_world(mr_sim *s, mr_world *w);
 

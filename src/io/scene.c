@@ -504,7 +504,7 @@ static void scene_defaults(mr_scene *s) {
   memset(s, 0, sizeof *s);
   s->timestep = 1e-3;
   s->duration = 1.0;
-  snprintf(s->solver, sizeof s->solver, "ncp-pgs");
+  snprintf(s->solver, sizeof s->solver, "ncp-hybrid");
   s->settings = mr_solver_settings_default();
   s->contact.restitution_threshold = 0.01;
   s->contact.limit_margin = 0.01;
