@@ -229,7 +229,9 @@ bench: deps
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
 $(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(LIBRARY) $(LIBS) -lmujoco -o $@
+
+$(BUILD)/scale: bench/scale_scenes.c bench/scale_scenes.h
 
 bench-peers: deps
 	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps
