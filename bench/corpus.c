@@ -264,7 +264,7 @@ static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
     snprintf(name, sizeof name, "%s step %ld island %d of %d", label, k, best, nisl);
     mr_contact_problem p = *mr_islands_island(s->isl, best, &blocks);
     p.dt = sc.timestep;
-    corpus_add(cs, &p, 7, name);
+    if (corpus_add(cs, &p, 7, name) == 0) fprintf(stderr, "%s: nc %d\n", name, p.nc);
   }
   mr_sim_free(s);
   mr_scene_free(&sc);
@@ -502,12 +502,17 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
   }
   if (ip < 0 || ih < 0) return;
   double *th = malloc(sizeof(double) * (size_t)cs->n), *tp = malloc(sizeof(double) * cs->n);
-  int m = 0;
-  for (int i = 0; i < cs->n; ++i)
-    if (res[ip][i].ok) th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
-  printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
-         "(ratio %.2f).\n",
-         m, bench_median(th, m), bench_median(tp, m), bench_median(th, m) / bench_median(tp, m));
+  for (int f = -1; f < N_FAMILIES; ++f) {
+    int m = 0;
+    for (int i = 0; i < cs->n; ++i)
+      if (res[ip][i].ok && (f < 0 || cs->v[i].family == f))
+        th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
+    double mh = bench_median(th, m), mp = bench_median(tp, m);
+    printf("%sOn the %d problems%s%s ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs "
+           "%.1f µs (ratio %.2f).\n",
+           f < 0 ? "\n" : "", m, f < 0 ? "" : " of ", f < 0 ? "" : family_names[f], mh, mp,
+           mh / mp);
+  }
   printf("\nProblems ncp-hybrid leaves above 1e-6 (solved again to classify them):\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)
