@@ -507,6 +507,7 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
     for (int i = 0; i < cs->n; ++i)
       if (res[ip][i].ok && (f < 0 || cs->v[i].family == f))
         th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
+    if (f >= 0 && m == 0) continue;
     double mh = bench_median(th, m), mp = bench_median(tp, m);
     printf("%sOn the %d problems%s%s ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs "
            "%.1f µs (ratio %.2f).\n",
