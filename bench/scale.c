@@ -5,21 +5,22 @@
  *   bin      N cubes (10 cm, 1 kg) dropped in layers into a bin (floor and four walls).
  * Both sides: Δt = 1 ms, μ = 0.5, no margin, elliptic friction cones (condim 3), MuJoCo's Newton
  * solver (tolerance 1e-8, at most 100 iterations), moreau's solver from the command line (default
- * ncp-hybrid, the default solver of a scene; warm started). Resting scenes start at touch; per size
- * WARMUP steps of each simulator are run unmeasured, then batches of BATCH steps alternate between
- * the two, every step timed. The bin is dynamic: each simulator runs the same DROP steps from the
- * same start and the steps of the second half are timed. Reported per size: median µs/step of each,
- * their ratio, mean contacts and iterations per step (moreau's: the largest island's); then
- * moreau's mean µs/step, islands, iterations summed over the islands (the step's work,
- * iterations_sum) and mean µs per summed iteration: with islands solved independently, a cost per
- * island that grows with N while the µs per summed iteration stays flat is the spread of the
- * islands' iterations (the median step of one island sits below its mean; the sum over many
- * concentrates at N times the mean), not structural; per scene the exponent p of cost ∝ N^p fitted
- * by least squares on log-log over the measured sizes. A size whose moreau step is projected (from
- * the previous size at the exponent measured so far, 1.5 when only one size was measured before)
- * above BUDGET_US is not run, and says so; a size MuJoCo cannot allocate (its njmax² constraint
- * arrays) is run by moreau alone. Run: make bench-peers (or build/bench/scale [solver [max_n
- * [scene]]], scene one of spheres, stacks, bin: that scene alone). */
+ * ncp-hybrid, the default solver of a scene; warm started). Resting scenes start at touch; per size WARMUP steps of each simulator
+ * are run unmeasured, then batches of BATCH steps alternate between the two, every step timed.
+ * The bin is dynamic: each simulator runs the same DROP steps from the same start and the steps
+ * of the second half are timed. Reported per size: median µs/step of each, their ratio, mean
+ * contacts and iterations per step (moreau's: the largest island's); then the mean µs/step of
+ * each (a dynamic scene's rare hard steps weigh in the mean, not in the median), moreau's islands, iterations summed over the islands (the step's work, iterations_sum) and
+ * mean µs per summed iteration: with islands solved independently, a cost per island that grows
+ * with N while the µs per summed iteration stays flat is the spread of the islands' iterations
+ * (the median step of one island sits below its mean; the sum over many concentrates at N
+ * times the mean), not structural; per scene the exponent p of cost ∝ N^p fitted by least
+ * squares on log-log over the measured sizes. A size whose moreau step is projected (from the
+ * previous size at the exponent measured so far, 1.5 when only one size was measured
+ * before) above BUDGET_US is not run, and says so; a size MuJoCo cannot allocate (its njmax²
+ * constraint arrays) is run by moreau alone.
+ * Run: make bench-peers (or build/bench/scale [solver [max_n [scene]]], scene one of spheres,
+ * stacks, bin: that scene alone). */
 #include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
@@ -58,11 +59,10 @@ static mjModel *mujoco_model(scale_kind kind, int n) {
   /* contact capacity: one per sphere, four per cube (its face on the floor or on a cube) with
    * room for the bin's walls; three constraint rows per elliptic contact */
   int ncon = kind == SCALE_SPHERES ? n + 10 : kind == SCALE_STACKS ? 4 * n + 20 : 6 * n + 50;
-  scale_put(&t,
-            "<mujoco><option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" "
-            "jacobian=\"sparse\" iterations=\"100\" tolerance=\"1e-8\"/>\n"
-            "<size nconmax=\"%d\" njmax=\"%d\"/>\n",
-            ncon, 3 * ncon);
+  scale_put(&t, "<mujoco><option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" "
+          "jacobian=\"sparse\" iterations=\"100\" tolerance=\"1e-8\"/>\n"
+          "<size nconmax=\"%d\" njmax=\"%d\"/>\n",
+      ncon, 3 * ncon);
   scale_put(&t, "<default><geom friction=\"0.5 0 0\" condim=\"3\"/></default><worldbody>\n");
   scale_put(&t, "<geom type=\"plane\" size=\"0 0 1\"/>\n");
   if (kind == SCALE_BIN) {
@@ -95,7 +95,7 @@ static mjModel *mujoco_model(scale_kind kind, int n) {
 
 typedef struct {
   double us_moreau, us_mujoco, contacts_moreau, contacts_mujoco, iter_moreau, iter_mujoco;
-  double mean_us_moreau, islands_moreau, iter_sum_moreau; /* means per step */
+  double mean_us_moreau, mean_us_mujoco, islands_moreau, iter_sum_moreau; /* per step */
   int ran_moreau, no_mujoco;
 } measure;
 
@@ -160,7 +160,8 @@ static int run_both(scale_kind kind, run_state *r, int with_moreau) {
   return 0;
 }
 
-static int measure_size(scale_kind kind, int n, const char *solver, int with_moreau, measure *out) {
+static int measure_size(scale_kind kind, int n, const char *solver, int with_moreau,
+                        measure *out) {
   int steps = DROP + WARMUP + BATCH * BATCHES;
   run_state r = {0};
   r.tm = calloc((size_t)steps, sizeof(double));
@@ -194,6 +195,7 @@ static int measure_size(scale_kind kind, int n, const char *solver, int with_mor
     out->iter_sum_moreau = with_moreau ? r.ims / r.nm : NAN;
     out->mean_us_moreau = with_moreau ? mean(r.tm, r.nm) : NAN;
     out->us_mujoco = r.nj ? median(r.tj, r.nj) : NAN;
+    out->mean_us_mujoco = r.nj ? mean(r.tj, r.nj) : NAN;
     out->contacts_mujoco = r.nj ? r.cj / r.nj : NAN;
     out->iter_mujoco = r.nj ? r.ij / r.nj : NAN;
     ok = 0;
@@ -235,8 +237,8 @@ int main(int argc, char **argv) {
   printf("moreau (%s, warm start) against MuJoCo %s (Newton, elliptic cones), Δt = 1 ms\n\n",
          solver, mj_versionString());
   printf("| scene | N | moreau µs/step | MuJoCo µs/step | ratio | contacts moreau / MuJoCo | "
-         "iterations moreau / MuJoCo | moreau mean µs/step | islands | iterations summed over "
-         "islands | µs per summed iteration |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "iterations moreau / MuJoCo | mean µs/step moreau / MuJoCo | islands | iterations summed "
+         "over islands | µs per summed iteration |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int kind = SCALE_SPHERES; kind <= SCALE_BIN; ++kind) {
     if (only && strcmp(only, scale_kind_name[kind])) continue;
     int ns[MAX_SIZES], k = 0;
@@ -259,16 +261,16 @@ int main(int argc, char **argv) {
       last = with_moreau ? m.us_moreau : projected;
       if (with_moreau && m.no_mujoco)
         printf("| %s | %d | %.1f | MuJoCo could not allocate its data | | %.1f / – | %.1f / – | "
-               "%.1f | %.1f | %.1f | %.3f |\n",
+               "%.1f / – | %.1f | %.1f | %.3f |\n",
                scale_kind_name[kind], n, m.us_moreau, m.contacts_moreau, m.iter_moreau,
                m.mean_us_moreau, m.islands_moreau, m.iter_sum_moreau,
                m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
       else if (with_moreau)
-        printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f | %.1f | %.1f | %.1f | "
-               "%.3f |\n",
+        printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f | "
+               "%.1f | %.3f |\n",
                scale_kind_name[kind], n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco,
-               m.contacts_moreau, m.contacts_mujoco, m.iter_moreau, m.iter_mujoco, m.mean_us_moreau,
-               m.islands_moreau, m.iter_sum_moreau,
+               m.contacts_moreau, m.contacts_mujoco, m.iter_moreau, m.iter_mujoco,
+               m.mean_us_moreau, m.mean_us_mujoco, m.islands_moreau, m.iter_sum_moreau,
                m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
       else
         printf("| %s | %d | not run (projected %.2g s) | %.1f | | – / %.1f | – / %.1f | | | | |\n",
@@ -276,8 +278,8 @@ int main(int argc, char **argv) {
                m.iter_mujoco);
       fflush(stdout);
     }
-    printf("| %s | exponent p | %.2f | %.2f | | | | | | | |\n", scale_kind_name[kind],
-           fit_exponent(ns, ym, k), fit_exponent(ns, yj, k));
+    printf("| %s | exponent p | %.2f | %.2f | | | | | | | |\n", scale_kind_name[kind], fit_exponent(ns, ym, k),
+           fit_exponent(ns, yj, k));
   }
   return 0;
 }
