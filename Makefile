@@ -10,7 +10,7 @@
 #   make bench      benchmark programs, built with -O3 -march=native
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
-#   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
+#   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
 #   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
