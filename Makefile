@@ -10,7 +10,7 @@
 #   make bench      benchmark programs, built with -O3 -march=native
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
-#   make experiments  the contact-model experiments B1–B10: docs/results/*.csv and *.png
+#   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
 #   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
@@ -50,7 +50,9 @@ LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c bench/scale.c
-BENCH_SRC = $(filter-out $(PEERS_SRC),$(sort $(wildcard bench/*.c)))
+# sources shared by benchmark programs, linked into those that list them below
+BENCH_SHARED_SRC = bench/scale_scenes.c
+BENCH_SRC = $(filter-out $(PEERS_SRC) $(BENCH_SHARED_SRC),$(sort $(wildcard bench/*.c)))
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -154,7 +156,9 @@ $(BUILD)/tests/test_control: TEST_LDFLAGS = -pthread
 
 $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(LIBRARY) $(LIBS) -o $@
+
+$(BUILD)/bench/corpus: bench/scale_scenes.c bench/scale_scenes.h
 
 # Run every test program; print one closing line with the totals.
 run-tests: $(TEST_BIN) $(PROGRAM)
@@ -225,7 +229,9 @@ bench: deps
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
 $(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBRARY) $(LIBS) -lmujoco -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(LIBRARY) $(LIBS) -lmujoco -o $@
+
+$(BUILD)/scale: bench/scale_scenes.c bench/scale_scenes.h
 
 bench-peers: deps
 	@$(MAKE) --no-print-directory DEB_PKGS=libmujoco-dev deps

@@ -21,12 +21,16 @@
  * - robots: example-robot-data's double_pendulum_continuous ($MOREAU_SHARED/reference) in the
  *   scene of tests/test_robots_corpus.c, stepped with the default solver: a link resting on the
  *   ground with forces of about 1e-3 N and a rank-2 G.
+ * - scaling: the scaling scenes of bench/scale.c (scale_scenes.h: spheres on a plane, columns of
+ *   four cubes, cubes dropped into a bin) at N = 10, 30, 100 bodies, stepped as there (ncp-pgs,
+ *   warm start, islands on) for at most max_steps steps; at PER_SIZE evenly spaced steps the
+ *   step's largest island (one problem per step, not the whole step);
  * - contactbench: the two recorded problems of ContactBench (Simple-Robotics/ContactBench,
  *   BSD-2-Clause), converted to force units by tools/contactbench_to_json.py and stored in
  *   tests/fixtures/contactbench (a box sliding on the ground; a 1000 kg cube on a 1 g cube).
  * Run from the repository root: make bench, or build/bench/bench/corpus [max_steps [solver,...
- * [dir]]] (a comma-separated list restricts the solvers run; dir receives the problems ncp-hybrid
- * leaves above 1e-6 as JSON files, for `moreau solve`). */
+ * [dir]]] (a comma-separated list restricts the solvers run, "" runs them all; dir receives the
+ * problems ncp-hybrid leaves above 1e-6 as JSON files, for `moreau solve`). */
 #include <glob.h>
 #include <math.h>
 #include <stdint.h>
@@ -39,20 +43,24 @@
 #include "core/arena.h"
 #include "core/file.h"
 #include "bench_util.h"
+#include "integrate/sim_internal.h"
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/dynamics.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
+#include "scale_scenes.h"
 
 #define MAX_PROBLEMS 1200
 #define PER_SCENE 12
 #define MAX_SOLVERS 32
-#define N_FAMILIES 7
+#define N_FAMILIES 8
+#define PER_SIZE 6         /* scaling: steps sampled per scene and size */
+#define SCALING_MAX_NC 400 /* scaling: the largest island kept (dense G of 3nc x 3nc) */
 
 static const char *family_names[N_FAMILIES] = {
-    "scenes", "talos gains", "heavy on light", "random rank-deficient", "fixtures", "robots",
-    "contactbench"};
+    "scenes",   "talos gains", "heavy on light", "random rank-deficient",
+    "fixtures", "robots",      "contactbench",   "scaling"};
 
 /* one problem of the corpus, owning its arrays */
 typedef struct {
@@ -80,7 +88,7 @@ static int corpus_add(corpus *cs, const mr_contact_problem *p, int family, const
   q->mu = malloc((size_t)p->nc * sizeof(double)), q->R = calloc(n, sizeof(double));
   q->kind = p->kind ? malloc((size_t)p->nc) : NULL;
   if (!q->G || !q->g || !q->mu || !q->R || (p->kind && !q->kind)) return -1;
-  memcpy(q->G, p->G, n * n * sizeof(double));
+  mr_problem_G_dense(p, q->G);
   memcpy(q->g, p->g, n * sizeof(double));
   memcpy(q->mu, p->mu, (size_t)p->nc * sizeof(double));
   if (p->R) memcpy(q->R, p->R, n * sizeof(double));
@@ -193,13 +201,15 @@ static void add_robot(corpus *cs, const char *file, long max_steps) {
   mr_error err = {0};
   double z0 = 0.0, kp = -1.0;
   for (int pass = 0; pass < 2; ++pass) {
-    int len = snprintf(text, sizeof text,
-                       "timestep: 0.001\nduration: 2.0\nbodies:\n  - name: ground\n    fixed: true\n"
-                       "    geoms:\n      - {type: halfspace, friction: 0.9}\nrobots:\n  - name: r\n"
-                       "    urdf: %s/robots/%s\n    package_roots: [%s/..]\n    floating: false\n"
-                       "    friction: 0.9\n    position: [0, 0, %.17g]\n",
-                       ref, file, ref, z0);
-    if (kp > 0.0) snprintf(text + len, sizeof text - len, "    pd: {kp: %.17g, kd: %.17g}\n", kp, kp / 100);
+    int len =
+        snprintf(text, sizeof text,
+                 "timestep: 0.001\nduration: 2.0\nbodies:\n  - name: ground\n    fixed: true\n"
+                 "    geoms:\n      - {type: halfspace, friction: 0.9}\nrobots:\n  - name: r\n"
+                 "    urdf: %s/robots/%s\n    package_roots: [%s/..]\n    floating: false\n"
+                 "    friction: 0.9\n    position: [0, 0, %.17g]\n",
+                 ref, file, ref, z0);
+    if (kp > 0.0)
+      snprintf(text + len, sizeof text - len, "    pd: {kp: %.17g, kd: %.17g}\n", kp, kp / 100);
     if (mr_scene_parse(text, file, ".", &sc, &err)) {
       fprintf(stderr, "%s: %s\n", file, err.msg);
       return;
@@ -212,6 +222,51 @@ static void add_robot(corpus *cs, const char *file, long max_steps) {
     mr_scene_free(&sc);
   }
   add_scene(cs, &sc, 5, file, max_steps, NULL);
+  mr_scene_free(&sc);
+}
+
+/* a scaling scene of bench/scale.c with n bodies, stepped as there (ncp-pgs, warm start, each
+ * island solved on its own) for at most max_steps steps; at PER_SIZE evenly spaced steps with
+ * contacts, the step's largest island of at most SCALING_MAX_NC contacts */
+static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
+  char *yaml = scale_moreau_scene(kind, n), label[32];
+  mr_scene sc;
+  mr_error err = {0};
+  snprintf(label, sizeof label, "%s N %d", scale_kind_name[kind], n);
+  if (!yaml || mr_scene_parse(yaml, label, ".", &sc, &err)) {
+    fprintf(stderr, "%s: %s\n", label, yaml ? err.msg : "out of memory");
+    free(yaml);
+    return;
+  }
+  free(yaml);
+  mr_sim *s = mr_sim_from_scene(&sc, "ncp-pgs", &err);
+  if (!s) {
+    fprintf(stderr, "%s: %s\n", label, err.msg);
+    mr_scene_free(&sc);
+    return;
+  }
+  long every = max_steps / PER_SIZE > 0 ? max_steps / PER_SIZE : 1;
+  for (long k = 1; k <= max_steps; ++k) {
+    if (mr_sim_step(s, &err)) {
+      fprintf(stderr, "%s: step %ld: %s\n", label, k, err.msg);
+      break;
+    }
+    if (k % every || !s->islands_used) continue;
+    int best = -1, best_nc = 0, nisl = mr_sim_last(s)->islands;
+    for (int i = 0; i < nisl; ++i) {
+      const int *blocks;
+      int nc = mr_islands_island(s->isl, i, &blocks)->nc;
+      if (nc > best_nc && nc <= SCALING_MAX_NC) best = i, best_nc = nc;
+    }
+    if (best < 0) continue;
+    const int *blocks;
+    char name[96];
+    snprintf(name, sizeof name, "%s step %ld island %d of %d", label, k, best, nisl);
+    mr_contact_problem p = *mr_islands_island(s->isl, best, &blocks);
+    p.dt = sc.timestep;
+    if (corpus_add(cs, &p, 7, name) == 0) fprintf(stderr, "%s: nc %d\n", name, p.nc);
+  }
+  mr_sim_free(s);
   mr_scene_free(&sc);
 }
 
@@ -296,6 +351,14 @@ static void build_corpus(corpus *cs, long max_steps) {
   for (int k = 0; k < 3; ++k)
     for (uint64_t seed = 1; seed <= 6; ++seed)
       add_random(cs, sizes[k][0], sizes[k][1], seed);
+  static const int scaling_n[] = {10, 30, 100};
+  for (int kind = SCALE_SPHERES; kind <= SCALE_BIN; ++kind)
+    for (int i = 0; i < 3; ++i) {
+      double t0 = bench_now_us();
+      add_scaling(cs, (scale_kind)kind, scaling_n[i], max_steps);
+      fprintf(stderr, "scaling %s N %d: stepped in %.1f s\n", scale_kind_name[kind], scaling_n[i],
+              1e-6 * (bench_now_us() - t0));
+    }
   add_robot(cs, "double_pendulum_description/urdf/double_pendulum_continuous.urdf", max_steps);
   static const char *recorded[2] = {"tests/fixtures/*.json", "tests/fixtures/contactbench/*.json"};
   for (int k = 0; k < 2; ++k)
@@ -420,13 +483,13 @@ static void classify_failure(const problem *q, mr_arena *work, double *lambda, d
   for (int k = 0; k < n; ++k)
     lmax = fmax(lmax, fabs(lambda[k]));
   const char *why = emax[1] - emin[1] > 1e-6 ? "the criterion's round-off exceeds 1e-6"
-                    : out > 1e-9 * gnorm   ? "g outside range(G): no all-sticking solution"
-                                           : "not classified";
+                    : out > 1e-9 * gnorm     ? "g outside range(G): no all-sticking solution"
+                                             : "not classified";
   printf("- %s (nc %d): ε_abs %.2e after %d iterations; max |λ| %.3g N, plain criterion "
          "round-off %.1e, ε_abs of 1-ulp perturbations of λ %.1e–%.1e (plain c), %.1e–%.1e "
          "(Dot2 c), |g outside range(G)| %.1e of %.1e: %s\n",
-         q->name, q->nc, o.eps_abs, o.iterations, lmax, floor, emin[0], emax[0], emin[1],
-         emax[1], out, gnorm, why);
+         q->name, q->nc, o.eps_abs, o.iterations, lmax, floor, emin[0], emax[0], emin[1], emax[1],
+         out, gnorm, why);
 }
 
 /* ncp-hybrid's time against ncp-pgs's on the problems ncp-pgs solves; its failures listed */
@@ -439,12 +502,18 @@ static void report_targets(const corpus *cs, const char **solvers, int ns, outco
   }
   if (ip < 0 || ih < 0) return;
   double *th = malloc(sizeof(double) * (size_t)cs->n), *tp = malloc(sizeof(double) * cs->n);
-  int m = 0;
-  for (int i = 0; i < cs->n; ++i)
-    if (res[ip][i].ok) th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
-  printf("\nOn the %d problems ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs %.1f µs "
-         "(ratio %.2f).\n",
-         m, bench_median(th, m), bench_median(tp, m), bench_median(th, m) / bench_median(tp, m));
+  for (int f = -1; f < N_FAMILIES; ++f) {
+    int m = 0;
+    for (int i = 0; i < cs->n; ++i)
+      if (res[ip][i].ok && (f < 0 || cs->v[i].family == f))
+        th[m] = res[ih][i].time_us, tp[m] = res[ip][i].time_us, ++m;
+    if (f >= 0 && m == 0) continue;
+    double mh = bench_median(th, m), mp = bench_median(tp, m);
+    printf("%sOn the %d problems%s%s ncp-pgs solves: median time ncp-hybrid %.1f µs, ncp-pgs "
+           "%.1f µs (ratio %.2f).\n",
+           f < 0 ? "\n" : "", m, f < 0 ? "" : " of ", f < 0 ? "" : family_names[f], mh, mp,
+           mh / mp);
+  }
   printf("\nProblems ncp-hybrid leaves above 1e-6 (solved again to classify them):\n\n");
   int bad = 0;
   for (int i = 0; i < cs->n; ++i)
@@ -484,7 +553,7 @@ int main(int argc, char **argv) {
   const char *solvers[MAX_SOLVERS];
   outcome *res[MAX_SOLVERS];
   int ns = 0;
-  const char *only = argc > 2 ? argv[2] : NULL;
+  const char *only = argc > 2 && argv[2][0] ? argv[2] : NULL; /* "": every solver */
   for (int k = 0; k < mr_solver_count() && ns < MAX_SOLVERS; ++k) {
     const char *name = mr_solver_at(k)->name;
     if (!strcmp(name, "soft") || (only && !listed(only, name))) continue;

@@ -32,6 +32,7 @@
 #include "bench_util.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
+#include "scale_scenes.h"
 
 #define WARMUP 50
 #define BATCH 10
@@ -39,33 +40,6 @@
 #define DROP 400
 #define BUDGET_US 2e5
 #define MAX_SIZES 8
-
-typedef enum { SPHERES, STACKS, BIN } scene_kind;
-static const char *kind_name[] = {"spheres", "stacks", "bin"};
-
-/* a growable text buffer */
-typedef struct {
-  char *s;
-  size_t n, cap;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#include <stdarg.h>
-static void put(text *t, const char *fmt, ...) {
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? t->cap - t->n : 0, fmt, ap);
-    va_end(ap);
-    if (t->s && t->n + (size_t)k < t->cap) {
-      t->n += (size_t)k;
-      return;
-    }
-    t->cap = 2 * (t->cap + (size_t)k + 64);
-    t->s = realloc(t->s, t->cap);
-    if (!t->s) abort();
-  }
-}
 
 static double mean(const double *x, int n) {
   double s = 0.0;
@@ -79,99 +53,34 @@ static double median(double *x, int n) {
   return n ? x[n / 2] : NAN;
 }
 
-/* body k's initial centre; the bin's layout in its own function */
-typedef struct {
-  double x, y, z;
-} pos3;
-
-static int grid_side(int n) {
-  int s = (int)ceil(sqrt((double)n));
-  return s < 1 ? 1 : s;
-}
-
-/* the bin's inner half width: cubes fill it about half in the horizontal */
-static double bin_half(int n) {
-  int side = grid_side((n + 3) / 4);
-  return 0.5 * 0.15 * side + 0.1;
-}
-
-static pos3 body_pos(scene_kind kind, int n, int k) {
-  if (kind == SPHERES) {
-    int side = grid_side(n);
-    return (pos3){0.15 * (k % side), 0.15 * (k / side), 0.05};
-  }
-  if (kind == STACKS) {
-    int col = k / 4, level = k % 4, side = grid_side((n + 3) / 4);
-    return (pos3){0.3 * (col % side), 0.3 * (col / side), 0.05 + 0.1 * level};
-  }
-  /* bin: layers of side × side cubes 0.15 m apart, the first 0.2 m above the floor */
-  int side = grid_side((n + 3) / 4), layer = k / (side * side), r = k % (side * side);
-  double h = bin_half(n) - 0.1;
-  return (pos3){-h + 0.05 + 0.15 * (r % side), -h + 0.05 + 0.15 * (r / side),
-                0.25 + 0.15 * layer};
-}
-
-/* the moreau scene */
-static char *moreau_scene(scene_kind kind, int n) {
-  text t = {0};
-  put(&t, "timestep: 0.001\nduration: 10\ncontact: {margin: 0.0}\nbodies:\n");
-  put(&t, "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}");
-  if (kind == BIN) {
-    double h = bin_half(n), w = 2 * h + 0.2;
-    put(&t, ",\n      {type: box, size: [0.1, %g, 1.0], position: [%g, 0, 0.5], friction: 0.5}", w,
-        h + 0.05);
-    put(&t, ",\n      {type: box, size: [0.1, %g, 1.0], position: [%g, 0, 0.5], friction: 0.5}", w,
-        -h - 0.05);
-    put(&t, ",\n      {type: box, size: [%g, 0.1, 1.0], position: [0, %g, 0.5], friction: 0.5}", w,
-        h + 0.05);
-    put(&t, ",\n      {type: box, size: [%g, 0.1, 1.0], position: [0, %g, 0.5], friction: 0.5}", w,
-        -h - 0.05);
-  }
-  put(&t, "]}\n");
-  for (int k = 0; k < n; ++k) {
-    pos3 p = body_pos(kind, n, k);
-    if (kind == SPHERES)
-      put(&t,
-          "  - {name: b%d, mass: 1, position: [%.6f, %.6f, %.6f], geoms: [{type: sphere, "
-          "radius: 0.05, friction: 0.5}]}\n",
-          k, p.x, p.y, p.z);
-    else
-      put(&t,
-          "  - {name: b%d, mass: 1, position: [%.6f, %.6f, %.6f], geoms: [{type: box, "
-          "size: [0.1, 0.1, 0.1], friction: 0.5}]}\n",
-          k, p.x, p.y, p.z);
-  }
-  return t.s;
-}
-
 /* the MuJoCo model of the same scene, as MJCF written to a temporary file */
-static mjModel *mujoco_model(scene_kind kind, int n) {
-  text t = {0};
+static mjModel *mujoco_model(scale_kind kind, int n) {
+  scale_text t = {0};
   /* contact capacity: one per sphere, four per cube (its face on the floor or on a cube) with
    * room for the bin's walls; three constraint rows per elliptic contact */
-  int ncon = kind == SPHERES ? n + 10 : kind == STACKS ? 4 * n + 20 : 6 * n + 50;
-  put(&t, "<mujoco><option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" "
+  int ncon = kind == SCALE_SPHERES ? n + 10 : kind == SCALE_STACKS ? 4 * n + 20 : 6 * n + 50;
+  scale_put(&t, "<mujoco><option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" "
           "jacobian=\"sparse\" iterations=\"100\" tolerance=\"1e-8\"/>\n"
           "<size nconmax=\"%d\" njmax=\"%d\"/>\n",
       ncon, 3 * ncon);
-  put(&t, "<default><geom friction=\"0.5 0 0\" condim=\"3\"/></default><worldbody>\n");
-  put(&t, "<geom type=\"plane\" size=\"0 0 1\"/>\n");
-  if (kind == BIN) {
-    double h = bin_half(n), w = h + 0.1;
-    put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, h + 0.05);
-    put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, -h - 0.05);
-    put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, h + 0.05);
-    put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, -h - 0.05);
+  scale_put(&t, "<default><geom friction=\"0.5 0 0\" condim=\"3\"/></default><worldbody>\n");
+  scale_put(&t, "<geom type=\"plane\" size=\"0 0 1\"/>\n");
+  if (kind == SCALE_BIN) {
+    double h = scale_bin_half(n), w = h + 0.1;
+    scale_put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, h + 0.05);
+    scale_put(&t, "<geom type=\"box\" size=\"0.05 %g 0.5\" pos=\"%g 0 0.5\"/>\n", w, -h - 0.05);
+    scale_put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, h + 0.05);
+    scale_put(&t, "<geom type=\"box\" size=\"%g 0.05 0.5\" pos=\"0 %g 0.5\"/>\n", w, -h - 0.05);
   }
   for (int k = 0; k < n; ++k) {
-    pos3 p = body_pos(kind, n, k);
-    put(&t, "<body pos=\"%.6f %.6f %.6f\"><freejoint/>", p.x, p.y, p.z);
-    if (kind == SPHERES)
-      put(&t, "<geom type=\"sphere\" size=\"0.05\" mass=\"1\"/></body>\n");
+    scale_pos p = scale_body_pos(kind, n, k);
+    scale_put(&t, "<body pos=\"%.6f %.6f %.6f\"><freejoint/>", p.x, p.y, p.z);
+    if (kind == SCALE_SPHERES)
+      scale_put(&t, "<geom type=\"sphere\" size=\"0.05\" mass=\"1\"/></body>\n");
     else
-      put(&t, "<geom type=\"box\" size=\"0.05 0.05 0.05\" mass=\"1\"/></body>\n");
+      scale_put(&t, "<geom type=\"box\" size=\"0.05 0.05 0.05\" mass=\"1\"/></body>\n");
   }
-  put(&t, "</worldbody></mujoco>\n");
+  scale_put(&t, "</worldbody></mujoco>\n");
   char path[] = "/tmp/moreau-scale-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0 || write(fd, t.s, t.n) != (ssize_t)t.n) abort();
@@ -229,8 +138,8 @@ static void step_mujoco(run_state *r, int timed) {
 }
 
 /* steps of both simulators; resting scenes alternate batches, the bin runs each through */
-static int run_both(scene_kind kind, run_state *r, int with_moreau) {
-  if (kind == BIN) {
+static int run_both(scale_kind kind, run_state *r, int with_moreau) {
+  if (kind == SCALE_BIN) {
     for (int k = 0; k < DROP; ++k) {
       if (with_moreau && step_moreau(r, k >= DROP / 2)) return -1;
     }
@@ -251,7 +160,7 @@ static int run_both(scene_kind kind, run_state *r, int with_moreau) {
   return 0;
 }
 
-static int measure_size(scene_kind kind, int n, const char *solver, int with_moreau,
+static int measure_size(scale_kind kind, int n, const char *solver, int with_moreau,
                         measure *out) {
   int steps = DROP + WARMUP + BATCH * BATCHES;
   run_state r = {0};
@@ -260,7 +169,7 @@ static int measure_size(scene_kind kind, int n, const char *solver, int with_mor
   mr_scene sc;
   mr_error err = {0};
   int ok = -1;
-  char *yaml = moreau_scene(kind, n);
+  char *yaml = scale_moreau_scene(kind, n);
   if (mr_scene_parse(yaml, "scale.yaml", ".", &sc, &err)) {
     fprintf(stderr, "scene: %s\n", err.msg);
     goto done;
@@ -330,8 +239,8 @@ int main(int argc, char **argv) {
   printf("| scene | N | moreau µs/step | MuJoCo µs/step | ratio | contacts moreau / MuJoCo | "
          "iterations moreau / MuJoCo | mean µs/step moreau / MuJoCo | islands | iterations summed "
          "over islands | µs per summed iteration |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (int kind = SPHERES; kind <= BIN; ++kind) {
-    if (only && strcmp(only, kind_name[kind])) continue;
+  for (int kind = SCALE_SPHERES; kind <= SCALE_BIN; ++kind) {
+    if (only && strcmp(only, scale_kind_name[kind])) continue;
     int ns[MAX_SIZES], k = 0;
     double ym[MAX_SIZES], yj[MAX_SIZES], last = 0.0; /* last: moreau's measured or projected */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; ++i) {
@@ -341,11 +250,11 @@ int main(int argc, char **argv) {
       double projected = k >= 1 ? last * pow((double)n / ns[k - 1], fmax(p, 1.0)) : 0.0;
       int with_moreau = projected <= BUDGET_US;
       measure m = {0};
-      if (measure_size((scene_kind)kind, n, solver, with_moreau, &m)) return 1;
+      if (measure_size((scale_kind)kind, n, solver, with_moreau, &m)) return 1;
       if (m.no_mujoco && !with_moreau) {
         printf("| %s | %d | not run (projected %.2g s) | MuJoCo could not allocate its data | | | "
                "| | | | |\n",
-               kind_name[kind], n, projected * 1e-6);
+               scale_kind_name[kind], n, projected * 1e-6);
         break;
       }
       ns[k] = n, ym[k] = m.us_moreau, yj[k] = m.us_mujoco, ++k;
@@ -353,23 +262,23 @@ int main(int argc, char **argv) {
       if (with_moreau && m.no_mujoco)
         printf("| %s | %d | %.1f | MuJoCo could not allocate its data | | %.1f / – | %.1f / – | "
                "%.1f / – | %.1f | %.1f | %.3f |\n",
-               kind_name[kind], n, m.us_moreau, m.contacts_moreau, m.iter_moreau,
+               scale_kind_name[kind], n, m.us_moreau, m.contacts_moreau, m.iter_moreau,
                m.mean_us_moreau, m.islands_moreau, m.iter_sum_moreau,
                m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
       else if (with_moreau)
         printf("| %s | %d | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f | "
                "%.1f | %.3f |\n",
-               kind_name[kind], n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco,
+               scale_kind_name[kind], n, m.us_moreau, m.us_mujoco, m.us_moreau / m.us_mujoco,
                m.contacts_moreau, m.contacts_mujoco, m.iter_moreau, m.iter_mujoco,
                m.mean_us_moreau, m.mean_us_mujoco, m.islands_moreau, m.iter_sum_moreau,
                m.iter_sum_moreau > 0 ? m.mean_us_moreau / m.iter_sum_moreau : NAN);
       else
         printf("| %s | %d | not run (projected %.2g s) | %.1f | | – / %.1f | – / %.1f | | | | |\n",
-               kind_name[kind], n, projected * 1e-6, m.us_mujoco, m.contacts_mujoco,
+               scale_kind_name[kind], n, projected * 1e-6, m.us_mujoco, m.contacts_mujoco,
                m.iter_mujoco);
       fflush(stdout);
     }
-    printf("| %s | exponent p | %.2f | %.2f | | | | | | | |\n", kind_name[kind], fit_exponent(ns, ym, k),
+    printf("| %s | exponent p | %.2f | %.2f | | | | | | | |\n", scale_kind_name[kind], fit_exponent(ns, ym, k),
            fit_exponent(ns, yj, k));
   }
   return 0;

@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 command -v gnuplot >/dev/null || { echo "run.sh: gnuplot not found (make experiments installs gnuplot-nox)" >&2; exit 1; }
 
 # every solver except the soft baseline (compared on the rigid experiments)
-RIGID="lcp-pgs ccp-pgs ccp-admm ccp-newton raisim raisim-ds ncp-pgs ncp-admm ncp-stagproj"
+RIGID="lcp-pgs ccp-pgs ccp-admm ccp-newton raisim raisim-ds ncp-pgs ncp-admm ncp-stagproj ncp-hybrid"
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -55,7 +55,7 @@ curves() {
 # plot SCRIPT: run gnuplot on a script read from stdin, in OUT, with the common settings
 plot() {
   local term="pngcairo size 1000,640 font 'sans,10'"
-  local colours="#9467bd #2ca02c #17becf #e377c2 #ff7f0e #8c564b #d62728 #000000 #1f77b4" i=1 c lt=""
+  local colours="#9467bd #2ca02c #17becf #e377c2 #ff7f0e #8c564b #d62728 #000000 #1f77b4 #bcbd22" i=1 c lt=""
   for c in $colours; do lt="$lt set linetype $i lc rgb '$c';"; i=$((i + 1)); done
   gnuplot -e "set terminal $term noenhanced" -e "set datafile separator ','" -e "$lt" \
     -e "pick(c, s, v) = strcol(c) eq s ? v : NaN" \
@@ -108,13 +108,16 @@ b1() {
   done
   for v0 in 1 3; do
     plot <<GP
+# four rows of panels: a taller page
+set terminal pngcairo size 1000,860 font 'sans,10' noenhanced
 set output 'b1_energy_${v0}ms.png'
-set multiplot layout 3,3 title 'B1 sliding cube (8 corner spheres, 4 contacts), v0 = $v0 m/s: energy (J) vs t (s); black: analytical'
+set multiplot layout 4,3 title 'B1 sliding cube (8 corner spheres, 4 contacts), v0 = $v0 m/s: energy (J) vs t (s); black: analytical'
 set key off
 $(for solver in $RIGID; do
       echo "set title '$solver'; plot 'b1_spheres_${v0}ms_$solver.csv' u 1:2 every ::1 w l lw 2 lc rgb '#d62728', '' u 1:3 every ::1 w l dt 2 lc rgb 'black'"
     done)
 unset multiplot
+set terminal pngcairo size 1000,640 font 'sans,10' noenhanced
 set key on
 set output 'b1_rise_${v0}ms.png'
 set title 'B1 sliding cube, v0 = $v0 m/s: height of the cube above its resting height'
@@ -157,13 +160,16 @@ b2() {
       "$f" >>"$summary"
   done
   plot <<GP
+# four rows of panels: a taller page
+set terminal pngcairo size 1000,860 font 'sans,10' noenhanced
 set output 'b2_forces_y.png'
-set multiplot layout 3,3 title 'B2 dragged cube: y-components of the 4 contact forces (N) vs t (s); stick until t = 0.196 s'
+set multiplot layout 4,3 title 'B2 dragged cube: y-components of the 4 contact forces (N) vs t (s); stick until t = 0.196 s'
 set key off
 $(for solver in $RIGID; do
     echo "set title '$solver'; set yrange [-1.5:1.5]; plot for [c=5:8] 'b2_$solver.csv' u 1:c every ::1 w l lw 1.5"
   done)
 unset multiplot
+set terminal pngcairo size 1000,640 font 'sans,10' noenhanced
 set key on
 set output 'b2_velocity.png'
 set title 'B2 dragged cube: tangential velocity v_x (m/s); black: analytical'
@@ -391,7 +397,7 @@ GP
 # ε_abs = 1e-4 N is 1e-8 of the heavy cube's weight (9810 N); the scene's absolute 1e-6 N is
 # 1e-10 of it, at the limit of double precision for a Delassus matrix of condition ~r.
 # Then the published setup (r = 1e6, ε_abs = 1e-6, 10^4 iterations) over 0.1 s.
-B5_SOLVERS="ncp-pgs ccp-pgs raisim ncp-admm ccp-admm ncp-stagproj ccp-newton"
+B5_SOLVERS="ncp-pgs ccp-pgs raisim ncp-admm ccp-admm ncp-stagproj ccp-newton ncp-hybrid"
 
 b5() {
   log "B5 heavy on light, mass ratio sweep"
