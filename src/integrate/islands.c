@@ -482,16 +482,14 @@ static void remember_islands(mr_sim *s) {
  * at its columns of J; timed into the step's consistency stage */
 static void make_consistent(mr_sim *s, mr_contact_assembly *a, const mr_assembly_subset *sub,
                             double band) {
-  double t = mr_sim_clock_us();
   mr_arena_reset(&s->work, 0);
   size_t nv = (size_t)sub->ndofs;
   double *vf = mr_arena_doubles(&s->work, nv);
   for (size_t k = 0; vf && k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = s->v_next[sub->dofs[k]];
   /* J: the island's rows in a->J, which both assemblies fill */
-  if (vf) mr_contact_consistent(a, vf, band, &s->work);
+  if (vf) mr_sim_consistent(s, a, vf, band);
   mr_arena_reset(&s->work, 0);
-  s->t_consistency += mr_sim_clock_us() - t;
 }
 
 /* island k solved again without the push-out of penetrations, as sim.c does for the whole

@@ -540,11 +540,9 @@ static int same_contacts(const mr_sim *s) {
   return 1;
 }
 
-/* the whole problem's correction made consistent (contact/consistency.h), timed into the
- * consistency stage */
-static void consistent(mr_sim *s, mr_contact_assembly *a, double band) {
+void mr_sim_consistent(mr_sim *s, mr_contact_assembly *a, const double *vf, double band) {
   double t = mr_sim_clock_us();
-  mr_contact_consistent(a, s->v_next, band, &s->work);
+  mr_contact_consistent(a, vf, band, &s->work);
   s->t_consistency += mr_sim_clock_us() - t;
 }
 
@@ -573,7 +571,7 @@ static mr_status solve_without_push_out(mr_sim *s, mr_solver_stats *stats, mr_er
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next, &as, a,
                                      err);
   if (st) return st;
-  consistent(s, a, as.band);
+  mr_sim_consistent(s, a, s->v_next, as.band);
   mr_solver_stats st2;
   mr_zero(s->lambda_alt, n);
   s->state.valid = 0;
@@ -630,7 +628,7 @@ static mr_status solve_contacts(mr_sim *s, mr_error *err) {
   mr_status st = mr_contact_assemble(s->m, s->d, s->cg, s->nc + s->nk, s->v, s->v_next,
                                      &s->as_settings, &s->as, err);
   if (st) return st;
-  consistent(s, &s->as, s->as_settings.band);
+  mr_sim_consistent(s, &s->as, s->v_next, s->as_settings.band);
   if (!same_contacts(s)) s->state.valid = 0;
   mr_solver_stats stats;
   st = s->solver->solve ? mr_sim_solve(s, &s->as.problem, &s->state, s->lambda, s->c, &stats, err)

@@ -89,4 +89,8 @@ double mr_sim_clock_us(void);
 mr_status mr_sim_solve(mr_sim *s, const mr_contact_problem *p, mr_solver_state *state,
                        double *lambda, double *c, mr_solver_stats *stats, mr_error *err);
 
+/* a's correction made consistent (contact/consistency.h) for the free velocity vf at a's
+ * columns, in s's workspace, its wall time added to the step's consistency stage */
+void mr_sim_consistent(mr_sim *s, mr_contact_assembly *a, const double *vf, double band);
+
 #endif
