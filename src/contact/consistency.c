@@ -9,7 +9,13 @@
  *   S = { J δu : the tangential rows of the contacts' J δu are 0 },
  * the contact velocities the bodies can make without slipping at any contact: b' is the closest
  * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
- * rows of bilateral constraints) that asks no contact to slide, and b'_T = 0 like b_T. Blocks
+ * rows of bilateral constraints) that asks no contact to slide. b' is written as B Z y, all its
+ * rows: its tangential rows B_T Z y are 0 in exact arithmetic, and are kept as computed rather
+ * than set to 0, so that g stays in range(J) even when Z takes in a slip below the rank
+ * tolerance (a face tilted against its support by less than about √TOL: a rotation about an axis
+ * in the face then moves its corners tangentially by the tilt times the rotation; zeroing those
+ * rows left g outside range(G) by up to 1e-8 of |g| on landing cubes, and the all-sticking
+ * candidate without a solution at the NCP's tolerance). Blocks
  * whose gap exceeds free_gap, the assembly's band δ (speculative contacts and limits: their
  * correction permits an approach, it pushes nothing out), are free: left out of S and their b
  * kept. Then
@@ -178,8 +184,9 @@ static int basis_from_J(const double *J, int n, int m, double *B, mr_arena *work
   return r;
 }
 
-/* B ← B Z (n x d, stride d) on the corrected rows (the others are left undefined), Z the basis
- * of null(B_held) from the pivoted Cholesky of B_heldᵀ B_held; d, or −1 out of memory */
+/* B ← B Z (n x d, stride d) on the corrected and held rows (the free ones are left undefined),
+ * Z the basis of null(B_held) from the pivoted Cholesky of B_heldᵀ B_held; d, or −1 out of memory
+ */
 static int no_slip_basis(double *B, int n, int r, const unsigned char *held,
                          const unsigned char *corrected, mr_arena *work) {
   double *K = mr_arena_alloc(work, (size_t)r * r * sizeof *K);
@@ -200,7 +207,7 @@ static int no_slip_basis(double *B, int n, int r, const unsigned char *held,
   }
   /* row i of B Z, in place, on the corrected rows: project_onto reads no other */
   for (int i = 0; i < n; ++i) {
-    if (!corrected[i]) continue;
+    if (!corrected[i] && !held[i]) continue;
     double *Bi = B + (size_t)i * r;
     memcpy(t, Bi, (size_t)r * sizeof *t);
     for (int j = 0; j < d; ++j) {
@@ -214,9 +221,9 @@ static int no_slip_basis(double *B, int n, int r, const unsigned char *held,
   return d;
 }
 
-/* each column of X (n x ncols, row-major) ← on the corrected rows, its projection onto the
- * range of D's corrected rows (D n x d, stride d); 0 on the held rows; free rows unchanged; −1
- * out of memory */
+/* each column x of X (n x ncols, row-major) ← D y on the corrected and held rows, y the least
+ * squares fit of D's corrected rows (D n x d, stride d) to x's (the projection onto their range);
+ * free rows unchanged; −1 out of memory */
 static int project_onto(const double *D, int n, int d, const unsigned char *held,
                         const unsigned char *corrected, double *X, int ncols, mr_arena *work) {
   double *K = mr_arena_alloc(work, (size_t)d * d * sizeof *K);
@@ -234,7 +241,7 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
     for (int i = 0; i < n; ++i) {
       if (!corrected[i] && !held[i]) continue;
       double s = 0.0;
-      for (int k = 0; k < e && corrected[i]; ++k)
+      for (int k = 0; k < e; ++k)
         s += D[(size_t)i * d + perm[k]] * y[k];
       X[(size_t)i * ncols + c] = s;
     }
