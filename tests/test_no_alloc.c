@@ -11,6 +11,7 @@
  * repeated pattern. */
 #include <stddef.h>
 #include <malloc.h>
+#include <string.h>
 #include <suitesparse/SuiteSparse_config.h>
 
 #include "moreau/control.h"
@@ -71,11 +72,9 @@ static void *count_realloc(void *p, size_t n) {
 
 /* a column of 8 cubes resting at touch (24 to 32 contacts, 48 dofs: tree-sparse, block-sparse
  * G, factored sparse by the ADMM solvers, ccp-newton, ncp-stagproj's two subproblems and
- * ncp-hybrid's ADMM and staggered-projection stages); its first steps meet the few contact sets
- * it alternates between (analysed then, allocating), the later ones reuse them. 150 steps:
- * ncp-hybrid, warm started on the column's stable contact keys, converges in its PGS stage until
- * step 97, where it first needs its factored stages (one analysis, 51 allocations); none from
- * there to step 350 for any of the five. */
+ * ncp-hybrid's ADMM and staggered-projection stages, when they run); its first steps meet the
+ * few contact sets it alternates between (analysed then, allocating), the later ones reuse
+ * them. 150 steps, then none from there to step 250 for any of the five. */
 static void test_sparse_cholesky(void **state) {
   SuiteSparse_config.malloc_func = count_malloc;
   SuiteSparse_config.calloc_func = count_calloc;
@@ -88,7 +87,9 @@ static void test_sparse_cholesky(void **state) {
     mr_sim *s = tsim_create(&sc, solvers[k]);
     long before = allocations;
     tsim_steps(s, 150);
-    assert_true(allocations > before); /* the analyses of the patterns are counted */
+    /* the analyses of the patterns are counted (ncp-hybrid ends these steps in its ncp-pgs and
+     * Newton stages, on a dense copy of G up to 32 contacts: no factor to analyse) */
+    if (strcmp(solvers[k], "ncp-hybrid")) assert_true(allocations > before);
     before = allocations;
     tsim_steps(s, 100);
     assert_true(mr_sim_last(s)->ncontacts >= MR_SPARSE_CHOL_MIN_NC);

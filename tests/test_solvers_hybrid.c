@@ -185,19 +185,28 @@ static double independent_eps(const mr_contact_problem *p, const double *lambda)
 /* a recorded problem solved cold within the cap, to 1e-6 on the reported ε_abs and on the
  * independent evaluation above (which may differ from the reported one by its round-off,
  * about 1e-12 here) */
-static void expect_fixture_solved(const char *path) {
+static int fixture_solved(const char *path, int warm) {
   mr_problem_file f;
   mr_error err = {0};
   if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
   assert_true(f.problem.nc * 3 <= CP_MAX_N);
   result r;
   memset(r.lambda, 0, sizeof r.lambda);
-  solve(&f.problem, 0, &r);
+  if (warm) {
+    assert_non_null(f.lambda0);
+    memcpy(r.lambda, f.lambda0, sizeof(double) * 3 * (size_t)f.problem.nc);
+  }
+  solve(&f.problem, warm, &r);
   expect_converged(&r, path);
   assert_true(r.stats.iterations <= 10000);
   double e = independent_eps(&f.problem, r.lambda);
   if (!(e <= 1e-6 + 1e-12)) fail_msg("%s: independent eps_abs %.3g", path, e);
   mr_problem_file_free(&f);
+  return r.stats.iterations;
+}
+
+static void expect_fixture_solved(const char *path) {
+  fixture_solved(path, 0);
 }
 
 /* TALOS standing, steps 7, 8, 9 and 30 recorded under the former gap law (tests/fixtures): the
@@ -214,6 +223,49 @@ static void test_inconsistent_g(void **unused) {
       "tests/fixtures/talos_stand_step9.json", "tests/fixtures/talos_stand_step30.json"};
   for (int k = 0; k < 4; ++k)
     expect_fixture_solved(files[k]);
+}
+
+/* Solo-12 trotting on rough ground (scenes/solo_trot_torture.yaml, steps 1011 and 1020 at
+ * kp 20, 8 contacts, μ = 0.3, feet sliding on slopes up to ~78°; tests/fixtures/hybrid, as
+ * `moreau run --dump-problems` wrote them): ncp-pgs stalls at ε_abs ~ 300, ncp-admm ends near
+ * 90–300 and the staggered projections reach 1e-6 only after ~9,300 outer iterations (the
+ * cascade used 9973 and 9980 of its 10⁴ when they ran to the end). The Newton stages end them
+ * from ncp-pgs's iterate (step 1020: two rounds, 53 iterations) or from the staggered
+ * projections' iterate after a probe of 250 outer iterations (step 1011: 795). Solved cold,
+ * checked by the independent ε_abs, and within 2000 iterations: a fifth of the budget, far
+ * below the ~9,300 the staggered projections need alone, so the test fails if they return */
+static void test_rough_trot_hard_steps(void **unused) {
+  static const char *files[] = {"tests/fixtures/hybrid/solo_torture_step1020.json",
+                                "tests/fixtures/hybrid/solo_torture_step1011.json"};
+  for (int k = 0; k < 2; ++k) {
+    int it = fixture_solved(files[k], 0);
+    if (it > 2000) fail_msg("%s: %d iterations", files[k], it);
+  }
+}
+
+/* step 911 of the same trot with the warm start the step had (the previous step's forces,
+ * ε_abs 957 against 496 at λ = 0; solo_torture_step911_warm.json): from it ncp-pgs stalls at
+ * once and the Newton stages fail, and the cascade ran 9979 iterations (stages 2–3); stages 1
+ * and 1b repeated from λ = 0 end it. Solved warm within 2000 iterations and checked by the
+ * independent ε_abs */
+static void test_rough_trot_warm_start(void **unused) {
+  const char *path = "tests/fixtures/hybrid/solo_torture_step911_warm.json";
+  int it = fixture_solved(path, 1);
+  if (it > 2000) fail_msg("%s: %d iterations", path, it);
+}
+
+/* a pile of cubes in the 100-cube bin of bench/scale.c (15 contacts of three cubes, face-face
+ * patches: hyperstatic, G singular on the internal forces), warm started as the step was from
+ * the previous step's forces (ε_abs 26 at the start; tests/fixtures/hybrid/bin100_pile.json):
+ * ncp-pgs lowers ε_abs only to ~10 in its first 25 sweeps, a rate that needs thousands, so it
+ * hands over; the active-set polish ends in a few steps once its refinement stops at the
+ * round-off of r (refined further, the singular directions amplified that round-off into the
+ * internal forces, the classification cycled, and the solve took 100 sweeps and 10 Newton
+ * steps). Asserted: solved (independent ε_abs) within 25 sweeps + HYB_POLISH + HYB_NEWTON = 53
+ * iterations, one handover round */
+static void test_pile_island(void **unused) {
+  int it = fixture_solved("tests/fixtures/hybrid/bin100_pile.json", 1);
+  if (it > 53) fail_msg("bin100_pile: %d iterations", it);
 }
 
 /* ContactBench's recorded sliding cube (tests/fixtures/contactbench, converted to force units):
@@ -327,6 +379,9 @@ int main(void) {
       cmocka_unit_test(test_natmap_newton),
       cmocka_unit_test(test_inconsistent_g),
       cmocka_unit_test(test_contactbench_sliding),
+      cmocka_unit_test(test_rough_trot_hard_steps),
+      cmocka_unit_test(test_rough_trot_warm_start),
+      cmocka_unit_test(test_pile_island),
   };
   return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);
 }

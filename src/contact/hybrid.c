@@ -7,13 +7,20 @@
  *      λ = 0 it is |g|, while a nearly right warm start of a heavy load has ε_c = |⟨λ, c⟩|
  *      large through its large λ);
  *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
- *      g), in chunks of HYB_PGS_CHUNK sweeps, continued while the rate of the last chunk would
- *      reach eps_abs within half of the remaining budget; when that rate needs more sweeps than
- *      stages 4 and 5 cost, they are tried once first (stacks: a slow rate, a right active set);
+ *      g), in chunks of HYB_PGS_CHUNK sweeps (the first HYB_PGS_FIRST up to HYB_DENSE_MAX_NC
+ *      contacts), continued while the rate of the last chunk would reach eps_abs within half
+ *      of the remaining budget; when that rate needs more sweeps than stages 4 and 5 cost, it
+ *      hands over to them (stacks and piles: a slow rate, a right active set) and resumes if
+ *      they do not converge;
+ *   1b. stages 4 and 5 from ncp-pgs's best iterate whatever stopped it, repeated while a round
+ *      lowers ε_abs tenfold (sliding feet on rough ground: ncp-pgs stalls, Newton ends it);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
  *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
- *      contacts, which its convex normal and tangential subproblems set exactly);
+ *      contacts, which its convex normal and tangential subproblems set exactly), first a probe
+ *      of HYB_SP_PROBE outer iterations with stages 4 and 5 tried from its iterate (it often
+ *      finds the active set long before its linear rate reaches eps_abs), then, when they do
+ *      not end it, the run on the rest from the probe's start;
  *   4. an active-set Newton polish of the NCP: with the contacts classified by the natural map
  *      λ − h (c + Γ(c)) as separated (λ = 0), sticking (c = 0, 3 equations in λ⁽ⁱ⁾) or
  *      sliding (λ_T = μ λ_N d with d = (cos φ, sin φ); c_N = 0 and d⊥ᵀ c_T = 0, the slip along
@@ -22,9 +29,11 @@
  *      M = E (G + R) B (E the equation rows, B = ∂λ/∂x) plus −dᵀ c_T on each angle's own
  *      equation (the turn of d⊥); M may be singular (hyperstatic contact sets), so it is solved
  *      by iterated Tikhonov, x_{k+1} = x_k + (M + εI)⁻¹ (r − M x_k) (LU with partial pivoting),
- *      which converges to a solution close to the smallest change of λ. The step is taken,
- *      projected on the cones, and the classification renewed, at most HYB_POLISH times; the
- *      best iterate is kept (the steps need not lower ε_abs one by one);
+ *      which converges to a solution close to the smallest change of λ (its rounds stop at the
+ *      round-off of r). The step is taken, projected on the cones, and the classification
+ *      renewed, at most HYB_POLISH times or until two steps in a row do not halve ε_abs (a
+ *      classification cycling between two active sets); the best iterate is kept (the steps
+ *      need not lower ε_abs one by one);
  *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
  *      it changes the active set by itself where stage 4's frozen classification cannot;
  *   6. the lattice polish (polish.c): when what is left is within a few units in the last place
@@ -44,6 +53,7 @@
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
  * Newton steps. Stops at eps_abs on ε_abs (the
  * NCP criteria, the model's own), max_iter in total. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -55,10 +65,14 @@
 #include "core/linalg.h"
 
 #define HYB_PGS_CHUNK 100
+/* the first chunk where the Newton stages can take over: its rate decides the handover */
+#define HYB_PGS_FIRST 25
 #define HYB_ADMM_SHARE 20
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_NEWTON 20
+/* the outer iterations of stage 3's probe, after which stages 4 and 5 start from its iterate */
+#define HYB_SP_PROBE 250
 /* the most contacts of a block-sparse problem whose stages 4–6 get a dense copy of G (96 rows:
  * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
  * contacts) is solved 20× faster with them than by stages 1–3 alone */
@@ -81,7 +95,9 @@ typedef struct {
   double *M, *Mf;    /* active matrix and its regularised LU factor, m x m */
   double *r, *x, *t; /* right-hand side, solution, scratch (m) */
   double *l, *lt;    /* the Newton stage's iterate and trial */
+  double *sp;        /* the start of stage 3's probe and of its run */
   int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
+  int warm;          /* the solve started from a warm start */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
@@ -172,16 +188,19 @@ static double block_form(const mr_contact_problem *p, int i, int j, const double
 }
 
 /* the base λ' (sliding contacts put on their friction direction, λ'_T = μ λ_N d) and
- * c' = (G + R) λ' + g: the point the active system is linearised at */
-static void base_point(const mr_contact_problem *p, const polish_ws *w, const double *l,
-                       double *lb, double *c) {
+ * c' = (G + R) λ' + g (c holds c(λ) on entry): the point the active system is linearised at */
+static void base_point(const mr_contact_problem *p, const polish_ws *w, const double *l, double *lb,
+                       double *c) {
+  int sliding = 0;
   mr_copy(lb, l, w->n);
   for (int i = 0; i < p->nc; ++i) {
     if (w->cl[i] != CL_SLIDE) continue;
     double *li = lb + 3 * i;
     li[0] = p->mu[i] * li[2] * w->dir[2 * i], li[1] = p->mu[i] * li[2] * w->dir[2 * i + 1];
+    sliding = 1;
   }
-  mr_problem_velocity_dot2(p, lb, c);
+  /* without a sliding contact λ' = λ, whose c the caller holds */
+  if (sliding) mr_problem_velocity_dot2(p, lb, c);
 }
 
 /* assemble M and r = −(equations at c'); the angle unknown's own equation gains the derivative
@@ -205,22 +224,36 @@ static void assemble(const mr_contact_problem *p, polish_ws *w, const double *lb
   }
 }
 
-/* x solving M x = r by iterated Tikhonov; -1 when the factor fails */
-static int solve_active(polish_ws *w) {
+/* x solving M x = r by iterated Tikhonov, linearised at forces of size lb_norm; -1 when the
+ * factor fails. The rounds stop once the residual r − M x is at the round-off of r itself
+ * (c' = (G + R) λ' + g carries u |G| |λ'| from G's own entries; M's null space, the internal
+ * forces of a hyperstatic set, is not exactly that of G in doubles, so r has a component of
+ * that size outside range(M)), or when a round no longer halves it: a further round would
+ * amplify that component by up to 1/ε along the nearly singular directions and move x by
+ * noise, which can make the polish's next classification flip */
+static int solve_active(polish_ws *w, double lb_norm) {
   int m = w->m;
-  double tr = 0.0;
-  for (int k = 0; k < m; ++k)
-    tr = fmax(tr, fabs(w->M[k * m + k]));
-  double eps = 1e-10 * fmax(tr, 1e-300);
+  double tr = 0.0, norm_M = 0.0;
+  for (int k = 0; k < m; ++k) {
+    double row = 0.0;
+    for (int j = 0; j < m; ++j)
+      row += fabs(w->M[(size_t)k * m + j]);
+    tr = fmax(tr, fabs(w->M[k * m + k])), norm_M = fmax(norm_M, row);
+  }
+  double eps = 1e-10 * fmax(tr, 1e-300), floor = 4.0 * DBL_EPSILON * norm_M * lb_norm;
   memcpy(w->Mf, w->M, sizeof(double) * (size_t)m * m);
   for (int k = 0; k < m; ++k)
     w->Mf[k * m + k] += eps;
   if (mr_lu_factor(w->Mf, m, w->piv)) return -1;
   mr_zero(w->x, m);
+  double prev = INFINITY;
   for (int it = 0; it < HYB_REFINE; ++it) {
     mr_matvec(w->t, w->M, w->x, m, m);
     for (int k = 0; k < m; ++k)
       w->t[k] = w->r[k] - w->t[k];
+    double res = mr_norm_inf(w->t, m);
+    if (it > 0 && (res <= floor || res > 0.5 * prev)) break;
+    prev = res;
     mr_lu_solve(w->Mf, m, w->piv, w->t);
     mr_axpy(w->x, 1.0, w->t, m);
   }
@@ -256,17 +289,18 @@ static void apply_step(const mr_contact_problem *p, const polish_ws *w, const do
  * it removes (a sliding corner's friction direction is set by the slip, whose size is
  * microns per second against forces of hundreds of newtons), and only the next one lands */
 static double polish(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
-                     double *best, double *c, double *trial, double e, int *steps) {
-  int n = w->n;
-  double *cur = w->lt;
+                     double *best, double *c, double e, int *steps) {
+  int n = w->n, stalled = 0;
+  double *cur = w->lt, lowest = INFINITY;
   mr_copy(cur, best, n);
+  /* c = c(cur) on every pass: here, then from the criterion of the step taken */
+  mr_problem_velocity_dot2(p, cur, c);
   for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
-    mr_problem_velocity_dot2(p, cur, c);
     classify(p, cur, c, w);
     if (w->m == 0) break;
     base_point(p, w, cur, w->l, c);
     assemble(p, w, w->l, c);
-    if (solve_active(w)) break;
+    if (solve_active(w, mr_norm_inf(w->l, n))) break;
     /* a step larger than the forces themselves left the local model (an inconsistent r, e.g. a
      * wrong active set, amplified by the regularised solve): stop */
     if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(cur, n))) break;
@@ -275,6 +309,12 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     ++*steps;
     if (!isfinite(et)) break;
     if (et < e) mr_copy(best, cur, n), e = et;
+    /* two steps in a row that do not halve the lowest ε_abs of the iterates: the
+     * classification cycles between neighbouring active sets (a corner flipping between
+     * sticking and sliding), which stage 5 resolves by itself */
+    stalled = et > 0.5 * lowest ? stalled + 1 : 0;
+    lowest = fmin(lowest, et);
+    if (stalled == 2) break;
   }
   mr_problem_velocity_dot2(p, best, c);
   return e;
@@ -303,11 +343,10 @@ static int dense_copy(const mr_contact_problem *p, mr_arena *work, mr_contact_pr
 
 /* stages 4 and 5 from best (ε_abs e): on p itself when its G is dense, else on a dense copy with
  * its active-set matrices made here (up to HYB_DENSE_MAX_NC contacts; left out above) */
-static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s,
-                            polish_ws *w, mr_arena *work, double *best, double *c, double *trial,
-                            double e, int *iters) {
+static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                            mr_arena *work, double *best, double *c, double e, int *iters) {
   if (!w->blocks) {
-    e = polish(p, s, w, best, c, trial, e, iters);
+    e = polish(p, s, w, best, c, e, iters);
     return newton(p, s, w, best, c, e, iters);
   }
   if (p->nc > HYB_DENSE_MAX_NC || !(e > s->eps_abs)) return e;
@@ -315,7 +354,7 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
   mr_contact_problem d;
   w->M = mr_arena_doubles(work, nn), w->Mf = mr_arena_doubles(work, nn);
   if (w->M && w->Mf && dense_copy(p, work, &d) == 0) {
-    e = polish(&d, s, w, best, c, trial, e, iters);
+    e = polish(&d, s, w, best, c, e, iters);
     e = newton(&d, s, w, best, c, e, iters);
   }
   w->M = w->Mf = NULL;
@@ -327,18 +366,19 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
  * the last chunk's rate of decrease of ε_abs would reach eps_abs within `share` of the chunks
  * left (reserve iterations kept for the Newton stages); λ, e = its ε_abs and *moved updated */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
-                         mr_solve_fn solver, int chunk, double share, int reserve, double handover,
-                         double *lambda, double *c, double *trial, double *e, int *iters,
-                         int *moved, int *slow, mr_error *err) {
+                         mr_solve_fn solver, int first, int chunk, double share, int reserve,
+                         double handover, double *lambda, double *c, double *trial, double *e,
+                         int *iters, int *moved, int *slow, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
   mr_copy(trial, lambda, n);
   double eprev = *e;
+  int len = first;
   while (*iters < s->max_iter - reserve) {
     int left = s->max_iter - reserve - *iters;
-    sub.max_iter = left < chunk ? left : chunk;
+    sub.max_iter = left < len ? left : len;
     memset(&st, 0, sizeof st);
     mr_status rc = solver(p, &sub, NULL, work, trial, c, &st, err);
     if (rc) return rc;
@@ -349,14 +389,117 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     /* chunks still needed at the last chunk's rate, against the chunks left */
     double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
     eprev = et;
-    if (!(need <= share * (s->max_iter - reserve - *iters) / chunk)) break;
+    if (!(need <= share * (s->max_iter - reserve - *iters) / len)) break;
     /* converging, but slower than the Newton stages would likely finish: hand over to them */
-    if (need * chunk > handover) {
+    if (need * len > handover) {
       *slow = 1;
       break;
     }
+    len = chunk;
   }
   return MR_OK;
+}
+
+/* stages 4 and 5 from the best iterate λ (ε_abs e), again while a round lowers ε_abs tenfold:
+ * each round restarts the polish from the best iterate, whose active set is then nearer the
+ * solution's; returns ε_abs */
+static double newton_rounds(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                            mr_arena *work, int reserve, double *lambda, double *c, double e,
+                            int *iters) {
+  double before;
+  do {
+    before = e;
+    e = newton_stages(p, s, w, work, lambda, c, e, iters);
+  } while (e > s->eps_abs && e < 0.1 * before && *iters < s->max_iter - reserve);
+  return e;
+}
+
+/* 3. staggered projections (ncp-stagproj) from the best iterate on the rest of the budget: a
+ * g outside range(G) (no all-sticking solution: a landing patch, a recorded problem of an
+ * inconsistent gap law) needs corners to lift or slide, a change of the active set that ADMM
+ * and the Newton steps make slowly or not at all from a poor iterate, while each convex
+ * subproblem of ncp-stagproj sets it exactly (it converges linearly there, in up to ~9500 outer
+ * iterations on the TALOS problems of tests/fixtures). First a probe of HYB_SP_PROBE outer
+ * iterations, then stages 4 and 5 (reserve ≥ 0) from its iterate: on the rough-ground trot the
+ * staggered projections reach the solution's active set within it, while their ε_abs is still
+ * ~10–10⁴, and would then shrink ε_abs by about 0.7 per 250 iterations for thousands more;
+ * Newton's method from that active set ends in a few steps. When they do not end it, the run
+ * on the rest of the budget starts again from the probe's start, not from its iterate: a
+ * restarted run loses its subproblems' warm duals and stalls on the TALOS fixtures (ε_abs
+ * 1.9e-6 and 2.4e-6 at 10⁴ iterations) which one uninterrupted run solves. λ, e = its ε_abs
+ * updated */
+static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_settings *s,
+                                mr_solver_state *state, mr_arena *work, polish_ws *w, int reserve,
+                                double *lambda, double *c, double *trial, double *e, int *iters,
+                                mr_error *err) {
+  int n = w->n, keep = reserve < 0 ? 0 : reserve;
+  mr_solver_settings sub = *s;
+  mr_solver_stats st;
+  sub.warm_start = 1;
+  mr_copy(w->sp, lambda, n);
+  /* the probe: HYB_SP_PROBE outer iterations, then stages 4 and 5 from its iterate */
+  if (reserve >= 0 && s->max_iter - *iters - keep > 2 * HYB_SP_PROBE) {
+    mr_copy(trial, lambda, n);
+    sub.max_iter = HYB_SP_PROBE;
+    memset(&st, 0, sizeof st);
+    mr_status rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
+    if (rc) return rc;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    /* stopped by its own rules: the full run from the same start would stop there too */
+    int done = st.iterations < sub.max_iter;
+    if (!done && et > s->eps_abs) et = newton_stages(p, s, w, work, trial, c, et, iters);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (done || *e <= s->eps_abs) return MR_OK;
+  }
+  /* the run on the rest of the budget from the same start as the probe */
+  sub.max_iter = s->max_iter - *iters - keep;
+  if (sub.max_iter <= 0) return MR_OK;
+  mr_copy(trial, w->sp, n);
+  memset(&st, 0, sizeof st);
+  /* the state goes with it only for its sparse factor (ncp-stagproj keeps no y or ρ) */
+  mr_status rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
+  if (rc) return rc;
+  *iters += st.iterations;
+  double et = ncp_eps(p, trial, c);
+  if (et < *e) mr_copy(lambda, trial, n), *e = et;
+  return MR_OK;
+}
+
+/* stages 1 and 1b from λ (in place, ε_abs e on entry); *moved set when λ changed */
+static mr_status first_stages(const mr_contact_problem *p, const mr_solver_settings *s,
+                              mr_arena *work, polish_ws *w, int early, int reserve, double *lambda,
+                              double *c, double *trial, double *e, int *iters, int *moved,
+                              mr_error *err) {
+  int slow = 0;
+  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget; when
+   * that rate still needs more sweeps than the Newton stages cost (a sweep costs about 2n²
+   * flops, a Newton step's LU about 2n³/3, so the reserve of HYB_POLISH + HYB_NEWTON steps
+   * costs at most as much as reserve·n/3 sweeps), it hands over to them (1b) — the hyperstatic
+   * stacks and piles, where Gauss-Seidel's rate is poor but its active set is right after a few
+   * sweeps. The first chunk is then HYB_PGS_FIRST sweeps: its rate already tells a pile of
+   * cubes (ε_abs 26 → 10 in 25 sweeps, the Newton stages then end in 3–5 steps) from a problem
+   * ncp-pgs finishes */
+  double handover = early ? reserve * w->n / 3.0 : INFINITY;
+  int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
+  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
+                         handover, lambda, c, trial, e, iters, moved, &slow, err);
+  if (rc || *e <= s->eps_abs) return rc;
+  /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
+   * rate that misses eps_abs within the budget): a few steps, each about n/3 sweeps, where
+   * stages 2 and 3 may run thousands of iterations (the rough-ground trot's sliding feet leave
+   * ncp-pgs, ADMM and staggered projections at ε_abs ~ 10² for 10⁴ iterations, while Newton's
+   * method from ncp-pgs's iterate ends in a few steps); ncp-pgs resumes after a slow chunk */
+  if (early) {
+    double e1 = *e;
+    *e = newton_rounds(p, s, w, work, reserve, lambda, c, *e, iters);
+    if (*e <= s->eps_abs) return MR_OK;
+    if (*e < e1) *moved = 1;
+  }
+  if (slow)
+    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
+                 INFINITY, lambda, c, trial, e, iters, moved, &slow, err);
+  return rc;
 }
 
 /* stages 1–5 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
@@ -367,26 +510,31 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
-  int newton_ok = !w->blocks || p->nc <= HYB_DENSE_MAX_NC;
-  int reserve = newton_ok ? HYB_POLISH + HYB_NEWTON : 0, moved = 0, slow = 0;
-  /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget; when
-   * that rate still needs more sweeps than the Newton stages cost (a sweep costs about 2n²
-   * flops, a Newton step's LU about 2n³/3, so the reserve of HYB_POLISH + HYB_NEWTON steps
-   * costs at most as much as reserve·n/3 sweeps), stages 4 and 5 are tried once from the
-   * current iterate — the hyperstatic stacks, where Gauss-Seidel's rate is poor but its
-   * active set (all sticking) is right after the first chunk — and ncp-pgs resumes if they do
-   * not converge */
-  double handover = newton_ok ? reserve * n / 3.0 : INFINITY;
-  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, handover,
-                         lambda, c, trial, e, iters, &moved, &slow, err);
+  /* the Newton stages before and between the long stages (1b, 1c, 3's probe) up to
+   * HYB_DENSE_MAX_NC contacts, where a dense and a block-sparse G both run them (the two take
+   * the same path, and above it a Newton step costs hundreds of sweeps); after stage 3 on any
+   * dense G */
+  int early = p->nc <= HYB_DENSE_MAX_NC;
+  int reserve = !w->blocks || early ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
+  mr_status rc =
+      first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
   if (rc || *e <= s->eps_abs) return rc;
-  if (slow) {
-    *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
-    if (*e <= s->eps_abs) return MR_OK;
-    moved = 1;
-    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, 0.5, reserve, INFINITY, lambda,
-                 c, trial, e, iters, &moved, &slow, err);
+  /* 1c. from a warm start, stages 1 and 1b again from λ = 0 before the long stages: a warm
+   * start from a step whose contacts slid or changed can lead ncp-pgs and the Newton stages
+   * astray where the cold start does not (the rough-ground trot: ncp-pgs stalls at the warm
+   * start's ε_abs ~ 10³ and stages 2–3 take 10⁴ iterations, while from λ = 0 stages 1 and 1b
+   * end in ~100); the better of the two goes on */
+  if (w->warm && early) {
+    double e_warm = *e;
+    mr_copy(w->sp, lambda, n);
+    mr_zero(lambda, n);
+    *e = ncp_eps(p, lambda, c);
+    rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
     if (rc || *e <= s->eps_abs) return rc;
+    if (e_warm <= *e)
+      mr_copy(lambda, w->sp, n), *e = e_warm;
+    else
+      moved = 1;
   }
   /* 2. ncp-admm (ill-conditioned G: mass ratios, stacks) on a twentieth of what remains: where it
    * converges it does within a few hundred iterations (the heavy-on-light stacks of the corpus);
@@ -405,29 +553,15 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs) return MR_OK;
   }
-  /* 3. staggered projections (ncp-stagproj) from the best iterate on the rest of the budget: a
-   * g outside range(G) (no all-sticking solution: a landing patch, a recorded problem of an
-   * inconsistent gap law) needs corners to lift or slide, a change of the active set that ADMM
-   * and the Newton steps below make slowly or not at all, while each convex subproblem of
-   * ncp-stagproj sets it exactly (it converges linearly there, in up to ~9500 outer iterations
-   * on the TALOS problems of tests/fixtures) */
-  sub.max_iter = s->max_iter - *iters - reserve;
-  if (sub.max_iter > 0) {
-    mr_copy(trial, lambda, n);
-    memset(&st, 0, sizeof st);
-    /* the state goes with it only for its sparse factor (ncp-stagproj keeps no y or ρ) */
-    rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
-    if (rc) return rc;
-    *iters += st.iterations;
-    double et = ncp_eps(p, trial, c);
-    if (et < *e) mr_copy(lambda, trial, n), *e = et;
-  }
+  /* 3. staggered projections, stages 4 and 5 after its probe */
+  rc = stagproj_stage(p, s, state, work, w, early ? reserve : -1, lambda, c, trial, e, iters, err);
+  if (rc || *e <= s->eps_abs) return rc;
   /* 4. the active-set Newton polish, 5. semismooth Newton on the natural map (finds the active
    * set by itself) */
-  *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
+  *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   /* 5b. when 4 and 5 stall far from eps_abs: the stick/separate mode search (modes.c), 4, 5 */
   if (*e > MR_MODES_TRIGGER * s->eps_abs && mr_contact_modes(p, w->M, w->Mf, work, lambda, c, e))
-    *e = newton_stages(p, s, w, work, lambda, c, trial, *e, iters);
+    *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   return MR_OK;
 }
 
@@ -447,8 +581,9 @@ static int polish_alloc(polish_ws *w, int nc, int blocks, mr_arena *a) {
   w->t = mr_arena_doubles(a, (size_t)n + 1);
   w->l = mr_arena_doubles(a, (size_t)n + 1);
   w->lt = mr_arena_doubles(a, (size_t)n + 1);
+  w->sp = mr_arena_doubles(a, (size_t)n + 1);
   return w->cl && w->dir && w->col && w->piv && (blocks || (w->M && w->Mf)) && w->r && w->x &&
-                 w->t && w->l && w->lt
+                 w->t && w->l && w->lt && w->sp
              ? 0
              : -1;
 }
@@ -479,6 +614,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   }
   /* 0. the warm start, projected on the cones (λ = 0 without one) */
   int warm = s->warm_start;
+  w.warm = warm;
   for (int k = 0; k < n; ++k)
     if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
   for (int i = 0; i < p->nc; ++i)
@@ -507,8 +643,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
 
 size_t mr_hybrid_sparse_work_size(int nc) {
   size_t m = nc > 0 ? (size_t)nc : 0, n = 3 * m;
-  /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt), alignment */
-  size_t own = (8 * n + 4 * m + 64) * sizeof(double) + 16 * 32;
+  /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt, sp), alignment */
+  size_t own = (9 * n + 4 * m + 64) * sizeof(double) + 16 * 32;
   /* then stage 3, or the dense copy with the two active-set matrices, or the copy under the
    * lattice polish */
   size_t stage = mr_stagproj_work_size(nc, 1);
