@@ -523,13 +523,16 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * start from a step whose contacts slid or changed can lead ncp-pgs and the Newton stages
    * astray where the cold start does not (the rough-ground trot: ncp-pgs stalls at the warm
    * start's ε_abs ~ 10³ and stages 2–3 take 10⁴ iterations, while from λ = 0 stages 1 and 1b
-   * end in ~100); the better of the two goes on */
+   * end in ~100); the better of the two goes on. Only when they left ε_abs above its value at
+   * λ = 0: a warm start they brought below it (the heavy-on-light stack, whose stages 2–3 then
+   * converge in ~500) is kept without the extra cost */
   if (w->warm && early) {
     double e_warm = *e;
     mr_copy(w->sp, lambda, n);
     mr_zero(lambda, n);
     *e = ncp_eps(p, lambda, c);
-    rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
+    if (*e < e_warm)
+      rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
     if (rc || *e <= s->eps_abs) return rc;
     if (e_warm <= *e)
       mr_copy(lambda, w->sp, n), *e = e_warm;
