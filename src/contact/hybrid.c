@@ -362,9 +362,10 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
   return e;
 }
 
-/* a solver run warm from the best iterate λ in chunks of `chunk` iterations, continued while
- * the last chunk's rate of decrease of ε_abs would reach eps_abs within `share` of the chunks
- * left (reserve iterations kept for the Newton stages); λ, e = its ε_abs and *moved updated */
+/* a solver run warm from the best iterate λ in chunks of `chunk` iterations (the first two of
+ * `first`), continued while the last chunk's rate of decrease of ε_abs would reach eps_abs
+ * within `share` of the chunks left (reserve iterations kept for the Newton stages), *slow set
+ * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
                          mr_solve_fn solver, int first, int chunk, double share, int reserve,
                          double handover, double *lambda, double *c, double *trial, double *e,
