@@ -254,7 +254,8 @@ static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
 }
 
 /* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
- * velocities, solved on the block's support; v and v_f rows into vel and g */
+ * velocities, solved on the block's support (Y by dof, as block_Y lays it out); v and v_f rows
+ * into vel and g */
 static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const int *S, int ns,
                           const int *col, double *x, double *J, double *Y, int nv, const double *v,
                           const double *vf, double *vel, double *g) {
@@ -269,7 +270,8 @@ static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const 
   }
   solve_support(d, S, ns, x);
   for (int t = 0; t < ns; ++t) {
-    Y[2 * (size_t)nv + t] = x[S[t]];
+    double *y = Y + 3 * (size_t)t;
+    y[0] = y[1] = 0.0, y[2] = x[S[t]];
     x[S[t]] = 0.0;
   }
 }
@@ -288,7 +290,7 @@ typedef struct {
   int *next;  /* per block side: the next on its unit's list */
   int *Su;    /* the dofs of the unit being solved */
   int *units; /* the units' last dofs, in order of first appearance */
-  int *chain; /* per block: 0, CHAIN or NORMAL_ONLY */
+  int *chain; /* per block: 1 when its support is one path to a root */
   int *alone; /* per block: 1 when on one body's path only (the other side static) */
   int nu;
 } sparse_work;
@@ -300,9 +302,11 @@ static sparse_work sparse_work_at(mr_contact_assembly *a, int nc) {
   return s;
 }
 
-/* a block's sparse_work.chain: its support is one path to a root; and only its normal row is
- * nonzero (a joint limit's or coupling's on one path) */
-enum { CHAIN = 1, NORMAL_ONLY = 2 };
+/* a tree-sparse block's rows of Y = U⁻¹ Jᵀ, by dof: entry (k, t) (row k at its support's t-th
+ * dof) at 3 t + k */
+static inline double *block_Y(const mr_contact_assembly *a, int i) {
+  return a->MiJt + 3 * (size_t)i * a->nv;
+}
 
 /* the common tail of two paths to a root (descending lists): its length, found by bisection
  * (the lists agree on a suffix and nowhere before it) */
@@ -318,9 +322,26 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
   return lo;
 }
 
+/* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
+ * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
+ * lane by lane, so each lane gets the bits of the scalar expression. */
+typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
+
+/* acc (rows 0..2 of the block in lanes 0..2, lane 3 unused) += (D⁻¹_k y_i) y_jᵀ at one dof k,
+ * y_i and y_j the two blocks' rows of Y there: each entry the same product added in the same
+ * order as entry by entry, so the same bits */
+static inline void add_term(lanes4 acc[3], const double *yi, const double *yj, double dk) {
+  const lanes4 b = {yj[0], yj[1], yj[2], 0.0};
+  for (int r = 0; r < 3; ++r) {
+    const double ar = yi[r] * dk;
+    acc[r] += (lanes4){ar, ar, ar, ar} * b;
+  }
+}
+
 /* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j, in
  * descending dof order: for two paths to a root the common tail of both lists, else their
- * merge */
+ * merge. A joint limit's rows 0 and 1 are +0, so their products add +0 to +0 sums: the entries
+ * are those of the normal row alone. */
 static inline void support_block(const mr_data *d, const mr_assembly_subset *sub,
                                  const mr_contact_assembly *a, int i, int j, const int *chain,
                                  double *acc) {
@@ -328,49 +349,27 @@ static inline void support_block(const mr_data *d, const mr_assembly_subset *sub
   const double *Dinv = d->Dinv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
-  const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
-  double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0,
-         s22 = 0.0;
-#define TERM(ti, tj)                                                                               \
-  do {                                                                                             \
-    double dk = Dinv[Si[ti]];                                                                      \
-    double a0 = Yi[ti] * dk, a1 = Yi[nv + (ti)] * dk, a2 = Yi[2 * (size_t)nv + (ti)] * dk;         \
-    double b0 = Yj[tj], b1 = Yj[nv + (tj)], b2 = Yj[2 * (size_t)nv + (tj)];                        \
-    s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;                                                \
-    s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;                                                \
-    s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;                                                \
-  } while (0)
+  const double *Yi = block_Y(a, i), *Yj = block_Y(a, j);
+  lanes4 s[3] = {{0.0}, {0.0}, {0.0}};
   if (chain[i] && chain[j]) {
     /* the same path (the same last dof): all of it */
     int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
-    Yi += ni - L, Yj += nj - L, Si += ni - L;
-    if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
-      const double *yin = Yi + 2 * (size_t)nv, *yjn = Yj + 2 * (size_t)nv;
-      for (int t = 0; t < L; ++t) {
-        double dk = Dinv[Si[t]], zn = yin[t] * dk;
-        if (chain[i] == NORMAL_ONLY) s20 += zn * Yj[t], s21 += zn * Yj[nv + t];
-        if (chain[j] == NORMAL_ONLY) s02 += Yi[t] * dk * yjn[t], s12 += Yi[nv + t] * dk * yjn[t];
-        s22 += zn * yjn[t];
-      }
-      if (chain[i] == NORMAL_ONLY) s02 = s12 = 0.0;
-      if (chain[j] == NORMAL_ONLY) s20 = s21 = 0.0;
-    } else {
-      for (int t = 0; t < L; ++t)
-        TERM(t, t);
-    }
+    Yi += 3 * (size_t)(ni - L), Yj += 3 * (size_t)(nj - L), Si += ni - L;
+    for (int t = 0; t < L; ++t)
+      add_term(s, Yi + 3 * (size_t)t, Yj + 3 * (size_t)t, Dinv[Si[t]]);
   } else {
     for (int ti = 0, tj = 0; ti < ni && tj < nj;) {
       if (Si[ti] != Sj[tj]) {
         Si[ti] > Sj[tj] ? ++ti : ++tj;
         continue;
       }
-      TERM(ti, tj);
+      add_term(s, Yi + 3 * (size_t)ti, Yj + 3 * (size_t)tj, Dinv[Si[ti]]);
       ++ti, ++tj;
     }
   }
-#undef TERM
-  acc[0] = s00, acc[1] = s01, acc[2] = s02, acc[3] = s10, acc[4] = s11, acc[5] = s12;
-  acc[6] = s20, acc[7] = s21, acc[8] = s22;
+  for (int r = 0; r < 3; ++r)
+    for (int q = 0; q < 3; ++q)
+      acc[3 * r + q] = s[r][q];
 }
 
 /* the block-CSR pattern of G: blocks i and j are coupled iff their supports share a dof, that
@@ -478,14 +477,13 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
     int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
-    double *Y = a->MiJt + (size_t)3 * i * nv;
+    double *Y = block_Y(a, i);
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
-    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : 0;
+    w.chain[i] = c->type == MR_ROWS_LIMIT; /* a dof's path */
     w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
-      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns) ? CHAIN : 0;
-      mr_zero(Y, 2 * nv);
+      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns);
       dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
                     a->g + 3 * i);
       continue;
@@ -500,10 +498,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     }
     /* on two bodies' paths: the block's rows of J, and J v and J v_f from them */
     w.alone[i] = sides == 1;
-    w.chain[i] = w.alone[i] || is_chain(d, S, ns) ? CHAIN : 0;
-    if (sides != 1)
-      for (int k = 0; k < 3; ++k)
-        mr_zero(Y + (size_t)k * nv, ns);
+    w.chain[i] = w.alone[i] || is_chain(d, S, ns);
+    if (sides != 1) mr_zero(Y, 3 * ns);
     if (sides == 2) {
       double *Ji = a->J + (size_t)3 * i * nv;
       contact_jacobian(m, d, c, col, nv, Ji, scratch);
@@ -541,12 +537,12 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
       int i = e / 2, nsi = sub->nsupport[i];
       const int *S = sub->support + (size_t)i * nv;
       point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double *Y = a->MiJt + (size_t)3 * i * nv;
+      double *Y = block_Y(a, i);
       if (w.alone[i]) { /* its support is the unit's path */
         for (int t = 0; t < ns; ++t) {
           mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-          for (int k = 0; k < 3; ++k)
-            Y[(size_t)k * nv + t] = r.v[k];
+          double *y = Y + 3 * (size_t)t;
+          y[0] = r.v[0], y[1] = r.v[1], y[2] = r.v[2];
         }
         continue;
       }
@@ -554,7 +550,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
         if (S[t] != w.Su[p]) continue;
         mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
         for (int k = 0; k < 3; ++k)
-          Y[(size_t)k * nv + t] += r.v[k];
+          Y[3 * (size_t)t + k] += r.v[k];
       }
     }
   }
@@ -687,8 +683,9 @@ void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
     if (sub->sparse) { /* Y λ on the supports, a block's three rows at once, then U⁻ᵀ D⁻¹ once */
       const int *S = sub->support + (size_t)(r / 3) * nv;
       const double l0 = dt * lambda[r], l1 = dt * lambda[r + 1], l2 = dt * lambda[r + 2];
+      const double *y = block_Y(a, r / 3);
       for (int t = 0; t < sub->nsupport[r / 3]; ++t)
-        x[S[t]] += l0 * row[t] + l1 * row[nv + t] + l2 * row[2 * (size_t)nv + t];
+        x[S[t]] += l0 * y[3 * t] + l1 * y[3 * t + 1] + l2 * y[3 * t + 2];
       r += 2;
       continue;
     }
