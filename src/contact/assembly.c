@@ -322,6 +322,20 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
   return lo;
 }
 
+/* the common tail of the last two paths compared: a path to a root is its last dof's, so the
+ * blocks of one body (a foot's contacts) share it and the bisection runs once per pair of bodies
+ * instead of once per pair of blocks */
+typedef struct {
+  int last_i, last_j, L;
+} tail_memo;
+
+static inline int chain_tail(const int *Si, int ni, const int *Sj, int nj, tail_memo *memo) {
+  if (Si[0] == Sj[0]) return ni; /* the same path */
+  if (memo->last_i != Si[0] || memo->last_j != Sj[0])
+    *memo = (tail_memo){Si[0], Sj[0], common_tail(Si, ni, Sj, nj)};
+  return memo->L;
+}
+
 /* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
  * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
  * lane by lane, so each lane gets the bits of the scalar expression. */
@@ -344,7 +358,7 @@ static inline void add_term(lanes4 acc[3], const double *yi, const double *yj, d
  * are those of the normal row alone. */
 static inline void support_block(const mr_data *d, const mr_assembly_subset *sub,
                                  const mr_contact_assembly *a, int i, int j, const int *chain,
-                                 double *acc) {
+                                 tail_memo *memo, double *acc) {
   int nv = a->nv;
   const double *Dinv = d->Dinv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
@@ -352,8 +366,7 @@ static inline void support_block(const mr_data *d, const mr_assembly_subset *sub
   const double *Yi = block_Y(a, i), *Yj = block_Y(a, j);
   lanes4 s[3] = {{0.0}, {0.0}, {0.0}};
   if (chain[i] && chain[j]) {
-    /* the same path (the same last dof): all of it */
-    int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
+    int L = chain_tail(Si, ni, Sj, nj, memo);
     Yi += 3 * (size_t)(ni - L), Yj += 3 * (size_t)(nj - L), Si += ni - L;
     for (int t = 0; t < L; ++t)
       add_term(s, Yi + 3 * (size_t)t, Yj + 3 * (size_t)t, Dinv[Si[t]]);
@@ -418,6 +431,7 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
                             mr_contact_assembly *a, int nc, const int *chain) {
   int *cursor = a->Gb_work;
+  tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
   for (int i = 0; i < nc; ++i)
@@ -425,7 +439,7 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(d, sub, a, i, j, chain, B);
+      support_block(d, sub, a, i, j, chain, &memo, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -444,10 +458,11 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
 static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
                            mr_contact_assembly *a, int nc, const int *chain) {
   size_t n = 3 * (size_t)nc;
+  tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
     for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(d, sub, a, i, j, chain, acc);
+      support_block(d, sub, a, i, j, chain, &memo, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
