@@ -230,6 +230,14 @@ static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
   }
 }
 
+/* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
+ * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
+ * lane by lane, so each lane gets the bits of the scalar expression. */
+typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
+
+/* x in every lane */
+#define LANES(x) ((lanes4){(x), (x), (x), (x)})
+
 /* a contact's rows (a point constraint's world rows) at the columns (v, ω) of a path through its
  * side's body: the velocity v + ω × p of its point, rotated into the contact frame, negated for
  * the second body (the frame negated: the same bits as negating the product) */
@@ -251,6 +259,24 @@ static point_map point_map_of(const mr_contact_geometry *c, int side) {
 static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
   mr_vec3 w = mr_v3(col6[3], col6[4], col6[5]);
   return mr_m3_tmulv(&pm->R, mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, pm->p)));
+}
+
+/* the point maps of up to four blocks alone on one body's path, a lane each (unused lanes zero),
+ * and the list entries 2i + side they come from */
+typedef struct {
+  lanes4 p[3], R[3][3];
+  int e[4], n;
+} point_lanes;
+
+/* point_rows in each lane: the same operations, so the same bits */
+static inline void lane_rows(const point_lanes *pl, const double *col6, lanes4 r[3]) {
+  const lanes4 v0 = LANES(col6[0]), v1 = LANES(col6[1]), v2 = LANES(col6[2]);
+  const lanes4 w0 = LANES(col6[3]), w1 = LANES(col6[4]), w2 = LANES(col6[5]);
+  const lanes4 *p = pl->p;
+  const lanes4 c0 = v0 + (w1 * p[2] - w2 * p[1]), c1 = v1 + (w2 * p[0] - w0 * p[2]),
+               c2 = v2 + (w0 * p[1] - w1 * p[0]);
+  for (int k = 0; k < 3; ++k)
+    r[k] = pl->R[0][k] * c0 + pl->R[1][k] * c1 + pl->R[2][k] * c2;
 }
 
 /* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
@@ -302,6 +328,25 @@ static sparse_work sparse_work_at(mr_contact_assembly *a, int nc) {
   return s;
 }
 
+/* the next up to four blocks alone on a unit's list from entry *e on, as lanes (*e left at the
+ * entry after them); their number */
+static int alone_batch(const sparse_work *w, const mr_contact_geometry *contacts,
+                       const mr_assembly_subset *sub, int *e, point_lanes *pl) {
+  *pl = (point_lanes){.n = 0};
+  for (; *e >= 0 && pl->n < 4; *e = w->next[*e]) {
+    int i = *e / 2, l = pl->n;
+    if (!w->alone[i]) continue;
+    point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], *e % 2);
+    for (int k = 0; k < 3; ++k)
+      pl->p[k][l] = pm.p.v[k];
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k)
+        pl->R[r][k][l] = pm.R.m[r][k];
+    pl->e[pl->n++] = *e;
+  }
+  return pl->n;
+}
+
 /* a tree-sparse block's rows of Y = U⁻¹ Jᵀ, by dof: entry (k, t) (row k at its support's t-th
  * dof) at 3 t + k */
 static inline double *block_Y(const mr_contact_assembly *a, int i) {
@@ -335,11 +380,6 @@ static inline int chain_tail(const int *Si, int ni, const int *Sj, int nj, tail_
     *memo = (tail_memo){Si[0], Sj[0], common_tail(Si, ni, Sj, nj)};
   return memo->L;
 }
-
-/* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
- * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
- * lane by lane, so each lane gets the bits of the scalar expression. */
-typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
 
 /* acc (rows 0..2 of the block in lanes 0..2, lane 3 unused) += (D⁻¹_k y_i) y_jᵀ at one dof k,
  * y_i and y_j the two blocks' rows of Y there: each entry the same product added in the same
@@ -528,39 +568,43 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   double *Yu = scratch;
   for (int q = 0; q < w.nu; ++q) {
     int ns = mr_path_world_columns(m, d, w.units[q], Yu, w.Su), first = w.head[col[w.units[q]]];
-    /* the rows of J of the blocks on this body alone, and J v, J v_f over ascending dofs (as
-     * row_dot) */
-    for (int e = first; e >= 0; e = w.next[e]) {
-      int i = e / 2;
-      if (!w.alone[i]) continue;
-      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double sv[3] = {0}, sf[3] = {0}, *Ji = a->J + (size_t)3 * i * nv;
+    point_lanes pl;
+    /* the rows of J of the blocks on this body alone, four at a time, and J v, J v_f over
+     * ascending dofs (as row_dot) */
+    for (int e = first; alone_batch(&w, contacts, sub, &e, &pl) > 0;) {
+      lanes4 sv[3] = {{0.0}, {0.0}, {0.0}}, sf[3] = {{0.0}, {0.0}, {0.0}}, r[3];
       for (int t = ns - 1; t >= 0; --t) {
-        mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-        for (int k = 0; k < 3; ++k) {
-          Ji[(size_t)k * nv + col[w.Su[t]]] = r.v[k];
-          sv[k] += r.v[k] * v[w.Su[t]], sf[k] += r.v[k] * vf[w.Su[t]];
-        }
+        lane_rows(&pl, Yu + 6 * t, r);
+        const double vt = v[w.Su[t]], ft = vf[w.Su[t]];
+        for (int k = 0; k < 3; ++k)
+          sv[k] += r[k] * LANES(vt), sf[k] += r[k] * LANES(ft);
+        for (int l = 0; l < pl.n; ++l)
+          for (int k = 0; k < 3; ++k)
+            a->J[(3 * (size_t)(pl.e[l] / 2) + k) * nv + col[w.Su[t]]] = r[k][l];
       }
-      for (int k = 0; k < 3; ++k)
-        a->vel[3 * i + k] = sv[k], a->g[3 * i + k] = sf[k];
+      for (int l = 0; l < pl.n; ++l)
+        for (int k = 0; k < 3; ++k)
+          a->vel[3 * (pl.e[l] / 2) + k] = sv[k][l], a->g[3 * (pl.e[l] / 2) + k] = sf[k][l];
     }
     solve_columns(d, w.Su, ns, Yu);
-    /* each block on the unit: its rows of the solved columns over its support (the unit's path
-     * is a part of it) */
+    /* the blocks alone on the body: their rows of the solved columns (their support is the
+     * unit's path), four at a time */
+    for (int e = first; alone_batch(&w, contacts, sub, &e, &pl) > 0;)
+      for (int t = 0; t < ns; ++t) {
+        lanes4 r[3];
+        lane_rows(&pl, Yu + 6 * t, r);
+        for (int l = 0; l < pl.n; ++l)
+          for (int k = 0; k < 3; ++k)
+            block_Y(a, pl.e[l] / 2)[3 * (size_t)t + k] = r[k][l];
+      }
+    /* the blocks on two bodies' paths: this side's part of their rows over their support (the
+     * unit's path is a part of it) */
     for (int e = first; e >= 0; e = w.next[e]) {
       int i = e / 2, nsi = sub->nsupport[i];
+      if (w.alone[i]) continue;
       const int *S = sub->support + (size_t)i * nv;
       point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
       double *Y = block_Y(a, i);
-      if (w.alone[i]) { /* its support is the unit's path */
-        for (int t = 0; t < ns; ++t) {
-          mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-          double *y = Y + 3 * (size_t)t;
-          y[0] = r.v[0], y[1] = r.v[1], y[2] = r.v[2];
-        }
-        continue;
-      }
       for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
         if (S[t] != w.Su[p]) continue;
         mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
