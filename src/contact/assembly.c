@@ -381,42 +381,49 @@ static inline int chain_tail(const int *Si, int ni, const int *Sj, int nj, tail_
   return memo->L;
 }
 
-/* acc (rows 0..2 of the block in lanes 0..2, lane 3 unused) += (D⁻¹_k y_i) y_jᵀ at one dof k,
- * y_i and y_j the two blocks' rows of Y there: each entry the same product added in the same
+/* block i's rows of D⁻¹ Y (by dof, as block_Y), formed once for all its blocks of G */
+static void scaled_rows(const mr_data *d, const mr_assembly_subset *sub,
+                        const mr_contact_assembly *a, int i, double *Z) {
+  const int *S = sub->support + (size_t)i * a->nv;
+  const double *Y = block_Y(a, i);
+  for (int t = 0; t < sub->nsupport[i]; ++t)
+    for (int r = 0; r < 3; ++r)
+      Z[3 * t + r] = Y[3 * t + r] * d->Dinv[S[t]];
+}
+
+/* acc (rows 0..2 of the block in lanes 0..2, lane 3 unused) += z_i y_jᵀ at one dof k, z_i block
+ * i's rows of D⁻¹ Y there and y_j block j's of Y: each entry the same product added in the same
  * order as entry by entry, so the same bits */
-static inline void add_term(lanes4 acc[3], const double *yi, const double *yj, double dk) {
+static inline void add_term(lanes4 acc[3], const double *zi, const double *yj) {
   const lanes4 b = {yj[0], yj[1], yj[2], 0.0};
-  for (int r = 0; r < 3; ++r) {
-    const double ar = yi[r] * dk;
-    acc[r] += (lanes4){ar, ar, ar, ar} * b;
-  }
+  for (int r = 0; r < 3; ++r)
+    acc[r] += LANES(zi[r]) * b;
 }
 
 /* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j, in
  * descending dof order: for two paths to a root the common tail of both lists, else their
  * merge. A joint limit's rows 0 and 1 are +0, so their products add +0 to +0 sums: the entries
  * are those of the normal row alone. */
-static inline void support_block(const mr_data *d, const mr_assembly_subset *sub,
-                                 const mr_contact_assembly *a, int i, int j, const int *chain,
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a,
+                                 int i, int j, const double *Zi, const int *chain,
                                  tail_memo *memo, double *acc) {
   int nv = a->nv;
-  const double *Dinv = d->Dinv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
-  const double *Yi = block_Y(a, i), *Yj = block_Y(a, j);
+  const double *Yj = block_Y(a, j);
   lanes4 s[3] = {{0.0}, {0.0}, {0.0}};
   if (chain[i] && chain[j]) {
     int L = chain_tail(Si, ni, Sj, nj, memo);
-    Yi += 3 * (size_t)(ni - L), Yj += 3 * (size_t)(nj - L), Si += ni - L;
+    Zi += 3 * (size_t)(ni - L), Yj += 3 * (size_t)(nj - L);
     for (int t = 0; t < L; ++t)
-      add_term(s, Yi + 3 * (size_t)t, Yj + 3 * (size_t)t, Dinv[Si[t]]);
+      add_term(s, Zi + 3 * (size_t)t, Yj + 3 * (size_t)t);
   } else {
     for (int ti = 0, tj = 0; ti < ni && tj < nj;) {
       if (Si[ti] != Sj[tj]) {
         Si[ti] > Sj[tj] ? ++ti : ++tj;
         continue;
       }
-      add_term(s, Yi + 3 * (size_t)ti, Yj + 3 * (size_t)tj, Dinv[Si[ti]]);
+      add_term(s, Zi + 3 * (size_t)ti, Yj + 3 * (size_t)tj);
       ++ti, ++tj;
     }
   }
@@ -469,17 +476,18 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
 static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                            mr_contact_assembly *a, int nc, const int *chain) {
+                            mr_contact_assembly *a, int nc, const int *chain, double *Z) {
   int *cursor = a->Gb_work;
   tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
-  for (int i = 0; i < nc; ++i)
+  for (int i = 0; i < nc; ++i) {
+    scaled_rows(d, sub, a, i, Z);
     for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(d, sub, a, i, j, chain, &memo, B);
+      support_block(sub, a, i, j, Z, chain, &memo, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -491,23 +499,26 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
         for (int q = 0; q < 3; ++q)
           T[3 * q + r] = B[3 * r + q];
     }
+  }
 }
 
 /* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
  * mirrored */
 static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                           mr_contact_assembly *a, int nc, const int *chain) {
+                           mr_contact_assembly *a, int nc, const int *chain, double *Z) {
   size_t n = 3 * (size_t)nc;
   tail_memo memo = {-1, -1, 0};
-  for (int i = 0; i < nc; ++i)
+  for (int i = 0; i < nc; ++i) {
+    scaled_rows(d, sub, a, i, Z);
     for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(d, sub, a, i, j, chain, &memo, acc);
+      support_block(sub, a, i, j, Z, chain, &memo, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
               a->G[(3 * (size_t)j + q) * n + 3 * (size_t)i + r] = acc[3 * r + q];
     }
+  }
 }
 
 /* J and Y = U⁻¹ Jᵀ on each block's support through the bodies: a contact's rows at a dof are
@@ -617,12 +628,12 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
    * without the pattern */
   *stored = a->Gb && nc >= MR_SPARSE_G_MIN_NC;
   if (!*stored) {
-    dense_G_blocks(d, sub, a, nc, w.chain);
+    dense_G_blocks(d, sub, a, nc, w.chain, scratch);
     return MR_OK;
   }
   mr_status st = block_pattern(d, sub, a, nc, err);
   if (st) return st;
-  sparse_G_blocks(d, sub, a, nc, w.chain);
+  sparse_G_blocks(d, sub, a, nc, w.chain, scratch);
   return MR_OK;
 }
 
