@@ -179,9 +179,16 @@ static void solve_rows(const mr_model *m, const mr_data *d, const mr_assembly_su
   }
 }
 
-/* the dofs of a block's kinematic paths, descending: the two chains of parents merged */
+/* the last support formed: the last dofs of its two paths, and its dofs */
+typedef struct {
+  int a, b, n;
+  const int *S;
+} support_memo;
+
+/* the dofs of a block's kinematic paths, descending: the two chains of parents merged (copied
+ * from the last block's when it ends at the same dofs, as a foot's contacts do) */
 static int block_support(const mr_model *m, const mr_data *d, const mr_contact_geometry *c,
-                         int *out) {
+                         support_memo *memo, int *out) {
   const int *par = d->parent_dof;
   int a, b, n = 0;
   if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
@@ -189,13 +196,18 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   } else {
     a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
   }
+  if (memo->S && memo->a == a && memo->b == b) {
+    memcpy(out, memo->S, (size_t)memo->n * sizeof *out);
+    return memo->n;
+  }
+  *memo = (support_memo){a, b, 0, out};
   while (a >= 0 || b >= 0) {
     int k = a > b ? a : b;
     out[n++] = k;
     if (a == k) a = par[a];
     if (b == k) b = par[b];
   }
-  return n;
+  return memo->n = n;
 }
 
 /* x ← U⁻¹ x on a support S (descending): x_k −= U_kj x_j over the support's j in k's row
@@ -540,9 +552,11 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   mr_zero(a->J, 3 * nc * nv);
   for (int t = 0; t < nv; ++t)
     w.head[t] = -1;
+  support_memo memo = {0};
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
-    int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
+    int *S = sub->support + (size_t)i * nv;
+    int ns = sub->nsupport[i] = block_support(m, d, c, &memo, S);
     double *Y = block_Y(a, i);
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
