@@ -226,22 +226,6 @@ static void solve_support(const mr_data *d, const int *S, int ns, double *x) {
   }
 }
 
-/* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]) */
-static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
-  for (int t = 0, t0 = 0; t < ns; ++t) {
-    const int k = S[t], last = k + d->row_len[k] - 4;
-    const double *Uk = d->U + d->row_at[k] - k;
-    while (t0 < t && S[t0] > last)
-      ++t0;
-    double *yk = Y6 + 6 * (size_t)t;
-    for (int j = t0; j < t; ++j) {
-      const double u = Uk[S[j]], *yj = Y6 + 6 * (size_t)j;
-      for (int r = 0; r < 6; ++r)
-        yk[r] -= u * yj[r];
-    }
-  }
-}
-
 /* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
  * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
  * lane by lane, so each lane gets the bits of the scalar expression. */
@@ -249,6 +233,28 @@ typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
 
 /* x in every lane */
 #define LANES(x) ((lanes4){(x), (x), (x), (x)})
+
+/* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]): rows
+ * 0..3 as one lanes4, 4 and 5 as scalars, each the scalar operations in their order */
+static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
+  for (int t = 0, t0 = 0; t < ns; ++t) {
+    const int k = S[t], last = k + d->row_len[k] - 4;
+    const double *Uk = d->U + d->row_at[k] - k;
+    while (t0 < t && S[t0] > last)
+      ++t0;
+    double *yk = Y6 + 6 * (size_t)t, y4 = yk[4], y5 = yk[5];
+    lanes4 y, b;
+    memcpy(&y, yk, sizeof y);
+    for (int j = t0; j < t; ++j) {
+      const double u = Uk[S[j]], *yj = Y6 + 6 * (size_t)j;
+      memcpy(&b, yj, sizeof b);
+      y -= LANES(u) * b;
+      y4 -= u * yj[4], y5 -= u * yj[5];
+    }
+    memcpy(yk, &y, sizeof y);
+    yk[4] = y4, yk[5] = y5;
+  }
+}
 
 /* a contact's rows (a point constraint's world rows) at the columns (v, ω) of a path through its
  * side's body: the velocity v + ω × p of its point, rotated into the contact frame, negated for
