@@ -543,8 +543,9 @@ static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
  * those of its point's velocity for that dof's world motion (point_rows), linear in it, so the
  * world motion columns of a body's path (in the scratch after J) give the rows of J of the
  * blocks on it and, solved once (solve_columns), their rows of Y (a unit: the path ending at a
- * dof, a foot and its sole alike). J's entries and J v, J v_f are those of contact_jacobian and
- * of the dense dot, the same bits. Then G = Yᵀ D⁻¹ Y over the supports' intersections: with Gb
+ * dof, a foot and its sole alike); the blocks alone on the path are formed four at a time, one
+ * per lane (lane_rows). J's entries and J v, J v_f are those of contact_jacobian and of the
+ * dense dot, the same bits. Then G = Yᵀ D⁻¹ Y over the supports' intersections: with Gb
  * buffers and from MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G
  * block-sparse into Gb (*stored = 1), else dense over every pair. */
 static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
