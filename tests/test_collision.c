@@ -46,7 +46,9 @@ static void check_frame_of(mr_mat3 F) {
     assert_near(n.v[k], F.m[k][2], tol);
 }
 
-static void check_frame(const mr_contact *c) { check_frame_of(c->frame); }
+static void check_frame(const mr_contact *c) {
+  check_frame_of(c->frame);
+}
 
 /* normals within 4.5e-4 rad of −z (n_z below −0.9999999, where Frisvad's 1/(1 + n_z) is
  * replaced): the frame stays a rotation with n as third column (a fixed basis there is off by
@@ -386,6 +388,80 @@ static void test_box_box(void **state) {
     compared++;
   }
   assert_true(compared > 5);
+}
+
+/* keys of a pair's contacts, sorted */
+static int sorted_keys(const mr_contact *c, int n, uint64_t *k) {
+  for (int i = 0; i < n; ++i)
+    k[i] = c[i].key;
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && k[j - 1] > k[j]; --j) {
+      uint64_t t = k[j];
+      k[j] = k[j - 1], k[j - 1] = t;
+    }
+  return n;
+}
+
+/* equal cubes (10 cm) resting face on face at the rest depth Φ = −1e-12 m, in line, offset by
+ * 2 µm and offset by (2, −1) cm: the two faces are parallel and their separations equal to
+ * round-off, so poses that differ by round-off-sized tilts and shifts (up to 1e-13 rad and
+ * 1e-13 m, the same configuration to 1e-14 m at the corners) must give one contact set: 4
+ * contacts, the same keys for every pose (the reference face must not change with the sign of
+ * the round-off), each at Φ = −1e-12 m within 1e-13 (a 1e-13 rad tilt moves a corner 7e-15 m,
+ * the shift 1e-13 m, round-off of 0.4 m coordinates 1e-16 each) */
+static void test_box_box_resting_keys(void **state) {
+  mr_geom a = geom(MR_GEOM_BOX, 0.05, 0.05, 0.05), b = a;
+  const double offset[3][2] = {{0, 0}, {2e-6, -2e-6}, {0.02, -0.01}};
+  uint64_t s = 23;
+  for (int o = 0; o < 3; ++o) {
+    uint64_t k0[MR_PAIR_MAX_CONTACTS], k[MR_PAIR_MAX_CONTACTS];
+    for (int trial = 0; trial < 200; ++trial) {
+      mr_vec3 pb = mr_v3(0.3, -0.4, 0.25),
+              pa = mr_v3(0.3 + offset[o][0], -0.4 + offset[o][1], 0.35 - 1e-12);
+      mr_se3 Xa = mr_se3_identity(), Xb = mr_se3_identity();
+      if (trial > 0) {
+        Xa.R = mr_m3_axis_angle(random_dir(&s), test_rand(&s, -1e-13, 1e-13));
+        Xb.R = mr_m3_axis_angle(random_dir(&s), test_rand(&s, -1e-13, 1e-13));
+        pa = mr_v3_madd(pa, test_rand(&s, 0, 1e-13), random_dir(&s));
+      }
+      Xa.p = pa, Xb.p = pb;
+      mr_contact c[MR_PAIR_MAX_CONTACTS];
+      int n = mr_collide(&a, &Xa, &b, &Xb, 0.0, 0, c, NULL);
+      assert_int_equal(n, 4);
+      for (int i = 0; i < n; ++i)
+        assert_near(c[i].phi, -1e-12, 1e-13);
+      sorted_keys(c, n, trial ? k : k0);
+      for (int i = 0; trial && i < n; ++i)
+        assert_true(k[i] == k0[i]);
+    }
+  }
+}
+
+/* the contact skin: at margin 0 a cube whose step ended 1e-10 m above the cube or the plane it
+ * rests on (the lift r (ω Δt)² / 2 of its corners at ω = 0.06 rad/s, Δt = 1 ms) is still reported,
+ * its 4 corners at the true Φ = 1e-10 (closed form to 1e-14 as in test_box_box); 1e-6 m above,
+ * beyond the skin (1e-6 of the half-diagonals, 1.7e-7 m for the pair, 8.7e-8 m on the plane),
+ * it is not; a margin larger than the skin is kept as it is */
+static void test_contact_skin(void **state) {
+  mr_geom a = geom(MR_GEOM_BOX, 0.05, 0.05, 0.05), plane = mr_geom_default(MR_GEOM_HALFSPACE, 0);
+  mr_se3 Xb = mr_se3_make(mr_m3_identity(), mr_v3(0.1, 0.2, 0.05)), I = mr_se3_identity();
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  const double gaps[] = {1e-10, 1e-6};
+  for (int k = 0; k < 2; ++k) {
+    mr_se3 Xa = mr_se3_make(mr_m3_identity(), mr_v3(0.1, 0.2, 0.15 + gaps[k]));
+    int n = mr_collide(&a, &Xa, &a, &Xb, 0.0, 0, c, NULL);
+    assert_int_equal(n, k ? 0 : 4);
+    for (int i = 0; i < n; ++i)
+      assert_near(c[i].phi, gaps[k], 1e-14);
+    Xa.p.v[2] = 0.05 + gaps[k];
+    n = mr_collide(&a, &Xa, &plane, &I, 0.0, 0, c, NULL);
+    assert_int_equal(n, k ? 0 : 4);
+    for (int i = 0; i < n; ++i)
+      assert_near(c[i].phi, gaps[k], 1e-14);
+  }
+  mr_se3 Xa = mr_se3_make(mr_m3_identity(), mr_v3(0.1, 0.2, 0.15 + 2e-6));
+  assert_int_equal(mr_collide(&a, &Xa, &a, &Xb, 1e-6, 0, c, NULL), 0);
+  assert_int_equal(mr_collide(&a, &Xa, &a, &Xb, 3e-6, 0, c, NULL), 4);
 }
 
 /* a cylinder standing on the plane: 4 rim points at Φ = 0; lying: 2, one per cap */
@@ -909,6 +985,8 @@ int main(void) {
       cmocka_unit_test(test_capsules),
       cmocka_unit_test(test_deep_and_parallel),
       cmocka_unit_test(test_box_box),
+      cmocka_unit_test(test_box_box_resting_keys),
+      cmocka_unit_test(test_contact_skin),
       cmocka_unit_test(test_cylinder_plane),
       cmocka_unit_test(test_frame),
       cmocka_unit_test(test_hfield_flat),
