@@ -179,9 +179,16 @@ static void solve_rows(const mr_model *m, const mr_data *d, const mr_assembly_su
   }
 }
 
-/* the dofs of a block's kinematic paths, descending: the two chains of parents merged */
+/* the last support formed: the last dofs of its two paths, and its dofs */
+typedef struct {
+  int a, b, n;
+  const int *S;
+} support_memo;
+
+/* the dofs of a block's kinematic paths, descending: the two chains of parents merged (copied
+ * from the last block's when it ends at the same dofs, as a foot's contacts do) */
 static int block_support(const mr_model *m, const mr_data *d, const mr_contact_geometry *c,
-                         int *out) {
+                         support_memo *memo, int *out) {
   const int *par = d->parent_dof;
   int a, b, n = 0;
   if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
@@ -189,13 +196,18 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   } else {
     a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
   }
+  if (memo->S && memo->a == a && memo->b == b) {
+    memcpy(out, memo->S, (size_t)memo->n * sizeof *out);
+    return memo->n;
+  }
+  *memo = (support_memo){a, b, 0, out};
   while (a >= 0 || b >= 0) {
     int k = a > b ? a : b;
     out[n++] = k;
     if (a == k) a = par[a];
     if (b == k) b = par[b];
   }
-  return n;
+  return memo->n = n;
 }
 
 /* x ← U⁻¹ x on a support S (descending): x_k −= U_kj x_j over the support's j in k's row
@@ -214,19 +226,33 @@ static void solve_support(const mr_data *d, const int *S, int ns, double *x) {
   }
 }
 
-/* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]) */
+/* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
+ * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
+ * lane by lane, so each lane gets the bits of the scalar expression. */
+typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
+
+/* x in every lane */
+#define LANES(x) ((lanes4){(x), (x), (x), (x)})
+
+/* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]): rows
+ * 0..3 as one lanes4, 4 and 5 as scalars, each the scalar operations in their order */
 static void solve_columns(const mr_data *d, const int *S, int ns, double *Y6) {
   for (int t = 0, t0 = 0; t < ns; ++t) {
     const int k = S[t], last = k + d->row_len[k] - 4;
     const double *Uk = d->U + d->row_at[k] - k;
     while (t0 < t && S[t0] > last)
       ++t0;
-    double *yk = Y6 + 6 * (size_t)t;
+    double *yk = Y6 + 6 * (size_t)t, y4 = yk[4], y5 = yk[5];
+    lanes4 y, b;
+    memcpy(&y, yk, sizeof y);
     for (int j = t0; j < t; ++j) {
       const double u = Uk[S[j]], *yj = Y6 + 6 * (size_t)j;
-      for (int r = 0; r < 6; ++r)
-        yk[r] -= u * yj[r];
+      memcpy(&b, yj, sizeof b);
+      y -= LANES(u) * b;
+      y4 -= u * yj[4], y5 -= u * yj[5];
     }
+    memcpy(yk, &y, sizeof y);
+    yk[4] = y4, yk[5] = y5;
   }
 }
 
@@ -253,8 +279,27 @@ static inline mr_vec3 point_rows(const point_map *pm, const double *col6) {
   return mr_m3_tmulv(&pm->R, mr_v3_add(mr_v3(col6[0], col6[1], col6[2]), mr_v3_cross(w, pm->p)));
 }
 
+/* the point maps of up to four blocks alone on one body's path, a lane each (unused lanes zero),
+ * and the list entries 2i + side they come from */
+typedef struct {
+  lanes4 p[3], R[3][3];
+  int e[4], n;
+} point_lanes;
+
+/* point_rows in each lane: the same operations, so the same bits */
+static inline void lane_rows(const point_lanes *pl, const double *col6, lanes4 r[3]) {
+  const lanes4 v0 = LANES(col6[0]), v1 = LANES(col6[1]), v2 = LANES(col6[2]);
+  const lanes4 w0 = LANES(col6[3]), w1 = LANES(col6[4]), w2 = LANES(col6[5]);
+  const lanes4 *p = pl->p;
+  const lanes4 c0 = v0 + (w1 * p[2] - w2 * p[1]), c1 = v1 + (w2 * p[0] - w0 * p[2]),
+               c2 = v2 + (w0 * p[1] - w1 * p[0]);
+  for (int k = 0; k < 3; ++k)
+    r[k] = pl->R[0][k] * c0 + pl->R[1][k] * c1 + pl->R[2][k] * c2;
+}
+
 /* a joint limit's or coupling's block: only the normal row, a combination of one or two dofs'
- * velocities, solved on the block's support; v and v_f rows into vel and g */
+ * velocities, solved on the block's support (Y by dof, as block_Y lays it out); v and v_f rows
+ * into vel and g */
 static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const int *S, int ns,
                           const int *col, double *x, double *J, double *Y, int nv, const double *v,
                           const double *vf, double *vel, double *g) {
@@ -269,7 +314,8 @@ static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const 
   }
   solve_support(d, S, ns, x);
   for (int t = 0; t < ns; ++t) {
-    Y[2 * (size_t)nv + t] = x[S[t]];
+    double *y = Y + 3 * (size_t)t;
+    y[0] = y[1] = 0.0, y[2] = x[S[t]];
     x[S[t]] = 0.0;
   }
 }
@@ -288,7 +334,7 @@ typedef struct {
   int *next;  /* per block side: the next on its unit's list */
   int *Su;    /* the dofs of the unit being solved */
   int *units; /* the units' last dofs, in order of first appearance */
-  int *chain; /* per block: 0, CHAIN or NORMAL_ONLY */
+  int *chain; /* per block: 1 when its support is one path to a root */
   int *alone; /* per block: 1 when on one body's path only (the other side static) */
   int nu;
 } sparse_work;
@@ -300,9 +346,30 @@ static sparse_work sparse_work_at(mr_contact_assembly *a, int nc) {
   return s;
 }
 
-/* a block's sparse_work.chain: its support is one path to a root; and only its normal row is
- * nonzero (a joint limit's or coupling's on one path) */
-enum { CHAIN = 1, NORMAL_ONLY = 2 };
+/* the next up to four blocks alone on a unit's list from entry *e on, as lanes (*e left at the
+ * entry after them); their number */
+static int alone_batch(const sparse_work *w, const mr_contact_geometry *contacts,
+                       const mr_assembly_subset *sub, int *e, point_lanes *pl) {
+  *pl = (point_lanes){.n = 0};
+  for (; *e >= 0 && pl->n < 4; *e = w->next[*e]) {
+    int i = *e / 2, l = pl->n;
+    if (!w->alone[i]) continue;
+    point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], *e % 2);
+    for (int k = 0; k < 3; ++k)
+      pl->p[k][l] = pm.p.v[k];
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k)
+        pl->R[r][k][l] = pm.R.m[r][k];
+    pl->e[pl->n++] = *e;
+  }
+  return pl->n;
+}
+
+/* a tree-sparse block's rows of Y = U⁻¹ Jᵀ, by dof: entry (k, t) (row k at its support's t-th
+ * dof) at 3 t + k */
+static inline double *block_Y(const mr_contact_assembly *a, int i) {
+  return a->MiJt + 3 * (size_t)i * a->nv;
+}
 
 /* the common tail of two paths to a root (descending lists): its length, found by bisection
  * (the lists agree on a suffix and nowhere before it) */
@@ -318,59 +385,69 @@ static int common_tail(const int *Si, int ni, const int *Sj, int nj) {
   return lo;
 }
 
+/* the common tail of the last two paths compared: a path to a root is its last dof's, so the
+ * blocks of one body (a foot's contacts) share it and the bisection runs once per pair of bodies
+ * instead of once per pair of blocks */
+typedef struct {
+  int last_i, last_j, L;
+} tail_memo;
+
+static inline int chain_tail(const int *Si, int ni, const int *Sj, int nj, tail_memo *memo) {
+  if (Si[0] == Sj[0]) return ni; /* the same path */
+  if (memo->last_i != Si[0] || memo->last_j != Sj[0])
+    *memo = (tail_memo){Si[0], Sj[0], common_tail(Si, ni, Sj, nj)};
+  return memo->L;
+}
+
+/* block i's rows of D⁻¹ Y (by dof, as block_Y), formed once for all its blocks of G */
+static void scaled_rows(const mr_data *d, const mr_assembly_subset *sub,
+                        const mr_contact_assembly *a, int i, double *Z) {
+  const int *S = sub->support + (size_t)i * a->nv;
+  const double *Y = block_Y(a, i);
+  for (int t = 0; t < sub->nsupport[i]; ++t)
+    for (int r = 0; r < 3; ++r)
+      Z[3 * t + r] = Y[3 * t + r] * d->Dinv[S[t]];
+}
+
+/* acc (rows 0..2 of the block in lanes 0..2, lane 3 unused) += z_i y_jᵀ at one dof k, z_i block
+ * i's rows of D⁻¹ Y there and y_j block j's of Y: each entry the same product added in the same
+ * order as entry by entry, so the same bits */
+static inline void add_term(lanes4 acc[3], const double *zi, const double *yj) {
+  const lanes4 b = {yj[0], yj[1], yj[2], 0.0};
+  for (int r = 0; r < 3; ++r)
+    acc[r] += LANES(zi[r]) * b;
+}
+
 /* the 3x3 block Y_iᵀ D⁻¹ Y_j over the intersection of the supports of blocks i and j, in
  * descending dof order: for two paths to a root the common tail of both lists, else their
- * merge */
-static inline void support_block(const mr_data *d, const mr_assembly_subset *sub,
-                                 const mr_contact_assembly *a, int i, int j, const int *chain,
-                                 double *acc) {
+ * merge. A joint limit's rows 0 and 1 are +0, so their products add +0 to +0 sums: the entries
+ * are those of the normal row alone. */
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a,
+                                 int i, int j, const double *Zi, const int *chain,
+                                 tail_memo *memo, double *acc) {
   int nv = a->nv;
-  const double *Dinv = d->Dinv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
-  const double *Yi = a->MiJt + (size_t)3 * i * nv, *Yj = a->MiJt + (size_t)3 * j * nv;
-  double s00 = 0.0, s01 = 0.0, s02 = 0.0, s10 = 0.0, s11 = 0.0, s12 = 0.0, s20 = 0.0, s21 = 0.0,
-         s22 = 0.0;
-#define TERM(ti, tj)                                                                               \
-  do {                                                                                             \
-    double dk = Dinv[Si[ti]];                                                                      \
-    double a0 = Yi[ti] * dk, a1 = Yi[nv + (ti)] * dk, a2 = Yi[2 * (size_t)nv + (ti)] * dk;         \
-    double b0 = Yj[tj], b1 = Yj[nv + (tj)], b2 = Yj[2 * (size_t)nv + (tj)];                        \
-    s00 += a0 * b0, s01 += a0 * b1, s02 += a0 * b2;                                                \
-    s10 += a1 * b0, s11 += a1 * b1, s12 += a1 * b2;                                                \
-    s20 += a2 * b0, s21 += a2 * b1, s22 += a2 * b2;                                                \
-  } while (0)
+  const double *Yj = block_Y(a, j);
+  lanes4 s[3] = {{0.0}, {0.0}, {0.0}};
   if (chain[i] && chain[j]) {
-    /* the same path (the same last dof): all of it */
-    int L = ni == nj && Si[0] == Sj[0] ? ni : common_tail(Si, ni, Sj, nj);
-    Yi += ni - L, Yj += nj - L, Si += ni - L;
-    if (chain[i] == NORMAL_ONLY || chain[j] == NORMAL_ONLY) { /* only the normal rows */
-      const double *yin = Yi + 2 * (size_t)nv, *yjn = Yj + 2 * (size_t)nv;
-      for (int t = 0; t < L; ++t) {
-        double dk = Dinv[Si[t]], zn = yin[t] * dk;
-        if (chain[i] == NORMAL_ONLY) s20 += zn * Yj[t], s21 += zn * Yj[nv + t];
-        if (chain[j] == NORMAL_ONLY) s02 += Yi[t] * dk * yjn[t], s12 += Yi[nv + t] * dk * yjn[t];
-        s22 += zn * yjn[t];
-      }
-      if (chain[i] == NORMAL_ONLY) s02 = s12 = 0.0;
-      if (chain[j] == NORMAL_ONLY) s20 = s21 = 0.0;
-    } else {
-      for (int t = 0; t < L; ++t)
-        TERM(t, t);
-    }
+    int L = chain_tail(Si, ni, Sj, nj, memo);
+    Zi += 3 * (size_t)(ni - L), Yj += 3 * (size_t)(nj - L);
+    for (int t = 0; t < L; ++t)
+      add_term(s, Zi + 3 * (size_t)t, Yj + 3 * (size_t)t);
   } else {
     for (int ti = 0, tj = 0; ti < ni && tj < nj;) {
       if (Si[ti] != Sj[tj]) {
         Si[ti] > Sj[tj] ? ++ti : ++tj;
         continue;
       }
-      TERM(ti, tj);
+      add_term(s, Zi + 3 * (size_t)ti, Yj + 3 * (size_t)tj);
       ++ti, ++tj;
     }
   }
-#undef TERM
-  acc[0] = s00, acc[1] = s01, acc[2] = s02, acc[3] = s10, acc[4] = s11, acc[5] = s12;
-  acc[6] = s20, acc[7] = s21, acc[8] = s22;
+  for (int r = 0; r < 3; ++r)
+    for (int q = 0; q < 3; ++q)
+      acc[3 * r + q] = s[r][q];
 }
 
 /* the block-CSR pattern of G: blocks i and j are coupled iff their supports share a dof, that
@@ -417,16 +494,18 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
 static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                            mr_contact_assembly *a, int nc, const int *chain) {
+                            mr_contact_assembly *a, int nc, const int *chain, double *Z) {
   int *cursor = a->Gb_work;
+  tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
-  for (int i = 0; i < nc; ++i)
+  for (int i = 0; i < nc; ++i) {
+    scaled_rows(d, sub, a, i, Z);
     for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(d, sub, a, i, j, chain, B);
+      support_block(sub, a, i, j, Z, chain, &memo, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -438,30 +517,35 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
         for (int q = 0; q < 3; ++q)
           T[3 * q + r] = B[3 * r + q];
     }
+  }
 }
 
 /* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
  * mirrored */
 static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                           mr_contact_assembly *a, int nc, const int *chain) {
+                           mr_contact_assembly *a, int nc, const int *chain, double *Z) {
   size_t n = 3 * (size_t)nc;
-  for (int i = 0; i < nc; ++i)
+  tail_memo memo = {-1, -1, 0};
+  for (int i = 0; i < nc; ++i) {
+    scaled_rows(d, sub, a, i, Z);
     for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(d, sub, a, i, j, chain, acc);
+      support_block(sub, a, i, j, Z, chain, &memo, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
               a->G[(3 * (size_t)j + q) * n + 3 * (size_t)i + r] = acc[3 * r + q];
     }
+  }
 }
 
 /* J and Y = U⁻¹ Jᵀ on each block's support through the bodies: a contact's rows at a dof are
  * those of its point's velocity for that dof's world motion (point_rows), linear in it, so the
  * world motion columns of a body's path (in the scratch after J) give the rows of J of the
  * blocks on it and, solved once (solve_columns), their rows of Y (a unit: the path ending at a
- * dof, a foot and its sole alike). J's entries and J v, J v_f are those of contact_jacobian and
- * of the dense dot, the same bits. Then G = Yᵀ D⁻¹ Y over the supports' intersections: with Gb
+ * dof, a foot and its sole alike); the blocks alone on the path are formed four at a time, one
+ * per lane (lane_rows). J's entries and J v, J v_f are those of contact_jacobian and of the
+ * dense dot, the same bits. Then G = Yᵀ D⁻¹ Y over the supports' intersections: with Gb
  * buffers and from MR_SPARSE_G_MIN_NC contacts on, the coupling pattern first and G
  * block-sparse into Gb (*stored = 1), else dense over every pair. */
 static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
@@ -475,17 +559,18 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   mr_zero(a->J, 3 * nc * nv);
   for (int t = 0; t < nv; ++t)
     w.head[t] = -1;
+  support_memo memo = {0};
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
-    int *S = sub->support + (size_t)i * nv, ns = sub->nsupport[i] = block_support(m, d, c, S);
-    double *Y = a->MiJt + (size_t)3 * i * nv;
+    int *S = sub->support + (size_t)i * nv;
+    int ns = sub->nsupport[i] = block_support(m, d, c, &memo, S);
+    double *Y = block_Y(a, i);
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
-    w.chain[i] = c->type == MR_ROWS_LIMIT ? NORMAL_ONLY : 0;
+    w.chain[i] = c->type == MR_ROWS_LIMIT; /* a dof's path */
     w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
-      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns) ? CHAIN : 0;
-      mr_zero(Y, 2 * nv);
+      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns);
       dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
                     a->g + 3 * i);
       continue;
@@ -500,10 +585,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     }
     /* on two bodies' paths: the block's rows of J, and J v and J v_f from them */
     w.alone[i] = sides == 1;
-    w.chain[i] = w.alone[i] || is_chain(d, S, ns) ? CHAIN : 0;
-    if (sides != 1)
-      for (int k = 0; k < 3; ++k)
-        mr_zero(Y + (size_t)k * nv, ns);
+    w.chain[i] = w.alone[i] || is_chain(d, S, ns);
+    if (sides != 1) mr_zero(Y, 3 * ns);
     if (sides == 2) {
       double *Ji = a->J + (size_t)3 * i * nv;
       contact_jacobian(m, d, c, col, nv, Ji, scratch);
@@ -517,44 +600,48 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   double *Yu = scratch;
   for (int q = 0; q < w.nu; ++q) {
     int ns = mr_path_world_columns(m, d, w.units[q], Yu, w.Su), first = w.head[col[w.units[q]]];
-    /* the rows of J of the blocks on this body alone, and J v, J v_f over ascending dofs (as
-     * row_dot) */
-    for (int e = first; e >= 0; e = w.next[e]) {
-      int i = e / 2;
-      if (!w.alone[i]) continue;
-      point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double sv[3] = {0}, sf[3] = {0}, *Ji = a->J + (size_t)3 * i * nv;
+    point_lanes pl;
+    /* the rows of J of the blocks on this body alone, four at a time, and J v, J v_f over
+     * ascending dofs (as row_dot) */
+    for (int e = first; alone_batch(&w, contacts, sub, &e, &pl) > 0;) {
+      lanes4 sv[3] = {{0.0}, {0.0}, {0.0}}, sf[3] = {{0.0}, {0.0}, {0.0}}, r[3];
       for (int t = ns - 1; t >= 0; --t) {
-        mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-        for (int k = 0; k < 3; ++k) {
-          Ji[(size_t)k * nv + col[w.Su[t]]] = r.v[k];
-          sv[k] += r.v[k] * v[w.Su[t]], sf[k] += r.v[k] * vf[w.Su[t]];
-        }
+        lane_rows(&pl, Yu + 6 * t, r);
+        const double vt = v[w.Su[t]], ft = vf[w.Su[t]];
+        for (int k = 0; k < 3; ++k)
+          sv[k] += r[k] * LANES(vt), sf[k] += r[k] * LANES(ft);
+        for (int l = 0; l < pl.n; ++l)
+          for (int k = 0; k < 3; ++k)
+            a->J[(3 * (size_t)(pl.e[l] / 2) + k) * nv + col[w.Su[t]]] = r[k][l];
       }
-      for (int k = 0; k < 3; ++k)
-        a->vel[3 * i + k] = sv[k], a->g[3 * i + k] = sf[k];
+      for (int l = 0; l < pl.n; ++l)
+        for (int k = 0; k < 3; ++k)
+          a->vel[3 * (pl.e[l] / 2) + k] = sv[k][l], a->g[3 * (pl.e[l] / 2) + k] = sf[k][l];
     }
     solve_columns(d, w.Su, ns, Yu);
-    /* each block on the unit: its rows of the solved columns over its support (the unit's path
-     * is a part of it) */
+    /* the blocks alone on the body: their rows of the solved columns (their support is the
+     * unit's path), four at a time */
+    for (int e = first; alone_batch(&w, contacts, sub, &e, &pl) > 0;)
+      for (int t = 0; t < ns; ++t) {
+        lanes4 r[3];
+        lane_rows(&pl, Yu + 6 * t, r);
+        for (int l = 0; l < pl.n; ++l)
+          for (int k = 0; k < 3; ++k)
+            block_Y(a, pl.e[l] / 2)[3 * (size_t)t + k] = r[k][l];
+      }
+    /* the blocks on two bodies' paths: this side's part of their rows over their support (the
+     * unit's path is a part of it) */
     for (int e = first; e >= 0; e = w.next[e]) {
       int i = e / 2, nsi = sub->nsupport[i];
+      if (w.alone[i]) continue;
       const int *S = sub->support + (size_t)i * nv;
       point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double *Y = a->MiJt + (size_t)3 * i * nv;
-      if (w.alone[i]) { /* its support is the unit's path */
-        for (int t = 0; t < ns; ++t) {
-          mr_vec3 r = point_rows(&pm, Yu + 6 * t);
-          for (int k = 0; k < 3; ++k)
-            Y[(size_t)k * nv + t] = r.v[k];
-        }
-        continue;
-      }
+      double *Y = block_Y(a, i);
       for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
         if (S[t] != w.Su[p]) continue;
         mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
         for (int k = 0; k < 3; ++k)
-          Y[(size_t)k * nv + t] += r.v[k];
+          Y[3 * (size_t)t + k] += r.v[k];
       }
     }
   }
@@ -562,12 +649,12 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
    * without the pattern */
   *stored = a->Gb && nc >= MR_SPARSE_G_MIN_NC;
   if (!*stored) {
-    dense_G_blocks(d, sub, a, nc, w.chain);
+    dense_G_blocks(d, sub, a, nc, w.chain, scratch);
     return MR_OK;
   }
   mr_status st = block_pattern(d, sub, a, nc, err);
   if (st) return st;
-  sparse_G_blocks(d, sub, a, nc, w.chain);
+  sparse_G_blocks(d, sub, a, nc, w.chain, scratch);
   return MR_OK;
 }
 
@@ -687,8 +774,9 @@ void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
     if (sub->sparse) { /* Y λ on the supports, a block's three rows at once, then U⁻ᵀ D⁻¹ once */
       const int *S = sub->support + (size_t)(r / 3) * nv;
       const double l0 = dt * lambda[r], l1 = dt * lambda[r + 1], l2 = dt * lambda[r + 2];
+      const double *y = block_Y(a, r / 3);
       for (int t = 0; t < sub->nsupport[r / 3]; ++t)
-        x[S[t]] += l0 * row[t] + l1 * row[nv + t] + l2 * row[2 * (size_t)nv + t];
+        x[S[t]] += l0 * y[3 * t] + l1 * y[3 * t + 1] + l2 * y[3 * t + 2];
       r += 2;
       continue;
     }
