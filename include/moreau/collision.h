@@ -4,7 +4,8 @@
  * A contact between geometries a (first) and b (second) carries a world point (midway between
  * the two surfaces), a frame whose columns are (t₁, t₂, n) with the normal n pointing FROM b
  * TOWARDS a, and the signed distance Φ_N (< 0 in penetration). Pairs within the security margin
- * (0 ≤ Φ_N ≤ margin) are reported with their true Φ_N. The tangent basis is a fixed function of
+ * (0 ≤ Φ_N ≤ margin, at least the two geometries' contact skins: 1e-6 of each half-diagonal,
+ * docs/collision.md) are reported with their true Φ_N. The tangent basis is a fixed function of
  * the normal (Frisvad's construction), so a persisting contact keeps its basis.
  *
  * Usage: mr_collision_create once per model (every buffer is sized there), then per step
@@ -70,7 +71,8 @@ typedef enum {
 
 /* Settings, with defaults from mr_collision_settings_default. Arrays are copied at creation. */
 typedef struct {
-  double margin;         /* security margin (m): contacts with Φ_N ≤ margin (default 1e-3) */
+  double margin;         /* security margin (m): contacts with Φ_N ≤ margin, or ≤ the pair's
+                            contact skin where larger (default 1e-3) */
   int skip_parent_child; /* skip geometries on parent/child bodies (default 1) */
   mr_broadphase_kind broadphase; /* default MR_BROADPHASE_AUTO; every kind yields the same
                                     pairs in the same order, hence the same contacts */

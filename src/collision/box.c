@@ -29,11 +29,18 @@ static double radius(const obb *o, mr_vec3 L) {
   return r;
 }
 
-/* the axis of largest separation: index 0-2 faces of a, 3-5 faces of b, 6-14 edges */
+/* the axis of largest separation: index 0-2 faces of a, 3-5 faces of b, 6-14 edges. A face of b
+ * must beat the faces of a by tol = 1e-9 of the boxes' size: two faces resting on each other are
+ * parallel to round-off and their separations equal to round-off, where the larger of the two
+ * changed from step to step; the reference face (and with it every contact's key, so its warm
+ * start) then flipped between the boxes while nothing moved. Φ_N is then underestimated by at
+ * most tol. Edge axes must beat face axes clearly (they are ill-conditioned near parallel
+ * edges). */
 static int best_axis(const obb *A, const obb *B, mr_vec3 *n, double *sep) {
   mr_vec3 d = mr_v3_sub(A->c, B->c);
   int best = -1;
   double bs = -INFINITY;
+  double tol = 1e-9 * (A->h[0] + A->h[1] + A->h[2] + B->h[0] + B->h[1] + B->h[2]);
   for (int i = 0; i < 15; ++i) {
     mr_vec3 L = i < 3   ? A->ax[i]
                 : i < 6 ? B->ax[i - 3]
@@ -42,8 +49,7 @@ static int best_axis(const obb *A, const obb *B, mr_vec3 *n, double *sep) {
     if (len < 1e-6) continue;
     L = mr_v3_scale(L, 1.0 / len);
     double t = mr_v3_dot(d, L), s = fabs(t) - radius(A, L) - radius(B, L);
-    /* edge axes must beat face axes clearly (they are ill-conditioned near parallel edges) */
-    double bias = i >= 6 ? 1e-9 + 1e-6 * fabs(s) : 0.0;
+    double bias = i >= 6 ? 1e-9 + 1e-6 * fabs(s) : i >= 3 && best < 3 ? tol : 0.0;
     if (s > bs + bias) {
       bs = s, best = i;
       *n = t >= 0 ? L : mr_v3_neg(L);

@@ -37,7 +37,8 @@ struct mr_collision_s {
   int max_contacts, ncontacts;
   mr_contact *contacts;
   mr_se3 *X;        /* world placement per geometry */
-  mr_vec3 *lo, *hi; /* world AABB per geometry (inflated by half the margin) */
+  mr_vec3 *lo, *hi; /* world AABB per geometry (inflated by half the margin, at least its skin) */
+  double *skin;     /* contact skin per geometry (m, geom_skin) */
   int nbounded, nunbounded;
   int *bounded, *unbounded; /* geometry ids */
   int *order;               /* bounded geometries sorted by lo.x (persistent) */
@@ -193,6 +194,7 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->X = malloc(n * sizeof *c->X);
   c->lo = malloc(n * sizeof *c->lo);
   c->hi = malloc(n * sizeof *c->hi);
+  c->skin = malloc(n * sizeof *c->skin);
   c->bounded = malloc(n * sizeof(int));
   c->unbounded = malloc(n * sizeof(int));
   c->order = malloc(n * sizeof(int));
@@ -202,8 +204,8 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->cand = malloc((size_t)c->cap_pairs * sizeof *c->cand);
   c->cand_j = malloc((size_t)c->cap_pairs * sizeof(int));
   c->count = calloc(n, sizeof(int));
-  return c->contacts && c->X && c->lo && c->hi && c->bounded && c->unbounded && c->order &&
-                 c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
+  return c->contacts && c->X && c->lo && c->hi && c->skin && c->bounded && c->unbounded &&
+                 c->order && c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
              ? 0
              : -1;
 }
@@ -236,6 +238,7 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
   /* bounded geometries go through the sweep, the others are tested against all */
   for (int i = 0; i < m->ngeoms; ++i) {
     mr_geom_type t = m->geoms[i].type;
+    c->skin[i] = geom_skin(&m->geoms[i]);
     if (t == MR_GEOM_HALFSPACE || t == MR_GEOM_HEIGHTFIELD)
       c->unbounded[c->nunbounded++] = i;
     else
@@ -256,7 +259,7 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
 void mr_collision_free(mr_collision *c) {
   if (!c) return;
   free(c->exclude), free(c->include), free(c->materials), free(c->material_keys);
-  free(c->contacts), free(c->X), free(c->lo), free(c->hi);
+  free(c->contacts), free(c->X), free(c->lo), free(c->hi), free(c->skin);
   free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
       free(c->pairs);
   free(c->cand), free(c->cand_j), free(c->count);
@@ -286,7 +289,7 @@ static void world_aabb(mr_collision *c, int i) {
   mr_vec3 ctr = mr_se3_act_point(X, mr_v3_scale(mr_v3_add(lo, hi), 0.5));
   mr_vec3 ext = mr_v3_scale(mr_v3_sub(hi, lo), 0.5);
   for (int r = 0; r < 3; ++r) {
-    double e = 0.5 * c->s.margin;
+    double e = fmax(0.5 * c->s.margin, c->skin[i]);
     for (int k = 0; k < 3; ++k)
       e += fabs(X->R.m[r][k]) * ext.v[k];
     c->lo[i].v[r] = ctr.v[r] - e;
@@ -306,7 +309,8 @@ static void test_pair(mr_collision *c, int i, int j) {
   c->npairs++;
   const mr_model *m = c->m;
   shape a = {&m->geoms[i], c->X[i]}, b = {&m->geoms[j], c->X[j]};
-  narrow_ctx nc = {c->s.margin, c->s.force_ccd, c->s.ccd_max_iter, c->s.ccd_tolerance, 0, 0, 0};
+  double margin = fmax(c->s.margin, c->skin[i] + c->skin[j]);
+  narrow_ctx nc = {margin, c->s.force_ccd, c->s.ccd_max_iter, c->s.ccd_tolerance, 0, 0, 0};
   raw_contact rc[MR_PAIR_MAX_CONTACTS];
   int n = narrow_collide(&a, &b, &nc, rc);
   c->stats.ccd_failures += nc.ccd_failures;
@@ -614,6 +618,7 @@ int mr_collide(const mr_geom *ga, const mr_se3 *Xa, const mr_geom *gb, const mr_
                double margin, int force_ccd, mr_contact *out, mr_collision_stats *stats) {
   mr_collision_settings s = mr_collision_settings_default();
   shape a = {ga, *Xa}, b = {gb, *Xb};
+  margin = fmax(margin, geom_skin(ga) + geom_skin(gb));
   narrow_ctx nc = {margin, force_ccd, s.ccd_max_iter, s.ccd_tolerance, 0, 0, 0};
   raw_contact rc[MR_PAIR_MAX_CONTACTS];
   int n = narrow_collide(&a, &b, &nc, rc);

@@ -293,11 +293,14 @@ typedef struct {
 } feature;
 
 /* the cylinder's support feature along d: its cap as an octagon from the lowest rim point when
- * the cap is within eps of flat, its side line when the side is, else the support point */
+ * the cap is within eps of flat (from the local x axis when it is flat within 1e-9 rad: the
+ * lowest rim point of a cap at rest points wherever the round-off of its tilt does, and the
+ * octagon, its points and its keys turned with it from step to step; the deepest point is then
+ * missed by at most r 1e-9), its side line when the side is, else the support point */
 static int cylinder_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 *x, int *tag) {
   mr_vec3 dl = mr_m3_tmulv(&s->X.R, d);
   double r = s->g->size[0], hl = s->g->size[1], rho = hypot(dl.v[0], dl.v[1]);
-  double th = rho > 0 ? atan2(dl.v[1], dl.v[0]) : 0.0, z = dl.v[2] >= 0 ? hl : -hl;
+  double th = rho > 1e-9 ? atan2(dl.v[1], dl.v[0]) : 0.0, z = dl.v[2] >= 0 ? hl : -hl;
   int cap = dl.v[2] >= 0;
   if (2 * r * rho <= eps && rho <= fabs(dl.v[2])) {
     for (int k = 0; k < RIM_POINTS; ++k) {

@@ -29,6 +29,17 @@ typedef struct {
   int out_of_range; /* pairs skipped: placement or shape beyond MR_COLLISION_MAX_COORD */
 } narrow_ctx;
 
+/* the contact skin of a geometry (m): 1e-6 of its half-diagonal r, 0 for the halfspace and the
+ * heightfield. A pair is tested within max(margin, skin(a) + skin(b)), so that a contact at
+ * rest stays detected at margin 0 (a scene's default; a 1 mm margin is far above any skin). The
+ * step aims resting contacts at Φ = −1e-12 m through the velocity (J v, to first order), while the
+ * body's rotation over the step lifts its corners by about r (ω Δt)² / 2 above that aim
+ * (1.2e-10 m for a 10 cm cube rocking at 0.07 rad/s, Δt = 1 ms); at margin 0 the contact was
+ * then lost, the body fell freely for a step and was pushed out again, and its contact set
+ * changed every other step. The skin covers that lift up to ω Δt = sqrt(2e-6) ≈ 1.4e-3 rad,
+ * whatever the size. */
+double geom_skin(const mr_geom *g);
+
 /* a pair routine: contacts between a and b (normal from b to a), at most MR_PAIR_MAX_CONTACTS */
 typedef int (*pair_fn)(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 

@@ -238,12 +238,22 @@ static double dist2(const raw_contact *x, const raw_contact *y) {
   return mr_v3_dot(d, d);
 }
 
+/* Near ties count as ties, won by the lowest index: depths within 1e-9 of the patch's extent of
+ * the deepest, squared distances within a relative 1e-9 of the farthest. A resting patch has
+ * its points at one depth to round-off (a cube turned on another: 8 clipped points at
+ * Φ = −1e-12 m to 1e-16), where the deepest and then the farthest points were chosen by the
+ * sign of the round-off, so that the kept points (their keys, their warm start) changed under a
+ * motion of 1e-13 m. */
 int reduce_contacts(raw_contact *rc, int n, int keep) {
   if (n <= keep) return n;
-  /* the deepest first (lowest index on ties) */
-  int best = 0;
+  /* the deepest first: the first point within tol of the least Φ */
+  double ext2 = 0.0, low = rc[0].phi;
   for (int i = 1; i < n; ++i)
-    if (rc[i].phi < rc[best].phi) best = i;
+    ext2 = fmax(ext2, dist2(&rc[i], &rc[0])), low = fmin(low, rc[i].phi);
+  double tol = 1e-9 * sqrt(ext2);
+  int best = 0;
+  while (rc[best].phi > low + tol)
+    ++best;
   raw_contact t = rc[0];
   rc[0] = rc[best], rc[best] = t;
   /* then each next maximises its distance to those kept */
@@ -254,7 +264,7 @@ int reduce_contacts(raw_contact *rc, int n, int keep) {
       double dmin = INFINITY;
       for (int j = 0; j < k; ++j)
         dmin = fmin(dmin, dist2(&rc[i], &rc[j]));
-      if (dmin > far) far = dmin, arg = i;
+      if (dmin > far * (1.0 + 1e-9)) far = dmin, arg = i;
     }
     t = rc[k], rc[k] = rc[arg], rc[arg] = t;
   }

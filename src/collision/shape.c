@@ -118,6 +118,12 @@ int mr_geom_local_aabb(const mr_geom *g, mr_vec3 *lo, mr_vec3 *hi) {
   return 1;
 }
 
+double geom_skin(const mr_geom *g) {
+  mr_vec3 lo, hi;
+  if (g->type == MR_GEOM_HEIGHTFIELD || !mr_geom_local_aabb(g, &lo, &hi)) return 0.0;
+  return 1e-6 * 0.5 * mr_v3_norm(mr_v3_sub(hi, lo));
+}
+
 mr_mat3 mr_contact_frame(mr_vec3 n) {
   mr_vec3 t1, t2;
   /* Frisvad's basis, whose 1/(1 + n_z) loses accuracy near the pole n_z = -1; there (below
