@@ -158,7 +158,7 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(LIBRARY) $(LIBS) -o $@
 
-$(BUILD)/bench/corpus: bench/scale_scenes.c bench/scale_scenes.h
+$(BUILD)/bench/corpus $(BUILD)/bench/collision: bench/scale_scenes.c bench/scale_scenes.h
 
 # Run every test program; print one closing line with the totals.
 run-tests: $(TEST_BIN) $(PROGRAM)
