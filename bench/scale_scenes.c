@@ -309,10 +309,11 @@ static void mujoco_robot_actuators(scale_text *t, int n) {
 
 char *scale_mujoco_scene(scale_kind kind, int n, const char *solo_xml) {
   scale_text t = {0};
-  /* contact capacity: up to 8 per body with room for the walls; three constraint rows per
-   * elliptic contact */
+  /* contact capacity: up to 8 per body with room for the walls (the pyramid's cubes rest on 4
+   * cubes each, 16 contacts; a robot's bodies touch the ground and each other); three constraint
+   * rows per elliptic contact */
   int ncon = kind == SCALE_SPHERES ? n + 10 : 8 * n + 50;
-  if (kind == SCALE_ROBOTS) ncon = 20 * n;
+  if (kind == SCALE_ROBOTS || kind == SCALE_PYRAMID) ncon = 20 * n;
   scale_put(&t,
             "<mujoco><compiler angle=\"radian\" inertiafromgeom=\"auto\" balanceinertia=\"true\"/>"
             "<option timestep=\"0.001\" cone=\"elliptic\" solver=\"Newton\" integrator=\"Euler\" "
