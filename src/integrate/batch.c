@@ -9,11 +9,12 @@
  * generation counter, sets pending = T − 1 and broadcasts `go`; each worker that sees a new
  * generation steps its share, decrements pending and signals `done` at zero; the caller steps
  * share 0 meanwhile and waits for pending = 0. Every buffer exists from mr_batch_create on.
- * Before sleeping on a condition variable, a worker watches the generation and the caller
- * watches pending for up to SPIN_NS (atomic loads, no lock): a learning loop that steps one step
- * per call finds the other thread still awake instead of paying a wake-up (a system call on each
- * side) per call. Every change is still made under the mutex and followed by the broadcast or
- * signal, and the waits re-check under the mutex, so no wake-up can be lost. */
+ * Before sleeping on a condition variable, a worker may watch the generation and the caller
+ * pending (atomic loads, no lock), for as long as the adaptive wait below finds it pays: a
+ * learning loop that steps one step per call then finds the other thread still awake instead of
+ * paying a wake-up (a system call on each side) per call, and a busy machine finds them asleep.
+ * Every change is still made under the mutex and followed by the broadcast or signal, and the
+ * waits re-check under the mutex, so no wake-up can be lost. */
 #include "moreau/batch.h"
 
 #include <math.h>
@@ -24,6 +25,12 @@
 #include <time.h>
 
 #include "moreau/control.h"
+
+/* the waiting history of one thread: exponential averages over about 8 waits */
+typedef struct {
+  double short_rate; /* fraction of waits that ended within SPIN_MAX_NS */
+  double short_ns;   /* the duration of those */
+} wait_stats;
 
 typedef struct {
   struct mr_batch *b;
@@ -47,7 +54,9 @@ struct mr_batch {
   pthread_cond_t done;  /* pending reached 0 */
   atomic_ulong generation;
   atomic_int pending; /* workers still stepping the current generation */
-  int nsteps;  /* steps of the current generation */
+  atomic_int running; /* workers stepping their share right now */
+  wait_stats wait;    /* the caller's waits for the workers (the adaptive wait, below) */
+  int nsteps;         /* steps of the current generation */
   int quit;
 };
 
@@ -83,10 +92,22 @@ static void step_share(mr_batch *b, int t, int nsteps) {
   if (b->timed) b->cpu[t] = thread_cpu_seconds() - c0;
 }
 
-/* how long a thread watches a counter before it sleeps (ns): about four Solo-12 steps, longer
- * than a learning loop's work between two calls, short enough to cost little when the machine
- * has other work */
-#define SPIN_NS 50000L
+/* The adaptive wait. A thread that waits (the caller for the workers' shares, a worker for the
+ * next call) may watch its counter (atomic loads, no lock) before it sleeps on a condition
+ * variable: when the other thread ends its work soon, the watcher is still awake and costs no
+ * wake-up (two system calls and a context switch, several µs each on a virtual machine). But a
+ * watching thread holds a core: on a machine with other work, it takes the core from the very
+ * thread it waits for, and two threads end slower than one. So each thread watches only when
+ * watching has been paying: it keeps a running estimate of how often its recent waits ended
+ * within SPIN_MAX_NS (measured, whether it watched or slept) and of how long those took, and
+ * watches for at most twice that typical wait, and only when most recent waits were that short;
+ * waits that end later (the other thread was descheduled: the machine is oversubscribed, or a
+ * learning loop works between calls) turn watching off until short waits come back (observed
+ * while sleeping, by the wait's duration). The caller also watches only while a worker is
+ * running its share (a worker that has not started is asleep or waiting for a core). */
+
+/* the longest watch (ns): about four Solo-12 steps */
+#define SPIN_MAX_NS 50000L
 
 static long monotonic_ns(void) {
   struct timespec ts;
@@ -94,26 +115,42 @@ static long monotonic_ns(void) {
   return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-/* watch the generation until it differs from seen, for at most SPIN_NS */
-static void spin_for_generation(const mr_batch *b, unsigned long seen) {
-  long end = monotonic_ns() + SPIN_NS;
-  for (int k = 1; atomic_load(&b->generation) == seen; ++k)
-    if (k % 64 == 0 && monotonic_ns() > end) return;
+/* how long to watch before sleeping (ns), 0 for not at all */
+static long watch_ns(const wait_stats *w) {
+  if (w->short_rate < 0.5) return 0;
+  double t = 2.0 * w->short_ns + 1000.0;
+  return t < SPIN_MAX_NS ? (long)t : SPIN_MAX_NS;
 }
 
-/* watch pending until it reaches 0, for at most SPIN_NS */
-static void spin_for_done(const mr_batch *b) {
-  long end = monotonic_ns() + SPIN_NS;
+/* a wait of `ns` nanoseconds ended: update the history */
+static void waited(wait_stats *w, long ns) {
+  int quick = ns <= SPIN_MAX_NS;
+  w->short_rate += 0.125 * ((quick ? 1.0 : 0.0) - w->short_rate);
+  if (quick) w->short_ns += 0.125 * ((double)ns - w->short_ns);
+}
+
+/* watch the generation until it differs from seen, for at most budget ns */
+static void spin_for_generation(const mr_batch *b, unsigned long seen, long start, long budget) {
+  if (budget <= 0) return;
+  for (int k = 1; atomic_load(&b->generation) == seen; ++k)
+    if (k % 64 == 0 && monotonic_ns() - start > budget) return;
+}
+
+/* watch pending until it reaches 0, for at most budget ns, while a worker is running its share */
+static void spin_for_done(const mr_batch *b, long start, long budget) {
+  if (budget <= 0) return;
   for (int k = 1; atomic_load(&b->pending) > 0; ++k)
-    if (k % 64 == 0 && monotonic_ns() > end) return;
+    if (k % 64 == 0 && (monotonic_ns() - start > budget || atomic_load(&b->running) == 0)) return;
 }
 
 static void *worker_main(void *p) {
   worker_arg *a = p;
   mr_batch *b = a->b;
   unsigned long seen = 0;
+  wait_stats ws = {0.0, 0.0};
   for (;;) {
-    spin_for_generation(b, seen);
+    long start = monotonic_ns();
+    spin_for_generation(b, seen, start, watch_ns(&ws));
     pthread_mutex_lock(&b->lock);
     while (b->generation == seen && !b->quit)
       pthread_cond_wait(&b->go, &b->lock);
@@ -124,7 +161,10 @@ static void *worker_main(void *p) {
     seen = atomic_load(&b->generation);
     int nsteps = b->nsteps;
     pthread_mutex_unlock(&b->lock);
+    waited(&ws, monotonic_ns() - start);
+    atomic_fetch_add(&b->running, 1);
     step_share(b, a->t, nsteps);
+    atomic_fetch_sub(&b->running, 1);
     pthread_mutex_lock(&b->lock);
     if (--b->pending == 0) pthread_cond_signal(&b->done);
     pthread_mutex_unlock(&b->lock);
@@ -158,11 +198,13 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
   }
   step_share(b, 0, nsteps);
   if (b->started > 0) {
-    spin_for_done(b);
+    long start = monotonic_ns();
+    spin_for_done(b, start, watch_ns(&b->wait));
     pthread_mutex_lock(&b->lock);
     while (b->pending > 0)
       pthread_cond_wait(&b->done, &b->lock);
     pthread_mutex_unlock(&b->lock);
+    waited(&b->wait, monotonic_ns() - start);
   }
   return batch_outcome(b, err);
 }
