@@ -1,7 +1,7 @@
 /* Collision benchmark: the narrowphase per pair type (random poses near contact and resting
- * poses, and the pairs met in the mixed drop of bench/scale.c), contacts per second for n random
- * spheres, boxes and capsules resting on
- * a plane (n = 1, 10, 100, 1000), and the cost of a query (broadphase + narrowphase) as n grows
+ * poses, and the pairs met in the mixed drop and the cube bin of bench/scale.c), contacts per
+ * second for n random spheres, boxes and capsules resting on a plane (n = 1, 10, 100, 1000), and
+ * the cost of a query (broadphase + narrowphase) as n grows
  * at constant density (n = 100..10000, shapes jittered between frames so that the insertion sort
  * exploits coherence), with the growth exponent from a least-squares fit of log t on log n,
  * for sweep and prune, the dynamic AABB tree and brute force; and a humanoid-like robot of 40
@@ -341,11 +341,12 @@ static void geom_placements(const mr_model *m, const double *q, mr_se3 *X) {
   }
 }
 
-/* the mixed drop of bench/scale.c (ncp-pgs), its configurations every 10 steps from step 200
- * to 1000; per pair type the candidate pairs of those frames, each collided again and timed */
-static void bench_drop_pairs(void) {
+/* a dropping scene of bench/scale.c (the mixed drop of 200 bodies, the bin of 100 cubes;
+ * ncp-pgs), its configurations every 10 steps from step 200 to 1000; per pair type the candidate
+ * pairs of those frames, each collided again and timed */
+static void bench_drop_pairs(scale_kind kind, int nbodies) {
   enum { STEPS = 1000, FROM = 200, EVERY = 10, FRAMES = (STEPS - FROM) / EVERY };
-  char *yaml = scale_moreau_scene(SCALE_MIXED, 200, NULL);
+  char *yaml = scale_moreau_scene(kind, nbodies, NULL);
   mr_scene sc;
   mr_error err = {0};
   if (mr_scene_parse(yaml, "mixed.yaml", ".", &sc, &err)) {
@@ -391,9 +392,10 @@ static void bench_drop_pairs(void) {
       secs[ta][tb] += (now() - t1) / reps, calls[ta][tb] += 1, cts[ta][tb] += n;
     }
   }
-  printf("\nmixed drop (bench/scale.c, 200 bodies, ncp-pgs), %d frames of steps %d-%d: query "
+  printf("\n%s drop (bench/scale.c, %d bodies, ncp-pgs), %d frames of steps %d-%d: query "
          "%.1f µs per frame (collision stage of the simulation: %.1f µs per step)\n",
-         FRAMES, FROM, STEPS, 1e6 * tq / FRAMES, tcoll / (STEPS - FROM));
+         scale_kind_name[kind], nbodies, FRAMES, FROM, STEPS, 1e6 * tq / FRAMES,
+         tcoll / (STEPS - FROM));
   printf("| pair | pairs per frame | contacts per pair | ns per pair | µs per frame |\n"
          "|---|---:|---:|---:|---:|\n");
   for (int a = 0; a < 8; ++a)
@@ -427,7 +429,8 @@ int main(int argc, char **argv) {
   if (argc > 4 && !strcmp(argv[1], "once"))
     return pairs_once(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
   bench_pairs();
-  bench_drop_pairs();
+  bench_drop_pairs(SCALE_MIXED, 200);
+  bench_drop_pairs(SCALE_BIN, 100);
   if (argc > 1 && !strcmp(argv[1], "pairs")) return 0;
   bench_resting();
   bench_growth(0);
