@@ -14,14 +14,16 @@
  * deterministic, so step k is the same step in every repeat). Resting scenes (spheres, stacks,
  * tower, pyramid, robots): WARMUP unmeasured steps of each simulator, then BATCHES batches of
  * BATCH steps alternating between moreau, MuJoCo Newton and MuJoCo CG, every step timed.
- * Dynamic scenes (bin: 400 steps, the second half timed; mixed: 1000 steps, from step 200;
- * chain: 1000 steps, all timed): each simulator runs through in turn. Per simulator and row:
+ * Dynamic scenes (bin: 400 steps, the second half timed; mixed: 1000 steps, all timed, the fall
+ * and the impacts included; chain: 1000 steps, all timed): each simulator runs through in turn. Per
+ * simulator and row:
  *   - median, mean, 99th percentile and max of the step time over every timed step of every
  *     repeat (what a user's run sees, preemption by other programs included);
  *   - the minimum over repeats per step, then its mean (preemption removed: a step that was
  *     preempted in one repeat is not in all of them), the figure the ratios below use first;
  *   - the collision stage per step (moreau: mr_step_timing.collision; MuJoCo: its
- *     mjTIMER_POS_COLLISION timer, read through mjcb_time), mean of the minimum over repeats;
+ *     mjTIMER_POS_COLLISION timer, read through mjcb_time), mean of the minimum over repeats,
+ *     and its median, 99th percentile and max over every timed step of every repeat;
  *   - contacts and iterations per step (moreau's: the largest island's and the sum over its
  *     islands), steps where moreau's solver stopped before its tolerance.
  * Every ratio is moreau / MuJoCo in the same run. A size whose moreau step is projected (from
@@ -64,7 +66,7 @@ static void scene_steps(scale_kind kind, int *total, int *from) {
     *total = 400, *from = 200;
     return;
   case SCALE_MIXED:
-    *total = 1000, *from = 200;
+    *total = 1000, *from = 0;
     return;
   case SCALE_CHAIN:
     *total = 1000, *from = 0;
@@ -233,6 +235,7 @@ static double min_mean(const double *x, int n, int reps) {
 
 typedef struct {
   double median, mean, p99, max, min_mean, coll_min_mean, coll_mean;
+  double coll_median, coll_p99, coll_max;
   double contacts, iters, iters_sum;
   long not_converged;
 } figures;
@@ -244,6 +247,8 @@ static figures summarise(const series *S, int reps) {
   f.p99 = quantile(S->t, all, 0.99), f.max = quantile(S->t, all, 1.0);
   f.min_mean = min_mean(S->t, S->n, reps);
   f.coll_min_mean = min_mean(S->tc, S->n, reps), f.coll_mean = mean_of(S->tc, all);
+  f.coll_median = quantile(S->tc, all, 0.5), f.coll_p99 = quantile(S->tc, all, 0.99);
+  f.coll_max = quantile(S->tc, all, 1.0);
   f.contacts = S->contacts / all, f.iters = S->iters / all, f.iters_sum = S->iters_sum / all;
   f.not_converged = S->not_converged;
   return f;
@@ -331,22 +336,25 @@ static char *read_file(const char *path) {
 }
 
 static void print_header(void) {
-  printf("| scene | N | MuJoCo ref | step µs moreau / MuJoCo: median | mean | p99 | max | min "
-         "over repeats, mean | ratio median / mean / p99 / max / min-mean | collision µs "
-         "moreau / MuJoCo (min-mean) | collision ratio | contacts moreau / MuJoCo | iterations "
-         "largest island / summed / MuJoCo | not converged |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "| scene | N | MuJoCo ref | step µs moreau / MuJoCo: median | mean | p99 | max | min "
+      "over repeats, mean | ratio median / mean / p99 / max / min-mean | collision µs "
+      "moreau / MuJoCo (min-mean) | collision ratio | collision µs moreau / MuJoCo: median | p99 | "
+      "max | contacts moreau / MuJoCo | iterations largest island / summed / MuJoCo | not "
+      "converged |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static void print_row(scale_kind kind, int n, const row *r) {
   const figures *m = &r->f[MOREAU], *j = &r->f[r->ref];
   printf("| %s | %d | %s | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f "
          "| %.2f / %.2f / %.2f / %.2f / **%.2f** | %.1f / %.1f | **%.2f** | %.1f / %.1f | %.1f / "
-         "%.1f / %.1f | %ld/%d |\n",
+         "%.1f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f / %.1f | %ld/%d |\n",
          scale_kind_name[kind], n, r->ref == CG ? "CG" : "Newton", m->median, j->median, m->mean,
          j->mean, m->p99, j->p99, m->max, j->max, m->min_mean, j->min_mean, m->median / j->median,
          m->mean / j->mean, m->p99 / j->p99, m->max / j->max, m->min_mean / j->min_mean,
-         m->coll_min_mean, j->coll_min_mean, m->coll_min_mean / j->coll_min_mean, m->contacts,
+         m->coll_min_mean, j->coll_min_mean, m->coll_min_mean / j->coll_min_mean, m->coll_median,
+         j->coll_median, m->coll_p99, j->coll_p99, m->coll_max, j->coll_max, m->contacts,
          j->contacts, m->iters, m->iters_sum, j->iters, m->not_converged, r->steps);
   fflush(stdout);
 }
@@ -354,9 +362,11 @@ static void print_row(scale_kind kind, int n, const row *r) {
 static void print_moreau_only(scale_kind kind, int n, const row *r) {
   const figures *m = &r->f[MOREAU];
   printf("| %s | %d | MuJoCo could not allocate its data | %.1f / – | %.1f / – | %.1f / – | "
-         "%.1f / – | %.1f / – | | %.1f / – | | %.1f / – | %.1f / %.1f / – | %ld |\n",
+         "%.1f / – | %.1f / – | | %.1f / – | | %.1f / – | %.1f / – | %.1f / – | %.1f / – | %.1f / "
+         "%.1f / – | %ld |\n",
          scale_kind_name[kind], n, m->median, m->mean, m->p99, m->max, m->min_mean,
-         m->coll_min_mean, m->contacts, m->iters, m->iters_sum, m->not_converged);
+         m->coll_min_mean, m->coll_median, m->coll_p99, m->coll_max, m->contacts, m->iters,
+         m->iters_sum, m->not_converged);
   fflush(stdout);
 }
 
@@ -385,7 +395,7 @@ static int run_scene(scale_kind kind, const char *solver, int max_n, int reps,
     int no_mujoco = !r.ran[NEWTON] && !r.ran[CG];
     if (no_mujoco && !with_moreau) {
       printf("| %s | %d | not run (projected %.2g s a step); MuJoCo could not allocate its data "
-             "|||||||||||||\n",
+             "||||||||||||||||\n",
              scale_kind_name[kind], n, projected * 1e-6);
       break;
     }
@@ -396,11 +406,11 @@ static int run_scene(scale_kind kind, const char *solver, int max_n, int reps,
     else if (with_moreau)
       print_row(kind, n, &r);
     else
-      printf("| %s | %d | %s | not run (projected %.2g s a step) |||||||||||\n",
+      printf("| %s | %d | %s | not run (projected %.2g s a step) ||||||||||||||\n",
              scale_kind_name[kind], n, r.ref == CG ? "CG" : "Newton", projected * 1e-6);
   }
   if (k > 1)
-    printf("| %s | exponent p (min-mean) | | %.2f / %.2f |||||||||||\n", scale_kind_name[kind],
+    printf("| %s | exponent p (min-mean) | | %.2f / %.2f ||||||||||||||\n", scale_kind_name[kind],
            fit_exponent(ns, ym, k), fit_exponent(ns, yj, k));
   return 0;
 }
