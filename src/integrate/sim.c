@@ -742,6 +742,8 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   s->last.ncontacts = s->nc;
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;
+  if (s->nc + s->nk > 0) /* s->dv: the contacts' velocity change */
+    mr_free_flyer_impulse_gyroscopic(m, d, s->w->timestep, s->dv, s->v_next, d->ddq, s->rhs);
   applied_torque(s);
   mr_free_flyer_integrate(m, d, s->q, s->v_next, s->rhs, s->w->timestep, s->q_next);
   if ((st = check_state(s, err))) return st;
