@@ -64,7 +64,7 @@ struct mr_islands {
   int *gb_work;  /* the tree-sparse products' and the block pattern's scratch (3 nv + 10 max_rows) */
   int *tree_count;  /* blocks touching each tree in the island being bounded (ntrees) */
   size_t *gb_bound; /* per island, a bound on the stored blocks of its G (max_rows) */
-  double *g, *mu, *R, *phi, *vel, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
+  double *g, *mu, *R, *phi, *vel, *rest, *y, *lambda, *c, *lambda_alt, *c_alt, *g_first;
   unsigned char *kind;
   /* the islands as one problem (mr_islands_problem) */
   double *full_G, *full_g, *full_mu, *full_R, *full_phi, *full_vel;
@@ -130,7 +130,7 @@ mr_islands *mr_islands_create(const mr_model *m, int max_rows) {
   is->states_next = calloc((size_t)nr, sizeof *is->states_next);
   is->prev_step = -2; /* never the step before one */
   double **vecs[] = {&is->g,      &is->mu,     &is->R,          &is->phi,
-                     &is->vel,    &is->y,      &is->lambda,     &is->c,
+                     &is->vel,    &is->rest,   &is->y,      &is->lambda,     &is->c,
                      &is->lambda_alt, &is->c_alt, &is->g_first, &is->y_prev};
   int ok = is->uf && is->tree_island && is->block_tree && is->block_island && is->first_block &&
            is->first_dof && is->blocks && is->dofs && is->col && is->x && is->as && is->states &&
@@ -160,7 +160,7 @@ void mr_islands_free(mr_islands *is) {
                 is->dofs,        is->col,        is->x,
                 is->as,          is->states,     is->mat,
                 is->g,           is->mu,         is->R,
-                is->phi,         is->vel,        is->y,
+                is->phi,         is->vel,        is->rest,       is->y,
                 is->lambda,      is->c,          is->lambda_alt,
                 is->c_alt,       is->g_first,    is->kind,
                 is->full_G,      is->full_g,     is->full_mu,
@@ -404,6 +404,7 @@ static void island_view(mr_islands *is, int k, size_t *at, mr_assembly_subset *s
   *mat_at += pool_doubles((size_t)nc, (size_t)nv, is->gb_bound[k]);
   a->g = is->g + 3 * b0, a->mu = is->mu + b0, a->R = is->R + 3 * b0;
   a->phi = is->phi + b0, a->vel = is->vel + 3 * b0, a->kind = is->kind + b0;
+  a->rest = is->rest + b0;
   *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
                               .col = is->col, .x = is->x};
   sub->sparse = nv > SPARSE_MIN_DOFS;

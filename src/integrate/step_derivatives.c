@@ -689,14 +689,11 @@ size_t mr_step_contact_work_size(const mr_model *m, int nc) {
 }
 
 /* the slope ∂cor/∂Φ of a block's correction (moreau/assembly.h), vn0 = J_N v: for a contact
- * the normal gap's, for a coupling or a point constraint baumgarte/Δt (every row) */
+ * the normal gap law's, for a coupling or a point constraint baumgarte/Δt (every row) */
 static double correction_slope(const mr_contact_geometry *c, double vn0,
                                const mr_assembly_settings *s) {
   if (c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_POINT) return c->baumgarte / s->dt;
-  const double gap = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
-  if (!(c->is_new && c->restitution > 0.0 && vn0 < -s->restitution_threshold)) return gap;
-  if (c->phi > -vn0 * s->dt) return gap;
-  return c->phi >= 0.0 ? 0.0 : s->baumgarte / s->dt;
+  return mr_contact_normal_correction(c, vn0, s).slope;
 }
 
 static mr_vec3 v3_at(const double *J, int nv, int k, int row0) {
