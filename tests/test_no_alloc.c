@@ -222,7 +222,7 @@ static void test_derivatives(void **state) {
   const mr_contact_geometry row = {.type = MR_ROWS_LIMIT, .dof = 0, .sign = 1.0};
   mr_assembly_settings as = mr_assembly_settings_default();
   as.dt = sc.timestep;
-  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9, NULL};
+  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9, NULL, NULL};
   long before = allocations;
   mr_rnea_derivatives(m, d, dd, sc.q0, sc.v0, tau);
   assert_int_equal(mr_aba_derivatives(m, d, dd, sc.q0, sc.v0, tau, NULL), MR_OK);

@@ -4,7 +4,8 @@
  *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
  *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
  * except at an impact: a contact open last step (no normal force) approaching faster than the
- * restitution threshold whose gap closes within the step (Φ_N ≤ −Δt J_N v) takes
+ * restitution threshold whose gap its free motion closes within the step (Φ_N ≤ −Δt J_N v_f)
+ * takes
  * cor_N = e J_N v (the impact happens inside the step, and adding the gap term would cut the
  * rebound by up to margin/Δt), plus k_B Φ_N/Δt when it starts in penetration (no push-out); the
  * rebound part is kept per block (mr_contact_assembly.rest) so that the consistent law leaves it
@@ -92,16 +93,22 @@ typedef struct {
 
 mr_assembly_settings mr_assembly_settings_default(void);
 
+/* 1 when a contact is an impact this step (the header comment): open last step, approaching
+ * faster than the restitution threshold (vn = J_N v at the start of the step), its gap closed
+ * within the step by its free motion (vnf = J_N v_f). */
+int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
+                      const mr_assembly_settings *s);
+
 /* The normal row's correction of a contact (velocity units; g_N = (J_N v_f + gap + rest)/Δt):
- * the gap law's part and its slope ∂gap/∂Φ, and the restitution target e J_N v of an impact (the
- * header comment; vn = J_N v at the start of the step). */
+ * the gap law's part and its slope ∂gap/∂Φ, and the restitution target e J_N v of an impact
+ * (impact: mr_contact_impact). */
 typedef struct {
   double gap;   /* the gap (push-out) correction, m/s */
   double rest;  /* the restitution target, m/s (0 but on an impact) */
   double slope; /* ∂gap/∂Φ, 1/s */
 } mr_normal_correction;
 mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,
-                                                  const mr_assembly_settings *s);
+                                                  int impact, const mr_assembly_settings *s);
 
 /* Allocate buffers for up to max_contacts contacts of a model with nv velocities. */
 mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int nv, mr_error *err);

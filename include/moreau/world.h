@@ -118,6 +118,8 @@ typedef struct {
   int max_contacts;             /* bound on simultaneous contacts, 0 = derived (default 0) */
   double limit_margin; /* rad or m: a joint limit enters the problem when the joint is closer
                           than this (plus 2 Δt |v|) to its bound (default 0.01) */
+  int speculative;     /* 1 (default): speculative contacts, each moving geometry's detection
+                          distance grows by its reach over the step (mr_collision_set_motion) */
 } mr_world_contact;
 
 /* The compiled world. Read-only after mr_world_copy / mr_world_load returns it. */

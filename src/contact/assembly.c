@@ -108,17 +108,30 @@ static double gap_correction(double phi, const mr_assembly_settings *s) {
   return (-s->band + s->baumgarte * (phi + s->band)) / s->dt;
 }
 
+/* the gaps of one face's corners that a step's travel closes together differ by round-off (a
+ * cube meeting a wall flat: 7e-14 m of 1 mm): within this fraction of the travel they close
+ * together, so a flat impact rebounds from every corner and does not turn the body */
+#define IMPACT_TOL 1e-6
+
 /* An impact: an open contact (no normal force last step) approaching faster than the
- * restitution threshold whose gap closes within the step (Φ ≤ −Δt J_N v). While its approach
- * does not close the gap the gap correction alone applies (the contact stays open, so the next
- * step is still an impact, and an impact slower than margin/Δt still rebounds with e). At an
+ * restitution threshold whose gap its free motion closes within the step (Φ ≤ −Δt J_N v_f,
+ * vnf = J_N v_f). While its approach does not close the gap the gap correction alone applies
+ * (the contact stays open, so the next step is still an impact, and an impact slower than
+ * margin/Δt still rebounds with e; the test on v_f rather than v sees an impact that the step's
+ * own acceleration completes, which would otherwise be caught plastically by the gap law). At an
  * impact the target e J_N v replaces the gap term (adding Φ/Δt would cut the rebound by up to
  * margin/Δt, docs/physics.md, A7); one that starts in penetration adds k_B Φ/Δt, no push-out (a
  * push-out Φ/Δt would add up to δ/Δt to the rebound). */
+int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
+                      const mr_assembly_settings *s) {
+  double travel = -vnf * s->dt;
+  return c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold &&
+         c->phi <= travel + IMPACT_TOL * fabs(travel);
+}
+
 mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,
-                                                  const mr_assembly_settings *s) {
-  int approach = c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold;
-  if (!approach || c->phi > -vn * s->dt) {
+                                                  int impact, const mr_assembly_settings *s) {
+  if (!impact) {
     double slope = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
     return (mr_normal_correction){gap_correction(c->phi, s), 0.0, slope};
   }
@@ -711,7 +724,9 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     } else if (c->type == MR_ROWS_MIMIC) {
       a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
     } else {
-      mr_normal_correction nc_i = mr_contact_normal_correction(c, a->vel[3 * i + 2], s);
+      double vn = a->vel[3 * i + 2], vnf = a->g[3 * i + 2] * s->dt; /* g: J_N v_f/Δt so far */
+      int impact = mr_contact_impact(c, vn, vnf, s);
+      mr_normal_correction nc_i = mr_contact_normal_correction(c, vn, impact, s);
       a->g[3 * i + 2] += (nc_i.gap + nc_i.rest) / s->dt;
       a->rest[i] = nc_i.rest / s->dt;
     }

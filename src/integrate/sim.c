@@ -695,6 +695,8 @@ static void contact_wrenches(mr_sim *s) {
 static mr_status detect(mr_sim *s, double *t_kinematics, mr_error *err) {
   mr_forward_kinematics(s->m, s->d, s->q, s->v, NULL);
   if (t_kinematics) *t_kinematics = mr_sim_clock_us();
+  if (s->w->contact.speculative)
+    mr_collision_set_motion(s->col, s->d->vb, s->w->timestep, mr_v3_norm(s->m->gravity));
   /* more contacts than the bound is an error, never a truncation */
   return mr_collision_detect(s->col, s->d->oMi, err);
 }

@@ -110,7 +110,8 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
                               s->c,
                               &s->as_settings,
                               mode_tolerance(s),
-                              x->sides};
+                              x->sides,
+                              NULL};
   return mr_step_contact_derivatives(m, x->d, x->sd, &p, x->q0, x->v0, s->tau, &cs, NULL,
                                      x->v_next, x->work, err);
 }

@@ -688,12 +688,15 @@ size_t mr_step_contact_work_size(const mr_model *m, int nc) {
          64 + consistency_bytes(n, v);
 }
 
-/* the slope ∂cor/∂Φ of a block's correction (moreau/assembly.h), vn0 = J_N v: for a contact
- * the normal gap law's, for a coupling or a point constraint baumgarte/Δt (every row) */
-static double correction_slope(const mr_contact_geometry *c, double vn0,
-                               const mr_assembly_settings *s) {
+/* the slope ∂cor/∂Φ of block i's correction (moreau/assembly.h), vn0 = J_N v: for a contact
+ * the normal gap law's (an impact where the assembly put a restitution target), for a coupling
+ * or a point constraint baumgarte/Δt (every row) */
+static double correction_slope(const mr_contact_step *cs, int i, double vn0) {
+  const mr_contact_geometry *c = &cs->rows[i];
+  const mr_assembly_settings *s = cs->assembly;
   if (c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_POINT) return c->baumgarte / s->dt;
-  return mr_contact_normal_correction(c, vn0, s).slope;
+  int impact = cs->rest ? cs->rest[i] != 0.0 : mr_contact_impact(c, vn0, vn0, s);
+  return mr_contact_normal_correction(c, vn0, impact, s).slope;
 }
 
 static mr_vec3 v3_at(const double *J, int nv, int k, int row0) {
@@ -1016,7 +1019,7 @@ static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step
     double vn0 = 0.0;
     for (int k = 0; k < nv; ++k)
       vn0 += Ji[(size_t)2 * nv + k] * v[k];
-    const double slope = correction_slope(c, vn0, cs->assembly);
+    const double slope = correction_slope(cs, i, vn0);
     double *Si = S + (size_t)3 * i * nv;
     for (int r = c->type == MR_ROWS_POINT ? 0 : 2; r < 3; ++r)
       for (int k = 0; k < nv; ++k)

@@ -242,13 +242,14 @@ static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, d
 
 static mr_status parse_contact(mr_scene_ctx *c, const mr_ynode *n) {
   static const char *const keys[] = {"margin",       "baumgarte",    "restitution_threshold",
-                                     "max_contacts", "limit_margin", NULL};
+                                     "max_contacts", "limit_margin", "speculative", NULL};
   mr_scene_contact *o = &c->s->contact;
   if (mr_yaml_check_map(&c->y, n, keys, "'contact'") || nonneg(c, n, "margin", &o->margin) ||
       nonneg(c, n, "baumgarte", &o->baumgarte) ||
       nonneg(c, n, "restitution_threshold", &o->restitution_threshold) ||
       mr_yaml_opt_int(&c->y, n, "max_contacts", &o->max_contacts) ||
-      nonneg(c, n, "limit_margin", &o->limit_margin))
+      nonneg(c, n, "limit_margin", &o->limit_margin) ||
+      mr_yaml_opt_bool(&c->y, n, "speculative", &o->speculative))
     return scene_status(c);
   if (o->baumgarte > 1.0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "baumgarte"), MR_ERR_INVALID,
@@ -508,6 +509,7 @@ static void scene_defaults(mr_scene *s) {
   s->settings = mr_solver_settings_default();
   s->contact.restitution_threshold = 0.01;
   s->contact.limit_margin = 0.01;
+  s->contact.speculative = 1;
   s->record.every = 1;
   s->record.solver_stats = 1;
   s->record.energy = 1;
