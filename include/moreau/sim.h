@@ -74,6 +74,9 @@ typedef struct {
   long ncp_not_converged;  /* steps whose NCP criterion ε_abs exceeds the solver's eps_abs
                             * (differs from not_converged for the LCP, CCP and RaiSim models,
                             * which stop on their own model's criterion) */
+  long storage_grown;      /* times the storage of contacts and islands grew, at the start of
+                            * a step, before its stages, when the step's contacts exceeded any
+                            * met before (by half again each time: O(log n) times) */
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;

@@ -285,6 +285,19 @@ void mr_collision_free(mr_collision *c) {
   free(c);
 }
 
+mr_status mr_collision_reserve(mr_collision *c, int max_contacts, mr_error *err) {
+  if (max_contacts <= c->max_contacts) return MR_OK;
+  mr_contact *p = realloc(c->contacts, (size_t)max_contacts * sizeof *p);
+  if (!p) return mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory for %d contacts",
+                              max_contacts);
+  c->contacts = p, c->max_contacts = max_contacts;
+  return MR_OK;
+}
+
+int mr_collision_capacity(const mr_collision *c) {
+  return c->max_contacts;
+}
+
 void mr_collision_set_motion(mr_collision *c, const mr_motion *body_velocity, double dt,
                              double accel) {
   for (int i = 0; i < c->m->ngeoms; ++i) {

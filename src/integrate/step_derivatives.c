@@ -35,6 +35,7 @@
 #include "contact/consistency.h"
 #include "dynamics/derivatives_internal.h"
 #include "integrate/free_flyer.h"
+#include "integrate/free_motion.h"
 
 enum { SERIES_MAX = 60 };
 
@@ -43,9 +44,9 @@ enum { SERIES_MAX = 60 };
 mr_step_derivatives *mr_step_derivatives_create(const mr_model *m) {
   mr_step_derivatives *sd = calloc(1, sizeof *sd);
   const size_t nv = (size_t)m->nv, n2 = nv * nv;
-  /* six nv x nv results; scratch: one nv x nv, six nv vectors, the impulses' three nv x nv
+  /* six nv x nv results; scratch: one nv x nv, seven nv vectors, the impulses' three nv x nv
    * derivatives (layout: work_vector, impulse_rows) */
-  double *p = sd ? calloc(10 * n2 + 6 * nv + 1, sizeof(double)) : NULL;
+  double *p = sd ? calloc(10 * n2 + 7 * nv + 1, sizeof(double)) : NULL;
   mr_derivatives *rbd = p ? mr_derivatives_create(m) : NULL;
   if (!rbd) {
     free(p), free(sd);
@@ -71,7 +72,7 @@ void mr_step_derivatives_free(mr_step_derivatives *sd) {
 /* ---- the step ---- */
 
 /* sd->work: an nv x nv scratch, then nv vectors: 0 the free bodies' bias acceleration, 1 the
- * RNEA's acceleration, 2 v⁺, 3 a copy of v⁺, 4 scratch, 5 the rotation lag */
+ * RNEA's acceleration, 2 v⁺, 3 a copy of v⁺, 4 scratch, 5 the rotation lag, 6 the PD error */
 static double *work_vector(const mr_step_derivatives *sd, int k) {
   return sd->work + (size_t)sd->nv * (size_t)sd->nv + (size_t)k * (size_t)sd->nv;
 }
@@ -79,7 +80,7 @@ static double *work_vector(const mr_step_derivatives *sd, int k) {
 /* ∂G/∂x (x = q, v, τ; nv x nv, rows at the angular dofs of the spinning free bodies) */
 static double *impulse_rows(const mr_step_derivatives *sd, int x) {
   const size_t n2 = (size_t)sd->nv * (size_t)sd->nv;
-  return sd->work + n2 + 6 * (size_t)sd->nv + (size_t)x * n2;
+  return sd->work + n2 + 7 * (size_t)sd->nv + (size_t)x * n2;
 }
 
 static double gain(const double *g, int k) {
@@ -104,30 +105,19 @@ static mr_status check_params(const mr_model *m, const mr_step_params *p, mr_err
   return MR_OK;
 }
 
-/* v⁺ before the free bodies' gyroscopic impulse into vn; M̃'s factor left in d; a (nv)
- * receives the free bodies' bias acceleration (mr_free_flyer_bias) */
+/* v⁺ before the free bodies' gyroscopic impulse into vn (the step's free-motion stage,
+ * free_motion.h); M̃'s factor left in d; a (nv) receives the free bodies' bias acceleration,
+ * e (nv) the PD error q_target − q on the dofs with gains */
 static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p,
                           const double *q, const double *v, const double *tau, double *a,
-                          double *vn, mr_error *err) {
-  const int nv = m->nv;
-  const double dt = p->dt;
+                          double *e, double *vn, mr_error *err) {
   mr_status st = check_params(m, p, err);
   if (st != MR_OK) return st;
-  mr_crba(m, d, q);
-  for (int k = 0; k < nv; ++k)
-    d->M[d->row_at[k]] += dt * (gain(p->kd, k) + m->damping[k]) + dt * dt * gain(p->kp, k);
-  if ((st = mr_ldlt_factor(m, d, err)) != MR_OK) return st;
-  mr_free_flyer_bias(m, d, v, a);
-  const double *b = mr_rnea(m, d, q, v, a);
-  for (int k = 0; k < nv; ++k) {
-    const double kp = gain(p->kp, k);
-    const int iq = m->bodies[m->dof_body[k]].joint.idx_q;
-    const double e = kp != 0.0 ? p->q_target[k] - q[iq] : 0.0;
-    vn[k] = tau[k] + kp * e - b[k] - (gain(p->kd, k) + m->damping[k] + dt * kp) * v[k];
-  }
-  mr_ldlt_solve(m, d, vn);
-  for (int k = 0; k < nv; ++k)
-    vn[k] = v[k] + dt * vn[k];
+  for (int k = 0; k < m->nv; ++k)
+    e[k] = gain(p->kp, k) != 0.0 ? p->q_target[k] - q[m->bodies[m->dof_body[k]].joint.idx_q] : 0.0;
+  const mr_free_motion f = {p->dt, tau, p->kp, p->kd, e};
+  if ((st = mr_free_motion_factor(m, d, &f, q, err)) != MR_OK) return st;
+  mr_free_motion_velocity(m, d, &f, q, v, a, vn);
   return MR_OK;
 }
 
@@ -135,7 +125,7 @@ mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, c
                        const double *v, const double *tau, double *q_next, double *v_next,
                        mr_error *err) {
   /* scratch: d->a the bias acceleration, d->ddq the gyroscopic solve, d->tau the lag */
-  mr_status st = velocity(m, d, p, q, v, tau, d->a, v_next, err);
+  mr_status st = velocity(m, d, p, q, v, tau, d->a, d->ddq, v_next, err);
   if (st != MR_OK) return st;
   mr_free_flyer_gyroscopic(m, d, v, p->dt, v_next, d->ddq, d->tau);
   mr_free_flyer_integrate(m, d, q, v_next, d->tau, p->dt, q_next);
@@ -518,7 +508,7 @@ static mr_status velocity_step_derivatives(const mr_model *m, mr_data *d, mr_ste
                                            const double *extra, double *vn, mr_error *err) {
   const int nv = m->nv;
   double *bias = work_vector(sd, 0), *a = work_vector(sd, 1);
-  mr_status st = velocity(m, d, p, q, v, tau, bias, vn, err);
+  mr_status st = velocity(m, d, p, q, v, tau, bias, work_vector(sd, 6), vn, err);
   if (st != MR_OK) return st;
   for (int k = 0; k < nv; ++k)
     a[k] = (vn[k] - v[k]) / p->dt + bias[k];
