@@ -28,10 +28,11 @@ it refused a value). docs/python.md is the reference.
 
 The library is found through the MOREAU_LIB environment variable (a path to libmoreau.so), then
 in the prefix `make install` put this package in, then in the source tree's build/ (this package
-used in place, or the tree pip installed it from), then on the system's library path.
+used in place, or the tree pip installed it from), then on the system's library path
+(library_path() says which); the shipped scenes and robots through data_path().
 """
 
-from ._lib import InvalidInputError, MoreauError, bin_path, library_path
+from ._lib import InvalidInputError, MoreauError, bin_path, data_path, library_path
 from .batch import Batch
 from .record import Recorder
 from .sim import CONTACT_DTYPE, DERIVATIVE_NAMES, BodyView, JointView, Sim
@@ -39,6 +40,6 @@ from .world import BodyInfo, FrameInfo, GeomInfo, JointInfo, Pose, World
 
 __all__ = ["World", "Sim", "Batch", "Recorder", "Pose", "JointInfo", "BodyInfo", "FrameInfo",
            "GeomInfo", "JointView", "BodyView", "MoreauError", "InvalidInputError",
-           "library_path", "bin_path", "DERIVATIVE_NAMES", "CONTACT_DTYPE"]
+           "library_path", "bin_path", "data_path", "DERIVATIVE_NAMES", "CONTACT_DTYPE"]
 
 __version__ = "0.1.0"

@@ -90,6 +90,36 @@ def library_path():
                   "MOREAU_LIB to its path")
 
 
+def _data_roots():
+    """(root, where) in the order data_path() tries them"""
+    env = os.environ.get("MOREAU_DATA")
+    if env:
+        yield env, "MOREAU_DATA"
+    if _paths is not None and getattr(_paths, "DATADIR", None):
+        yield _paths.DATADIR, "the installed prefix"
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.normpath(os.path.join(here, "..", "..")), "the source tree"
+    if _paths is not None and getattr(_paths, "SOURCE_DIR", None):
+        yield _paths.SOURCE_DIR, "the source tree pip installed from"
+
+
+def data_path(relative):
+    """The absolute path of a file shipped with moreau, e.g. data_path("scenes/solo_stand.yaml")
+    or data_path("robots/solo12/solo12.urdf"): under MOREAU_DATA, else the prefix `make install`
+    put scenes/ and robots/ in (PREFIX/share/moreau), else the source tree. FileNotFoundError
+    naming the places tried."""
+    if not isinstance(relative, (str, os.PathLike)):
+        raise TypeError(f"relative: expected a path, got {type(relative).__name__}")
+    tried = []
+    for root, _ in _data_roots():
+        path = os.path.join(root, os.fspath(relative))
+        if os.path.exists(path):
+            return os.path.abspath(path)
+        tried.append(path)
+    raise FileNotFoundError(f"{relative} not found (tried {', '.join(tried)}); set MOREAU_DATA "
+                            "to the directory holding scenes/ and robots/")
+
+
 def bin_path():
     """The `moreau` command matching the library: MOREAU_BIN, else beside the library
     (build/moreau, or PREFIX/bin/moreau for PREFIX/lib), else on PATH; None when not found."""
