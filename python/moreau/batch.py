@@ -10,6 +10,9 @@ from .sim import Sim
 from .world import World
 
 
+_step_checked = lib.mr_batch_step_checked
+
+
 class Batch:
     """n simulators on one World stepped in parallel by a fixed pool of threads (batch.h).
 
@@ -30,7 +33,7 @@ class Batch:
     an entry raises instead of changing a copy silently); assigning one (batch.q = x) sets every
     environment, checked (shape, dtype, finite values) like set_state / set_controls."""
 
-    __slots__ = ("world", "_ptr", "n", "threads", "_status", "__weakref__")
+    __slots__ = ("world", "_ptr", "n", "threads", "_status", "_err", "_eref", "__weakref__")
 
     def __init__(self, world, n, threads=1, solver=None):
         if not isinstance(world, World):
@@ -46,6 +49,8 @@ class Batch:
             _lib._raise(err)
         self.n, self.threads = lib.mr_batch_size(self._ptr), lib.mr_batch_threads(self._ptr)
         self._status = view(lib.mr_batch_status(self._ptr), (self.n,))
+        self._err = _Error()
+        self._eref = ctypes.byref(self._err)
 
     def __del__(self):
         if getattr(self, "_ptr", None):
@@ -67,11 +72,10 @@ class Batch:
         """nsteps (an int >= 0) steps of every environment; returns the (n,) statuses (0 = ok),
         a copy. Inputs written in place through sim(i)'s views are checked first:
         InvalidInputError naming the environment and the entry, nothing stepped."""
-        nsteps = as_count(nsteps, "nsteps")
-        err = _Error()
-        st = lib.mr_batch_step_checked(self._ptr, nsteps, ctypes.byref(err))
-        if st == _lib.MR_ERR_INVALID:
-            _lib._raise(err)
+        if type(nsteps) is not int or nsteps < 0:
+            nsteps = as_count(nsteps, "nsteps")
+        if _step_checked(self._ptr, nsteps, self._eref) == _lib.MR_ERR_INVALID:
+            _lib._raise(self._err)
         return self._status.copy()
 
     def errors(self):

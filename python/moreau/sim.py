@@ -51,6 +51,7 @@ CONTACT_DTYPE = np.dtype([("geom", np.int32, 2), ("body", np.int32, 2), ("point"
                           ("normal", np.float64, 3), ("phi", np.float64),
                           ("force_local", np.float64, 3), ("force", np.float64, 3)], align=True)
 
+_step_n = lib.mr_sim_step_n
 lib.mr_sim_last.restype = ctypes.POINTER(_Stats)
 lib.mr_sim_last.argtypes = [ctypes.c_void_p]
 lib.mr_sim_derivatives_get.restype = ctypes.POINTER(_StepDerivatives)
@@ -89,7 +90,7 @@ class Sim:
     [x, y, z, qx, qy, qz, qw], its v [linear, angular] in the base's local frame (docs/api.md)."""
 
     __slots__ = ("world", "_ptr", "_owner", "_q", "_v", "_torque", "_target", "_kp", "_kd",
-                 "_contact_wrenches", "_deriv", "_recorders", "_poses", "__weakref__")
+                 "_contact_wrenches", "_deriv", "_recorders", "_err", "_eref", "__weakref__")
 
     def __init__(self, world, solver=None):
         if not isinstance(world, World):
@@ -124,6 +125,9 @@ class Sim:
         self._contact_wrenches = readonly(view(lib.mr_sim_contact_wrenches(self._ptr), (nb, 6)))
         self._deriv = None
         self._recorders = []
+        # the step's error, kept (a simulator is used by one thread at a time)
+        self._err = _Error()
+        self._eref = ctypes.byref(self._err)
 
     def __del__(self):
         if getattr(self, "_deriv", None):
@@ -218,13 +222,15 @@ class Sim:
         target, kp, kd) are checked first: InvalidInputError (a ValueError) naming the entry,
         nothing stepped. MoreauError when a step diverges (the state is left as before that
         step). TypeError for an n that is not an integer, ValueError for n < 0."""
-        n = as_count(n, "n")
-        err = _Error()
+        if type(n) is not int or n < 0:  # the common case checked first: a plain int
+            n = as_count(n, "n")
         if not self._recorders:
-            _check(lib.mr_sim_step_n(self._ptr, n, ctypes.byref(err)), err)
+            if _step_n(self._ptr, n, self._eref):
+                _lib._raise(self._err)
             return
         for _ in range(n):
-            _check(lib.mr_sim_step_n(self._ptr, 1, ctypes.byref(err)), err)
+            if _step_n(self._ptr, 1, self._eref):
+                _lib._raise(self._err)
             for r in self._recorders:
                 r._capture(self)
 
