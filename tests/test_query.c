@@ -158,6 +158,10 @@ static void test_wrench_and_batch(void **state) {
   mr_sim_qvel(mr_batch_sim(b, 2))[1] = 0.0;
   assert_int_equal(mr_batch_step_checked(b, 4, &err), MR_OK);
   assert_int_equal(mr_sim_steps(mr_batch_sim(b, 2)), 4);
+  /* no steps: only the check */
+  assert_int_equal(mr_batch_step_checked(b, 0, &err), MR_OK);
+  assert_int_equal(mr_sim_steps(mr_batch_sim(b, 0)), 4);
+  assert_int_equal(mr_batch_step_checked(b, -1, &err), MR_ERR_INVALID);
   mr_batch_free(b);
   mr_world_free(w);
 }

@@ -92,7 +92,8 @@ mr_status mr_sim_step_n(mr_sim *s, long n, mr_error *err);
  * MR_ERR_INVALID when body is not in [1, nbodies). */
 mr_status mr_sim_get_wrench(mr_sim *s, int body, mr_vec3 *force, mr_vec3 *torque, mr_error *err);
 /* mr_sim_check_inputs on every environment, then mr_batch_step. When an environment's inputs
- * are invalid nothing is stepped: MR_ERR_INVALID names the first such environment. */
+ * are invalid nothing is stepped: MR_ERR_INVALID names the first such environment. nsteps = 0
+ * only checks (the statuses stay those of the last step). */
 mr_status mr_batch_step_checked(mr_batch *b, int nsteps, mr_error *err);
 
 /* ---- a scene's record options (src/io/scene_record.c) ---- */

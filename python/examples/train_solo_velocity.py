@@ -20,8 +20,9 @@ deviation to the elite (the best quarter; a floor of 0.02 keeps the search alive
 return sums its rewards up to its first termination.
 
 Prints one line per iteration with the return of the mean policy (the average over the E
-evaluation episodes, and per environment step), then the first and last returns and whether the
-return improved. Deterministic for a seed, whatever the thread count.
+evaluation episodes, and per environment step) and its mean forward velocity, then the first
+and last returns and whether the return improved. Deterministic for a seed, whatever the thread
+count.
 
     /usr/bin/python3 python/examples/train_solo_velocity.py [ITERATIONS] [--threads T]
         [--seed S] [--steps N] [--population P] [--evals E]
@@ -51,19 +52,23 @@ def actions(theta, obs):
     a = np.zeros((len(obs), 12))
     a[:, 1::3] = o_hip + (a_hip + k_v * err) * np.sin(p)
     a[:, 2::3] = np.where(FRONT[None], o_kf + a_kf * np.sin(p + phi), o_kh + a_kh * np.sin(p + phi))
-    return np.clip(a, -1.0, 1.0)
+    return np.minimum(np.maximum(a, -1.0), 1.0)
 
 
 def rollout(env, theta, seed, steps):
-    """the return of policy theta[k] in environment k (one episode each, stepped together)"""
+    """the return of policy theta[k] in environment k (one episode each, stepped together), and
+    its mean forward velocity (base frame, m/s) while the episode lasts"""
     obs, _ = env.reset(seed=seed)
-    ret = np.zeros(env.num_envs)
+    ret, vx = np.zeros(env.num_envs), np.zeros(env.num_envs)
     alive = np.ones(env.num_envs, dtype=bool)
+    alive_steps = np.zeros(env.num_envs)
     for _ in range(steps):
         obs, r, term, trunc, _ = env.step(actions(theta, obs))
         ret += np.where(alive, r, 0.0)
+        vx += np.where(alive, obs[:, VX], 0.0)
+        alive_steps += alive
         alive &= ~(term | trunc)
-    return ret
+    return ret, vx / np.maximum(alive_steps, 1)
 
 
 def main():
@@ -87,12 +92,13 @@ def main():
     t0 = time.perf_counter()
     for it in range(args.iterations + 1):
         pop = mean + std * rng.standard_normal((args.population, NPARAM))
-        ret = rollout(env, np.concatenate([pop, np.repeat(mean[None], args.evals, 0)]),
-                      args.seed + it, args.steps)
+        ret, vx = rollout(env, np.concatenate([pop, np.repeat(mean[None], args.evals, 0)]),
+                          args.seed + it, args.steps)
         score = ret[args.population:].mean()
         history.append(score)
         print(f"iteration {it:3d}  return {score:8.2f}  per step {score / args.steps:6.3f}  "
-              f"(population best {ret[:args.population].max():7.2f})", flush=True)
+              f"forward {vx[args.population:].mean():5.2f} m/s  (population best "
+              f"{ret[:args.population].max():7.2f})", flush=True)
         if it == args.iterations:
             break
         best = pop[np.argsort(-ret[:args.population])[:elite]]

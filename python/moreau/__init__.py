@@ -32,7 +32,10 @@ used in place, or the tree pip installed it from), then on the system's library 
 (library_path() says which); the shipped scenes and robots through data_path().
 """
 
+from . import _lib
 from ._lib import InvalidInputError, MoreauError, bin_path, data_path, library_path
+from ._lib import _Error, _Vec3, _check  # noqa: F401 (for modules of this package)
+from ._lib import dptr as _dptr, view as _view  # noqa: F401
 from .batch import Batch
 from .record import Recorder
 from .sim import CONTACT_DTYPE, DERIVATIVE_NAMES, BodyView, JointView, Sim

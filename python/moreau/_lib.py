@@ -223,6 +223,14 @@ def _declare(lib):
 lib = _declare(ctypes.CDLL(library_path()))
 
 
+def __getattr__(name):
+    """the library's functions as attributes of this module too (moreau._lib.mr_sim_step), as
+    when moreau._lib was the library itself"""
+    if name.startswith("mr_"):
+        return getattr(lib, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def dptr(a):
     """A double* to a float64 C-contiguous array (None for None)."""
     return None if a is None else a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))

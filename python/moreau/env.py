@@ -54,6 +54,7 @@ class Box:
         return x.astype(self.dtype)
 
     def contains(self, x):
+        """True when x has the box's shape and lies within its bounds."""
         x = np.asarray(x)
         return bool(x.shape == self.shape and np.all(x >= self.low) and np.all(x <= self.high))
 
@@ -99,6 +100,7 @@ class VecEnv:
 
     @property
     def observation_space(self):
+        """single_observation_space batched: a Box of shape (num_envs, *single shape)"""
         s = self.single_observation_space
         return Box(np.broadcast_to(s.low, (self.num_envs,) + s.shape),
                    np.broadcast_to(s.high, (self.num_envs,) + s.shape),
@@ -106,6 +108,8 @@ class VecEnv:
 
     @property
     def action_space(self):
+        """single_action_space batched: a Box of shape (num_envs, *single shape), seeded by
+        reset(seed)"""
         if not hasattr(self, "_action_space"):
             s = self.single_action_space
             self._action_space = Box(np.broadcast_to(s.low, (self.num_envs,) + s.shape),
@@ -238,14 +242,14 @@ class SoloVelocity(VecEnv):
 
     def _apply(self, a, active):
         """the actions of the active environments as PD targets (the others keep theirs)"""
-        a = np.clip(a, -1.0, 1.0)
+        a = self._clipped = np.minimum(np.maximum(a, -1.0), 1.0)  # np.clip: 10 x slower here
         rows = np.flatnonzero(active)
         self._targets[np.ix_(rows, self._qi)] = self._stand + self.action_scale * a[rows]
         self.batch.set_controls(target=self._targets)
 
     def _advance(self, a, active):
         """the previous action of the next observation and reward"""
-        self._prev[active] = np.clip(a, -1.0, 1.0)[active]
+        self._prev[active] = self._clipped[active]
 
     @staticmethod
     def _frame(q):
@@ -263,8 +267,7 @@ class SoloVelocity(VecEnv):
         return obs.astype(np.float32)
 
     def _reward(self, q, v, a, terminated):
-        a = np.clip(a, -1.0, 1.0)
-        c = self.command
+        a, c = self._clipped, self.command
         track = np.exp(-np.sum((v[:, 0:2] - c[:, 0:2]) ** 2, 1) / 0.25)
         yaw = np.exp(-(v[:, 5] - c[:, 2]) ** 2 / 0.25)
         r = (track + 0.5 * yaw - 0.5 * v[:, 2] ** 2 - 0.05 * np.sum(v[:, 3:5] ** 2, 1)

@@ -456,10 +456,12 @@ class JointView:
 
     @property
     def name(self):
+        """the joint's name ("ROBOT/JOINT")"""
         return self.info.name
 
     @property
     def type(self):
+        """the joint's type: revolute, continuous, prismatic, spherical or free"""
         return self.info.type
 
     def _get(self, which):
@@ -504,6 +506,7 @@ class BodyView:
 
     @property
     def name(self):
+        """the body's name ("ROBOT/LINK", or a scene body's)"""
         return self.info.name
 
     def __index__(self):
@@ -517,14 +520,17 @@ class BodyView:
 
     @property
     def position(self):
+        """the world position (3,) of the body origin (m), at the current state"""
         return self.pose.position
 
     @property
     def rotation(self):
+        """the body frame's rotation (3, 3) in the world, at the current state"""
         return self.pose.rotation
 
     @property
     def quaternion(self):
+        """the body frame's orientation (x, y, z, w), w >= 0, at the current state"""
         return self.pose.quaternion
 
     @property

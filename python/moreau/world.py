@@ -2,6 +2,7 @@
 dynamics as pure functions of a state (Pinocchio-style)."""
 
 import ctypes
+import json
 import os
 import threading
 
@@ -211,8 +212,9 @@ class _Scratch:
 
 
 class World:
-    """A compiled world loaded from a YAML scene (docs/scene-format.md): read-only, shared by any
-    number of simulators (Sim, Batch), also across threads.
+    """A compiled world loaded from a YAML scene (docs/scene-format.md), or from one robot's URDF
+    (World.from_urdf): read-only, shared by any number of simulators (Sim, Batch), also across
+    threads.
 
         world = moreau.World("scenes/solo_stand.yaml")
         world.joint("solo/FL_KFE")            # JointInfo: type, limits, indices, names
@@ -232,14 +234,17 @@ class World:
     difference, normalize, random_configuration. Each takes the state as arguments and changes
     nothing: q (nq,), v, a, tau (nv,), float64 (checked: shape, dtype, finite values)."""
 
-    __slots__ = ("_ptr", "_model", "_local", "_given", "path", "nq", "nv", "nbodies", "nframes",
-                 "ngeoms", "timestep", "duration", "body_names", "joint_names", "dof_names",
-                 "geom_names", "frame_names", "robots", "q_names", "v_names", "record",
+    __slots__ = ("_ptr", "_model", "_local", "_given", "_tmp", "path", "nq", "nv", "nbodies",
+                 "nframes", "ngeoms", "timestep", "duration", "body_names", "joint_names",
+                 "dof_names", "geom_names", "frame_names", "robots", "q_names", "v_names", "record",
                  "gravity_vector", "_joints", "_bodies", "_frames", "_geoms", "_joint_index",
                  "_body_index", "_frame_index", "_geom_index", "__weakref__")
 
     def __init__(self, path):
-        path = os.fspath(path)
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"path: expected a scene file's path, got {type(path).__name__}")
+        path = os.fsdecode(path)
+        self._tmp = None
         err, rec = _Error(), _RecordOptions()
         self._ptr = lib.mr_world_load_recorded(os.fsencode(path), ctypes.byref(rec),
                                                ctypes.byref(err))
@@ -335,6 +340,36 @@ class World:
         gi.friction, gi.restitution, gi.compliance = raw.friction, raw.restitution, raw.compliance
         return gi
 
+    @classmethod
+    def from_urdf(cls, urdf, floating=False, name=None, ground=False, timestep=0.001):
+        """A world holding one robot loaded from a URDF file, as `moreau rbd` loads it: with a
+        free-flyer ("NAME/root_joint") when floating, fixed at the origin otherwise; names get
+        the robot's name in front ("NAME/FL_KFE"; name defaults to the URDF's robot name), and
+        ground=True adds a ground plane. Its scene is written to a temporary file that lives as
+        long as the world (world.path)."""
+        import tempfile
+        import xml.etree.ElementTree as ET
+        urdf = os.path.abspath(os.fsdecode(urdf))
+        if name is None:
+            try:
+                name = ET.parse(urdf).getroot().get("name") or "robot"
+            except (OSError, ET.ParseError) as e:
+                raise MoreauError(f"{urdf}: {e}") from None
+        name = as_name(name, "name")
+        dt = _lib.as_scalar(timestep, "timestep", nonnegative=True)
+        text = f"timestep: {dt!r}\n"
+        if ground:
+            text += "bodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n"
+        text += (f"robots:\n  - name: {json.dumps(name)}\n    urdf: {json.dumps(urdf)}\n"
+                 f"    floating: {'true' if floating else 'false'}\n")
+        tmp = tempfile.TemporaryDirectory(prefix="moreau_world_")
+        path = os.path.join(tmp.name, "scene.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        world = cls(path)
+        world._tmp, world._given = tmp, os.path.basename(urdf)
+        return world
+
     def __del__(self):
         if getattr(self, "_ptr", None):
             try:
@@ -343,6 +378,9 @@ class World:
                 pass
             lib.mr_world_free(self._ptr)
             self._ptr = None
+        if getattr(self, "_tmp", None) is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
     def __repr__(self):
         robots = f", robots {', '.join(self.robots)}" if self.robots else ""

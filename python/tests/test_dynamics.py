@@ -96,6 +96,13 @@ class TestAgainstTheCommandLine(unittest.TestCase):
             self.compare(world, "solo/", SOLO_URDF, True,
                          ["FL_FOOT", "HR_FOOT", "base_link", "FR_UPPER_LEG"], seed)
 
+    def test_world_from_urdf(self):
+        """World.from_urdf holds the robot as moreau rbd loads it; names carry its name"""
+        world = moreau.World.from_urdf(SOLO_URDF, floating=True)
+        self.assertEqual(world.robots, ["solo12"])
+        self.compare(world, "solo12/", SOLO_URDF, True, ["HL_FOOT"], 4)
+        self.assertTrue(os.path.exists(world.path))  # the scene lives as long as the world
+
     def test_allegro_fixed_base(self):
         world = world_from(f"timestep: 0.001\nrobots:\n  - {{name: hand, urdf: {ALLEGRO_URDF}, "
                            "floating: false}\n")

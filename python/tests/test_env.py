@@ -5,6 +5,9 @@ or 2 threads; another seed gives other starts. Learning progress is the example'
 (python/examples/train_solo_velocity.py), not a test's.
 
 Run by `make test` with MOREAU_LIB set."""
+import os
+import subprocess
+import sys
 import unittest
 
 import numpy as np
@@ -127,6 +130,19 @@ class TestSoloVelocity(unittest.TestCase):
                                       command_high=(0.3, 0, 0))
         obs, _ = env.reset(seed=0)
         np.testing.assert_array_equal(obs[:, 9:12], np.float32([[0.3, 0, 0]] * 2))
+
+
+class TestExample(unittest.TestCase):
+    def test_training_example_runs(self):
+        """python/examples/train_solo_velocity.py, briefly (2 iterations of 4 + 1 episodes of 20
+        steps): it runs and reports; whether 2 iterations improve the return is not asserted"""
+        example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                               "train_solo_velocity.py")
+        r = subprocess.run([sys.executable, example, "2", "--steps", "20", "--population", "4",
+                            "--evals", "1", "--threads", "1"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("iteration   2", r.stdout)
+        self.assertIn("trained: return", r.stdout)
 
 
 class TestBox(unittest.TestCase):

@@ -71,10 +71,11 @@ def reference_q():
 
 
 def tutorial_code():
-    """the Python block of docs/tutorial.md that loads a scene through moreau.data_path"""
+    """the Python blocks of docs/tutorial.md's section 4, one after the other"""
     with open(os.path.join(ROOT, "docs", "tutorial.md")) as f:
-        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    return [b for b in blocks if "data_path" in b][0]
+        text = f.read()
+    section = text[text.index("## 4. The same in Python"):]
+    return "".join(re.findall(r"```python\n(.*?)```", section, re.S))
 
 
 class TestPackaging(unittest.TestCase):
@@ -117,9 +118,12 @@ class TestPackaging(unittest.TestCase):
                          os.path.realpath(os.path.join(BUILD, "libmoreau.so")))
         self.assertEqual(info["data"], os.path.join(src, "scenes", "solo_stand.yaml"))
         np.testing.assert_array_equal(q, self.q)
-        # the tutorial's Python, from an empty directory
+        # the tutorial's Python, from an empty directory: it prints the solver's figures and
+        # writes the recorded run and its replay page there
         out = run([py, "-c", tutorial_code()], self.elsewhere)
         self.assertRegex(out, r"\d+ [0-9.e-]+ \d+")
+        for name in ("run.csv", "run_contacts.csv", "run.html"):
+            self.assertTrue(os.path.getsize(os.path.join(self.elsewhere, name)) > 0, name)
 
     def test_make_install(self):
         prefix = os.path.join(self.tmp, "prefix")

@@ -114,5 +114,6 @@ mr_status mr_batch_step_checked(mr_batch *b, int nsteps, mr_error *err) {
     if (mr_sim_check_inputs(mr_batch_sim(b, i), &e))
       return mr_error_set(err, MR_ERR_INVALID, "environment %d: %s", i, e.msg);
   }
-  return mr_batch_step(b, nsteps, err);
+  /* nothing to step: the pool is not woken */
+  return nsteps ? mr_batch_step(b, nsteps, err) : MR_OK;
 }
