@@ -7,7 +7,8 @@
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
 #                   short fuzzing smoke run of every parser (installs clang first)
 #   make fuzz       a bounded libFuzzer campaign, FUZZ_TIME seconds per parser (default 60)
-#   make bench      benchmark programs, built with -O3 -march=native
+#   make bench      benchmark programs, built with -O3 -march=native, and the Python package's
+#                   overhead (bench/python_overhead.py)
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
@@ -224,9 +225,12 @@ mutants: deps
 bench-bins: $(BENCH_BIN)
 
 bench: deps
-	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" bench-bins
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" bench-bins \
+	  build/bench/libmoreau.so.$(MR_VERSION)
 	@for s in $(BENCH_SRC); do b=build/bench/bench/$$(basename $$s .c); echo "== $$b"; \
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
+	@echo "== bench/python_overhead.py"
+	MOREAU_LIB=$(abspath build/bench/libmoreau.so.$(MR_VERSION)) $(PYTHON) bench/python_overhead.py
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
 $(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)

@@ -12,8 +12,9 @@ throughput (docs/benchmarks.md, "Python").
 2. Batch.step(): the same with batches of N Solo-12 environments: K calls of batch.step(1), K
    bare ctypes calls of mr_batch_step(b, 1) (the least a call from Python costs), one call of K
    steps, and K calls of batch.step(0).
-3. moreau.env.SoloVelocity: environment steps per second (one environment step = 10 simulator
-   steps) of 32 environments under zero actions, on 1 and 2 threads, rounds alternating.
+3. moreau.env.SoloVelocity: environment steps per second (wall time; one environment step = 10
+   simulator steps) of 32 environments under zero actions, on 1 and 2 threads, rounds
+   alternating, and the process's CPU time per environment step (both threads).
 
 Times are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID: what the call costs, whatever
 else the shared machine runs), except for batches on 2 threads and the throughput (wall time).
@@ -131,16 +132,18 @@ def env_throughput(num_envs, rounds, steps):
     envs = {t: moreau.env.SoloVelocity(num_envs=num_envs, threads=t, max_steps=10**6)
             for t in (1, 2)}
     out = {1: [], 2: []}
+    cpu = {1: [], 2: []}
     zero = np.zeros((num_envs, 12))
     for r in range(rounds):
         for t in ((1, 2) if r % 2 == 0 else (2, 1)):
             env = envs[t]
             env.reset(seed=r)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(steps):
                 env.step(zero)
             out[t].append(num_envs * steps / (time.perf_counter() - t0))
-    return out
+            cpu[t].append((time.process_time() - c0) / (num_envs * steps) * 1e6)
+    return out, cpu
 
 
 def main():
@@ -166,11 +169,12 @@ def main():
         print(f"{tag}: step(1) - bare ctypes call      {summary(wrapper)}")
         print(f"{tag}: step(1) - C batch step          {summary(total)}")
         print(f"{tag}: C batch step (one call of 200)  {summary(c)}")
-    tput = env_throughput(32, max(5, rounds // 3), 100)
+    tput, cpu = env_throughput(32, max(5, rounds // 3), 100)
     for t in (1, 2):
         xs = np.asarray(tput[t])
         print(f"SoloVelocity, 32 environments, {t} thread(s): env steps/s mean {xs.mean():7.0f} "
-              f"median {np.median(xs):7.0f} min {xs.min():7.0f} max {xs.max():7.0f}")
+              f"median {np.median(xs):7.0f} min {xs.min():7.0f} max {xs.max():7.0f}; process CPU "
+              f"µs per env step {summary(cpu[t])}")
     ratio = np.asarray(tput[2]) / np.asarray(tput[1])
     print(f"2 threads / 1 thread, per round: median {np.median(ratio):.2f}, min {ratio.min():.2f},"
           f" max {ratio.max():.2f}")
