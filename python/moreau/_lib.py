@@ -231,6 +231,39 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+class Owned:
+    """A library object (a world) freed when its owner is gone and no borrower (a simulator, a
+    batch on that world) uses it any more. The garbage collector finalises the objects of an
+    unreachable reference cycle in no set order — a simulator and a recorder refer to each other,
+    and with them the world they use is unreachable too — so a world's finaliser may run before
+    its simulators'; the world is then freed by the last of them."""
+    __slots__ = ("ptr", "free", "users", "owned", "lock")
+
+    def __init__(self, ptr, free):
+        import threading
+        self.ptr, self.free, self.users, self.owned = ptr, free, 0, True
+        self.lock = threading.Lock()
+
+    def acquire(self):
+        with self.lock:
+            self.users += 1
+
+    def release(self):
+        with self.lock:
+            self.users -= 1
+            self._free_if_unused()
+
+    def disown(self):
+        with self.lock:
+            self.owned = False
+            self._free_if_unused()
+
+    def _free_if_unused(self):
+        if not self.owned and self.users <= 0 and self.ptr:
+            self.free(self.ptr)
+            self.ptr = None
+
+
 def dptr(a):
     """A double* to a float64 C-contiguous array (None for None)."""
     return None if a is None else a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))

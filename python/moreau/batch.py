@@ -33,7 +33,8 @@ class Batch:
     an entry raises instead of changing a copy silently); assigning one (batch.q = x) sets every
     environment, checked (shape, dtype, finite values) like set_state / set_controls."""
 
-    __slots__ = ("world", "_ptr", "n", "threads", "_status", "_err", "_eref", "__weakref__")
+    __slots__ = ("world", "_ptr", "_uses", "n", "threads", "_status", "_err", "_eref",
+                 "__weakref__")
 
     def __init__(self, world, n, threads=1, solver=None):
         if not isinstance(world, World):
@@ -42,11 +43,13 @@ class Batch:
         if solver is not None:
             as_name(solver, "solver")
         err = _Error()
-        self.world = world  # kept alive as long as the batch
+        self.world, self._uses = world, None  # the world kept alive as long as the batch
         self._ptr = lib.mr_batch_create(world._ptr, n, threads,
                                         solver.encode() if solver else None, ctypes.byref(err))
         if not self._ptr:
             _lib._raise(err)
+        self._uses = world._handle  # the world stays allocated until the batch is freed
+        self._uses.acquire()
         self.n, self.threads = lib.mr_batch_size(self._ptr), lib.mr_batch_threads(self._ptr)
         self._status = view(lib.mr_batch_status(self._ptr), (self.n,))
         self._err = _Error()
@@ -56,6 +59,9 @@ class Batch:
         if getattr(self, "_ptr", None):
             lib.mr_batch_free(self._ptr)
             self._ptr = None
+        if getattr(self, "_uses", None) is not None:
+            self._uses.release()
+            self._uses = None
 
     def __len__(self):
         return self.n

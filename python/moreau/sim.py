@@ -90,7 +90,8 @@ class Sim:
     [x, y, z, qx, qy, qz, qw], its v [linear, angular] in the base's local frame (docs/api.md)."""
 
     __slots__ = ("world", "_ptr", "_owner", "_q", "_v", "_torque", "_target", "_kp", "_kd",
-                 "_contact_wrenches", "_deriv", "_recorders", "_err", "_eref", "__weakref__")
+                 "_contact_wrenches", "_deriv", "_recorders", "_err", "_eref", "_uses",
+                 "__weakref__")
 
     def __init__(self, world, solver=None):
         if not isinstance(world, World):
@@ -99,18 +100,20 @@ class Sim:
             as_name(solver, "solver")
         err = _Error()
         self.world = world  # kept alive as long as the simulator
-        self._owner = None
+        self._owner, self._uses = None, None
         self._ptr = lib.mr_sim_create(world._ptr, solver.encode() if solver else None,
                                       ctypes.byref(err))
         if not self._ptr:
             _lib._raise(err)
+        self._uses = world._handle  # the world stays allocated until this simulator is freed
+        self._uses.acquire()
         self._attach()
 
     @classmethod
     def _borrowed(cls, world, ptr, owner):
         """A Sim over a simulator another object owns (a Batch's environment)."""
         sim = cls.__new__(cls)
-        sim.world, sim._ptr, sim._owner = world, ptr, owner
+        sim.world, sim._ptr, sim._owner, sim._uses = world, ptr, owner, None
         sim._attach()
         return sim
 
@@ -136,6 +139,9 @@ class Sim:
         if getattr(self, "_ptr", None) and getattr(self, "_owner", None) is None:
             lib.mr_sim_free(self._ptr)
         self._ptr = None
+        if getattr(self, "_uses", None) is not None:
+            self._uses.release()
+            self._uses = None
 
     def __repr__(self):
         return (f"<moreau.Sim on {self.world!r}: t {self.time:g} s, {self.steps} steps, "

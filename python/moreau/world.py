@@ -234,7 +234,7 @@ class World:
     difference, normalize, random_configuration. Each takes the state as arguments and changes
     nothing: q (nq,), v, a, tau (nv,), float64 (checked: shape, dtype, finite values)."""
 
-    __slots__ = ("_ptr", "_model", "_local", "_given", "_tmp", "path", "nq", "nv", "nbodies",
+    __slots__ = ("_ptr", "_handle", "_model", "_local", "_given", "_tmp", "path", "nq", "nv", "nbodies",
                  "nframes", "ngeoms", "timestep", "duration", "body_names", "joint_names",
                  "dof_names", "geom_names", "frame_names", "robots", "q_names", "v_names", "record",
                  "gravity_vector", "_joints", "_bodies", "_frames", "_geoms", "_joint_index",
@@ -244,12 +244,14 @@ class World:
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"path: expected a scene file's path, got {type(path).__name__}")
         path = os.fsdecode(path)
-        self._tmp = None
+        self._tmp, self._handle = None, None
         err, rec = _Error(), _RecordOptions()
         self._ptr = lib.mr_world_load_recorded(os.fsencode(path), ctypes.byref(rec),
                                                ctypes.byref(err))
         if not self._ptr:
             _lib._raise(err)
+        # freed when this object and every simulator on the world are gone, in any order
+        self._handle = _lib.Owned(self._ptr, lib.mr_world_free)
         self.path, self._given = os.path.abspath(path), path
         self._model = lib.mr_world_model(self._ptr)
         self._local = threading.local()
@@ -371,13 +373,10 @@ class World:
         return world
 
     def __del__(self):
-        if getattr(self, "_ptr", None):
-            try:
-                self._local = None
-            except AttributeError:
-                pass
-            lib.mr_world_free(self._ptr)
-            self._ptr = None
+        if getattr(self, "_handle", None) is not None:
+            self._local = None
+            self._handle.disown()
+            self._handle = None
         if getattr(self, "_tmp", None) is not None:
             self._tmp.cleanup()
             self._tmp = None

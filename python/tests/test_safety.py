@@ -6,6 +6,7 @@ written in place is refused before the step; step(n) refuses n < 0 and non-integ
 Each case is the issue's list (set_state with nq - 1 and nq + 3 entries, a 2-vector force,
 sim.q = x rebinding, step(-1), NaN written into q) or one found while writing the checks. A
 refused call must also leave the simulator exactly as it was (compared bit for bit)."""
+import gc
 import os
 import unittest
 
@@ -241,6 +242,47 @@ class TestSimInputs(unittest.TestCase):
             self.world.body(14)
         with self.assertRaisesRegex(KeyError, "no robot 'robo'; closest: solo"):
             self.world.robot("robo")
+
+
+class TestLifetimes(unittest.TestCase):
+    def test_world_outlives_its_simulators_in_a_cycle(self):
+        """a simulator and its recorder refer to each other; collected together with their
+        world, the finalisers run in no set order, and the world must be freed after the
+        simulators and batches on it (B9's MPC controllers read the world's robots when freed;
+        under make check AddressSanitizer reports any use after free)"""
+        for scene in (SOLO, os.path.join(ROOT, "scenes", "b9_solo_trot.yaml")):
+            world = moreau.World(scene)
+            sim = moreau.Sim(world)
+            rec = sim.record()
+            sim.step(2)
+            batch = moreau.Batch(world, 2)
+            env0 = batch.sim(0)
+            cycle = [world, sim, rec, batch, env0]
+            cycle.append(cycle)
+            del world, sim, rec, batch, env0, cycle
+            gc.collect()
+            # the order that fails: the world's finaliser first, then its simulators still step
+            world = moreau.World(scene)
+            sim, batch = moreau.Sim(world), moreau.Batch(world, 2)
+            world.__del__()
+            sim.step(2)
+            np.testing.assert_array_equal(batch.step(2), [0, 0])
+            del world, sim
+            batch.step(1)
+            del batch
+
+    def test_owned_frees_once_after_the_last_user(self):
+        freed = []
+        h = moreau._lib.Owned(42, freed.append)
+        h.acquire()
+        h.acquire()
+        h.disown()
+        h.release()
+        self.assertEqual(freed, [])
+        h.release()
+        self.assertEqual(freed, [42])
+        h.disown()
+        self.assertEqual(freed, [42])
 
 
 class TestWorldInputs(unittest.TestCase):
