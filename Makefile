@@ -1,21 +1,23 @@
 # moreau: build, test, run, bench.
 #
 #   make            build/libmoreau.a and build/moreau
-#   make run        the default demo, and its replay out/demo.html (installs missing Debian
-#                   packages first)
+#   make run        the default demo, and its replay out/demo.html, and build/libmoreau.so for
+#                   the Python package (installs missing Debian packages first)
 #   make test       every cmocka test program (installs missing Debian packages first)
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
 #                   short fuzzing smoke run of every parser (installs clang first)
 #   make fuzz       a bounded libFuzzer campaign, FUZZ_TIME seconds per parser (default 60)
-#   make bench      benchmark programs, built with -O3 -march=native
+#   make bench      benchmark programs, built with -O3 -march=native, and the Python package's
+#                   overhead (bench/python_overhead.py)
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
 #   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
-#   make install    library (static and shared), headers, moreau.pc and the moreau command into
-#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local)
+#   make install    library (static and shared), headers, moreau.pc, the moreau command, the
+#                   Python package, scenes and robots into $(DESTDIR)$(PREFIX) (PREFIX default
+#                   /usr/local)
 #   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 #
 # The moreau program embeds the replay viewer (viewer/): `npm ci` installs three.js and esbuild
@@ -223,9 +225,12 @@ mutants: deps
 bench-bins: $(BENCH_BIN)
 
 bench: deps
-	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" bench-bins
+	@$(MAKE) --no-print-directory BUILD=build/bench OPT="-O3 -march=native" bench-bins \
+	  build/bench/libmoreau.so.$(MR_VERSION)
 	@for s in $(BENCH_SRC); do b=build/bench/bench/$$(basename $$s .c); echo "== $$b"; \
 	  MOREAU_SHARED=$(SHARED) $$b || exit 1; done
+	@echo "== bench/python_overhead.py"
+	MOREAU_LIB=$(abspath build/bench/libmoreau.so.$(MR_VERSION)) $(PYTHON) bench/python_overhead.py
 
 # moreau against MuJoCo (Debian libmujoco-dev), installed as by deps
 $(BUILD)/peers $(BUILD)/scale: $(BUILD)/%: bench/%.c $(LIBRARY)
@@ -242,7 +247,7 @@ bench-peers: deps
 	build/bench/scale ncp-pgs
 
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all shared
 	@mkdir -p out
 	$(PROGRAM) run scenes/demo.yaml --html out/demo.html
 	@echo "open out/demo.html in a browser to replay the demo (docs/viewer.md)"
@@ -301,7 +306,7 @@ $(PC_FILE): Makefile
 	  'Version: $(MR_VERSION)' 'Requires.private: $(PC_REQUIRES)' \
 	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS)' 'Cflags: -I$${includedir}' > $@
 
-install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
+install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM) install-python
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/moreau \
 	  $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIBRARY) $(DESTDIR)$(PREFIX)/lib/
@@ -309,8 +314,12 @@ install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
 	ln -sf libmoreau.so.$(MR_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHLIB_SONAME)
 	ln -sf $(SHLIB_SONAME) $(DESTDIR)$(PREFIX)/lib/libmoreau.so
 	install -m 644 include/moreau/*.h $(DESTDIR)$(PREFIX)/include/moreau/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(PC_FILE) > $(DESTDIR)$(PREFIX)/lib/pkgconfig/moreau.pc
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/
+	@echo "installed in $(DESTDIR)$(PREFIX): the library (lib/), headers, moreau.pc, the moreau"\
+	  "command; the Python package moreau in $(PY_SITE)/moreau (it loads $(PREFIX)/lib/libmoreau.so;"\
+	  "if $(PY_SITE) is not on the interpreter's path: PYTHONPATH=$(PY_SITE)); scenes and robots"\
+	  "in $(DATADIR)"
 
 # the install test and the Python tests use the shared library and the pkg-config file
 run-tests: $(SHLIB) $(PC_FILE)
@@ -319,9 +328,26 @@ $(BUILD)/tests/test_install: TEST_LDFLAGS = -DMR_TEST_LINK_FLAGS='"$(LDFLAGS)"'
 
 # ---- Python bindings (python/moreau, ctypes over the shared library) ----
 
-PY_PKGS  = python3-numpy
+# numpy; venv, pip and wheel for the package's pip install (python/pyproject.toml) and its test
+PY_PKGS  = python3-numpy python3-venv python3-pip python3-setuptools python3-wheel
 DEB_PKGS += $(PY_PKGS)
 PYTHON  ?= /usr/bin/python3
+# make install puts the package where Debian's interpreter looks for a prefix's packages
+# (/usr/local/lib/python3.X/dist-packages is on its sys.path), scenes and robots in share/moreau
+PY_VERSION := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' \
+                2>/dev/null)
+PY_SITE ?= $(PREFIX)/lib/python$(PY_VERSION)/dist-packages
+DATADIR  = $(PREFIX)/share/moreau
+
+.PHONY: install-python
+install-python:
+	install -d $(DESTDIR)$(PY_SITE)/moreau $(DESTDIR)$(DATADIR)
+	install -m 644 python/moreau/*.py $(DESTDIR)$(PY_SITE)/moreau/
+	rm -f $(DESTDIR)$(PY_SITE)/moreau/_paths.py
+	printf '%s\n' '"""Where make install put the library and the data."""' \
+	  'LIBDIR = "$(PREFIX)/lib"' 'DATADIR = "$(DATADIR)"' 'BUILD_DIR = None' \
+	  'SOURCE_DIR = None' > $(DESTDIR)$(PY_SITE)/moreau/_paths.py
+	cp -R scenes robots $(DESTDIR)$(DATADIR)/
 # under the sanitizers the interpreter must load their runtimes before the library
 PY_ENV   = $(if $(findstring sanitize=address,$(CFLAGS)),LD_PRELOAD="$$($(CC) \
            -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \

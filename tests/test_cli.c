@@ -187,6 +187,62 @@ static void test_rbd_solo_consistency(void **state) {
   mr_json_free(j);
 }
 
+/* the pendulum with a tip frame at the bob (a massless link merged by a fixed joint) */
+static const char pendulum_tip[] =
+    "<robot name=\"pendulum\">\n"
+    "  <link name=\"base\"/>\n"
+    "  <joint name=\"hinge\" type=\"revolute\">\n"
+    "    <parent link=\"base\"/><child link=\"bob\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"-3\" upper=\"3\" effort=\"10\" velocity=\"10\"/>\n"
+    "  </joint>\n"
+    "  <link name=\"bob\"><inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"2\"/>\n"
+    "    <inertia ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"0\" iyz=\"0\" izz=\"0\"/></inertial></link>\n"
+    "  <joint name=\"to_tip\" type=\"fixed\"><parent link=\"bob\"/><child link=\"tip\"/>\n"
+    "    <origin xyz=\"0 0 -0.5\"/></joint>\n"
+    "  <link name=\"tip\"/>\n"
+    "</robot>\n";
+
+/* rbd --frame tip: the tip at R_x(q) (0, 0, -l) = (0, l sin q, -l cos q); its Jacobian column
+ * (the hinge's) is ω = e_x with the tip's velocity e_x × p = (0, l cos q, l sin q) at the tip
+ * (local-world-aligned), 0 at the world origin (on the axis: world), and R_x(q)ᵀ of those in
+ * the tip's axes (local: (0, l, 0), e_x). A few operations on numbers <= 1: 8 ulp */
+static void test_rbd_frame(void **state) {
+  char path[64], args[256];
+  static char out[OUT_MAX];
+  write_temp(pendulum_tip, path);
+  const double l = 0.5, q = 0.3, tol = 8 * DBL_EPSILON;
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --json --frame tip --frame bob", path);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  const mr_json *tip = mr_json_at(mr_json_get(j, "frames"), 0);
+  assert_non_null(tip);
+  assert_string_equal(mr_json_get(tip, "name")->string, "tip");
+  assert_string_equal(mr_json_get(tip, "body")->string, "bob");
+  double p[3] = {0, l * sin(q), -l * cos(q)}, quat[4] = {sin(q / 2), 0, 0, cos(q / 2)};
+  for (int i = 0; i < 3; ++i)
+    assert_near(at(tip, "position", -1, i), p[i], tol);
+  for (int i = 0; i < 4; ++i)
+    assert_near(at(tip, "quaternion", -1, i), quat[i], tol);
+  assert_near(at(tip, "rotation", 1, 1), cos(q), tol);
+  assert_near(at(tip, "rotation", 1, 2), -sin(q), tol);
+  double lwa[6] = {0, l * cos(q), l * sin(q), 1, 0, 0}, local[6] = {0, l, 0, 1, 0, 0};
+  for (int r = 0; r < 6; ++r) {
+    assert_near(at(tip, "jacobian_local_world_aligned", r, 0), lwa[r], tol);
+    assert_near(at(tip, "jacobian_world", r, 0), r == 3 ? 1.0 : 0.0, tol);
+    assert_near(at(tip, "jacobian_local", r, 0), local[r], tol);
+  }
+  mr_json_free(j);
+  /* the text output names the frame; an unknown frame names the closest one */
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --frame tip", path);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_non_null(strstr(out, "frame tip (body bob)"));
+  assert_non_null(strstr(out, "jacobian_local_world_aligned (6 x 1)"));
+  snprintf(args, sizeof args, "rbd %s --frame tipp", path);
+  assert_int_equal(run(args, 1, out), 2);
+  assert_non_null(strstr(out, "no body or frame 'tipp' in the model (closest: 'tip')"));
+  remove(path);
+}
+
 typedef struct {
   const char *args; /* after "rbd"; %s is the pendulum file */
   int code;
@@ -230,6 +286,7 @@ int main(void) {
       cmocka_unit_test(test_rbd_solo),
       cmocka_unit_test(test_rbd_solo_consistency),
       cmocka_unit_test(test_rbd_errors),
+      cmocka_unit_test(test_rbd_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

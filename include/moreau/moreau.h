@@ -17,5 +17,6 @@
 #include "moreau/control.h"
 #include "moreau/batch.h"
 #include "moreau/qpcc.h"
+#include "moreau/query.h"
 
 #endif
