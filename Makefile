@@ -160,19 +160,19 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 
 $(BUILD)/bench/corpus: bench/scale_scenes.c bench/scale_scenes.h
 
-# Run every test program; print one closing line with the totals.
+# Run every test program and the Python tests, TEST_JOBS at a time (tools/run_tests.sh): one line
+# per program (name, passed/failed, seconds), the whole output of the failing ones, and the
+# closing line "programs: N passed, M failed". TEST_SKIP names programs left out of the run.
+TEST_JOBS ?= 2
+TEST_SKIP ?=
+TEST_RUN  = $(filter-out $(TEST_SKIP:%=$(BUILD)/tests/%),$(TEST_BIN))
 run-tests: $(TEST_BIN) $(PROGRAM)
 	@if [ -n "$$CI" ] && [ ! -d "$(SHARED)/reference" ]; then \
 	  echo "CI: $(SHARED)/reference is missing: the reference-robot tests would be skipped"; \
 	  exit 1; fi
-	@pass=0; fail=0; failed=""; \
-	for t in $(TEST_BIN); do \
-	  if MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $$t; then pass=$$((pass+1)); \
-	  else fail=$$((fail+1)); failed="$$failed $$(basename $$t)"; fi; \
-	done; \
-	[ -z "$$failed" ] || echo "failed programs:$$failed"; \
-	echo "programs: $$pass passed, $$fail failed"; \
-	[ $$fail -eq 0 ]
+	@{ $(foreach t,$(TEST_RUN),printf '%s\t%s\n' '$(notdir $t)' \
+	     'MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $t';) \
+	   printf '%s\t%s\n' python '$(PYTHON_TEST)'; } | tools/run_tests.sh $(TEST_JOBS) $(BUILD)/test-logs
 
 test: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
@@ -327,10 +327,11 @@ PY_ENV   = $(if $(findstring sanitize=address,$(CFLAGS)),LD_PRELOAD="$$($(CC) \
            -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
            ASAN_OPTIONS=detect_leaks=0)
 
+PYTHON_TEST = MOREAU_LIB=$(abspath $(SHLIB)) MOREAU_BIN=$(abspath $(PROGRAM)) $(PY_ENV) \
+              $(PYTHON) -m unittest discover -s python/tests -t python
+
 .PHONY: python-test
 python-test: $(SHLIB) $(PROGRAM)
-	MOREAU_LIB=$(abspath $(SHLIB)) MOREAU_BIN=$(abspath $(PROGRAM)) $(PY_ENV) \
-	  $(PYTHON) -m unittest discover -s python/tests -t python
-run-tests: python-test
+	$(PYTHON_TEST)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(TEST_BIN:=.d)
