@@ -31,7 +31,7 @@ SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
            libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin \
-           libsuitesparse-dev
+           libsuitesparse-dev libjansson-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
@@ -41,9 +41,15 @@ FUZZ_PKGS = clang libclang-rt-14-dev
 
 WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
-INCS     = -Iinclude -Isrc -I/usr/include/libxml2
+# the C libraries, through pkg-config where they ship a .pc file (CHOLMOD does not in Debian 12);
+# each look-up runs once, when the flags are first needed (after make deps has installed them)
+PC_REQUIRES = ccd qhull_r libxml-2.0 yaml-0.1 assimp jansson
+LIBS_NOPC   = -lcholmod -lsuitesparseconfig -lm -pthread
+PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PC_REQUIRES) 2>/dev/null))$(PKG_CFLAGS)
+PKG_LIBS    = $(eval PKG_LIBS := $(shell pkg-config --libs $(PC_REQUIRES) 2>/dev/null))$(PKG_LIBS)
+INCS     = -Iinclude -Isrc $(PKG_CFLAGS)
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lcholmod -lsuitesparseconfig -lm -pthread
+LIBS     = $(PKG_LIBS) $(LIBS_NOPC)
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
                              src/integrate/*.c src/model/*.c src/io/*.c))
@@ -278,7 +284,6 @@ DESTDIR     ?=
 SHLIB        = $(BUILD)/libmoreau.so.$(MR_VERSION)
 SHLIB_SONAME = libmoreau.so.$(MR_SOVERSION)
 PC_FILE      = $(BUILD)/moreau.pc
-PC_REQUIRES  = ccd qhull_r libxml-2.0 yaml-0.1
 
 .PHONY: shared install
 
@@ -299,7 +304,7 @@ $(PC_FILE): Makefile
 	  'Name: moreau' \
 	  'Description: rigid-body time-stepping simulation with frictional contact models' \
 	  'Version: $(MR_VERSION)' 'Requires.private: $(PC_REQUIRES)' \
-	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS)' 'Cflags: -I$${includedir}' > $@
+	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS_NOPC)' 'Cflags: -I$${includedir}' > $@
 
 install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/moreau \
