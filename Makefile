@@ -205,11 +205,13 @@ fuzz-bins: $(FUZZ_BIN)
 # Each harness mutates a working corpus ($(BUILD)/fuzz/corpus/NAME, i.e.
 # build/fuzz/fuzz/corpus/NAME, kept between runs) seeded from fuzz/corpus/NAME for FUZZ_TIME
 # seconds; a crash, leak, UB report, 10 s input or 2 GB RSS stops it with the input saved as
-# build/fuzz/fuzz/crash-NAME-*.
+# build/fuzz/fuzz/crash-NAME-*. Leaks inside the libraries moreau calls are suppressed by
+# fuzz/lsan.supp (full malloc stacks, so that a suppression sees the library's frames).
 fuzz-run: fuzz-bins
 	@for h in $(FUZZ_NAMES); do \
 	  mkdir -p $(BUILD)/fuzz/corpus/$$h; \
 	  echo "== fuzz $$h ($(FUZZ_TIME) s)"; \
+	  ASAN_OPTIONS=fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(abspath fuzz/lsan.supp) \
 	  $(BUILD)/fuzz/fuzz_$$h -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=65536 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$h- \
 	    $(BUILD)/fuzz/corpus/$$h fuzz/corpus/$$h 2>$(BUILD)/fuzz/$$h.log \
