@@ -651,7 +651,9 @@ static void test_pendulum_scene(void **state) {
                "0]}\n",
                "2:67:", "needs 'floating: true'");
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, posture: up}\n",
-               "2:59: 'posture': needs an SRDF file;", "pendulum.srdf' not found");
+               "2:59: 'posture': needs an SRDF file; neither 'scenes/models/pendulum.srdf' nor "
+               "'scenes/srdf/pendulum.srdf' found",
+               NULL);
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, srdf: none.srdf}\n",
                "2:56: 'srdf': file 'none.srdf' not found", NULL);
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "

@@ -229,7 +229,18 @@ mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const 
     mr_yaml_free(&y);
     return st;
   }
+  const char *names[NFIELDS + 1];
+  for (int f = 0; f <= NFIELDS; ++f)
+    names[f] = mr_scene_settings_field(f);
+  const char *near = mr_yaml_nearest(field, names);
+  if (near)
+    return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s': did you mean '%s'?",
+                        field, near);
   return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s'", field);
+}
+
+const char *mr_scene_settings_field(int i) {
+  return i >= 0 && i < NFIELDS ? settings_fields[i].name : NULL;
 }
 
 static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, double *out) {
@@ -610,7 +621,7 @@ mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   else
     dir[0] = '\0';
   if (slash == dir) snprintf(dir, sizeof dir, "/");
-  mr_status st = mr_scene_parse(text, path, dir, scene, err);
+  mr_status st = scene_load_file(path, text, dir, scene, err);
   free(text);
   return st;
 }
