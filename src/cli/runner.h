@@ -20,7 +20,7 @@ typedef struct {
   double max_eps_abs, max_penetration;
   double energy_start, energy_end;
   long not_converged, collision_failures;
-  long falls;             /* robots under MPC control that fell (mpc.h) */
+  long falls; /* robots under MPC control that fell (mpc.h) */
   long ncp_not_converged; /* steps above eps_abs on the NCP criterion (whatever the model) */
   double mean_solve_us;
   int interrupted; /* the run stopped early on a request (SIGINT), after a whole row */
