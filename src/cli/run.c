@@ -324,10 +324,8 @@ int mr_cmd_run(int argc, char **argv) {
   mr_run_summary r;
   mr_error err = {0};
   mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
-  if (html && code)
-    mr_replay_free(html);
-  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html))
-    code = 2;
+  if (html && code) mr_replay_free(html);
+  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html)) code = 2;
   if (st) {
     discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
@@ -401,10 +399,8 @@ int mr_cmd_compare(int argc, char **argv) {
            r.energy_end - r.energy_start, r.not_converged, st ? "diverged" : "ok");
     if (st) fprintf(stderr, "moreau compare: %s: %s\n", names[i], err.msg), code = 1;
   }
-  if (html && code == 2)
-    mr_replay_free(html);
-  else if (html && mr_view_write("compare", html, NULL, a.html))
-    code = 2;
+  if (html && code == 2) mr_replay_free(html);
+  else if (html && mr_view_write("compare", html, NULL, a.html)) code = 2;
   mr_scene_free(&sc);
   return code;
 }
