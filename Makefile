@@ -34,8 +34,9 @@ DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev 
            libsuitesparse-dev libjansson-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
-# the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
-TEST_PKGS = libfcl-dev
+# the test suite's reference implementations (FCL for tests/test_collision_fcl.c) and the CMake
+# build it checks (tests/test_cmake.c, the find_package consumers of tests/test_install.c)
+TEST_PKGS = libfcl-dev cmake
 # libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
 FUZZ_PKGS = clang libclang-rt-14-dev
 
@@ -47,6 +48,7 @@ PC_REQUIRES = ccd qhull_r libxml-2.0 yaml-0.1 assimp jansson
 LIBS_NOPC   = -lcholmod -lsuitesparseconfig -lm -pthread
 PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PC_REQUIRES) 2>/dev/null))$(PKG_CFLAGS)
 PKG_LIBS    = $(eval PKG_LIBS := $(shell pkg-config --libs $(PC_REQUIRES) 2>/dev/null))$(PKG_LIBS)
+CMOCKA_LIBS = $(eval CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null))$(CMOCKA_LIBS)
 INCS     = -Iinclude -Isrc $(PKG_CFLAGS)
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = $(PKG_LIBS) $(LIBS_NOPC)
@@ -140,20 +142,20 @@ $(VIEWER_OBJ): $(VIEWER_BUNDLE) viewer/page.html
 
 $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka $(TEST_LIBS) -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) $(CMOCKA_LIBS) $(TEST_LIBS) -o $@
 
 # the viewer test decodes PNG screenshots with zlib
-$(BUILD)/tests/test_viewer: TEST_LIBS = -lz
+$(BUILD)/tests/test_viewer: TEST_LIBS = $(shell pkg-config --libs zlib)
 
-# the FCL cross-check links a C++ helper against FCL (and its octomap dependency)
+# the FCL cross-check links a C++ helper against FCL (and through fcl.pc Eigen and octomap)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++14 $(OPT) $(CFLAGS) -I/usr/include/eigen3 -Itests -c $< -o $@
+	$(CXX) $(shell pkg-config --cflags fcl) -std=c++14 $(OPT) $(CFLAGS) -Itests -c $< -o $@
 
 $(BUILD)/tests/test_collision_fcl: tests/test_collision_fcl.c $(BUILD)/tests/fcl_ref.o $(LIBRARY)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(BUILD)/tests/fcl_ref.o $(LIBRARY) $(LIBS) -lcmocka \
-	  -lfcl -loctomap -loctomath -lstdc++ -o $@
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(BUILD)/tests/fcl_ref.o $(LIBRARY) $(LIBS) $(CMOCKA_LIBS) \
+	  $(shell pkg-config --libs fcl) -lstdc++ -o $@
 
 # the allocation test counts moreau's own malloc, calloc and realloc calls
 $(BUILD)/tests/test_no_alloc: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
@@ -186,7 +188,7 @@ test: deps
 
 check: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
-	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" \
+	@$(MAKE) --no-print-directory BUILD=build/check OPT="-O1 -g" TEST_SKIP=test_cmake \
 	  CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  LDFLAGS="-fsanitize=address,undefined" run-tests
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_SMOKE)
@@ -277,17 +279,22 @@ format:
 clean:
 	rm -rf build
 
-# ---- shared library, pkg-config file, installation ----
+# ---- shared library, pkg-config file, CMake package, installation ----
 
-MR_VERSION   = 0.1.0
-MR_SOVERSION = 0
+# the version: include/moreau/version.h (read by CMakeLists.txt too)
+MR_VERSION_H = include/moreau/version.h
+MR_VERSION  := $(shell sed -n 's/^\#define MR_VERSION_STRING "\([0-9.]*\)".*/\1/p' $(MR_VERSION_H))
+MR_VERSION_MAJOR := $(word 1,$(subst ., ,$(MR_VERSION)))
+MR_VERSION_MINOR := $(word 2,$(subst ., ,$(MR_VERSION)))
+MR_SOVERSION = $(MR_VERSION_MAJOR)
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 SHLIB        = $(BUILD)/libmoreau.so.$(MR_VERSION)
 SHLIB_SONAME = libmoreau.so.$(MR_SOVERSION)
 PC_FILE      = $(BUILD)/moreau.pc
+CMAKE_CONFIG = $(BUILD)/moreauConfig.cmake $(BUILD)/moreauConfigVersion.cmake
 
-.PHONY: shared install
+.PHONY: shared install FORCE
 
 # library objects are position independent so that the shared library can link them; without
 # semantic interposition calls inside the library stay direct and inlinable, as in the .a
@@ -300,27 +307,45 @@ $(SHLIB): $(LIB_OBJ)
 	ln -sf libmoreau.so.$(MR_VERSION) $(BUILD)/$(SHLIB_SONAME)
 	ln -sf $(SHLIB_SONAME) $(BUILD)/libmoreau.so
 
-$(PC_FILE): Makefile
+# the PREFIX of the last make in this build directory, rewritten only when it changes, so that
+# moreau.pc is remade for `make install PREFIX=...`
+$(BUILD)/prefix.txt: FORCE
 	@mkdir -p $(dir $@)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
-	  'Name: moreau' \
-	  'Description: rigid-body time-stepping simulation with frictional contact models' \
-	  'Version: $(MR_VERSION)' 'Requires.private: $(PC_REQUIRES)' \
-	  'Libs: -L$${libdir} -lmoreau' 'Libs.private: $(LIBS_NOPC)' 'Cflags: -I$${includedir}' > $@
+	@[ "$$(cat $@ 2>/dev/null)" = "$(PREFIX)" ] || echo "$(PREFIX)" > $@
 
-install: $(LIBRARY) $(SHLIB) $(PC_FILE) $(PROGRAM)
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/moreau \
-	  $(DESTDIR)$(PREFIX)/bin
+# moreau.pc and the CMake package's files from the templates in cmake/ (CMakeLists.txt fills the
+# same templates: both builds install the same files)
+CONFIGURE = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|lib|g' -e 's|@VERSION@|$(MR_VERSION)|g' \
+  -e 's|@VERSION_MAJOR@|$(MR_VERSION_MAJOR)|g' -e 's|@VERSION_MINOR@|$(MR_VERSION_MINOR)|g' \
+  -e 's|@SOVERSION@|$(MR_SOVERSION)|g' -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES)|g' \
+  -e 's|@LIBS_PRIVATE@|$(LIBS_NOPC)|g' -e 's|@CONFIG_TO_PREFIX@|../../..|g'
+
+$(PC_FILE): cmake/moreau.pc.in $(BUILD)/prefix.txt $(MR_VERSION_H) Makefile
+	@mkdir -p $(dir $@)
+	$(CONFIGURE) $< > $@
+
+$(CMAKE_CONFIG): $(BUILD)/%: cmake/%.in $(MR_VERSION_H) Makefile
+	@mkdir -p $(dir $@)
+	$(CONFIGURE) $< > $@
+
+# moreau.pc is written for the PREFIX of this install, straight into its place: two installs with
+# different prefixes at once (the install tests) share no file
+install: $(LIBRARY) $(SHLIB) $(CMAKE_CONFIG) $(PROGRAM)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/moreau \
+	  $(DESTDIR)$(PREFIX)/include/moreau $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(LIBRARY) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libmoreau.so.$(MR_VERSION) $(DESTDIR)$(PREFIX)/lib/$(SHLIB_SONAME)
 	ln -sf $(SHLIB_SONAME) $(DESTDIR)$(PREFIX)/lib/libmoreau.so
 	install -m 644 include/moreau/*.h $(DESTDIR)$(PREFIX)/include/moreau/
-	install -m 644 $(PC_FILE) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	$(CONFIGURE) cmake/moreau.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/moreau.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/moreau.pc
+	install -m 644 $(CMAKE_CONFIG) $(DESTDIR)$(PREFIX)/lib/cmake/moreau/
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/
 
-# the install test and the Python tests use the shared library and the pkg-config file
-run-tests: $(SHLIB) $(PC_FILE)
+# the install tests and the Python tests use the shared library, the pkg-config file and the
+# CMake package's files
+run-tests: $(SHLIB) $(PC_FILE) $(CMAKE_CONFIG)
 # the install test links its example with the flags of this build (sanitizers under make check)
 $(BUILD)/tests/test_install: TEST_LDFLAGS = -DMR_TEST_LINK_FLAGS='"$(LDFLAGS)"'
 
