@@ -3,7 +3,9 @@
 #   make            build/libmoreau.a and build/moreau
 #   make run        the default demo, and its replay out/demo.html (installs missing Debian
 #                   packages first)
-#   make test       every cmocka test program (installs missing Debian packages first)
+#   make test       every test program and the Python tests, TEST_JOBS (2) at a time: one line
+#                   per program, the failing ones' output, "programs: N passed, M failed"
+#                   (installs missing Debian packages first); includes the CMake build's test
 #   make check      the test suite under AddressSanitizer + UndefinedBehaviorSanitizer, then a
 #                   short fuzzing smoke run of every parser (installs clang first)
 #   make fuzz       a bounded libFuzzer campaign, FUZZ_TIME seconds per parser (default 60)
@@ -14,8 +16,9 @@
 #   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
-#   make install    library (static and shared), headers, moreau.pc and the moreau command into
-#                   $(DESTDIR)$(PREFIX) (PREFIX default /usr/local)
+#   make install    library (static and shared), headers, moreau.pc, the CMake package
+#                   (lib/cmake/moreau) and the moreau command into $(DESTDIR)$(PREFIX) (PREFIX
+#                   default /usr/local); CMakeLists.txt builds and installs the same for CMake
 #   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 #
 # The moreau program embeds the replay viewer (viewer/): `npm ci` installs three.js and esbuild

@@ -15,7 +15,8 @@
 
 static const char run_usage[] =
     "usage: moreau run SCENE.yaml [options]\n"
-    "Step a scene from its initial state to its duration and print a summary.\n"
+    "Step a scene from its initial state to its duration and print a summary. A URDF file\n"
+    "runs in its default scene (docs/scene-format.md, \"A URDF as a scene\").\n"
     "  --solver NAME       contact solver (default: the scene's; 'moreau solve --list')\n"
     "  --dt X              time step in s (default: the scene's)\n"
     "  --duration T        simulated time in s (default: the scene's)\n"

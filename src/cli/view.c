@@ -19,7 +19,7 @@
 #include "cli/runner.h"
 
 static const char view_usage[] =
-    "usage: moreau view SCENE.yaml [options]\n"
+    "usage: moreau view SCENE.yaml [options]   (or ROBOT.urdf: its default scene)\n"
     "       moreau view TRAJECTORY.csv --scene SCENE.yaml [--contacts CONTACTS.csv] [options]\n"
     "Write a self-contained HTML replay of a run: the scene is run (as 'moreau run' does), or a\n"
     "run recorded by 'moreau run --out [--contacts]' is replayed without simulating.\n"
