@@ -1,5 +1,5 @@
 /* The moreau command, run as a program (MOREAU_BIN, set by make test): moreau rbd on a pendulum
- * against closed forms, on Solo-12, and its usage errors. */
+ * against closed forms, on Solo-12 and the published UR5, and its usage errors. */
 #include "test_util.h"
 
 #include "cli_util.h"
@@ -243,6 +243,46 @@ static void test_rbd_frame(void **state) {
   remove(path);
 }
 
+/* the published UR5, whose collision meshes are package://example-robot-data/... paths: rbd
+ * reads no mesh by default, so it needs no package root; the moving links' masses sum to
+ * 3.7 + 8.393 + 2.275 + 1.219 + 1.219 + 0.1879 kg (six additions: 6 half-ulps of the total); the
+ * collision geometry, read with --collision (the package found among the file's ancestors),
+ * changes no dynamics result, bit for bit; away from the collection, --collision fails naming
+ * --package-root and the package */
+static void test_rbd_ur5_without_meshes(void **state) {
+  const char *ref = test_reference_root();
+  if (!ref) skip();
+  char ur5[4200], args[9000], dir[] = "/tmp/moreau_ur5_XXXXXX", copy[64];
+  static char out[OUT_MAX], out2[OUT_MAX];
+  snprintf(ur5, sizeof ur5, "%s/robots/ur_description/urdf/ur5_robot.urdf", ref);
+  snprintf(args, sizeof args, "rbd '%s' --q 0.1,-0.5,0.4,0.3,-0.2,0.6 --v 1,0,-1,0.5,0,2 --json",
+           ur5);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  assert_near(num(j, "nv"), 6, 0);
+  assert_near(num(j, "mass"), 3.7 + 8.393 + 2.275 + 1.219 + 1.219 + 0.1879, 6 * DBL_EPSILON * 17);
+  snprintf(args + strlen(args), sizeof args - strlen(args), " --collision");
+  assert_int_equal(run(args, 0, out2), 0);
+  assert_string_equal(out, out2);
+  mr_json_free(j);
+  snprintf(args, sizeof args, "rbd '%s' --collision", ur5);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_non_null(strstr(out, "geometries = 8"));
+  /* a copy outside the collection: no ancestor holds example-robot-data */
+  assert_non_null(mkdtemp(dir));
+  snprintf(copy, sizeof copy, "%s/ur5.urdf", dir);
+  snprintf(args, sizeof args, "cp '%s' %s", ur5, copy);
+  assert_int_equal(system(args), 0);
+  snprintf(args, sizeof args, "rbd %s", copy);
+  assert_int_equal(run(args, 1, out), 0);
+  snprintf(args, sizeof args, "rbd %s --collision", copy);
+  assert_int_equal(run(args, 1, out), 2);
+  if (!strstr(out, "--package-root DIR with DIR holding the package directory "
+                   "'example-robot-data'"))
+    fail_msg("%s", out);
+  remove(copy), rmdir(dir);
+}
+
 typedef struct {
   const char *args; /* after "rbd"; %s is the pendulum file */
   int code;
@@ -282,9 +322,8 @@ static void test_rbd_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rbd_pendulum),
-      cmocka_unit_test(test_rbd_solo),
-      cmocka_unit_test(test_rbd_solo_consistency),
+      cmocka_unit_test(test_rbd_pendulum),         cmocka_unit_test(test_rbd_solo),
+      cmocka_unit_test(test_rbd_solo_consistency), cmocka_unit_test(test_rbd_ur5_without_meshes),
       cmocka_unit_test(test_rbd_errors),
       cmocka_unit_test(test_rbd_frame),
   };

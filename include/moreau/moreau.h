@@ -2,6 +2,7 @@
 #ifndef MOREAU_MOREAU_H
 #define MOREAU_MOREAU_H
 
+#include "moreau/version.h"
 #include "moreau/error.h"
 #include "moreau/spatial.h"
 #include "moreau/model.h"

@@ -35,8 +35,12 @@ static const char usage_text[] =
     "                       breaking A + B >= C) by the nearest physical one, with a warning\n"
     "  --lock JOINT         treat a moving joint as fixed at q = 0 (repeatable)\n"
     "  --lock-massless      treat as fixed every moving joint that carries no inertia\n"
-    "  --package-root DIR   search DIR for package://NAME/... mesh paths (repeatable;\n"
-    "                       then MOREAU_PACKAGE_PATH, colon-separated)\n"
+    "  --collision          also read the collision geometry, mesh files included (the\n"
+    "                       dynamics needs none of it: without this option no mesh file\n"
+    "                       is opened and package:// paths need not resolve)\n"
+    "  --package-root DIR   with --collision: search DIR for package://NAME/... mesh paths\n"
+    "                       (repeatable; then the model's ancestor directories, then\n"
+    "                       MOREAU_PACKAGE_PATH, colon-separated)\n"
     "  --q LIST             configuration, nq comma-separated numbers (default: neutral;\n"
     "                       free-flyer: x,y,z,qx,qy,qz,qw, quaternions are normalised)\n"
     "  --v LIST             velocity, nv numbers (default: zero)\n"
@@ -59,7 +63,7 @@ static const char usage_text[] =
 
 typedef struct {
   const char *model;
-  int floating, json, inertia_fix, lock_massless, derivatives, no_mass_matrix;
+  int floating, json, inertia_fix, lock_massless, derivatives, no_mass_matrix, collision;
   const char *roots[RBD_MAX_ROOTS];
   int nroots;
   const char *locks[RBD_MAX_ROOTS];
@@ -116,6 +120,8 @@ static int parse_option(int argc, char **argv, int *i, rbd_args *a) {
     return take_value(argc, argv, i, &a->frames[a->nframes++]);
   } else if (strcmp(opt, "--json") == 0)
     a->json = 1;
+  else if (strcmp(opt, "--collision") == 0)
+    a->collision = 1;
   else if (strcmp(opt, "--derivatives") == 0)
     a->derivatives = 1;
   else if (strcmp(opt, "--no-mass-matrix") == 0)
@@ -457,11 +463,14 @@ static void print_frames(FILE *f, const mr_model *m, const rbd_args *a, const rb
 }
 
 static void print_text(FILE *f, const mr_model *m, const rbd_args *a, const rbd_state *s) {
+  int collision = a->collision;
   int nv = m->nv;
-  fprintf(f,
-          "model %s: nq = %d, nv = %d, bodies = %d (with the world), frames = %d, "
-          "geometries = %d\n",
-          m->name, m->nq, nv, m->nbodies, m->nframes, m->ngeoms);
+  fprintf(f, "model %s: nq = %d, nv = %d, bodies = %d (with the world), frames = %d, ", m->name,
+          m->nq, nv, m->nbodies, m->nframes);
+  if (collision)
+    fprintf(f, "geometries = %d\n", m->ngeoms);
+  else
+    fprintf(f, "geometries not read (--collision)\n");
   fprintf(f, "\n%-4s %-32s %-10s %5s %5s %3s %3s\n", "body", "joint", "type", "idx_q", "idx_v",
           "nq", "nv");
   for (int i = 1; i < m->nbodies; ++i) {
@@ -494,6 +503,32 @@ static void print_warning(void *user, const char *msg) {
   fprintf(stderr, "moreau rbd: warning: %s\n", msg);
 }
 
+/* the package roots of --collision: the given ones, then every ancestor directory of the model
+ * (as scenes search them), into roots (cap entries of MR_PATH_MAX bytes); their number */
+static int package_roots(const rbd_args *a, char (*roots)[MR_PATH_MAX], int cap) {
+  int k = 0;
+  for (; k < a->nroots && k < cap; ++k)
+    snprintf(roots[k], MR_PATH_MAX, "%s", a->roots[k]);
+  char dir[MR_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", a->model);
+  for (char *slash; k < cap && (slash = strrchr(dir, '/')) && slash != dir;) {
+    *slash = '\0';
+    snprintf(roots[k++], MR_PATH_MAX, "%s", dir);
+  }
+  return k;
+}
+
+/* a mesh that no root holds: say which option gives the root, and which package it must hold */
+static void package_hint(const char *msg) {
+  const char *p = strstr(msg, "package://");
+  if (!p || !strstr(msg, "not found")) return;
+  p += strlen("package://");
+  fprintf(stderr,
+          "moreau rbd: give --package-root DIR with DIR holding the package directory '%.*s' "
+          "(or leave out --collision: the dynamics reads no mesh)\n",
+          (int)strcspn(p, "/\""), p);
+}
+
 static int load(const rbd_args *a, mr_model **m) {
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = a->floating;
@@ -502,11 +537,21 @@ static int load(const rbd_args *a, mr_model **m) {
   o.lock_joints = a->locks;
   o.nlock_joints = a->nlocks;
   o.warn = print_warning;
-  o.package_roots = a->roots;
-  o.npackage_roots = a->nroots;
+  o.collision = a->collision;
+  char(*roots)[MR_PATH_MAX] = malloc(2 * RBD_MAX_ROOTS * sizeof *roots);
+  const char *rp[2 * RBD_MAX_ROOTS];
+  int nr = roots && a->collision ? package_roots(a, roots, 2 * RBD_MAX_ROOTS) : 0;
+  for (int i = 0; i < nr; ++i)
+    rp[i] = roots[i];
+  o.package_roots = rp;
+  o.npackage_roots = nr;
   mr_error e = {MR_OK, ""};
-  if (mr_urdf_load(a->model, &o, m, &e) == MR_OK) return 0;
+  mr_status st =
+      roots ? mr_urdf_load(a->model, &o, m, &e) : mr_error_set(&e, MR_ERR_NOMEM, "out of memory");
+  free(roots);
+  if (st == MR_OK) return 0;
   fprintf(stderr, "moreau rbd: %s\n", e.msg);
+  if (st == MR_ERR_IO) package_hint(e.msg);
   return 2;
 }
 

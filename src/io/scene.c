@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
+#include "dynamics/model_inertia.h"
 #include "io/scene_internal.h"
 #include "moreau/collision.h"
 
@@ -228,7 +229,18 @@ mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const 
     mr_yaml_free(&y);
     return st;
   }
+  const char *names[NFIELDS + 1];
+  for (int f = 0; f <= NFIELDS; ++f)
+    names[f] = mr_scene_settings_field(f);
+  const char *near = mr_yaml_nearest(field, names);
+  if (near)
+    return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s': did you mean '%s'?",
+                        field, near);
   return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s'", field);
+}
+
+const char *mr_scene_settings_field(int i) {
+  return i >= 0 && i < NFIELDS ? settings_fields[i].name : NULL;
 }
 
 static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, double *out) {
@@ -272,10 +284,9 @@ static mr_status record_path(mr_scene_ctx *c, const mr_ynode *n, const char *key
 }
 
 static mr_status parse_record(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {"every",    "contact_forces", "solver_stats",
-                                     "energy",   "trajectory",     "contacts",
-                                     "summary",  "world_velocity", "poses",
-                                     "com",      NULL};
+  static const char *const keys[] = {
+      "every",   "contact_forces", "solver_stats", "energy", "trajectory", "contacts",
+      "summary", "world_velocity", "poses",        "com",    NULL};
   mr_scene_record *r = &c->s->record;
   if (mr_yaml_check_map(&c->y, n, keys, "'record'") ||
       mr_yaml_opt_int(&c->y, n, "every", &r->every) ||
@@ -321,12 +332,43 @@ static mr_status parse_time(mr_scene_ctx *c, const mr_ynode *root) {
 
 static const char *const free_body_keys[] = {
     "name",     "fixed",       "mass",  "density",         "inertia",          "com",
-    "position", "orientation", "geoms", "linear_velocity", "angular_velocity", NULL};
+    "position", "orientation", "geoms", "linear_velocity", "angular_velocity", "inertia_fix",
+    NULL};
 static const char *const fixed_body_keys[] = {"name",        "fixed", "position",
                                               "orientation", "geoms", NULL};
 
 /* the body's inertia: explicit (mass + inertia [+ com]), or from the geometries at uniform
  * density (mass, or density) */
+/* the URDF loader's inertia policy (mr_inertia_physical): a tensor that is not physical is
+ * refused, or with inertia_fix replaced by the nearest physical one and counted as a warning */
+static mr_status physical_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_ynode *ni,
+                                  const char *name, mr_inertia *Y) {
+  double lam[3], fixed[3];
+  mr_mat3 R;
+  char what[240];
+  int fix = 0;
+  mr_inertia_principal(&Y->I, lam, &R);
+  if (mr_inertia_physical(&Y->I, lam[2], what, sizeof what)) return MR_OK;
+  if (mr_yaml_opt_bool(&c->y, n, "inertia_fix", &fix)) return scene_status(c);
+  if (!fix)
+    return mr_yaml_error(&c->y, ni, MR_ERR_INVALID,
+                         "body '%s': inertia %s; to use the nearest physical tensor instead, set "
+                         "'inertia_fix: true' on the body",
+                         name, what);
+  Y->I = mr_inertia_nearest_physical(&Y->I, fixed);
+  /* the warning names the place as an error would */
+  mr_error *err = c->y.err, w;
+  c->y.err = &w;
+  mr_yaml_error(&c->y, ni, MR_OK,
+                "body '%s': inertia %s; inertia_fix: replaced by the nearest physical tensor, "
+                "same principal axes, principal moments %g, %g, %g kg m^2",
+                name, what, fixed[0], fixed[1], fixed[2]);
+  c->y.err = err;
+  c->s->nwarnings++;
+  snprintf(c->s->warning, sizeof c->s->warning, "%s", w.msg);
+  return MR_OK;
+}
+
 /* mass + inertia [+ com] as written: I = [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] */
 static mr_status explicit_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_ynode *ni,
                                   const char *name, double mass, mr_inertia *Y) {
@@ -344,7 +386,7 @@ static mr_status explicit_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_y
   Y->I.m[0][1] = Y->I.m[1][0] = I[3];
   Y->I.m[0][2] = Y->I.m[2][0] = I[4];
   Y->I.m[1][2] = Y->I.m[2][1] = I[5];
-  return MR_OK;
+  return physical_inertia(c, n, ni, name, Y);
 }
 
 /* uniform density over the geometries: ρ = mass / Σ V, or the given density */
@@ -581,7 +623,7 @@ mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   else
     dir[0] = '\0';
   if (slash == dir) snprintf(dir, sizeof dir, "/");
-  mr_status st = mr_scene_parse(text, path, dir, scene, err);
+  mr_status st = scene_load_file(path, text, dir, scene, err);
   free(text);
   return st;
 }
