@@ -379,9 +379,7 @@ install-python:
 	install -d $(DESTDIR)$(PY_SITE)/moreau $(DESTDIR)$(DATADIR)
 	install -m 644 python/moreau/*.py $(DESTDIR)$(PY_SITE)/moreau/
 	rm -f $(DESTDIR)$(PY_SITE)/moreau/_paths.py
-	printf '%s\n' '"""Where make install put the library and the data."""' \
-	  'LIBDIR = "$(PREFIX)/lib"' 'DATADIR = "$(DATADIR)"' 'BUILD_DIR = None' \
-	  'SOURCE_DIR = None' > $(DESTDIR)$(PY_SITE)/moreau/_paths.py
+	$(CONFIGURE) cmake/_paths.py.in > $(DESTDIR)$(PY_SITE)/moreau/_paths.py
 	cp -R scenes robots $(DESTDIR)$(DATADIR)/
 # under the sanitizers the interpreter must load their runtimes before the library
 PY_ENV   = $(if $(findstring sanitize=address,$(CFLAGS)),LD_PRELOAD="$$($(CC) \
