@@ -59,7 +59,7 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = $(PKG_LIBS) $(LIBS_NOPC)
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/model/*.c src/io/*.c))
+                             src/integrate/*.c src/control/*.c src/model/*.c src/io/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c bench/scale.c

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "contact/problem_io.h"
-#include "contact/qp.h"
+#include "control/qp.h"
 #include "core/arena.h"
 #include "core/file.h"
 #include "bench_util.h"

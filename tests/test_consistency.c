@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "contact/consistency.h"
-#include "contact/qp.h"
+#include "control/qp.h"
 #include "core/linalg.h"
 #include "moreau/assembly.h"
 

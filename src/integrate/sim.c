@@ -237,6 +237,16 @@ static mr_status reserve_present(mr_sim *s, mr_error *err) {
   return st;
 }
 
+/* the controllers the world declares, attached by the hooks of the layer that made it */
+static mr_status attach_controllers(mr_sim *s, mr_error *err) {
+  for (int r = 0; r < s->w->nrobots; ++r)
+    if (s->w->robots[r].controller_attach) {
+      mr_status st = s->w->robots[r].controller_attach(s, r, err);
+      if (st) return st;
+    }
+  return MR_OK;
+}
+
 mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   const char *name = solver ? solver : w->solver;
   const mr_solver_info *info = mr_solver_find(name);
@@ -257,8 +267,7 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   s->max_limits = limit_bound(w);
   s->d = mr_data_create(s->m);
   if (!s->d) mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory");
-  if (!s->d || create_buffers(s, err) || create_collision(s, err) ||
-      mr_sim_create_controllers(s, err)) {
+  if (!s->d || create_buffers(s, err) || create_collision(s, err)) {
     mr_sim_free(s);
     return NULL;
   }
@@ -267,7 +276,7 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
     mr_contact_stage_reserve_whole(s->contacts, info, s->max_rows, s->m->nv, RESERVE_BYTES, NULL);
   mr_sim_reset(s);
   constraint_anchors(s);
-  if (reserve_present(s, err)) {
+  if (reserve_present(s, err) || attach_controllers(s, err)) {
     mr_sim_free(s);
     return NULL;
   }
@@ -276,7 +285,7 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
 
 void mr_sim_free(mr_sim *s) {
   if (!s) return;
-  mr_sim_free_controllers(s);
+  mr_sim_set_controller(s, NULL);
   mr_collision_free(s->col);
   mr_contact_stage_free(s->contacts);
   mr_data_free(s->d);
@@ -309,7 +318,20 @@ void mr_sim_reset(mr_sim *s) {
   memset(&s->warnings, 0, sizeof s->warnings);
   memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
   mr_sim_initial_controls(s);
-  mr_sim_reset_controllers(s);
+  if (s->controller.reset) s->controller.reset(s, s->controller.data);
+}
+
+void mr_sim_set_controller(mr_sim *s, const mr_controller *c) {
+  if (c && c->data == s->controller.data && c->data) { /* the same data: nothing to free */
+    s->controller = *c;
+    return;
+  }
+  if (s->controller.free) s->controller.free(s->controller.data);
+  s->controller = c && c->control ? *c : (mr_controller){0};
+}
+
+const mr_controller *mr_sim_get_controller(const mr_sim *s) {
+  return &s->controller;
 }
 
 /* ---- the step's boundary: detection, and storage that grows ---- */

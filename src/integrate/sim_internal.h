@@ -1,7 +1,7 @@
 /* The simulator's state between its files: sim.c (creation, reset, the storage that grows
  * between steps, accessors), step.c (the step's stage list), control.c (the control and
- * read-out API of control.h), sim_derivatives.c (the Jacobians of a step), mpc_sim.c (the
- * robots' controllers), and the scene loader (a simulator made from a scene owns its world). */
+ * read-out API of control.h), sim_derivatives.c (the Jacobians of a step), and the scene loader
+ * (a simulator made from a scene owns its world). */
 #ifndef MOREAU_INTEGRATE_SIM_INTERNAL_H
 #define MOREAU_INTEGRATE_SIM_INTERNAL_H
 
@@ -70,7 +70,7 @@ struct mr_sim {
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
-  struct mr_mpc **mpc; /* [nrobots] locomotion controllers (mpc.h), NULL where none */
+  mr_controller controller; /* attached by the layer above (control NULL: none) */
 };
 
 /* s frees w with itself; w must be the world s was created on */
@@ -97,13 +97,6 @@ void mr_sim_remember_blocks(mr_sim *s);
 
 /* room in the contact stage for the step's blocks (grows only past any step before) */
 mr_status mr_sim_reserve_islands(mr_sim *s, mr_error *err);
-
-/* the robots' controllers (mpc_sim.c): created from the world's settings, reset, and run before
- * a step to write the robots' actuation */
-mr_status mr_sim_create_controllers(mr_sim *s, mr_error *err);
-void mr_sim_free_controllers(mr_sim *s);
-void mr_sim_reset_controllers(mr_sim *s);
-void mr_sim_run_controllers(mr_sim *s);
 
 /* the step's monotonic clock (µs) */
 double mr_sim_clock_us(void);

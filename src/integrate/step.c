@@ -1,7 +1,7 @@
 /* The step (sim.h): a fixed list of stages over the simulator and its context (sim_internal.h),
  * each a function of this file or of the module it names.
  *
- *   control      the robots' controllers write their actuation             mpc_sim.c
+ *   control      the attached controller writes the actuation               (sim.h)
  *   detect       kinematics at (q, v), collision, storage grown if needed   sim.c
  *   dynamics     external forces, actuation (effort limits), M̃ factored,   free_motion.c
  *                v_f, the free bodies' gyroscopic impulse                   free_flyer.c
@@ -213,7 +213,7 @@ static mr_status integrate(mr_sim *s, mr_error *err) {
 mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   double t0 = mr_sim_clock_us(), t1, t2, t3, t4;
   mr_contact_output out;
-  mr_sim_run_controllers(s);
+  if (s->controller.control) s->warnings.falls += s->controller.control(s, s->controller.data);
   mr_status st = mr_sim_detect(s, &t1, err);
   if (st) return st;
   t2 = mr_sim_clock_us();

@@ -640,7 +640,7 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].q_target);
     free(s->robots[i].sines);
     free(s->robots[i].torque);
-    free(s->robots[i].mpc);
+    free(s->robots[i].controller_settings);
     for (int k = 0; k < s->robots[i].npostures; ++k)
       free(s->robots[i].postures[k].q);
     free(s->robots[i].postures);

@@ -607,9 +607,12 @@ static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_m
                            "'controller': the robot has no foot frame '%s' (name them in "
                            "controller.feet)",
                            cfg.feet[i]);
-  r->mpc = malloc(sizeof *r->mpc);
-  if (!r->mpc) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
-  *r->mpc = cfg;
+  mr_mpc_settings *keep = malloc(sizeof *keep);
+  if (!keep) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  *keep = cfg;
+  snprintf(r->controller, sizeof r->controller, "mpc");
+  r->controller_settings = keep, r->controller_size = sizeof *keep;
+  r->controller_attach = mr_mpc_attach_declared;
   return MR_OK;
 }
 
