@@ -38,12 +38,6 @@ int scale_fixed_size(scale_kind kind) {
   }
 }
 
-/* the pyramid's 55 cubes make 580 contacts at rest (25 × 4 on the floor, 30 × 4 × 4 between
- * cubes), more than the bound the simulator derives from the geometries: a scene-level bound */
-int scale_max_contacts(scale_kind kind, int n) {
-  return kind == SCALE_PYRAMID ? 1200 : 0;
-}
-
 void scale_put(scale_text *t, const char *fmt, ...) {
   for (;;) {
     va_list ap;
@@ -199,7 +193,6 @@ static char *moreau_robots(int n, scale_text *t) {
 char *scale_moreau_scene(scale_kind kind, int n, const char *urdf_path) {
   scale_text t = {0};
   scale_put(&t, "timestep: 0.001\nduration: 10\ncontact: {margin: 0.0");
-  if (scale_max_contacts(kind, n)) scale_put(&t, ", max_contacts: %d", scale_max_contacts(kind, n));
   double mu = kind == SCALE_ROBOTS ? 0.9 : 0.5;
   scale_put(&t,
             "}\nbodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: "

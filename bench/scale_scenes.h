@@ -37,9 +37,6 @@ extern const char *const scale_kind_name[SCALE_KINDS];
 /* the scene's fixed size (mixed, tower, pyramid, chain, robots), 0 for the scaling scenes */
 int scale_fixed_size(scale_kind kind);
 
-/* the contact bound the scene sets (contact.max_contacts), 0 when the simulator derives it */
-int scale_max_contacts(scale_kind kind, int n);
-
 /* a growable text buffer */
 typedef struct {
   char *s;
