@@ -31,11 +31,11 @@ SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
            libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin \
-           libsuitesparse-dev
+           libsuitesparse-dev libwebsockets-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
 # the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
-TEST_PKGS = libfcl-dev
+TEST_PKGS = libfcl-dev libspng-dev
 # libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
 FUZZ_PKGS = clang libclang-rt-14-dev
 
@@ -43,10 +43,11 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 INCS     = -Iinclude -Isrc -I/usr/include/libxml2
 ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
-LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lcholmod -lsuitesparseconfig -lm -pthread
+LIBS     = -lccd -lqhull_r -lxml2 -lyaml -lassimp -lcholmod -lsuitesparseconfig -lwebsockets -lz \
+           -lm -pthread
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/model/*.c src/io/*.c))
+                             src/integrate/*.c src/model/*.c src/io/*.c src/viewer/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c bench/scale.c
@@ -98,12 +99,12 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(LIBRARY): $(LIB_OBJ)
+$(LIBRARY): $(LIB_OBJ) $(VIEWER_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PROGRAM): $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY)
-	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY) $(LIBS) $(MPI_LIBS) -o $@
+$(PROGRAM): $(CLI_OBJ) $(LIBRARY)
+	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIBRARY) $(LIBS) $(MPI_LIBS) -o $@
 
 # moreau sweep spreads its runs over MPI processes (docs/cli.md): the program links the system
 # MPI (Debian's default, through the mpi-c pkg-config alternative) and starts it only when an
@@ -112,7 +113,8 @@ MPI_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags mpi-c 2>/dev/
 MPI_LIBS   = $(shell pkg-config --libs mpi-c 2>/dev/null)
 $(BUILD)/obj/src/cli/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 
-# the viewer: three.js and esbuild from npm, one minified script, linked in with the page
+# the viewer: three.js and esbuild from npm, one minified script, linked into the library with
+# the page (hidden symbols: the replay writer and the live server read them)
 $(VIEWER_NPM): viewer/package.json viewer/package-lock.json
 	cd viewer && npm ci --no-audit --no-fund --loglevel=error
 
@@ -125,6 +127,7 @@ $(VIEWER_OBJ): $(VIEWER_BUNDLE) viewer/page.html
 	@mkdir -p $(dir $@)
 	@{ echo '.section .rodata'; \
 	   echo '.global mr_viewer_page, mr_viewer_page_end, mr_viewer_js, mr_viewer_js_end'; \
+	   echo '.hidden mr_viewer_page, mr_viewer_page_end, mr_viewer_js, mr_viewer_js_end'; \
 	   echo 'mr_viewer_page: .incbin "$(abspath viewer/page.html)"'; \
 	   echo 'mr_viewer_page_end: .byte 0'; \
 	   echo 'mr_viewer_js: .incbin "$(abspath $(VIEWER_BUNDLE))"'; \
@@ -136,8 +139,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) -lcmocka $(TEST_LIBS) -o $@
 
-# the viewer test decodes PNG screenshots with zlib
-$(BUILD)/tests/test_viewer: TEST_LIBS = -lz
+# the viewer tests decode PNG screenshots with libspng
+$(BUILD)/tests/test_viewer $(BUILD)/tests/test_viewer_live: TEST_LIBS = -lspng
 
 # the FCL cross-check links a C++ helper against FCL (and its octomap dependency)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
@@ -278,7 +281,7 @@ DESTDIR     ?=
 SHLIB        = $(BUILD)/libmoreau.so.$(MR_VERSION)
 SHLIB_SONAME = libmoreau.so.$(MR_SOVERSION)
 PC_FILE      = $(BUILD)/moreau.pc
-PC_REQUIRES  = ccd qhull_r libxml-2.0 yaml-0.1
+PC_REQUIRES  = ccd qhull_r libxml-2.0 yaml-0.1 libwebsockets zlib
 
 .PHONY: shared install
 
@@ -288,7 +291,7 @@ $(LIB_OBJ): ALL_CFLAGS += -fPIC -fno-semantic-interposition
 
 shared: $(SHLIB) $(PC_FILE)
 
-$(SHLIB): $(LIB_OBJ)
+$(SHLIB): $(LIB_OBJ) $(VIEWER_OBJ)
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SHLIB_SONAME) $^ $(LIBS) -o $@
 	ln -sf libmoreau.so.$(MR_VERSION) $(BUILD)/$(SHLIB_SONAME)
 	ln -sf $(SHLIB_SONAME) $(BUILD)/libmoreau.so

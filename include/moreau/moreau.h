@@ -16,6 +16,7 @@
 #include "moreau/sim.h"
 #include "moreau/control.h"
 #include "moreau/batch.h"
+#include "moreau/live.h"
 #include "moreau/qpcc.h"
 
 #endif

@@ -492,3 +492,6 @@ class Batch:
     def reset(self, i=None):
         """Environment i (every environment when None) back to the initial state and controls."""
         _lib.mr_batch_reset(self._ptr, -1 if i is None else int(i))
+
+# the live viewer (moreau.viewer.launch), a module of its own
+from . import viewer  # noqa: E402,F401
