@@ -276,7 +276,7 @@ void mr_live_publish(mr_live *l) {
 
 /* ---- commands ---- */
 
-/* n numbers after the command's name, all finite and within ±1e6 */
+/* n numbers after the command's name, all finite and within ±1e6, and nothing else */
 static int numbers(const char *s, double *x, int n) {
   for (int k = 0; k < n; ++k) {
     char *end;
@@ -287,6 +287,25 @@ static int numbers(const char *s, double *x, int n) {
   while (*s == ' ')
     ++s;
   return *s ? -1 : 0;
+}
+
+mr_live_cmd mr_live_parse_command(const char *c, double x[7]) {
+  static const struct {
+    const char *name;
+    mr_live_cmd cmd;
+    int n; /* numbers after the name */
+  } table[] = {{"pause", MR_LIVE_CMD_PAUSE, 0},     {"run", MR_LIVE_CMD_RUN, 0},
+               {"step", MR_LIVE_CMD_STEP, 0},       {"reset", MR_LIVE_CMD_RESET, 0},
+               {"release", MR_LIVE_CMD_RELEASE, 0}, {"ready", MR_LIVE_CMD_READY, 0},
+               {"speed", MR_LIVE_CMD_SPEED, 1},     {"perturb", MR_LIVE_CMD_PERTURB, 7}};
+  for (size_t k = 0; k < sizeof table / sizeof table[0]; ++k) {
+    size_t len = strlen(table[k].name);
+    if (strncmp(c, table[k].name, len)) continue;
+    if (!table[k].n) return c[len] ? MR_LIVE_CMD_NONE : table[k].cmd;
+    if (c[len] == ' ' && !numbers(c + len + 1, x, table[k].n)) return table[k].cmd;
+    return MR_LIVE_CMD_NONE;
+  }
+  return MR_LIVE_CMD_NONE;
 }
 
 static void release(mr_live *l) {
@@ -316,22 +335,33 @@ static void set_perturb(mr_live *l, const double *x) {
 /* apply one command; 1 when it was a reset */
 static int apply(mr_live *l, const char *c) {
   double x[7];
-  if (!strcmp(c, "pause"))
+  switch (mr_live_parse_command(c, x)) {
+  case MR_LIVE_CMD_PAUSE:
     l->paused = 1, l->step_budget = 0, l->force_frame = 1;
-  else if (!strcmp(c, "run"))
+    break;
+  case MR_LIVE_CMD_RUN:
     l->paused = 0, l->pace_valid = 0, l->force_frame = 1;
-  else if (!strcmp(c, "step") && l->paused && l->step_budget < 1000)
-    l->step_budget++;
-  else if (!strcmp(c, "reset"))
+    break;
+  case MR_LIVE_CMD_STEP:
+    if (l->paused && l->step_budget < 1000) l->step_budget++;
+    break;
+  case MR_LIVE_CMD_RESET:
     return 1;
-  else if (!strncmp(c, "speed ", 6) && !numbers(c + 6, x, 1))
+  case MR_LIVE_CMD_SPEED:
     set_speed(l, x[0]);
-  else if (!strncmp(c, "perturb ", 8) && !numbers(c + 8, x, 7))
+    break;
+  case MR_LIVE_CMD_PERTURB:
     set_perturb(l, x);
-  else if (!strcmp(c, "release"))
+    break;
+  case MR_LIVE_CMD_RELEASE:
     release(l);
-  else if (!strcmp(c, "ready"))
+    break;
+  case MR_LIVE_CMD_READY:
     l->ready = 1, l->force_frame = 1;
+    break;
+  case MR_LIVE_CMD_NONE:
+    break;
+  }
   return 0;
 }
 
@@ -395,6 +425,19 @@ static double pace_due(mr_live *l, double now) {
   return due;
 }
 
+/* Real time in bursts: once the simulation is due it steps until it leads the wall clock by one
+ * frame period (1 / fps), then sleeps until it is due again: the thread wakes fps times a second
+ * instead of once per step (a thousand times at 1 kHz), most steps run with warm caches, and the
+ * pages, which get at most one frame per period, see the same motion. */
+static int paced(mr_live *l, double now, double *until) {
+  double due = pace_due(l, now);
+  if (now >= due) l->bursting = 1;
+  if (l->bursting && due - now <= 1.0 / l->opt.fps) return 1;
+  l->bursting = 0;
+  *until = due;
+  return 0;
+}
+
 static mr_live_action grant_step(mr_live *l) {
   if (l->paused) l->step_budget--, l->force_frame = 1;
   apply_perturb(l);
@@ -421,9 +464,8 @@ mr_live_action mr_live_poll(mr_live *l, double timeout) {
     double now = mr_live_now(), until = deadline;
     if (waiting) l->pace_valid = 0;
     if (!waiting && !(l->paused && l->step_budget <= 0)) {
-      if (!l->realtime || l->paused) return grant_step(l);
-      double due = pace_due(l, now);
-      if (now >= due) return grant_step(l);
+      double due = until;
+      if (!l->realtime || l->paused || paced(l, now, &due)) return grant_step(l);
       if (due < until) until = due;
     }
     if (now >= deadline) return MR_LIVE_WAIT;

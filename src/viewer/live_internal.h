@@ -107,7 +107,7 @@ struct mr_live {
   int paused, step_budget, realtime;
   int ready; /* a page has drawn its first frame ("ready") */
   double speed;
-  int pace_valid;
+  int pace_valid, bursting; /* bursting: stepping ahead of real time (live.c, paced) */
   double pace_wall, pace_t; /* pacing anchor: wall time and simulated time */
   double rtf, rtf_wall, rtf_t;
   int perturb_body; /* -1: none */
@@ -118,6 +118,23 @@ struct mr_live {
 
 /* monotonic seconds */
 double mr_live_now(void);
+
+/* a page's command (docs/viewer.md, "Protocol and guarantees") */
+typedef enum {
+  MR_LIVE_CMD_NONE = 0, /* malformed: ignored */
+  MR_LIVE_CMD_PAUSE,
+  MR_LIVE_CMD_RUN,
+  MR_LIVE_CMD_STEP,
+  MR_LIVE_CMD_RESET,
+  MR_LIVE_CMD_SPEED,   /* x[0]: the speed, 0 as fast as possible */
+  MR_LIVE_CMD_PERTURB, /* x[0] body, x[1..3] anchor (body frame), x[4..6] target (world) */
+  MR_LIVE_CMD_RELEASE,
+  MR_LIVE_CMD_READY
+} mr_live_cmd;
+
+/* Parse one command (a NUL-terminated text): its kind, and its numbers into x (each finite and
+ * within ±1e6; the body of a perturbation is checked against the model by its user). */
+mr_live_cmd mr_live_parse_command(const char *text, double x[7]);
 
 /* ---- live_server.c ---- */
 

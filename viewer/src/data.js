@@ -19,7 +19,8 @@ const TYPES = { f32: [Float32Array, 4], i32: [Int32Array, 4], u16: [Uint16Array,
 // a packed array {t, n, s, z} as its typed array
 export function unpack(p) {
   const [Type, w] = TYPES[p.t];
-  let b = p.n ? unzlibSync(bytes(p.z)) : new Uint8Array(0);
+  // the output's size is known: fflate fills it without growing a buffer
+  let b = p.n ? unzlibSync(bytes(p.z), { out: new Uint8Array(p.n * w) }) : new Uint8Array(0);
   if (b.length !== p.n * w) throw new Error(`packed array: ${b.length} bytes, expected ${p.n * w}`);
   if (p.s) {
     const u = new Uint8Array(b.length);

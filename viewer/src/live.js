@@ -65,7 +65,7 @@ export function startLive(view, data, params, follow) {
   const state = { mode: 'live', status: 'connecting', frame: 0, seq: -1, t: 0, steps: 0, paused: false,
     ended: false, connected: false, viewers: 0, speed: 1, realtime: true, rtf: 0, contacts: 0,
     latency: [] };
-  let latest = null, drawn = null, generation = -1, fitted = false, plotsAt = 0;
+  let latest = null, drawn = null, generation = -1, fitted = false, plotsAt = 0, plotsDirty = false;
   const plots = makePlots(el('plots'), view.runs, RUN_COLORS, null);
 
   function setStatus(s) {
@@ -93,6 +93,7 @@ export function startLive(view, data, params, follow) {
     const m = parse(e.data);
     if (m.generation !== generation) { series.clear(); view.arrows.runMax = 0; generation = m.generation; }
     series.push(m.stats);
+    plotsDirty = true;
     latest = m;
   };
 
@@ -132,15 +133,21 @@ export function startLive(view, data, params, follow) {
     send(`lat ${m.seq} ${lat.toFixed(3)}`);
   }
 
+  // frames at the display's rate; the plots at most 5 times a second, and once more when the
+  // last rows came after the last drawing (a pause)
   function tick(now) {
-    if (latest && latest !== drawn) {
+    const fresh = latest && latest !== drawn;
+    if (fresh) {
       drawn = latest;
       draw(latest);
-      if (now - plotsAt > 200) {
-        const t1 = Math.max(windowS, state.t);
-        plots.render(t1 - windowS, t1);
-        plotsAt = now;
-      }
+    }
+    if (plotsDirty && now - plotsAt > 200) {
+      const t1 = Math.max(windowS, state.t);
+      plots.render(t1 - windowS, t1);
+      plotsAt = now;
+      plotsDirty = false;
+      plots.cursor(state.t);
+    } else if (fresh) {
       plots.cursor(state.t);
     }
     requestAnimationFrame(tick);
@@ -187,7 +194,7 @@ export function startLive(view, data, params, follow) {
     send(`perturb ${drag.body} ${a.x} ${a.y} ${a.z} ${p.x} ${p.y} ${p.z}`);
   }
   view.element.addEventListener('pointerdown', (e) => {
-    if (!e.ctrlKey || e.button !== 0) return;
+    if (!(e.ctrlKey || e.metaKey) || e.button !== 0) return;
     const [x, y] = local(e);
     const hit = view.pick(x, y);
     if (!hit) return;
@@ -216,7 +223,7 @@ export function startLive(view, data, params, follow) {
   view.element.addEventListener('pointerup', release, true);
   view.element.addEventListener('pointercancel', release, true);
 
-  window.addEventListener('resize', () => { view.resize(); view.render(); plotsAt = 0; });
+  window.addEventListener('resize', () => { view.resize(); view.render(); plotsAt = 0; plotsDirty = true; });
   view.resize();
   setStatus('connecting');
   window.moreauViewer = Object.assign(state, {

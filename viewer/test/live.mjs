@@ -8,6 +8,7 @@
 //   (2 s), three single steps advance the steps by three, the bodies named PREFIX... are in
 //   the view (their projected box), a screenshot of the 3D view goes to OUT.png.
 // perturb BODY: Ctrl + drag from BODY's origin 120 px to the right, held 1.5 s, released.
+// shot T: pause once the simulated time passes T s, then a screenshot of the page to OUT.png.
 //
 // The page's state is read from its DOM and window.moreauViewer (docs/viewer.md).
 import { chromium } from 'playwright-core';
@@ -53,6 +54,13 @@ try {
     await page.click('#pause'); // run again
     await page.waitForFunction(() => document.body.dataset.paused === '0', null, { timeout: 60000 });
     result.resumed = await snap();
+  } else if (scenario === 'shot') {
+    await page.waitForFunction((t) => window.moreauViewer.t >= t, Number(arg), { timeout: 180000 });
+    await page.click('#pause');
+    await page.waitForFunction(() => document.body.dataset.paused === '1', null, { timeout: 60000 });
+    await page.waitForTimeout(1000);
+    await page.screenshot({ path: out });
+    result.after = await snap();
   } else if (scenario === 'perturb') {
     const rect = await page.locator('#view').boundingBox();
     const p = await page.evaluate((b) => window.moreauViewer.bodyScreen(b), arg);
