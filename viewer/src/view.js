@@ -56,7 +56,7 @@ export class View {
 
   // ---- renderer, camera, lights ----
   setupRenderer() {
-    const r = this.renderer = new THREE.WebGLRenderer({ antialias: true });
+    const r = this.renderer = View.webgl() || View.noRenderer();
     r.setPixelRatio(window.devicePixelRatio || 1);
     r.shadowMap.enabled = this.layers.shadows;
     r.shadowMap.type = THREE.PCFShadowMap;
@@ -71,6 +71,25 @@ export class View {
     this.camera = new THREE.PerspectiveCamera(40, 1, 0.01, 1000);
     this.controls = new OrbitControls(this.camera, r.domElement);
     this.controls.addEventListener('change', () => { if (!this.drawing) this.render(); });
+  }
+
+  // a WebGL renderer, or null where the browser has no WebGL (the page then runs without its
+  // 3D view: frames, time, controls, plots and the camera's projections still work)
+  static webgl() {
+    try {
+      return new THREE.WebGLRenderer({ antialias: true });
+    } catch (e) {
+      const n = document.getElementById('notice');
+      if (n) n.textContent = 'This browser could not create a WebGL context: the 3D view is not drawn. ' +
+        '(Headless Chromium needs --use-angle=swiftshader --enable-unsafe-swiftshader.)';
+      return null;
+    }
+  }
+
+  static noRenderer() {
+    const canvas = document.createElement('canvas');
+    return { domElement: canvas, shadowMap: {}, setPixelRatio() {}, render() {},
+      setSize(w, h) { canvas.width = w; canvas.height = h; } };
   }
 
   material(g, runIndex) {
