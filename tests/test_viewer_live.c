@@ -41,7 +41,10 @@ static char *driver_result(const char *out_path) {
   char *s = read_text(out_path);
   assert_non_null(s);
   char *json = strstr(s, "{\"scenario\"");
-  if (!json) fail_msg("the page driver printed no result: %s", s);
+  if (!json) {
+    fail_msg("the page driver printed no result: %s", s);
+    return NULL;
+  }
   printf("  page: %s", json);
   if (!strstr(json, "\"errors\":[]")) fail_msg("the page reported errors: %s", json);
   char *copy = strdup(json);
@@ -289,13 +292,15 @@ static void test_cli_end_and_port(void **state) {
   char *busy[] = {(char *)cli_bin(), "run",     "scenes/a7_bouncing_ball.yaml",
                   "--live",          "--port",  port_s,
                   "--no-wait",       "--quiet", NULL};
-  assert_int_equal(wait_child(spawn(busy, out2), 60), 2);
+  int busy_code = wait_child(spawn(busy, out2), 60);
+  /* SIGINT ends the serving one, exit 0 (before any assertion: no server left behind) */
+  kill(run, SIGINT);
+  assert_int_equal(wait_child(run, 60), 0);
   char *msg = read_text(out2), want[96];
   snprintf(want, sizeof want, "cannot listen on 127.0.0.1:%d: Address already in use", port);
   if (!strstr(msg, want)) fail_msg("expected '%s' in: %s", want, msg);
+  assert_int_equal(busy_code, 2);
   free(msg);
-  kill(run, SIGINT);
-  assert_int_equal(wait_child(run, 60), 0);
 }
 
 /* bad options: clear messages, exit 2 */

@@ -257,21 +257,33 @@ static void *serve(void *arg) {
   return NULL;
 }
 
-/* why host:port cannot be listened on (a probe bind after libwebsockets failed) */
-static void listen_error(const char *host, int port, char *why, size_t size) {
+/* 0 when host:port can be listened on (a probe bind, as libwebsockets binds: SO_REUSEADDR),
+ * otherwise -1 with the reason in why; a host that is not an IPv4 address is left to
+ * libwebsockets */
+static int probe_listen(const char *host, int port, char *why, size_t size) {
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-  snprintf(why, size, "not an address of this machine");
-  if (fd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-    if (fd >= 0) close(fd);
-    return;
-  }
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) return 0;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, bad = 0;
+  if (fd < 0) return 0;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(fd, (struct sockaddr *)&a, sizeof a)) snprintf(why, size, "%s", strerror(errno));
+  if (bind(fd, (struct sockaddr *)&a, sizeof a)) {
+    snprintf(why, size, "%s", strerror(errno));
+    bad = -1;
+  }
   close(fd);
+  return bad;
+}
+
+static mr_status listen_error(const mr_live *l, const char *why, mr_error *err) {
+  return mr_error_set(err, MR_ERR_IO, "live viewer: cannot listen on %s:%d: %s%s", l->host,
+                      l->opt.port, why,
+                      l->opt.port ? " (choose another port, or port 0 for a free one)" : "");
 }
 
 mr_status mr_live_server_start(mr_live *l, mr_error *err) {
+  /* a port in use is found before libwebsockets tries (its failed start is not clean) */
+  char why[256] = "not an address of this machine";
+  if (probe_listen(l->host, l->opt.port, why, sizeof why)) return listen_error(l, why, err);
   struct lws_context_creation_info info;
   memset(&info, 0, sizeof info);
   info.port = l->opt.port;
@@ -282,13 +294,7 @@ mr_status mr_live_server_start(mr_live *l, mr_error *err) {
   info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
   lws_set_log_level(0, NULL);
   l->ctx = lws_create_context(&info);
-  if (!l->ctx) {
-    char why[256];
-    listen_error(l->host, l->opt.port, why, sizeof why);
-    return mr_error_set(err, MR_ERR_IO, "live viewer: cannot listen on %s:%d: %s%s", l->host,
-                        l->opt.port, why,
-                        l->opt.port ? " (choose another port, or port 0 for a free one)" : "");
-  }
+  if (!l->ctx) return listen_error(l, "not an address of this machine", err);
   struct lws_vhost *vh = lws_get_vhost_by_name(l->ctx, "default");
   l->port = vh ? lws_get_vhost_listen_port(vh) : l->opt.port;
   snprintf(l->url, sizeof l->url, "http://%s:%d/", l->host, l->port);
