@@ -119,7 +119,8 @@ typedef struct {
 /* A snapshot of the counters. */
 void mr_live_get_stats(mr_live *l, mr_live_stats *out);
 
-/* Stop the server (pages see the connection close) and free it; NULL is a no-op. */
+/* Stop the server (pages see the connection close) and free it; NULL is a no-op. After
+ * mr_live_end with pages connected, it first waits 0.3 s for them to get the last frame. */
 void mr_live_free(mr_live *l);
 
 #endif

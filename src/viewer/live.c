@@ -512,6 +512,11 @@ void mr_live_get_stats(mr_live *l, mr_live_stats *out) {
 
 void mr_live_free(mr_live *l) {
   if (!l) return;
+  /* pages connected when the run ended get its last frame and status before the server stops */
+  pthread_mutex_lock(&l->mu);
+  int linger = l->ended && l->viewers > 0;
+  pthread_mutex_unlock(&l->mu);
+  if (linger) nanosleep(&(struct timespec){0, 300000000}, NULL);
   mr_live_server_stop(l);
   pthread_mutex_destroy(&l->mu);
   pthread_cond_destroy(&l->cv);
