@@ -22,7 +22,7 @@ The server runs on its own thread inside the library (include/moreau/live.h) and
 import ctypes
 import time
 
-import moreau
+from . import _lib as _core
 
 __all__ = ["launch", "Viewer"]
 
@@ -47,13 +47,11 @@ class _Stats(ctypes.Structure):
                 ("latency_ms", ctypes.c_double * 4096)]
 
 
-class _Error(ctypes.Structure):
-    """mr_error (error.h)"""
-    _fields_ = [("status", ctypes.c_int), ("msg", ctypes.c_char * 512)]
+_Error = _core._Error
 
 
 def _library():
-    lib = ctypes.CDLL(moreau.library_path())
+    lib = _core.lib
     P = ctypes.c_void_p
     sigs = {
         "mr_live_options_default": (_Options, []),
@@ -99,7 +97,7 @@ class Viewer:
         self.sim = sim  # kept alive as long as the viewer
         self._ptr = _lib.mr_live_create(_sim_pointer(sim), ctypes.byref(opt), ctypes.byref(err))
         if not self._ptr:
-            raise moreau.MoreauError(err.msg.decode(errors="replace"))
+            _core._raise(err)
         self.url = _lib.mr_live_url(self._ptr).decode()
         self.port = _lib.mr_live_port(self._ptr)
         if not quiet:

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/replay.h"
+
 const char mr_cli_live_usage[] =
     "  --live              serve a live viewer on http://127.0.0.1:PORT/ while the run\n"
     "                      steps (docs/viewer.md): pause, step, reset, speed, drag bodies;\n"
@@ -111,6 +113,8 @@ static void on_end(void *ctx, mr_sim *s, mr_status st, const mr_error *err) {
 
 mr_cli_live *mr_cli_live_begin(const char *cmd, const mr_cli_live_args *a, const char *title,
                                mr_run_options *opt) {
+  mr_error verr = {0};
+  if (!mr_replay_available(&verr)) return fprintf(stderr, "moreau %s: %s\n", cmd, verr.msg), NULL;
   mr_cli_live *c = calloc(1, sizeof *c);
   if (!c) return fprintf(stderr, "moreau %s: out of memory\n", cmd), NULL;
   c->cmd = cmd, c->args = *a, c->opt = opt;

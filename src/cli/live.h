@@ -29,7 +29,8 @@ int mr_cli_live_option(const char *cmd, int argc, char **argv, int *i, mr_cli_li
 typedef struct mr_cli_live mr_cli_live;
 
 /* Hooks on opt (before_step, on_step, on_end, ctx) for a live run; opt's own on_step and ctx,
- * if any, are still called. NULL (after a message) when out of memory. */
+ * if any, are still called. NULL (after a message) when out of memory or in a command built
+ * without the viewer. */
 mr_cli_live *mr_cli_live_begin(const char *cmd, const mr_cli_live_args *a, const char *title,
                                mr_run_options *opt);
 /* After the run: with --keep-serving, serve the last state until SIGINT; then stop the server.

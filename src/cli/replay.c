@@ -19,6 +19,17 @@
 #include "core/output.h"
 #include "viewer/viewer.h"
 
+/* the viewer layer's page is in the library (src/viewer/page.c); a command built without the
+ * viewer (MOREAU_NO_VIEWER) writes no page */
+int mr_replay_available(mr_error *err) {
+#ifdef MOREAU_NO_VIEWER
+  mr_error_set(err, MR_ERR_UNSUPPORTED, "%s", MR_VIEWER_ABSENT_MSG);
+  return 0;
+#else
+  return mr_viewer_available(err);
+#endif
+}
+
 /* a growable array of 4-byte values (float or int32) */
 typedef struct {
   union {
@@ -105,6 +116,7 @@ static void world_view(const mr_scene *sc, mr_world *w) {
 
 mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, char *skipped_msg,
                             mr_error *err) {
+  if (!mr_replay_available(err)) return NULL;
   mr_replay *r = calloc(1, sizeof *r);
   if (!r || !(r->data = mr_data_create(scene->model))) {
     free(r);

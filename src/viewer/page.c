@@ -1,11 +1,11 @@
 /* The viewer's page (viewer.h): the template viewer/page.html with the page's data and the
  * bundled script (viewer/src bundled by esbuild) in place of @DATA@ and @SCRIPT@; both files
- * are linked into the library as data by the Makefile. */
+ * are linked into the library as data (the Makefile; CMake with MOREAU_VIEWER on). */
 #include <string.h>
 
 #include "viewer/viewer.h"
 
-/* the page template and the bundled script, linked in from viewer/ (Makefile) */
+/* the page template and the bundled script, linked in from viewer/ */
 extern const char mr_viewer_page[], mr_viewer_page_end[];
 extern const char mr_viewer_js[], mr_viewer_js_end[];
 
@@ -22,6 +22,11 @@ static void write_script(FILE *f) {
     fputs("<\\/", f);
     p = hit + 2;
   }
+}
+
+int mr_viewer_available(mr_error *err) {
+  (void)err;
+  return 1;
 }
 
 int mr_viewer_page_write(FILE *f, int (*write_data)(FILE *f, void *ctx), void *ctx) {

@@ -83,6 +83,15 @@ int mr_viewer_follow_body(const mr_world *w);
 
 /* ---- the page (page.c) ---- */
 
+/* what a build without the viewer layer says (CMake option MOREAU_VIEWER=OFF) */
+#define MR_VIEWER_ABSENT_MSG                                                                       \
+  "this moreau was built without the HTML viewer (CMake option MOREAU_VIEWER=OFF, the default "    \
+  "when npm is missing): build it with npm installed, or with make"
+
+/* 1 when the library holds the viewer (its page, the live server); 0 with MR_ERR_UNSUPPORTED
+ * and MR_VIEWER_ABSENT_MSG in err otherwise (src/viewer/absent/absent.c) */
+int mr_viewer_available(mr_error *err);
+
 /* The page: viewer/page.html with @DATA@ replaced by what write_data writes (one JSON object)
  * and @SCRIPT@ by the bundled script. Returns write_data's result (0 or -1). */
 int mr_viewer_page_write(FILE *f, int (*write_data)(FILE *f, void *ctx), void *ctx);
