@@ -62,6 +62,20 @@ try {
     await page.screenshot({ path: out });
     result.after = await snap();
   } else if (scenario === 'perturb') {
+    // the body's pixel position once the view has its size and its camera (a loaded machine
+    // may lay the page out after the first frames); what the page had, when it never does
+    const finite = (b) => {
+      const q = window.moreauViewer.bodyScreen(b);
+      return !!q && Number.isFinite(q.x) && Number.isFinite(q.y);
+    };
+    try {
+      await page.waitForFunction(finite, arg, { timeout: 60000 });
+    } catch (e) {
+      result.view = await page.evaluate((b) => ({ screen: window.moreauViewer.bodyScreen(b),
+        width: document.getElementById('view').clientWidth, height: document.getElementById('view').clientHeight,
+        notice: document.getElementById('notice')?.textContent }), arg);
+      throw e;
+    }
     const rect = await page.locator('#view').boundingBox();
     const p = await page.evaluate((b) => window.moreauViewer.bodyScreen(b), arg);
     result.start = { x: rect.x + p.x, y: rect.y + p.y };
