@@ -17,6 +17,7 @@
 #include "moreau/sim_derivatives.h"
 #include "moreau/control.h"
 #include "moreau/batch.h"
+#include "moreau/live.h"
 #include "moreau/qpcc.h"
 #include "moreau/query.h"
 
