@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/arena.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/sim.h"
 #include "sim_util.h"
 
