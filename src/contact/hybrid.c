@@ -40,6 +40,9 @@
  *      of λ, integer moves of the forces' last bits that lower the exact criterion.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver: a warm start is never worse than a cold one.
+ * A problem with box constraints (joint friction, MR_KIND_BOX) runs stage 1 (without the
+ * handover to the Newton stages) and then ncp-admm on the whole remaining budget: both project
+ * on the box, while stages 3–6 are written for cones only.
  *
  * A block-sparse G (mr_contact_problem.Gb): below the sparse factor's crossover
  * (mr_sparse_chol_pays) a dense copy of G is made in the work arena and every stage runs on it
@@ -504,8 +507,11 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * HYB_DENSE_MAX_NC contacts, where a dense and a block-sparse G both run them (the two take
    * the same path, and above it a Newton step costs hundreds of sweeps); after stage 3 on any
    * dense G */
-  int early = p->nc <= HYB_DENSE_MAX_NC;
-  int reserve = !w->blocks || early ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
+  /* box constraints (joint friction): stages 1 and 2 only, the Newton stages and ncp-stagproj
+   * know cones alone */
+  int box = mr_problem_has_box(p);
+  int early = p->nc <= HYB_DENSE_MAX_NC && !box;
+  int reserve = !box && (!w->blocks || early) ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
   mr_status rc =
       first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
   if (rc || *e <= s->eps_abs) return rc;
@@ -533,7 +539,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * converges it does within a few hundred iterations (the heavy-on-light stacks of the corpus);
    * the state's dual y and ρ (the previous step's ADMM solve) go with the warm start, so they are
    * dropped when stage 1 moved the best iterate away from it */
-  sub.max_iter = (s->max_iter - *iters - reserve) / HYB_ADMM_SHARE;
+  sub.max_iter = (s->max_iter - *iters - reserve) / (box ? 1 : HYB_ADMM_SHARE);
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
@@ -546,6 +552,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs) return MR_OK;
   }
+  if (box) return MR_OK;
   /* 3. staggered projections, stages 4 and 5 after its probe */
   rc = stagproj_stage(p, s, state, work, w, early ? reserve : -1, lambda, c, trial, e, iters, err);
   if (rc || *e <= s->eps_abs) return rc;
@@ -625,7 +632,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (blocks && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC && dense_copy(p, work, &dense) == 0)
     p = &dense;
   /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs */
-  e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
+  if (!mr_problem_has_box(p)) e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
   mr_problem_velocity_dot2(p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = iters;

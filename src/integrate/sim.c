@@ -4,6 +4,7 @@
 #include "moreau/sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -56,9 +57,9 @@ static int contact_bound(const mr_world *w) {
   return n < 64 ? 64 : n;
 }
 
-/* the number of 1-dof joints whose position limits are constraints */
+/* the number of 1-dof joints whose position limits are constraints, and of dofs with friction */
 static int limit_bound(const mr_world *w) {
-  int n = 0;
+  int n = mr_sim_friction_dofs(w->model);
   for (int r = 0; r < w->nrobots; ++r) {
     const mr_world_robot *rb = &w->robots[r];
     for (int b = rb->first_body; rb->joint_limits && b < rb->first_body + rb->nbodies; ++b)
@@ -264,6 +265,13 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   }
   s->w = w;
   s->m = w->model;
+  int nf = mr_sim_friction_dofs(w->model);
+  char what[64];
+  snprintf(what, sizeof what, "the world has joint friction on %d dof%s", nf, nf == 1 ? "" : "s");
+  if (nf > 0 && mr_solver_check_box(info, what, err)) {
+    free(s);
+    return NULL;
+  }
   s->ctx = step_context(w, info);
   s->max_contacts = contact_bound(w);
   s->max_limits = limit_bound(w);

@@ -38,6 +38,15 @@ static mr_status fit(mr_sim_derivatives *x, const mr_sim *s, mr_error *err) {
 
 mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
+  int nf = mr_sim_friction_dofs(m);
+  if (nf > 0) {
+    mr_error_set(err, MR_ERR_UNSUPPORTED,
+                 "step derivatives: the world has joint friction on %d dof%s; the derivatives of "
+                 "joint friction are not implemented (set joint_friction_scale: 0 to "
+                 "differentiate without it)",
+                 nf, nf == 1 ? "" : "s");
+    return NULL;
+  }
   mr_sim_derivatives *x = calloc(1, sizeof *x);
   if (!x) goto nomem;
   x->sd = mr_step_derivatives_create(m);

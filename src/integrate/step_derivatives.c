@@ -1067,6 +1067,14 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
     return mr_error_set(err, MR_ERR_INVALID,
                         "step derivatives: the assembly's time step %g differs from the step's %g",
                         cs->assembly->dt, p->dt);
+  /* a joint friction's box has no active-set derivative here */
+  for (int i = 0; i < nc; ++i)
+    if (cs->rows[i].type == MR_ROWS_FRICTION)
+      return mr_error_set(err, MR_ERR_UNSUPPORTED,
+                          "step derivatives: block %d is the joint friction of dof %d; the "
+                          "derivatives of joint friction are not implemented (set "
+                          "joint_friction_scale: 0 to differentiate without it)",
+                          i, cs->rows[i].dof);
   double *A = (double *)work, *B = A + (size_t)n * n, *col = B + (size_t)n * n;
   int *piv = (int *)(col + n);
   double *T = col + 2 * (size_t)n, *Lq = T + nn, *Lv = Lq + nn, *Lt = Lv + nn, *E = Lt + nn;
