@@ -23,9 +23,9 @@
 #                   and installs the same library files for CMake
 #   make mutants    the mutation run of tools/mutants.tsv (not part of make test)
 #
-# The moreau program embeds the replay viewer (viewer/): `npm ci` installs three.js and esbuild
-# from viewer/package-lock.json, esbuild bundles viewer/src/ into one script, and the page
-# template and that script are linked in as data (docs/viewer.md).
+# The library embeds the viewer (viewer/, for the replay pages and the live server): `npm ci`
+# installs three.js and esbuild from viewer/package-lock.json, esbuild bundles viewer/src/ into
+# one script, and the page template and that script are linked in as data (docs/viewer.md).
 
 CC      ?= cc
 OPT     ?= -O2
@@ -36,12 +36,13 @@ SHARED  ?= $(abspath ../shared)
 
 DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev libxml2-dev \
            libqhull-dev libassimp-dev zlib1g-dev nodejs npm chromium libopenmpi-dev openmpi-bin \
-           libsuitesparse-dev libjansson-dev
+           libsuitesparse-dev libjansson-dev libwebsockets-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
-# the test suite's reference implementations (FCL for tests/test_collision_fcl.c) and the CMake
-# build it checks (tests/test_cmake.c, the find_package consumers of tests/test_install.c)
-TEST_PKGS = libfcl-dev cmake
+# the test suite's reference implementations (FCL for tests/test_collision_fcl.c), the CMake
+# build it checks (tests/test_cmake.c, the find_package consumers of tests/test_install.c) and
+# libspng for the viewer tests' screenshots
+TEST_PKGS = libfcl-dev cmake libspng-dev
 # libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
 FUZZ_PKGS = clang libclang-rt-14-dev
 
@@ -49,7 +50,7 @@ WARN     = -std=c11 -Wall -Wextra -Wpedantic -Werror -Wno-unused-parameter
 DEFS     = -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L
 # the C libraries, through pkg-config where they ship a .pc file (CHOLMOD does not in Debian 12);
 # each look-up runs once, when the flags are first needed (after make deps has installed them)
-PC_REQUIRES = ccd qhull_r libxml-2.0 yaml-0.1 assimp jansson
+PC_REQUIRES = ccd qhull_r libxml-2.0 yaml-0.1 assimp jansson libwebsockets zlib
 LIBS_NOPC   = -lcholmod -lsuitesparseconfig -lm -pthread
 PKG_CFLAGS  = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PC_REQUIRES) 2>/dev/null))$(PKG_CFLAGS)
 PKG_LIBS    = $(eval PKG_LIBS := $(shell pkg-config --libs $(PC_REQUIRES) 2>/dev/null))$(PKG_LIBS)
@@ -59,7 +60,8 @@ ALL_CFLAGS = $(WARN) $(DEFS) $(OPT) $(CFLAGS) $(INCS) -MMD -MP
 LIBS     = $(PKG_LIBS) $(LIBS_NOPC)
 
 LIB_SRC  = $(sort $(wildcard src/core/*.c src/dynamics/*.c src/collision/*.c src/contact/*.c \
-                             src/integrate/*.c src/control/*.c src/model/*.c src/io/*.c))
+                             src/integrate/*.c src/control/*.c src/model/*.c src/io/*.c \
+                             src/viewer/*.c))
 CLI_SRC  = $(sort $(wildcard src/cli/*.c))
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 PEERS_SRC = bench/peers.c bench/scale.c
@@ -76,7 +78,7 @@ LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
 # one libFuzzer harness per parser (fuzz/fuzz_NAME.c, seeds in fuzz/corpus/NAME/)
-FUZZ_NAMES = scene urdf mesh problem qpcc
+FUZZ_NAMES = scene urdf mesh problem qpcc live
 FUZZ_TIME  ?= 60
 FUZZ_SMOKE ?= 5
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -111,12 +113,12 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(LIBRARY): $(LIB_OBJ)
+$(LIBRARY): $(LIB_OBJ) $(VIEWER_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PROGRAM): $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY)
-	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(VIEWER_OBJ) $(LIBRARY) $(LIBS) $(MPI_LIBS) -o $@
+$(PROGRAM): $(CLI_OBJ) $(LIBRARY)
+	$(CC) $(OPT) $(CFLAGS) $(LDFLAGS) $(CLI_OBJ) $(LIBRARY) $(LIBS) $(MPI_LIBS) -o $@
 
 # moreau sweep spreads its runs over MPI processes (docs/cli.md): the program links the system
 # MPI (Debian's default, through the mpi-c pkg-config alternative) and starts it only when an
@@ -125,7 +127,8 @@ MPI_CFLAGS = $(patsubst -I%,-isystem %,$(shell pkg-config --cflags mpi-c 2>/dev/
 MPI_LIBS   = $(shell pkg-config --libs mpi-c 2>/dev/null)
 $(BUILD)/obj/src/cli/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 
-# the viewer: three.js and esbuild from npm, one minified script, linked in with the page
+# the viewer: three.js and esbuild from npm, one minified script, linked into the library with
+# the page (hidden symbols: the replay writer and the live server read them)
 $(VIEWER_NPM): viewer/package.json viewer/package-lock.json
 	cd viewer && npm ci --no-audit --no-fund --loglevel=error
 
@@ -138,6 +141,7 @@ $(VIEWER_OBJ): $(VIEWER_BUNDLE) viewer/page.html
 	@mkdir -p $(dir $@)
 	@{ echo '.section .rodata'; \
 	   echo '.global mr_viewer_page, mr_viewer_page_end, mr_viewer_js, mr_viewer_js_end'; \
+	   echo '.hidden mr_viewer_page, mr_viewer_page_end, mr_viewer_js, mr_viewer_js_end'; \
 	   echo 'mr_viewer_page: .incbin "$(abspath viewer/page.html)"'; \
 	   echo 'mr_viewer_page_end: .byte 0'; \
 	   echo 'mr_viewer_js: .incbin "$(abspath $(VIEWER_BUNDLE))"'; \
@@ -149,8 +153,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(TEST_LDFLAGS) $< $(LIBRARY) $(LIBS) $(CMOCKA_LIBS) $(TEST_LIBS) -o $@
 
-# the viewer test decodes PNG screenshots with zlib
-$(BUILD)/tests/test_viewer: TEST_LIBS = $(shell pkg-config --libs zlib)
+# the viewer tests decode PNG screenshots with libspng
+$(BUILD)/tests/test_viewer $(BUILD)/tests/test_viewer_live: TEST_LIBS = $(shell pkg-config --libs spng)
 
 # the FCL cross-check links a C++ helper against FCL (and through fcl.pc Eigen and octomap)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
@@ -176,6 +180,7 @@ $(BUILD)/bench/corpus $(BUILD)/bench/collision: bench/scale_scenes.c bench/scale
 # Run every test program and the Python tests, TEST_JOBS at a time (tools/run_tests.sh): one line
 # per program (name, passed/failed, seconds), the whole output of the failing ones, and the
 # closing line "programs: N passed, M failed". TEST_SKIP names programs left out of the run.
+# tools/check_layers.sh runs with them: no file includes a header of a layer above its own.
 TEST_JOBS ?= 2
 TEST_SKIP ?=
 TEST_RUN  = $(filter-out $(TEST_SKIP:%=$(BUILD)/tests/%),$(TEST_BIN))
@@ -185,7 +190,8 @@ run-tests: $(TEST_BIN) $(PROGRAM)
 	  exit 1; fi
 	@{ $(foreach t,$(TEST_RUN),printf '%s\t%s\n' '$(notdir $t)' \
 	     'MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $t';) \
-	   printf '%s\t%s\n' python '$(PYTHON_TEST)'; } | tools/run_tests.sh $(TEST_JOBS) $(BUILD)/test-logs
+	   printf '%s\t%s\n' python '$(PYTHON_TEST)'; \
+	   printf '%s\t%s\n' layers tools/check_layers.sh; } | tools/run_tests.sh $(TEST_JOBS) $(BUILD)/test-logs
 
 test: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
@@ -310,7 +316,7 @@ $(LIB_OBJ): ALL_CFLAGS += -fPIC -fno-semantic-interposition
 
 shared: $(SHLIB) $(PC_FILE)
 
-$(SHLIB): $(LIB_OBJ)
+$(SHLIB): $(LIB_OBJ) $(VIEWER_OBJ)
 	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(SHLIB_SONAME) $^ $(LIBS) -o $@
 	ln -sf libmoreau.so.$(MR_VERSION) $(BUILD)/$(SHLIB_SONAME)
 	ln -sf $(SHLIB_SONAME) $(BUILD)/libmoreau.so

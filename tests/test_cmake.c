@@ -4,8 +4,8 @@
  * installed with `cmake --install --prefix P`, it writes the files `make install PREFIX=P`
  * writes (the same list, and the same moreau.pc and package files byte for byte); the consumer
  * project tests/consumer builds against it (find_package(moreau)) and steps the A1 free fall to
- * its closed form (tests/test_install.c); a command built as MOREAU_VIEWER=OFF refuses `view`
- * and --html with its message. Left out of make check (a second, sanitized CMake build would
+ * its closed form (tests/test_install.c); a command built as MOREAU_VIEWER=OFF refuses `view`,
+ * --html and --live with its message. Left out of make check (a second, sanitized CMake build would
  * test nothing more). */
 #include "test_util.h"
 
@@ -137,12 +137,13 @@ static void test_cmake_consumer(void **state) {
   }
 }
 
-/* without the viewer: view, run --html and compare --html refuse, saying why */
+/* without the viewer: view, run --html, compare --html and run --live refuse, saying why */
 static void test_without_viewer(void **state) {
   char cmd[8192], out[4096];
   const char *args[] = {"view scenes/minimal.yaml", "run scenes/minimal.yaml --html /dev/null",
-                        "compare scenes/minimal.yaml --solvers ncp-pgs --html /dev/null"};
-  for (int k = 0; k < 3; ++k) {
+                        "compare scenes/minimal.yaml --solvers ncp-pgs --html /dev/null",
+                        "run scenes/minimal.yaml --live --port 0 --no-wait"};
+  for (int k = 0; k < 4; ++k) {
     snprintf(cmd, sizeof cmd, "%s/cmake/moreau_cli_noviewer %s", dir, args[k]);
     int rc = run(cmd, out, sizeof out);
     if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 2 ||
@@ -152,12 +153,48 @@ static void test_without_viewer(void **state) {
   }
 }
 
+/* a line of a file that starts with key, into out ("" when none) */
+static void file_line(const char *path, const char *key, char *out, size_t len) {
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot read %s", path);
+  out[0] = '\0';
+  char line[4096];
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, key, strlen(key))) snprintf(out, len, "%s", line);
+  fclose(f);
+}
+
+/* MOREAU_VIEWER: on (the build above), the library holds the viewer layer and moreau.pc requires
+ * libwebsockets and zlib; off (configured only), the library is built from the refusing
+ * src/viewer/absent/absent.c instead and moreau.pc requires neither */
+static void test_viewer_option(void **state) {
+  char cmd[8192], path[1024], req[4096], objs[1 << 14];
+  snprintf(path, sizeof path, "%s/cmake/moreau.pc", dir);
+  file_line(path, "Requires.private:", req, sizeof req);
+  if (!strstr(req, " libwebsockets") || !strstr(req, " zlib")) fail_msg("%s: %s", path, req);
+  snprintf(cmd, sizeof cmd, "nm %s/cmake/libmoreau.a | grep -c ' T mr_live_create$'", dir);
+  if (run(cmd, objs, sizeof objs) || strtol(objs, NULL, 10) != 1) fail_msg("%s: %s", cmd, objs);
+  snprintf(cmd, sizeof cmd,
+           "cmake -S . -B %s/noviewer -DMOREAU_VIEWER=OFF -DMOREAU_BUILD_TESTS=OFF "
+           "-DCMAKE_BUILD_TYPE=Release",
+           tmp);
+  must(cmd);
+  snprintf(path, sizeof path, "%s/noviewer/moreau.pc", tmp);
+  file_line(path, "Requires.private:", req, sizeof req);
+  if (strstr(req, "libwebsockets") || strstr(req, "zlib")) fail_msg("%s: %s", path, req);
+  snprintf(cmd, sizeof cmd,
+           "grep -o 'src/viewer/[a-z_/]*\\.c' %s/noviewer/CMakeFiles/"
+           "moreau_objects.dir/build.make | sort -u",
+           tmp);
+  if (run(cmd, objs, sizeof objs)) fail_msg("%s: %s", cmd, objs);
+  assert_string_equal(objs, "src/viewer/absent/absent.c\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cmake_build),
-      cmocka_unit_test(test_cmake_install),
-      cmocka_unit_test(test_cmake_consumer),
-      cmocka_unit_test(test_without_viewer),
+      cmocka_unit_test(test_cmake_build),    cmocka_unit_test(test_cmake_install),
+      cmocka_unit_test(test_cmake_consumer), cmocka_unit_test(test_without_viewer),
+      cmocka_unit_test(test_viewer_option),
   };
   return cmocka_run_group_tests(tests, setup, cleanup);
 }

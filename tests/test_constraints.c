@@ -110,9 +110,15 @@ static void test_problem_file_kind(void **state) {
   mr_problem_file_free(&h);
   remove(path);
   const char *bad = "{\"nc\": 1, \"G\": [[1,0,0],[0,1,0],[0,0,1]], \"g\": [0,0,0],"
-                    " \"mu\": [0.5], \"kind\": [2]}";
+                    " \"mu\": [0.5], \"kind\": [3]}";
   assert_int_equal(mr_problem_file_parse(bad, "b.json", &f, &err), MR_ERR_INVALID);
-  assert_non_null(strstr(err.msg, "'kind'[0] = 2 must be 0 (contact) or 1 (bilateral)"));
+  assert_non_null(strstr(err.msg, "'kind'[0] = 3 must be 0 (contact), 1 (bilateral) or 2 (box)"));
+  /* a box (joint friction) reads as one */
+  const char *box = "{\"nc\": 1, \"G\": [[0,0,0],[0,0,0],[0,0,1]], \"g\": [0,0,2],"
+                    " \"mu\": [1], \"kind\": [2]}";
+  assert_int_equal(mr_problem_file_parse(box, "x.json", &f, &err), MR_OK);
+  assert_true(mr_problem_box(&f.problem, 0));
+  mr_problem_file_free(&f);
 }
 
 /* ---- the 4-bar linkage ---- */

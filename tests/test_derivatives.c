@@ -50,7 +50,7 @@
 #include "core/json.h"
 #include "core/linalg.h"
 #include "moreau/control.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/urdf.h"
@@ -429,7 +429,8 @@ static void test_step_random_trees(void **state) {
  * targets away from the start, commanded torques, joint limits off: mr_sim_step and
  * mr_step_free take the same step. They evaluate the same expressions in the same order and
  * agree bitwise after 100 steps; 1e-13 (|q|, |v| ~ 1) leaves room for a reordered sum in either,
- * a few hundred roundings over the run, and still catches any difference in the equations */
+ * a few hundred roundings over the run, and still catches any difference in the equations. No
+ * joint limits and no joint friction: a step without constraint rows */
 static const char allegro_free_scene[] =
     "timestep: 0.001\n"
     "duration: 0.1\n"
@@ -440,6 +441,7 @@ static const char allegro_free_scene[] =
     "    orientation: [0, -0.7660444431, 0, 0.6427876097]\n"
     "    posture: open\n"
     "    joint_limits: false\n"
+    "    joint_friction_scale: 0\n"
     "    torques: {joint_0.0: 0.05, joint_5.0: -0.03}\n"
     "    pd: {kp: 10.0, kd: 0.3, targets: {joint_1.0: 0.6, joint_9.0: 0.4, joint_13.0: 0.5}}\n";
 

@@ -2,8 +2,8 @@
  * the pages are written by the moreau binary (MOREAU_BIN) and opened in headless Chromium
  * (Debian chromium, software WebGL through SwiftShader; MOREAU_CHROMIUM overrides the command).
  * A page logs one console line once its frame is drawn; any other console line (an error, an
- * uncaught exception, a warning) fails the test. Screenshots are decoded here (PNG: zlib inflate
- * and the five scanline filters) and their non-background pixels counted.
+ * uncaught exception, a warning) fails the test. Screenshots are decoded by libspng and their
+ * non-background pixels counted.
  *
  * Pixel bounds. The page fits its camera to the moving bodies' bounding box at frame 0 (diagonal
  * D, the "size" it logs): the camera sits at 1.5764 D from the box centre with a 40° vertical
@@ -12,107 +12,12 @@
  * least r / d · (H/2) / tan 20° pixels (H the view height); its area is a lower bound for the
  * pixels of any convex body containing that sphere, and occluders are non-background pixels
  * too, so the bound holds for the count of non-background pixels. */
-#include <fcntl.h>
 #include <zlib.h>
 
-#include "cli_util.h"
+#include "viewer_util.h"
 
 #define VIEW_W 1280
 #define VIEW_H 800
-
-/* ---- a small PNG reader: 8-bit RGB or RGBA, not interlaced ---- */
-
-typedef struct {
-  int w, h;
-  unsigned char *rgb; /* w * h * 3 */
-} image;
-
-static uint32_t be32(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned char *read_all(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 20, len = 0;
-  unsigned char *d = malloc(cap);
-  for (size_t k; d && (k = fread(d + len, 1, cap - len, f)) > 0;)
-    if ((len += k) == cap) d = realloc(d, cap *= 2);
-  fclose(f);
-  *n = len;
-  return d;
-}
-
-/* Paeth predictor (PNG specification, filter type 4) */
-static int paeth(int a, int b, int c) {
-  int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
-/* undo the filter of one scanline of n bytes, bpp bytes per pixel, given the previous one */
-static void unfilter(int type, unsigned char *row, const unsigned char *prev, size_t n, int bpp) {
-  for (size_t i = 0; i < n; ++i) {
-    int a = i >= (size_t)bpp ? row[i - (size_t)bpp] : 0, b = prev ? prev[i] : 0;
-    int c = prev && i >= (size_t)bpp ? prev[i - (size_t)bpp] : 0;
-    int add = type == 1   ? a
-              : type == 2 ? b
-              : type == 3 ? (a + b) / 2
-              : type == 4 ? paeth(a, b, c)
-                          : 0;
-    row[i] = (unsigned char)(row[i] + add);
-  }
-}
-
-static image read_png(const char *path) {
-  image im = {0};
-  size_t n = 0, zlen = 0;
-  unsigned char *d = read_all(path, &n), *z = malloc(n);
-  assert_non_null(d);
-  assert_true(n > 33 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8));
-  int depth = d[24], color = d[25], interlace = d[28];
-  im.w = (int)be32(d + 16), im.h = (int)be32(d + 20);
-  assert_int_equal(depth, 8);
-  assert_true(color == 2 || color == 6);
-  assert_int_equal(interlace, 0);
-  for (size_t p = 8; p + 12 <= n;) {
-    uint32_t len = be32(d + p);
-    if (!memcmp(d + p + 4, "IDAT", 4)) memcpy(z + zlen, d + p + 8, len), zlen += len;
-    p += 12 + len;
-  }
-  int bpp = color == 6 ? 4 : 3;
-  size_t stride = (size_t)im.w * (size_t)bpp;
-  uLongf raw_len = (uLongf)((stride + 1) * (size_t)im.h);
-  unsigned char *raw = malloc(raw_len);
-  assert_int_equal(uncompress(raw, &raw_len, z, (uLong)zlen), Z_OK);
-  assert_int_equal(raw_len, (stride + 1) * (size_t)im.h);
-  im.rgb = malloc((size_t)im.w * (size_t)im.h * 3);
-  for (int y = 0; y < im.h; ++y) {
-    unsigned char *row = raw + (size_t)y * (stride + 1);
-    unfilter(row[0], row + 1, y ? row + 1 - (stride + 1) : NULL, stride, bpp);
-    for (int x = 0; x < im.w; ++x)
-      memcpy(im.rgb + 3 * ((size_t)y * (size_t)im.w + (size_t)x), row + 1 + (size_t)x * (size_t)bpp,
-             3);
-  }
-  free(raw), free(z), free(d);
-  return im;
-}
-
-/* pixels other than the white background */
-static long count_foreground(const image *im) {
-  long n = 0;
-  for (long k = 0; k < (long)im->w * im->h; ++k)
-    n += memcmp(im->rgb + 3 * k, "\xff\xff\xff", 3) != 0;
-  return n;
-}
-
-static long count_different(const image *a, const image *b) {
-  assert_int_equal(a->w, b->w);
-  assert_int_equal(a->h, b->h);
-  long n = 0;
-  for (long k = 0; k < (long)a->w * a->h; ++k)
-    n += memcmp(a->rgb + 3 * k, b->rgb + 3 * k, 3) != 0;
-  return n;
-}
 
 /* ---- running the pages ---- */
 
@@ -131,8 +36,11 @@ static const char *chromium(void) {
 
 typedef struct {
   int frame;
-  double size; /* D, the camera fit's box diagonal (m) */
-  int vw, vh;  /* the 3D view (pixels) */
+  double size;           /* D, the camera fit's box diagonal (m) */
+  int vw, vh;            /* the 3D view (pixels) */
+  int follow;            /* the body the camera follows, -1 when none */
+  int inview;            /* the followed robot's box inside the view: 1, 0; -1: no robot */
+  int missing, fallback; /* visual elements not loaded; bodies drawn with collision geometry */
 } ready_line;
 
 /* the console lines of a log: exactly one, the page's ready line */
@@ -142,7 +50,7 @@ static ready_line check_console(const char *log_path) {
   assert_non_null(log);
   log = realloc(log, n + 1);
   log[n] = '\0';
-  ready_line r = {-1, 0, 0, 0};
+  ready_line r = {-1, 0, 0, 0, -1, -1, 0, 0};
   int lines = 0;
   for (char *p = log; (p = strstr(p, ":CONSOLE")); ++p) {
     char *eol = strchr(p, '\n');
@@ -154,7 +62,11 @@ static ready_line check_console(const char *log_path) {
       break;
     }
     assert_int_equal(sscanf(strstr(m, "frame="), "frame=%d", &r.frame), 1);
-    assert_int_equal(sscanf(strstr(m, "size="), "size=%lf view=%dx%d", &r.size, &r.vw, &r.vh), 3);
+    assert_int_equal(sscanf(strstr(m, "size="),
+                            "size=%lf view=%dx%d follow=%d inview=%d missing=%d "
+                            "fallback=%d",
+                            &r.size, &r.vw, &r.vh, &r.follow, &r.inview, &r.missing, &r.fallback),
+                     7);
     printf("  %s\n", m);
     if (eol) p = eol;
   }
@@ -211,9 +123,11 @@ static void test_demo_in_chromium(void **state) {
   snprintf(robot, sizeof robot, "%s/robot.png", workdir);
   write_page("view scenes/demo.yaml", page);
   /* 60 frames per second: frame 15 is the step at t = 0.25 s */
-  ready_line la = screenshot(page, "frame=0&ui=0&static=0&contacts=0", a);
-  ready_line lb = screenshot(page, "frame=15&ui=0&static=0&contacts=0", b);
-  ready_line lr = screenshot(page, "frame=0&ui=0&static=0&contacts=0&hide=cube,ball", robot);
+  /* the camera stays where it was fitted (follow=none): the bounds of the header hold */
+  ready_line la = screenshot(page, "frame=0&ui=0&static=0&contacts=0&follow=none", a);
+  ready_line lb = screenshot(page, "frame=15&ui=0&static=0&contacts=0&follow=none", b);
+  ready_line lr =
+      screenshot(page, "frame=0&ui=0&static=0&contacts=0&follow=none&hide=cube,ball", robot);
   assert_int_equal(la.frame, 0);
   assert_int_equal(lb.frame, 15);
   assert_int_equal(lr.frame, 0);
@@ -240,30 +154,23 @@ static void test_demo_in_chromium(void **state) {
 
 /* the text of a page */
 static char *read_page(const char *path) {
-  size_t n = 0;
-  char *s = (char *)read_all(path, &n);
+  char *s = read_text(path);
   assert_non_null(s);
-  s = realloc(s, n + 1);
-  s[n] = '\0';
   return s;
 }
 
-static int count_substr(const char *s, const char *what) {
-  int n = 0;
-  for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
-    ++n;
-  return n;
-}
-
-/* decode the base64 array named key ("key":"...") of the page's first run */
-static float *page_array(const char *page, const char *key, size_t *n) {
+/* the packed array named key ("key":{"t":T,"n":N,"s":S,"z":"BASE64"}, src/viewer/pack.c) of
+ * the page's first such key: base64, inflate, unshuffle; n values of 4 (or 2) bytes */
+static void *page_array(const char *page, const char *key, size_t *n) {
   char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":\"", key);
+  snprintf(pat, sizeof pat, "\"%s\":{\"t\":\"", key);
   const char *p = strstr(page, pat);
   assert_non_null(p);
-  p += strlen(pat);
+  int w = !strncmp(p + strlen(pat), "u16", 3) ? 2 : 4, shuffled = 0;
+  assert_int_equal(sscanf(strstr(p, "\"n\":"), "\"n\":%zu,\"s\":%d", n, &shuffled), 2);
+  p = strstr(p, "\"z\":\"") + 5;
   size_t len = strcspn(p, "\"");
-  unsigned char *out = malloc(len * 3 / 4 + 4);
+  unsigned char *z = malloc(len * 3 / 4 + 4);
   size_t k = 0;
   uint32_t acc = 0;
   int bits = 0;
@@ -272,10 +179,18 @@ static float *page_array(const char *page, const char *key, size_t *n) {
     const char *c = strchr(tab, p[i]);
     assert_non_null(c);
     acc = acc << 6 | (uint32_t)(c - tab), bits += 6;
-    if (bits >= 8) out[k++] = (unsigned char)(acc >> (bits -= 8));
+    if (bits >= 8) z[k++] = (unsigned char)(acc >> (bits -= 8));
   }
-  *n = k / 4;
-  return (float *)out;
+  uLongf raw_len = (uLongf)(*n * (size_t)w);
+  unsigned char *raw = malloc(raw_len + 1), *out = malloc(raw_len + 1);
+  if (*n) assert_int_equal(uncompress(raw, &raw_len, z, (uLong)k), Z_OK);
+  assert_int_equal(raw_len, *n * (size_t)w);
+  for (size_t i = 0; i < *n; ++i)
+    for (int b = 0; b < w; ++b)
+      out[i * (size_t)w + (size_t)b] =
+          shuffled ? raw[(size_t)b * *n + i] : raw[i * (size_t)w + (size_t)b];
+  free(z), free(raw);
+  return out;
 }
 
 /* A recorded run (trajectory CSV of moreau run) replays to the poses a scene run records: the
@@ -450,10 +365,147 @@ static void test_visual_collada(void **state) {
   assert_null(strstr(out, "not drawn"));
   char *s = read_page(page);
   assert_int_equal(count_substr(s, "\"visual\":1"), 1);
+  /* the mesh is stored once in the page's mesh table and referenced by the drawable */
+  assert_int_equal(count_substr(s, "\"mesh\":0"), 1);
   size_t nface = 0;
-  float *face = page_array(s, "face", &nface);
+  void *face = page_array(s, "face", &nface);
   assert_true(nface >= 3 && nface % 3 == 0);
   free(face), free(s);
+}
+
+/* write text to workdir/name; its path into path (128 bytes) */
+static void write_file(const char *name, const char *text, char path[128]) {
+  snprintf(path, 128, "%s/%s", workdir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* The follow camera: Solo-12 walking forward at 0.3 m/s under MPC (b9) is 0.9 m from its start
+ * at t = 3 s, more than the fitted view's half width there. Followed (the default: the first
+ * robot's base), the robot is in view: its projected box inside the view, at least its base's
+ * inscribed sphere (radius 0.0265 m) of pixels, and none on the image's border; with the
+ * camera left where it was fitted, its box leaves the view. */
+static void test_follow_camera(void **state) {
+  make_workdir();
+  char page[128], a[128], b[128];
+  snprintf(page, sizeof page, "%s/walk.html", workdir);
+  snprintf(a, sizeof a, "%s/follow.png", workdir);
+  snprintf(b, sizeof b, "%s/nofollow.png", workdir);
+  write_page("view scenes/b9_solo_trot.yaml --duration 3.1", page);
+  ready_line lf = screenshot(page, "t=3&ui=0&static=0&contacts=0", a);
+  ready_line ln = screenshot(page, "t=3&ui=0&static=0&contacts=0&follow=none", b);
+  assert_int_equal(lf.frame, 180);
+  assert_true(lf.follow > 0);
+  assert_int_equal(lf.inview, 1);
+  assert_int_equal(ln.follow, -1);
+  assert_int_equal(ln.inview, 0);
+  image im = read_png(a);
+  long fg = count_foreground(&im), border = count_border(&im);
+  printf("  followed: %ld robot pixels (bound %.0f), %ld on the border\n", fg,
+         sphere_pixels(0.0265, &lf), border);
+  assert_true(fg >= sphere_pixels(0.0265, &lf));
+  assert_int_equal(border, 0);
+  free(im.rgb);
+}
+
+/* Never an invisible robot: a link whose visual mesh is missing is drawn with its collision
+ * geometry (a 0.2 m box: at least its inscribed sphere's pixels), and the page lists the
+ * missing element; the reference a1 (its 13 Collada visual meshes, the trunk's and each leg's
+ * hip, thigh and calf, are not in the reference data) likewise shows its collision geometry,
+ * at least its trunk box's inscribed sphere (radius 0.057 m). */
+static void test_fallback_to_collision(void **state) {
+  make_workdir();
+  char urdf[128], scene[128], page[128], png[128], text[8192];
+  write_file("lost.urdf",
+             "<robot name=\"r\"><link name=\"base\"><inertial><mass value=\"1\"/><inertia "
+             "ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>\n"
+             "<visual><geometry><mesh filename=\"package://nowhere/base.dae\"/></geometry>"
+             "</visual>\n<collision><geometry><box size=\"0.2 0.2 0.2\"/></geometry></collision>"
+             "</link></robot>\n",
+             urdf);
+  snprintf(text, sizeof text,
+           "timestep: 0.001\nduration: 0.01\ngravity: [0, 0, 0]\nrobots:\n"
+           "  - {name: r, urdf: %s, floating: true}\n",
+           urdf);
+  write_file("lost.yaml", text, scene);
+  snprintf(page, sizeof page, "%s/lost.html", workdir);
+  snprintf(png, sizeof png, "%s/lost.png", workdir);
+  char cmd[512], out[8192];
+  snprintf(cmd, sizeof cmd, "view '%s' -o '%s'", scene, page);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
+  assert_non_null(strstr(out, "1 visual element(s) not drawn, their links drawn with their "
+                              "collision geometry instead; the first: link 'r/base': visual mesh "
+                              "'package://nowhere/base.dae' not found"));
+  char *s = read_page(page);
+  assert_non_null(strstr(s, "\"missing\":[{\"body\":1,\"link\":\"r/base\",\"reason\":"));
+  free(s);
+  ready_line l = screenshot(page, "frame=0&ui=0&static=0&contacts=0&follow=none", png);
+  assert_int_equal(l.missing, 1);
+  assert_int_equal(l.fallback, 1);
+  image im = read_png(png);
+  long fg = count_foreground(&im);
+  printf("  a missing visual mesh: %ld pixels of collision geometry (bound %.0f)\n", fg,
+         sphere_pixels(0.1, &l));
+  assert_true(fg >= sphere_pixels(0.1, &l));
+  free(im.rgb);
+  const char *root = test_reference_root();
+  if (!root) skip(); /* reference robots absent: reported by cmocka */
+  snprintf(
+      text, sizeof text,
+      "timestep: 0.001\nduration: 0.01\nrobots:\n  - {name: a1, urdf: %s/robots/a1_description/"
+      "urdf/a1.urdf, floating: true, position: [0, 0, 0.45]}\n",
+      root);
+  write_file("a1.yaml", text, scene);
+  snprintf(page, sizeof page, "%s/a1.html", workdir);
+  snprintf(cmd, sizeof cmd, "view '%s' -o '%s'", scene, page);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
+  assert_non_null(strstr(out, "13 visual element(s) not drawn"));
+  l = screenshot(page, "frame=0&ui=0&static=0&contacts=0&follow=none", png);
+  assert_int_equal(l.missing, 13);
+  assert_int_equal(l.fallback, 13);
+  im = read_png(png);
+  fg = count_foreground(&im);
+  printf("  a1: %ld pixels of collision geometry (bound %.0f)\n", fg, sphere_pixels(0.057, &l));
+  assert_true(fg >= sphere_pixels(0.057, &l));
+  free(im.rgb);
+}
+
+/* Page size: the reference Solo-12 with its 17 STL visual meshes walking for 10 s (b9's
+ * trajectory replayed on the reference model, whose joints have the same names) at 50 frames
+ * per second is at most 2 MB (the page's target), each of its 10 mesh files stored once. */
+static void test_page_size(void **state) {
+  const char *root = test_reference_root();
+  if (!root) skip(); /* reference robots absent: reported by cmocka */
+  make_workdir();
+  char scene[128], text[8192], cmd[1024], out[8192], page[128];
+  snprintf(text, sizeof text,
+           "timestep: 0.001\nduration: 10\nbodies:\n  - {name: ground, fixed: true, geoms: "
+           "[{type: halfspace}]}\nrobots:\n  - {name: solo, urdf: %s/robots/solo_description/"
+           "robots/solo12.urdf, floating: true}\n",
+           root);
+  write_file("solo_ref.yaml", text, scene);
+  snprintf(cmd, sizeof cmd,
+           "run scenes/b9_solo_trot.yaml --duration 10 --quiet --out '%s/walk.csv' --contacts "
+           "'%s/walk_c.csv'",
+           workdir, workdir);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
+  snprintf(page, sizeof page, "%s/walk_ref.html", workdir);
+  snprintf(cmd, sizeof cmd,
+           "view '%s/walk.csv' --scene '%s' --contacts '%s/walk_c.csv' --fps 50 -o '%s'", workdir,
+           scene, workdir, page);
+  assert_int_equal(cli_run(cmd, 1, out, sizeof out), 0);
+  struct stat st;
+  assert_int_equal(stat(page, &st), 0);
+  char *s = read_page(page);
+  printf("  reference Solo-12, 10 s at 50 frames/s: %lld bytes\n", (long long)st.st_size);
+  assert_true(st.st_size <= 2000000);
+  assert_non_null(strstr(s, "\"nframes\":501,"));
+  assert_int_equal(count_substr(s, "\"visual\":1"), 17);
+  /* the mesh table: one entry ({"nv":...) per distinct file */
+  assert_int_equal(count_substr(s, "{\"nv\":"), 10);
+  free(s);
 }
 
 /* bad input: a clear message and exit 2 */
@@ -477,17 +529,18 @@ static void test_view_errors(void **state) {
   snprintf(cmd, sizeof cmd, "view scenes/minimal.yaml --duration 0.01 -o '%s'", workdir);
   assert_int_equal(cli_run(cmd, 1, out, sizeof out), 2);
   assert_non_null(strstr(out, ": is a directory"));
-  assert_int_equal(cli_run("view scenes/minimal.yaml --duration 0.01 -o /dev/full", 1, out,
-                           sizeof out), 2);
+  assert_int_equal(
+      cli_run("view scenes/minimal.yaml --duration 0.01 -o /dev/full", 1, out, sizeof out), 2);
   assert_non_null(strstr(out, "/dev/full"));
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_view_errors),       cmocka_unit_test(test_html_options),
-      cmocka_unit_test(test_trajectory_replay), cmocka_unit_test(test_visual_meshes),
-      cmocka_unit_test(test_visual_elements),   cmocka_unit_test(test_visual_collada),
-      cmocka_unit_test(test_demo_in_chromium),
+      cmocka_unit_test(test_view_errors),           cmocka_unit_test(test_html_options),
+      cmocka_unit_test(test_trajectory_replay),     cmocka_unit_test(test_visual_meshes),
+      cmocka_unit_test(test_visual_elements),       cmocka_unit_test(test_visual_collada),
+      cmocka_unit_test(test_demo_in_chromium),      cmocka_unit_test(test_follow_camera),
+      cmocka_unit_test(test_fallback_to_collision), cmocka_unit_test(test_page_size),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[128];

@@ -1,6 +1,8 @@
 #!/bin/sh
 # Load time of replay pages in headless Chromium (docs/viewer.md): writes the pages of the demo,
-# of 10 s of Solo-12 trotting at 1 kHz and of 100 bodies at 1 kHz, opens each N times (default
+# of 10 s of Solo-12 trotting at 1 kHz, of the reference Solo-12 with its visual meshes for 10 s
+# at 50 frames per second (when ../shared/reference is there; MOREAU_SHARED overrides ../shared)
+# and of 100 bodies at 1 kHz, opens each N times (default
 # 5) in a fresh headless Chromium and prints the page size and the median of the timings the
 # page logs in its ready line (load_ms from navigation start, and its parts), and the CPU time
 # (user + system, all Chromium processes) of a load less that of loading an empty page, which
@@ -36,6 +38,17 @@ trap 'rm -rf "$dir"' EXIT
 "$MOREAU" view scenes/demo.yaml -o "$dir/demo.html" >/dev/null
 "$MOREAU" view scenes/b9_solo_trot.yaml --duration 10 -o "$dir/solo10.html" >/dev/null
 "$MOREAU" view "$dir/bodies100.yaml" --duration 1 --fps 0 -o "$dir/bodies100.html" >/dev/null
+pages="demo solo10 bodies100"
+REF=${MOREAU_SHARED:-../shared}/reference/example-robot-data
+if [ -d "$REF" ]; then
+  printf 'timestep: 0.001\nduration: 10\nbodies:\n  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\nrobots:\n  - {name: solo, urdf: %s/robots/solo_description/robots/solo12.urdf, floating: true}\n' \
+    "$(cd "$REF" && pwd)" > "$dir/solo_ref.yaml"
+  "$MOREAU" run scenes/b9_solo_trot.yaml --duration 10 --quiet --out "$dir/walk.csv" \
+    --contacts "$dir/walk_c.csv"
+  "$MOREAU" view "$dir/walk.csv" --scene "$dir/solo_ref.yaml" --contacts "$dir/walk_c.csv" \
+    --fps 50 -o "$dir/soloref.html" >/dev/null
+  pages="demo solo10 soloref bodies100"
+fi
 
 # the median of the numbers on stdin
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -59,7 +72,7 @@ while [ $k -lt "$N" ]; do load empty.html; k=$((k + 1)); done
 empty_cpu=$(awk '{print $1 + $2}' "$dir/cpu" | median)
 
 printf "%-10s %9s %8s %10s %9s %8s %8s\n" page size_kB load_ms decode_ms build_ms draw_ms cpu_s
-for p in demo solo10 bodies100; do
+for p in $pages; do
   : > "$dir/$p.log"
   : > "$dir/cpu"
   k=0

@@ -27,8 +27,11 @@ typedef enum {
                           rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound */
   MR_ROWS_POINT,       /* a bilateral point constraint: rows = the world-frame relative
                           velocity of point (on body1) and point2 (on body2), λ ∈ R³ */
-  MR_ROWS_MIMIC        /* a bilateral joint coupling: rows (0, 0, e_dofᵀ − ratio e_dof2ᵀ),
+  MR_ROWS_MIMIC,       /* a bilateral joint coupling: rows (0, 0, e_dofᵀ − ratio e_dof2ᵀ),
                           Φ = q_dof − ratio q_dof2 − offset, corrected by baumgarte Φ / Δt² */
+  MR_ROWS_FRICTION     /* a joint's dry friction: a box (MR_KIND_BOX) on one velocity dof, rows
+                          (0, 0, e_dofᵀ), |λ_N| ≤ mu (the friction, N m or N), g_N = v_f,dof / Δt
+                          with no gap correction (docs/physics.md, "Joint friction") */
 } mr_rows_type;
 
 /* One contact as the assembly needs it (filled from the collision module's contacts), or one
@@ -38,13 +41,13 @@ typedef struct {
   mr_vec3 point;    /* contact point, world frame */
   mr_mat3 frame;    /* contact frame in the world: columns (t₁, t₂, n), n from body2 to body1 */
   double phi;       /* signed distance Φ_N (< 0 in penetration) */
-  double mu;        /* friction coefficient */
+  double mu;        /* friction coefficient; MR_ROWS_FRICTION: the friction force bound f */
   double restitution; /* e in [0, 1] */
   double compliance;  /* normal compliance R_N (0 = rigid) */
   double tangential_compliance; /* R_T of rows t₁ and t₂ (0 = rigid) */
   int is_new;         /* 1 when the contact carried no normal force last step (restitution applies) */
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
-  int dof;            /* MR_ROWS_LIMIT: the velocity index of the limited joint */
+  int dof;            /* MR_ROWS_LIMIT, MR_ROWS_FRICTION: the velocity index of the joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
   int dof2;         /* MR_ROWS_MIMIC: the leader's velocity index (dof is the follower's) */
   double ratio;     /* MR_ROWS_MIMIC: the multiplier */

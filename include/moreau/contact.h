@@ -38,7 +38,11 @@ typedef struct {
    * frictional contact. A bilateral constraint has λ ∈ R³ (its "cone" is R³, the dual cone
    * {0}): every solver leaves its three rows unbounded, and its criteria are ε_p = 0,
    * ε_d = ‖c‖, ε_c = 0. A unilateral constraint (a joint limit) needs no kind: it is a
-   * frictionless contact (μ = 0) whose tangential rows of J are zero (docs/solvers.md). */
+   * frictionless contact (μ = 0) whose tangential rows of J are zero (docs/solvers.md). A box
+   * constraint (joint dry friction) has λ_T = 0 and |λ_N| ≤ mu[i] (mu holds the bound, in the
+   * force units of λ: N m or N); its criteria are ε_p = max(|λ_N| − mu, ‖λ_T‖, 0),
+   * ε_d = |mid(λ_N + mu, λ_N − mu, c_N)| (0 iff c_N = 0 inside the box, c_N ≤ 0 at +mu,
+   * c_N ≥ 0 at −mu), ε_c = 0 (docs/physics.md, "Joint friction"). */
   const unsigned char *kind;
   /* optional block-sparse G (used when G is NULL): the 3x3 blocks (i, j) that may be nonzero, in
    * block-CSR with both triangles stored: row i's blocks are Gb_col[Gb_row[i] .. Gb_row[i+1]),
@@ -52,12 +56,20 @@ typedef struct {
 } mr_contact_problem;
 
 /* kinds of constraint in mr_contact_problem.kind */
-enum { MR_KIND_CONTACT = 0, MR_KIND_BILATERAL = 1 };
+enum { MR_KIND_CONTACT = 0, MR_KIND_BILATERAL = 1, MR_KIND_BOX = 2 };
 
 /* 1 when constraint i of p is bilateral */
 static inline int mr_problem_bilateral(const mr_contact_problem *p, int i) {
   return p->kind && p->kind[i] == MR_KIND_BILATERAL;
 }
+
+/* 1 when constraint i of p is a box (joint friction) */
+static inline int mr_problem_box(const mr_contact_problem *p, int i) {
+  return p->kind && p->kind[i] == MR_KIND_BOX;
+}
+
+/* 1 when some constraint of p is a box */
+int mr_problem_has_box(const mr_contact_problem *p);
 
 /* ---- access to G, dense or block-sparse ---- */
 
@@ -163,6 +175,8 @@ typedef struct {
   mr_solve_fn solve;
   int block_sparse;        /* 1: works on the block-sparse Gb directly; 0: mr_solve gives it a
                             * dense copy of G (from the work arena) when only Gb is present */
+  const char *no_box;      /* NULL: solves box constraints (MR_KIND_BOX, joint friction); else
+                            * why it cannot (mr_solve and mr_sim_create refuse them by name) */
 } mr_solver_info;
 
 mr_solver_settings mr_solver_settings_default(void);
@@ -171,6 +185,11 @@ mr_solver_settings mr_solver_settings_default(void);
 int mr_solver_count(void);
 const mr_solver_info *mr_solver_at(int i);
 const mr_solver_info *mr_solver_find(const char *name); /* NULL if unknown */
+
+/* MR_ERR_UNSUPPORTED when solver info cannot solve box constraints (joint friction), with a
+ * message naming it, why, and the solvers that can; what names the source ("the world has joint
+ * friction on 3 dofs"); MR_OK when it can */
+mr_status mr_solver_check_box(const mr_solver_info *info, const char *what, mr_error *err);
 
 /* Run a solver by name, with timing and the NCP criteria filled in stats. */
 mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solver_settings *s,
@@ -191,7 +210,8 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
 void mr_cone_project(double mu, const double *x, double *out);
 /* projection on the dual cone K_μ* = K_{1/μ} (μ = 0: the half-space n ≥ 0) */
 void mr_dual_cone_project(double mu, const double *x, double *out);
-/* projection of constraint i's x on its set: K_μ, or R³ (identity) when bilateral */
+/* projection of constraint i's x on its set: K_μ, R³ (identity) when bilateral, or
+ * {0} x {0} x [−μ, μ] when a box */
 void mr_constraint_project(const mr_contact_problem *p, int i, const double *x, double *out);
 /* the de Saxcé shift Γ(c) = (0, 0, μ‖c_T‖) added to c */
 void mr_desaxce(double mu, const double *c, double *out);
@@ -200,6 +220,9 @@ void mr_desaxce(double mu, const double *c, double *out);
  * ε_c = |⟨λ, c + Γ(c)⟩|; with desaxce = 0 the CCP criteria (no Γ) */
 void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
                          double *eps_p, double *eps_d, double *eps_c);
+/* a box constraint's criteria at (λ, c), bound f (the mr_contact_problem.kind comment) */
+void mr_box_criteria(double f, const double *lambda, const double *c, double *eps_p,
+                     double *eps_d);
 /* c = (G + R) λ + g */
 void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, double *c);
 /* the same in compensated arithmetic (Dot2: as accurate as in twice the precision, then
@@ -209,5 +232,29 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
  * returns ε_abs = max(ε_p, ε_d, ε_c) */
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c);
+
+/* ---- the contact solution ----
+ *
+ * dλ/dg of a contact problem's solution at (λ, c = (G + R) λ + g), by implicit differentiation
+ * of the NCP conditions on the active set (src/contact/contact_derivatives.c): a separated
+ * contact keeps λ = 0, a sticking one (and a bilateral constraint) keeps c = 0, a sliding one
+ * keeps c_N = 0 and λ_T = −μ λ_N c_T / ‖c_T‖ on the cone boundary. tol (force and velocity
+ * units) decides the modes: separated when λ_N <= tol, sliding when ‖c_T‖ > tol. On the
+ * boundary between two modes λ(g) is not differentiable and the mode chosen gives one of the
+ * one-sided derivatives. The contact velocity follows as dc/dg = (G + R) dλ/dg + 1. */
+/* the mode of a contact in an active set (src/contact/active_set.h classifies; a bilateral
+ * constraint is sticking) */
+typedef enum { MR_CONTACT_SEPARATED = 0, MR_CONTACT_STICKING = 1, MR_CONTACT_SLIDING = 2 } mr_contact_mode;
+
+/* bytes of the work buffer for nc contacts */
+size_t mr_contact_derivative_work_size(int nc);
+
+/* dλ/dg (3nc x 3nc, row-major) into dlambda_dg, and each contact's mode into modes (nc, may be
+ * NULL); work holds mr_contact_derivative_work_size(nc) bytes, aligned for double.
+ * MR_ERR_NUMERIC when the active-set system is singular (e.g. more sticking contacts than the
+ * bodies' degrees of freedom, G singular). */
+mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
+                                         const double *c, double tol, double *dlambda_dg,
+                                         int *modes, void *work, mr_error *err);
 
 #endif

@@ -128,6 +128,8 @@ typedef struct {
   double *effort_limit;   /* |τ| bound, INFINITY where none */
   double *damping;        /* viscous joint damping (N m s / rad or N s / m), default 0 */
   double *armature;       /* rotor inertia added to the diagonal of M, default 0 */
+  double *joint_friction; /* dry friction: the bound on the friction force of each dof, N m or N
+                           * (URDF <dynamics friction>), default 0 (none; docs/physics.md) */
   int *dof_body;          /* the body whose joint owns each velocity coordinate */
   int nmimics;
   mr_mimic *mimics;       /* [nmimics] joint couplings */

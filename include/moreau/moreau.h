@@ -7,7 +7,6 @@
 #include "moreau/spatial.h"
 #include "moreau/model.h"
 #include "moreau/dynamics.h"
-#include "moreau/derivatives.h"
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/urdf.h"
@@ -15,8 +14,10 @@
 #include "moreau/world.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/control.h"
 #include "moreau/batch.h"
+#include "moreau/live.h"
 #include "moreau/qpcc.h"
 #include "moreau/query.h"
 

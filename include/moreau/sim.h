@@ -83,11 +83,17 @@ typedef struct {
 typedef struct mr_sim mr_sim;
 
 /* An active constraint of a step (joint limits enter the problem only near their bound). */
-typedef enum { MR_SIM_LIMIT = 0, MR_SIM_POINT, MR_SIM_MIMIC } mr_sim_constraint_type;
+typedef enum {
+  MR_SIM_LIMIT = 0,
+  MR_SIM_POINT,
+  MR_SIM_MIMIC,
+  MR_SIM_FRICTION /* a joint's dry friction (every step, on each dof with joint_friction > 0):
+                     its force, N m or N, is the third entry of its λ */
+} mr_sim_constraint_type;
 typedef struct {
   mr_sim_constraint_type type;
-  int index; /* MR_SIM_LIMIT: the velocity dof; MR_SIM_POINT: the world's constraint;
-                 MR_SIM_MIMIC: the model's mimic coupling */
+  int index; /* MR_SIM_LIMIT, MR_SIM_FRICTION: the velocity dof; MR_SIM_POINT: the world's
+                 constraint; MR_SIM_MIMIC: the model's mimic coupling */
   int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
 } mr_sim_constraint;
 
@@ -153,7 +159,8 @@ const mr_world *mr_sim_world(const mr_sim *s);
 int mr_sim_contacts(const mr_sim *s, const mr_contact **contacts, const double **lambda);
 /* The last step's active constraints and their forces (3 per constraint, after the contacts'
  * in the problem): a joint limit's force is its third entry (N m or N, ≥ 0, pushing away from
- * the bound), a point constraint's three entries are the world-frame force on body1 (N). */
+ * the bound), a joint friction's force its third entry (N m or N, in [−f, f], the generalized
+ * force on its dof), a point constraint's three entries are the world-frame force on body1 (N). */
 int mr_sim_constraints(const mr_sim *s, const mr_sim_constraint **constraints,
                        const double **lambda);
 /* The actuation torques of the last step (nv): commanded torque plus the PD torque, after the

@@ -46,3 +46,6 @@ __all__ = ["World", "Sim", "Batch", "Recorder", "Pose", "JointInfo", "BodyInfo",
            "library_path", "bin_path", "data_path", "DERIVATIVE_NAMES", "CONTACT_DTYPE"]
 
 __version__ = "0.1.0"
+
+# the live viewer (moreau.viewer.launch), a module of its own
+from . import viewer  # noqa: E402,F401

@@ -75,6 +75,7 @@ def tutorial_code():
     with open(os.path.join(ROOT, "docs", "tutorial.md")) as f:
         text = f.read()
     section = text[text.index("## 4. The same in Python"):]
+    section = section[:section.find("\n## ") if "\n## " in section else None]
     return "".join(re.findall(r"```python\n(.*?)```", section, re.S))
 
 

@@ -6,7 +6,8 @@
  * quaternion (x, y, z, w), and per contact of the last step the point p, the normal force
  * λ_n n and the friction force λ_t1 t₁ + λ_t2 t₂ (world frame, on the contact's first geometry,
  * N), from the contact frame (t₁, t₂, n) and λ of mr_sim_contacts. Arrays are written as
- * little-endian Float32 (Int32 for offsets) in base64 inside one JSON object. */
+ * packed arrays (src/viewer/viewer.h: Float32, Int32 offsets, deflate-compressed, floats
+ * byte-shuffled) inside one JSON object, after the scene description of src/viewer/describe.c. */
 #include "cli/replay.h"
 
 #include <math.h>
@@ -16,26 +17,16 @@
 #include <string.h>
 
 #include "core/output.h"
+#include "viewer/viewer.h"
 
-/* the page template and the bundled script, linked in from viewer/ (Makefile, CMake with
- * MOREAU_VIEWER on); a build without them (MOREAU_NO_VIEWER) writes no page */
-#ifdef MOREAU_NO_VIEWER
-static const char mr_viewer_page[1], *const mr_viewer_page_end = mr_viewer_page;
-static const char mr_viewer_js[1], *const mr_viewer_js_end = mr_viewer_js;
-#else
-extern const char mr_viewer_page[], mr_viewer_page_end[];
-extern const char mr_viewer_js[], mr_viewer_js_end[];
-#endif
-
+/* the viewer layer's page is in the library (src/viewer/page.c); a command built without the
+ * viewer (MOREAU_NO_VIEWER) writes no page */
 int mr_replay_available(mr_error *err) {
 #ifdef MOREAU_NO_VIEWER
-  mr_error_set(err, MR_ERR_UNSUPPORTED,
-               "this moreau was built without the HTML viewer (CMake option MOREAU_VIEWER=OFF, the "
-               "default when npm is missing): build it with npm installed, or with make");
+  mr_error_set(err, MR_ERR_UNSUPPORTED, "%s", MR_VIEWER_ABSENT_MSG);
   return 0;
 #else
-  (void)err;
-  return 1;
+  return mr_viewer_available(err);
 #endif
 }
 
@@ -66,10 +57,10 @@ typedef struct {
 
 struct mr_replay {
   const mr_scene *scene;
+  mr_world world; /* a view of the scene's parts (not a copy: never freed) */
   mr_data *data;
   double frame_dt; /* 0: every step */
-  mr_replay_visual *visuals;
-  int nvisuals;
+  mr_viewer_visuals visuals;
   replay_run *runs;
   int nruns;
   int nomem; /* an allocation failed while recording */
@@ -113,6 +104,16 @@ static void run_free(replay_run *r) {
 
 /* ---- lifetime ---- */
 
+/* the scene's parts seen as a world (the viewer layer reads worlds): shared, not copied */
+static void world_view(const mr_scene *sc, mr_world *w) {
+  memset(w, 0, sizeof *w);
+  w->model = sc->model;
+  w->q0 = sc->q0, w->v0 = sc->v0;
+  w->timestep = sc->timestep, w->duration = sc->duration;
+  w->nbodies = sc->nbodies, w->bodies = sc->bodies;
+  w->nrobots = sc->nrobots, w->robots = sc->robots;
+}
+
 mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, char *skipped_msg,
                             mr_error *err) {
   if (!mr_replay_available(err)) return NULL;
@@ -123,11 +124,14 @@ mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, ch
     return NULL;
   }
   r->scene = scene;
+  world_view(scene, &r->world);
   r->frame_dt = fps > 0.0 ? 1.0 / fps : 0.0;
-  if (mr_replay_visuals(scene, &r->visuals, &r->nvisuals, nskipped, skipped_msg, err)) {
+  if (mr_viewer_visuals_load(&r->world, &r->visuals, err)) {
     mr_replay_free(r);
     return NULL;
   }
+  *nskipped = r->visuals.nmissing;
+  mr_viewer_visuals_message(&r->visuals, skipped_msg, MR_ERROR_MSG_MAX);
   return r;
 }
 
@@ -136,7 +140,7 @@ void mr_replay_free(mr_replay *r) {
   for (int k = 0; k < r->nruns; ++k)
     run_free(&r->runs[k]);
   free(r->runs);
-  mr_replay_visuals_free(r->visuals, r->nvisuals);
+  mr_viewer_visuals_free(&r->visuals);
   mr_data_free(r->data);
   free(r);
 }
@@ -247,214 +251,49 @@ void mr_replay_record_q(mr_replay *r, double t, const double *q, const double *s
   if (bad) r->nomem = 1;
 }
 
-/* ---- writing: JSON with base64 arrays ---- */
+/* ---- writing: the scene description, then the runs as packed arrays ---- */
 
-static void write_base64(FILE *f, const unsigned char *d, size_t n) {
-  static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char out[4];
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)d[i] << 16;
-    if (i + 1 < n) v |= (uint32_t)d[i + 1] << 8;
-    if (i + 2 < n) v |= d[i + 2];
-    out[0] = a[v >> 18 & 63], out[1] = a[v >> 12 & 63];
-    out[2] = i + 1 < n ? a[v >> 6 & 63] : '=';
-    out[3] = i + 2 < n ? a[v & 63] : '=';
-    fwrite(out, 1, 4, f);
-  }
+static int write_array(FILE *f, const buf *b, mr_pack_type t) {
+  return mr_pack_write(f, b->x.f, b->n, t, t == MR_PACK_F32);
 }
 
-/* n 4-byte values as a base64 string of their little-endian bytes */
-static void write_array(FILE *f, const void *x, size_t n) {
-  const uint32_t *u = x;
-  unsigned char chunk[3 * 1024];
-  fputc('"', f);
-  /* 768 values (3072 bytes, a multiple of 3) at a time keep the encoding contiguous */
-  for (size_t i = 0; i < n; i += 768) {
-    size_t m = n - i < 768 ? n - i : 768;
-    for (size_t k = 0; k < m; ++k)
-      for (int b = 0; b < 4; ++b)
-        chunk[4 * k + (size_t)b] = (unsigned char)(u[i + k] >> (8 * b));
-    write_base64(f, chunk, 4 * m);
-  }
-  fputc('"', f);
-}
-
-/* a JSON string, with <, > and & escaped so that it cannot close the script element */
-static void write_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; ++s) {
-    unsigned char c = (unsigned char)*s;
-    if (c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&')
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
-}
-
-static void write_numbers(FILE *f, const double *x, int n) {
-  fputc('[', f);
-  for (int k = 0; k < n; ++k)
-    fprintf(f, k ? ",%.9g" : "%.9g", isfinite(x[k]) ? x[k] : 0.0);
-  fputc(']', f);
-}
-
-/* placement as "pos":[x,y,z],"quat":[x,y,z,w] */
-static void write_placement(FILE *f, const mr_se3 *X) {
-  mr_quat q = mr_m3_to_quat(&X->R);
-  double qv[4] = {q.x, q.y, q.z, q.w};
-  fputs("\"pos\":", f);
-  write_numbers(f, X->p.v, 3);
-  fputs(",\"quat\":", f);
-  write_numbers(f, qv, 4);
-}
-
-static void write_mesh(FILE *f, const mr_mesh *m) {
-  float *v = malloc((size_t)m->nvert * 3 * sizeof *v + 1);
-  for (int k = 0; v && k < 3 * m->nvert; ++k)
-    v[k] = (float)m->vert[k];
-  fputs("{\"vert\":", f);
-  write_array(f, v ? (const void *)v : (const void *)"", v ? 3 * (size_t)m->nvert : 0);
-  fputs(",\"face\":", f);
-  write_array(f, m->face, 3 * (size_t)m->nface);
-  fputc('}', f);
-  free(v);
-}
-
-static void write_hfield(FILE *f, const mr_hfield *h) {
-  size_t n = (size_t)h->nx * (size_t)h->ny;
-  float *z = malloc(n * sizeof *z + 1);
-  for (size_t k = 0; z && k < n; ++k)
-    z[k] = (float)h->h[k];
-  fprintf(f, "{\"nx\":%d,\"ny\":%d,\"x0\":%.9g,\"y0\":%.9g,\"dx\":%.9g,\"dy\":%.9g,\"h\":", h->nx,
-          h->ny, h->x0, h->y0, h->dx, h->dy);
-  write_array(f, z ? (const void *)z : (const void *)"", z ? n : 0);
-  fputc('}', f);
-  free(z);
-}
-
-/* one drawable: collision geometry (visual 0) or visual element (visual 1) */
-static void write_shape(FILE *f, const char *name, mr_geom_type type, int body, const mr_se3 *X,
-                        const double *size, int visual) {
+static int write_run(FILE *f, const replay_run *run) {
   fputs("{\"name\":", f);
-  write_string(f, name);
-  fprintf(f, ",\"type\":\"%s\",\"body\":%d,\"visual\":%d,", mr_geom_type_name(type), body, visual);
-  write_placement(f, X);
-  fputs(",\"size\":", f);
-  write_numbers(f, size, 3);
-}
-
-static void write_geoms(FILE *f, const mr_replay *r) {
-  const mr_model *m = r->scene->model;
-  fputs("\"geoms\":[", f);
-  for (int g = 0; g < m->ngeoms; ++g) {
-    const mr_geom *G = &m->geoms[g];
-    if (g) fputc(',', f);
-    write_shape(f, G->name, G->type, G->body, &G->placement, G->size, 0);
-    if (G->type == MR_GEOM_MESH && G->mesh) fputs(",\"mesh\":", f), write_mesh(f, G->mesh);
-    if (G->type == MR_GEOM_HEIGHTFIELD && G->hfield)
-      fputs(",\"hfield\":", f), write_hfield(f, G->hfield);
-    fputc('}', f);
-  }
-  for (int k = 0; k < r->nvisuals; ++k) {
-    const mr_replay_visual *v = &r->visuals[k];
-    char name[MR_NAME_MAX + 24];
-    snprintf(name, sizeof name, "%.95s/visual%d", m->bodies[v->body].name, k);
-    fputs(m->ngeoms || k ? "," : "", f);
-    write_shape(f, name, v->type, v->body, &v->placement, v->size, 1);
-    if (v->rgba[3] > 0.0f) {
-      double c[4] = {v->rgba[0], v->rgba[1], v->rgba[2], v->rgba[3]};
-      fputs(",\"rgba\":", f), write_numbers(f, c, 4);
-    }
-    if (v->type == MR_GEOM_MESH) fputs(",\"mesh\":", f), write_mesh(f, v->mesh);
-    fputc('}', f);
-  }
-  fputs("]", f);
-}
-
-static void write_bodies(FILE *f, const mr_model *m) {
-  fputs("\"bodies\":[", f);
-  for (int b = 0; b < m->nbodies; ++b) {
-    if (b) fputc(',', f);
-    write_string(f, m->bodies[b].name);
-  }
-  fputs("]", f);
-}
-
-static void write_run(FILE *f, const replay_run *run) {
-  fputs("{\"name\":", f);
-  write_string(f, run->name);
+  mr_json_string(f, run->name);
   fputs(",\"status\":", f);
-  write_string(f, run->status);
+  mr_json_string(f, run->status);
   fprintf(f, ",\"nframes\":%zu,\"frame_t\":", run->frame_t.n);
-  write_array(f, run->frame_t.x.f, run->frame_t.n);
+  int bad = write_array(f, &run->frame_t, MR_PACK_F32);
   fputs(",\"poses\":", f);
-  write_array(f, run->poses.x.f, run->poses.n);
+  bad |= write_array(f, &run->poses, MR_PACK_F32);
   fputs(",\"contact_off\":", f);
-  write_array(f, run->contact_off.x.i, run->contact_off.n);
+  bad |= write_array(f, &run->contact_off, MR_PACK_I32);
   fputs(",\"contacts\":", f);
-  write_array(f, run->contacts.x.f, run->contacts.n);
+  bad |= write_array(f, &run->contacts, MR_PACK_F32);
   fputs(",\"stats\":{\"t\":", f);
-  write_array(f, run->stat_t.x.f, run->stat_t.n);
+  bad |= write_array(f, &run->stat_t, MR_PACK_F32);
   for (int k = 0; k < NSTATS; ++k) {
     fprintf(f, ",\"%s\":", stat_names[k]);
-    write_array(f, run->stats[k].x.f, run->stats[k].n);
+    bad |= write_array(f, &run->stats[k], MR_PACK_F32);
   }
   fputs("}}", f);
+  return bad;
 }
 
-static void write_data(FILE *f, const mr_replay *r) {
+static int write_data(FILE *f, void *ctx) {
+  const mr_replay *r = ctx;
   const mr_scene *sc = r->scene;
-  fputs("{\"format\":\"moreau-replay 1\",\"scene\":", f);
-  write_string(f, sc->path);
-  fprintf(f, ",\"timestep\":%.9g,\"duration\":%.9g,\"gravity\":", sc->timestep, sc->duration);
-  write_numbers(f, sc->model->gravity.v, 3);
-  fputc(',', f);
-  write_bodies(f, sc->model);
-  fputc(',', f);
-  write_geoms(f, r);
-  fputs(",\"runs\":[", f);
-  for (int k = 0; k < r->nruns; ++k) {
+  fputs("{\"format\":\"moreau-replay 2\",\"scene\":", f);
+  mr_json_string(f, sc->path);
+  fprintf(f, ",\"timestep\":%.9g,\"duration\":%.9g,", sc->timestep, sc->duration);
+  int bad = mr_viewer_describe(f, &r->world, &r->visuals);
+  fputs("\"runs\":[", f);
+  for (int k = 0; k < r->nruns && !bad; ++k) {
     if (k) fputc(',', f);
-    write_run(f, &r->runs[k]);
+    bad = write_run(f, &r->runs[k]);
   }
   fputs("]}", f);
-}
-
-/* the script, with "</script" written "<\/script" (the same text in a JS string or regex) */
-static void write_script(FILE *f) {
-  const char *p = mr_viewer_js, *end = mr_viewer_js_end;
-  while (p < end) {
-    const char *hit = NULL;
-    for (const char *s = p; s + 8 <= end && !hit; ++s)
-      if (s[0] == '<' && s[1] == '/' && !strncmp(s + 2, "script", 6)) hit = s;
-    size_t n = (size_t)((hit ? hit : end) - p);
-    fwrite(p, 1, n, f);
-    if (!hit) break;
-    fputs("<\\/", f);
-    p = hit + 2;
-  }
-}
-
-/* the template with @DATA@ and @SCRIPT@ replaced */
-static void write_page(FILE *f, const mr_replay *r) {
-  const char *p = mr_viewer_page, *end = mr_viewer_page_end;
-  while (p < end) {
-    const char *at = memchr(p, '@', (size_t)(end - p));
-    if (!at) at = end;
-    fwrite(p, 1, (size_t)(at - p), f);
-    if (at == end) break;
-    if ((size_t)(end - at) >= 6 && !strncmp(at, "@DATA@", 6)) {
-      write_data(f, r);
-      p = at + 6;
-    } else if ((size_t)(end - at) >= 8 && !strncmp(at, "@SCRIPT@", 8)) {
-      write_script(f);
-      p = at + 8;
-    } else {
-      fputc('@', f);
-      p = at + 1;
-    }
-  }
+  return bad;
 }
 
 mr_status mr_replay_write(const mr_replay *r, const char *path, mr_error *err) {
@@ -462,6 +301,9 @@ mr_status mr_replay_write(const mr_replay *r, const char *path, mr_error *err) {
   mr_output out;
   mr_status st = mr_output_open(&out, path, err);
   if (st) return st;
-  write_page(out.f, r);
+  if (mr_viewer_page_write(out.f, write_data, (void *)r)) {
+    mr_output_discard(&out);
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory while writing the page", path);
+  }
   return mr_output_commit(&out, err);
 }

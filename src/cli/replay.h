@@ -5,8 +5,8 @@
  * frames (every body's world placement, after forward kinematics of q, and the contacts of the
  * last step with their normal and friction forces in the world frame), and, at every step, the
  * step figures (energy, penetration, ε_abs, iterations, contact count). mr_replay_write puts all
- * of it, base64-encoded Float32/Int32 arrays in one JSON object, into a self-contained HTML page
- * with the bundled viewer script (viewer/). */
+ * of it, packed arrays (deflate-compressed Float32/Int32, src/viewer/viewer.h) in one JSON object,
+ * into a self-contained HTML page with the bundled viewer script (viewer/). */
 #ifndef MOREAU_CLI_REPLAY_H
 #define MOREAU_CLI_REPLAY_H
 
@@ -20,10 +20,11 @@ typedef struct mr_replay mr_replay;
 int mr_replay_available(mr_error *err);
 
 /* A replay of scene (borrowed: it must outlive the replay) recording fps frames per simulated
- * second (0: every step). The URDF robots' visual elements are read here; files that cannot be
- * drawn (a missing or unreadable mesh file) are counted in *nskipped with the
- * last reason in skipped_msg (MR_ERROR_MSG_MAX bytes), not an error. NULL with err filled on
- * failure (unreadable URDF, out of memory). */
+ * second (0: every step). The URDF robots' visual elements are read here; elements that cannot
+ * be drawn (a missing or unreadable mesh file) are counted in *nskipped with a message naming
+ * the first in skipped_msg (MR_ERROR_MSG_MAX bytes), not an error: the page lists them and draws
+ * their links' collision geometry. NULL with err filled on failure (unreadable URDF, out of
+ * memory). */
 mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, char *skipped_msg,
                             mr_error *err);
 void mr_replay_free(mr_replay *r);
@@ -53,20 +54,5 @@ mr_replay *mr_view_replay(const char *cmd, const mr_scene *scene, const char *ru
 /* End the current run with status (unless NULL), write the page to path, say where on stdout,
  * and free the replay. 0, or 2 with the message printed. */
 int mr_view_write(const char *cmd, mr_replay *r, const char *status, const char *path);
-
-/* Visual elements of the scene's URDF robots, for the replay (replay_visual.c). */
-typedef struct {
-  mr_geom_type type; /* MR_GEOM_MESH, BOX, SPHERE or CYLINDER */
-  int body;          /* model body */
-  mr_se3 placement;  /* in the body frame */
-  double size[3];    /* as mr_geom.size */
-  mr_mesh *mesh;     /* MESH: the file's triangles (scaled), owned by the element */
-  float rgba[4];     /* the URDF material colour, alpha 0 when none */
-} mr_replay_visual;
-
-/* Read the visual elements of every robot of the scene into a malloc'ed array (*out, *n). */
-mr_status mr_replay_visuals(const mr_scene *scene, mr_replay_visual **out, int *n, int *nskipped,
-                            char *skipped_msg, mr_error *err);
-void mr_replay_visuals_free(mr_replay_visual *v, int n);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/hints.h"
+#include "cli/live.h"
 #include "cli/replay.h"
 #include "cli/runner.h"
 #include "core/output.h"
@@ -34,6 +35,7 @@ static const char run_usage[] =
     "                      the run diverges\n"
     "  --fps N             the page's frames per simulated second (default 60; 0: every step)\n"
     "  --quiet             no progress bar and no summary on stdout\n"
+    "%s"
     "Outputs appear only when the run succeeds: each is written to a temporary file and\n"
     "renamed into place; a failed run leaves every path as it was. SIGINT (Ctrl-C) stops\n"
     "after the current step, keeps the rows written, marks the summary interrupted.\n"
@@ -52,6 +54,7 @@ typedef struct {
   const char *sets[64];
   int nsets, quiet;
   double dt, duration, fps; /* fps < 0: not given (60) */
+  mr_cli_live_args live;
 } run_args;
 
 static int usage_error(const char *cmd, const char *fmt, const char *what) {
@@ -85,8 +88,12 @@ static const char *option_value(const char *cmd, int argc, char **argv, int *i) 
 static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
   a->fps = -1.0;
+  a->live.port = MR_CLI_LIVE_PORT;
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i];
+    int live = strcmp(cmd, "run") ? 0 : mr_cli_live_option(cmd, argc, argv, &i, &a->live);
+    if (live < 0) return 2;
+    if (live) continue;
     const char **slot = !strcmp(o, "--solver")          ? &a->solver
                         : !strcmp(o, "--solvers")       ? &a->solvers
                         : !strcmp(o, "--out")           ? &a->out
@@ -297,7 +304,7 @@ static mr_status run_interruptible(const mr_scene *sc, mr_run_options *opt, mr_r
 }
 
 int mr_cmd_run(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(run_usage, stdout), 0;
+  if (argc > 1 && !strcmp(argv[1], "--help")) return printf(run_usage, mr_cli_live_usage), 0;
   run_args a;
   if (parse_args("run", argc, argv, &a)) return 2;
   if (a.solvers) return usage_error("run", "%s", "--solvers belongs to 'moreau compare'");
@@ -322,11 +329,17 @@ int mr_cmd_run(int argc, char **argv) {
       !code && a.html ? mr_view_replay("run", &sc, solver, a.fps < 0.0 ? 60.0 : a.fps) : NULL;
   if (a.html && !code && !html) code = 2;
   opt.on_step = html ? mr_replay_record : NULL, opt.ctx = html;
+  mr_cli_live *live =
+      !code && a.live.live ? mr_cli_live_begin("run", &a.live, a.scene, &opt) : NULL;
+  if (a.live.live && !live) code = 2;
   mr_run_summary r;
   mr_error err = {0};
   mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
-  if (html && code) mr_replay_free(html);
-  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html)) code = 2;
+  if (mr_cli_live_finish(live)) code = 2, discard_outputs(&out);
+  if (html && code)
+    mr_replay_free(html);
+  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html))
+    code = 2;
   if (st) {
     discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
@@ -400,8 +413,10 @@ int mr_cmd_compare(int argc, char **argv) {
            r.energy_end - r.energy_start, r.not_converged, st ? "diverged" : "ok");
     if (st) fprintf(stderr, "moreau compare: %s: %s\n", names[i], err.msg), code = 1;
   }
-  if (html && code == 2) mr_replay_free(html);
-  else if (html && mr_view_write("compare", html, NULL, a.html)) code = 2;
+  if (html && code == 2)
+    mr_replay_free(html);
+  else if (html && mr_view_write("compare", html, NULL, a.html))
+    code = 2;
   mr_scene_free(&sc);
   return code;
 }

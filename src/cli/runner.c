@@ -182,6 +182,16 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   if (opt->on_step) opt->on_step(opt->ctx, s);
   double t0 = now_s();
   for (long k = 0; k < nsteps && st == MR_OK; ++k) {
+    /* a live viewer may hold, stop or restart the run */
+    int hook = opt->before_step ? opt->before_step(opt->ctx, s) : MR_RUN_STEP;
+    if (hook == MR_RUN_STOP) {
+      summary->interrupted = 1;
+      break;
+    }
+    if (hook == MR_RUN_RESTART) {
+      k = -1;
+      continue;
+    }
     if ((st = mr_sim_step(s, err))) {
       locate_failure(s, scene->timestep, err);
       break;
@@ -200,6 +210,7 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
     }
   }
   finish(summary, s, now_s() - t0);
+  if (opt->on_end) opt->on_end(opt->ctx, s, st, err);
   if (opt->progress && (st || summary->interrupted)) fputc('\n', stderr);
   mr_sim_free(s);
   return st;

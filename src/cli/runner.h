@@ -43,7 +43,15 @@ typedef struct {
    * recorder), or NULL */
   void (*on_step)(void *ctx, const mr_sim *s);
   void *ctx;
+  /* called before every step (a live viewer), or NULL: returns MR_RUN_STEP, MR_RUN_STOP (end
+   * the run as a stop request does) or MR_RUN_RESTART (it reset the simulator: the run's step
+   * count starts again) */
+  int (*before_step)(void *ctx, mr_sim *s);
+  /* called with the simulator and the run's status before the simulator is freed, or NULL */
+  void (*on_end)(void *ctx, mr_sim *s, mr_status st, const mr_error *err);
 } mr_run_options;
+
+enum { MR_RUN_STEP = 0, MR_RUN_STOP, MR_RUN_RESTART };
 
 /* Run the scene from its initial state to its duration. On divergence or another failure,
  * returns the status with err naming the step; summary then covers the steps done. A write

@@ -7,6 +7,7 @@
  * (--scene) and optionally the contacts CSV of `moreau run --contacts`, whose world force f and
  * normal n split into the normal force (n·f) n and the friction force f − (n·f) n. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,25 +16,30 @@
 #include "cli/columns.h"
 #include "cli/commands.h"
 #include "cli/hints.h"
+#include "cli/live.h"
 #include "cli/replay.h"
 #include "cli/runner.h"
 
 static const char view_usage[] =
     "usage: moreau view SCENE.yaml [options]   (or ROBOT.urdf: its default scene)\n"
     "       moreau view TRAJECTORY.csv --scene SCENE.yaml [--contacts CONTACTS.csv] [options]\n"
+    "       moreau view --live SCENE.yaml [--port N] [options]\n"
     "Write a self-contained HTML replay of a run: the scene is run (as 'moreau run' does), or a\n"
-    "run recorded by 'moreau run --out [--contacts]' is replayed without simulating.\n"
+    "run recorded by 'moreau run --out [--contacts]' is replayed without simulating. With\n"
+    "--live the scene's run is served to browsers while it steps instead (no file written).\n"
     "  -o, --output FILE   the page (default: the input's file name with .html)\n"
     "  --fps N             frames per simulated second (default 60; 0: every step)\n"
     "  --solver NAME       contact solver (scene input; default: the scene's)\n"
     "  --dt X              time step in s (scene input)\n"
     "  --duration T        simulated time in s (scene input)\n"
+    "%s"
     "Exit status: 0 written, 1 the run diverged (the page is written up to there), 2 bad usage\n"
     "or bad input.\n";
 
 typedef struct {
   const char *input, *scene, *contacts, *output, *solver;
   double fps, dt, duration;
+  mr_cli_live_args live;
 } view_args;
 
 static int usage_error(const char *fmt, const char *what) {
@@ -73,7 +79,11 @@ static int parse_option(view_args *a, const char *o, const char *v) {
 static int parse_args(int argc, char **argv, view_args *a) {
   memset(a, 0, sizeof *a);
   a->fps = 60.0;
+  a->live.port = MR_CLI_LIVE_PORT;
   for (int i = 1; i < argc; ++i) {
+    int live = mr_cli_live_option("view", argc, argv, &i, &a->live);
+    if (live < 0) return 2;
+    if (live) continue;
     if (argv[i][0] == '-') {
       if (i + 1 >= argc) return usage_error("option %s needs a value", argv[i]);
       if (parse_option(a, argv[i], argv[i + 1])) return 2;
@@ -303,6 +313,39 @@ static int run_scene(const view_args *a, mr_scene *sc, mr_replay *r) {
   return st == MR_ERR_INVALID || st == MR_ERR_UNSUPPORTED ? 2 : 1;
 }
 
+/* SIGINT stops a live run after the current step */
+static volatile sig_atomic_t live_stop;
+
+static void on_live_sigint(int sig) {
+  (void)sig;
+  live_stop = 1;
+}
+
+/* --live: the scene's run served to browsers while it steps */
+static int run_live(const view_args *a, mr_scene *sc) {
+  mr_run_options opt = {.solver = a->solver, .every = 1, .stop = &live_stop};
+  mr_cli_live_args la = a->live;
+  la.fps = a->fps > 0.0 ? a->fps : 60.0;
+  mr_cli_live *live = mr_cli_live_begin("view", &la, a->input, &opt);
+  if (!live) return 2;
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_live_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  live_stop = 0;
+  sigaction(SIGINT, &sa, &old);
+  mr_run_summary sum;
+  mr_error err = {0};
+  mr_status st = mr_run_scene(sc, &opt, &sum, &err);
+  sigaction(SIGINT, &old, NULL);
+  if (st) fprintf(stderr, "moreau view: %s\n", err.msg);
+  int code = mr_cli_live_finish(live);
+  if (code) return code;
+  if (st) return st == MR_ERR_INVALID || st == MR_ERR_UNSUPPORTED ? 2 : 1;
+  return sum.interrupted ? 130 : 0;
+}
+
 /* the default page name: the input's base name with .html */
 static void default_output(const char *input, char *out, size_t size) {
   const char *base = strrchr(input, '/');
@@ -319,9 +362,7 @@ static mr_replay *open_replay(const char *cmd, const mr_scene *sc, double fps) {
   mr_error err = {0};
   mr_replay *r = mr_replay_create(sc, fps, &nskipped, skipped, &err);
   if (!r) fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
-  if (r && nskipped)
-    fprintf(stderr, "moreau %s: %d visual element(s) not drawn, the last: %s\n", cmd, nskipped,
-            skipped);
+  if (r && nskipped) fprintf(stderr, "moreau %s: %s\n", cmd, skipped);
   return r;
 }
 
@@ -352,12 +393,14 @@ int mr_view_write(const char *cmd, mr_replay *r, const char *status, const char 
 }
 
 int mr_cmd_view(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(view_usage, stdout), 0;
+  if (argc > 1 && !strcmp(argv[1], "--help")) return printf(view_usage, mr_cli_live_usage), 0;
   view_args a;
   mr_error verr;
   if (!mr_replay_available(&verr)) return fprintf(stderr, "moreau view: %s\n", verr.msg), 2;
   if (parse_args(argc, argv, &a)) return 2;
   int csv = has_suffix(a.input, ".csv");
+  if (a.live.live && (csv || a.output))
+    return usage_error("%s", "--live serves a scene's run: no TRAJECTORY.csv input, no -o");
   if (csv && !a.scene) return usage_error("%s", "a trajectory needs --scene SCENE.yaml");
   if (!csv && (a.scene || a.contacts))
     return usage_error("%s", "--scene and --contacts go with a TRAJECTORY.csv input");
@@ -369,6 +412,11 @@ int mr_cmd_view(int argc, char **argv) {
   mr_cli_scene_note("view", &sc);
   if (a.dt > 0.0) sc.timestep = a.dt;
   if (a.duration > 0.0) sc.duration = a.duration;
+  if (a.live.live) {
+    int code = run_live(&a, &sc);
+    mr_scene_free(&sc);
+    return code;
+  }
   mr_replay *r = open_replay("view", &sc, a.fps);
   int code = !r ? 2 : csv ? replay_trajectory(&a, &sc, r) : run_scene(&a, &sc, r);
   char out[MR_SCENE_PATH_MAX];

@@ -14,7 +14,8 @@
  * estimated by power iteration (on A, then on λ_max I − A started in the range of A, so that a
  * singular G gives its smallest nonzero eigenvalue: a departure from the paper), cached in the
  * solver state. Bilateral constraints (mr_contact_problem.kind) project by the identity (their
- * set is R³) and get no de Saxcé term.
+ * set is R³) and get no de Saxcé term; box constraints (joint friction) project on their box
+ * {0} x {0} x [−μ, μ] and get none either (the box QP is convex: ccp-admm's convergence holds).
  * Residuals are compared relative to the magnitudes of their terms (as OSQP does), so the rule
  * is independent of force and velocity units. Warm start: λ, the dual y (= −c at convergence),
  * ρ and the eigenvalue estimates. Stops on the model's criterion (CCP criteria without Γ for
@@ -220,7 +221,8 @@ static void linear_term(const mr_contact_problem *p, const double *c, int desaxc
   mr_copy(b, p->g, 3 * p->nc);
   if (!desaxce) return;
   for (int i = 0; i < p->nc; ++i)
-    if (!mr_problem_bilateral(p, i)) b[3 * i + 2] += p->mu[i] * hypot(c[3 * i], c[3 * i + 1]);
+    if (!mr_problem_bilateral(p, i) && !mr_problem_box(p, i))
+      b[3 * i + 2] += p->mu[i] * hypot(c[3 * i], c[3 * i + 1]);
 }
 
 static int all_finite(const double *x, int n) {

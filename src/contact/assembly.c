@@ -1,9 +1,10 @@
 /* Contact problem assembly (see assembly.h): J from the point Jacobians of the two bodies
  * rotated into each contact frame, G = J M⁻¹ Jᵀ with one tree-sparse solve per row of J, and g
  * with the gap, Baumgarte and restitution corrections of DESIGN.md §4 (the consistent gap law of
- * docs/solvers.md: cor_N = Φ/Δt for Φ ≥ −δ, −δ/Δt + k_B (Φ + δ)/Δt below), in force units. Joint limits
- * enter as frictionless contacts whose only nonzero row selects the joint's velocity; point
- * constraints as bilateral blocks (problem.kind) corrected by their position error. */
+ * docs/solvers.md: cor_N = Φ/Δt for Φ ≥ −δ, −δ/Δt + k_B (Φ + δ)/Δt below), in force units. Joint
+ * limits enter as frictionless contacts whose only nonzero row selects the joint's velocity; point
+ * constraints as bilateral blocks (problem.kind) corrected by their position error; joint
+ * friction as box blocks (MR_KIND_BOX) on one joint velocity, uncorrected. */
 #include "moreau/assembly.h"
 
 #include <math.h>
@@ -63,9 +64,9 @@ static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geo
                              const int *col, int ncols, double *J, double *scratch) {
   mr_zero(J, 3 * ncols);
 #define COL(k) (col ? col[k] : (k))
-  /* a joint limit: the normal row selects the dof */
-  if (c->type == MR_ROWS_LIMIT) {
-    J[2 * ncols + COL(c->dof)] = c->sign;
+  /* a joint limit or friction: the normal row selects the dof */
+  if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_FRICTION) {
+    J[2 * ncols + COL(c->dof)] = c->type == MR_ROWS_LIMIT ? c->sign : 1.0;
     return;
   }
   /* a joint coupling: v_dof − ratio v_dof2 */
@@ -206,7 +207,7 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
                          support_memo *memo, int *out) {
   const int *par = d->parent_dof;
   int a, b, n = 0;
-  if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+  if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_FRICTION) {
     a = c->dof, b = c->type == MR_ROWS_MIMIC ? c->dof2 : -1;
   } else {
     a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
@@ -582,9 +583,9 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     double *Y = block_Y(a, i);
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
-    w.chain[i] = c->type == MR_ROWS_LIMIT; /* a dof's path */
+    w.chain[i] = c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_FRICTION; /* a dof's path */
     w.alone[i] = 0;
-    if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
+    if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_FRICTION) {
       if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns);
       dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
                     a->g + 3 * i);
@@ -714,10 +715,14 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     }
 #undef BLOCK
     int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
-    a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
-    bilateral |= a->kind[i] == MR_KIND_BILATERAL;
+    a->kind[i] = bil                           ? MR_KIND_BILATERAL
+                 : c->type == MR_ROWS_FRICTION ? MR_KIND_BOX
+                                               : MR_KIND_CONTACT;
+    bilateral |= a->kind[i] != MR_KIND_CONTACT;
     a->rest[i] = 0.0;
-    if (c->type == MR_ROWS_POINT) {
+    if (c->type == MR_ROWS_FRICTION) {
+      /* no correction: friction acts on the velocity alone */
+    } else if (c->type == MR_ROWS_POINT) {
       mr_vec3 e = mr_v3_sub(c->point, c->point2);
       for (int k = 0; k < 3; ++k)
         a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);

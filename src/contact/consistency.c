@@ -256,12 +256,14 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
  * correction a permitted approach, not a push-out) is free; the tangential rows of the other
  * frictional contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected.
  * A frictionless contact's tangential rows (μ = 0: a joint limit, a frictionless pair) are
- * neither: no force acts along them, so they constrain no motion and keep their b (0). */
+ * neither: no force acts along them, so they constrain no motion and keep their b (0). A box
+ * (joint friction) is free: its force is bounded, it holds no motion and has no correction. */
 static void row_roles(const mr_contact_problem *p, double free_gap, unsigned char *held,
                       unsigned char *corrected) {
   for (int i = 0; i < 3 * p->nc; ++i) {
     int b = i / 3, bil = mr_problem_bilateral(p, b);
-    int free = !bil && p->phi && p->phi[b] > free_gap, tangent = !bil && i % 3 < 2;
+    int free = mr_problem_box(p, b) || (!bil && p->phi && p->phi[b] > free_gap);
+    int tangent = !bil && i % 3 < 2;
     held[i] = !free && tangent && p->mu[b] > 0.0;
     corrected[i] = !free && !tangent;
   }

@@ -6,7 +6,9 @@
  * The criteria are those of "Contact Models in Robotics" (§IV): primal feasibility
  * ε_p = dist_K(λ), dual feasibility ε_d = dist_K*(c + Γ(c)), complementarity
  * ε_c = |⟨λ, c + Γ(c)⟩|, and ε_abs their maximum over contacts. A bilateral constraint's set is
- * R³ and its dual {0}: ε_p = 0, ε_d = ‖c‖, and ε_c = 0 (implied by c = 0). */
+ * R³ and its dual {0}: ε_p = 0, ε_d = ‖c‖, and ε_c = 0 (implied by c = 0). A box's (joint
+ * friction, |λ_N| ≤ f) are its distance ε_p to the box and the natural-map residual
+ * ε_d = |λ_N − clamp(λ_N − c_N, −f, f)| = |mid(λ_N + f, λ_N − f, c_N)|, ε_c = 0. */
 #include "moreau/contact.h"
 
 #include <math.h>
@@ -35,8 +37,16 @@ void mr_dual_cone_project(double mu, const double *x, double *out) {
   }
 }
 
+int mr_problem_has_box(const mr_contact_problem *p) {
+  for (int i = 0; p->kind && i < p->nc; ++i)
+    if (p->kind[i] == MR_KIND_BOX) return 1;
+  return 0;
+}
+
 void mr_constraint_project(const mr_contact_problem *p, int i, const double *x, double *out) {
-  if (mr_problem_bilateral(p, i))
+  if (mr_problem_box(p, i))
+    out[0] = out[1] = 0.0, out[2] = fmin(fmax(x[2], -p->mu[i]), p->mu[i]);
+  else if (mr_problem_bilateral(p, i))
     out[0] = x[0], out[1] = x[1], out[2] = x[2];
   else
     mr_cone_project(p->mu[i], x, out);
@@ -117,13 +127,28 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
   }
 }
 
+/* the median of a, b, c */
+static double mid3(double a, double b, double c) {
+  return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
+void mr_box_criteria(double f, const double *lambda, const double *c, double *eps_p,
+                     double *eps_d) {
+  double ln = lambda[2];
+  *eps_p = fmax(fmax(fabs(ln) - f, hypot(lambda[0], lambda[1])), 0.0);
+  *eps_d = fabs(mid3(ln + f, ln - f, c[2]));
+}
+
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c) {
   double mp = 0.0, md = 0.0, mc = 0.0;
   for (int i = 0; i < p->nc; ++i) {
     double ep = 0.0, ed, ec = 0.0;
-    /* a bilateral constraint: λ free, c = 0 */
-    if (mr_problem_bilateral(p, i))
+    /* a box (joint friction): the natural map of the box; a bilateral constraint: λ free,
+     * c = 0 */
+    if (mr_problem_box(p, i))
+      mr_box_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, &ep, &ed);
+    else if (mr_problem_bilateral(p, i))
       ed = sqrt(c[3 * i] * c[3 * i] + c[3 * i + 1] * c[3 * i + 1] + c[3 * i + 2] * c[3 * i + 2]);
     else
       mr_contact_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, desaxce, &ep, &ed, &ec);

@@ -17,7 +17,10 @@
  * three unbounded coordinate steps λ_a ← λ_a − ω c_a / B_aa (Gauss-Seidel on a consistent
  * positive semi-definite linear system, which converges; rows with B_aa = 0 — directions the
  * mechanism cannot move, as the out-of-plane row of a planar loop — are skipped), and the model
- * criteria take ‖c‖ for them. */
+ * criteria take ‖c‖ for them. Box constraints (joint friction, mr_contact_problem.kind) are
+ * updated by mr_gs_box, one projected coordinate step λ_N ← clamp(λ_N − ω c_N / B_NN, −f, f)
+ * (Gauss-Seidel on a box-constrained convex QP, which converges), λ_T held at 0, and every
+ * model criterion takes their box criteria (mr_box_criteria). */
 #include <math.h>
 
 #include "contact/solvers.h"
@@ -109,6 +112,24 @@ void mr_gs_bilateral(const mr_contact_problem *p, int i, double omega, double *l
   }
 }
 
+void mr_gs_box(const mr_contact_problem *p, int i, double omega, double *lambda, double *c) {
+  double B[9], *l = lambda + 3 * i, f = p->mu[i];
+  mr_gs_block(p, i, B);
+  double delta[3] = {-l[0], -l[1], 0.0};
+  /* a row the velocities cannot move: only projected */
+  double x = B[8] > 0.0 ? l[2] - omega * c[3 * i + 2] / B[8] : l[2];
+  delta[2] = fmin(fmax(x, -f), f) - l[2];
+  mr_gs_apply(p, i, delta, lambda, c);
+}
+
+/* a box constraint's residual, max(ε_p, ε_d) */
+static double box_residual(const mr_contact_problem *p, int i, const double *lambda,
+                           const double *c) {
+  double ep, ed;
+  mr_box_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, &ep, &ed);
+  return fmax(ep, ed);
+}
+
 int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel) {
   double dmax = 0.0, lmax = 0.0;
   for (int k = 0; k < n; ++k) {
@@ -137,8 +158,9 @@ static double lcp_contact(double mu, const double *l, const double *c) {
 double mr_gs_criterion_lcp(const mr_contact_problem *p, const double *lambda, const double *c) {
   double e = 0.0;
   for (int i = 0; i < p->nc; ++i)
-    e = fmax(e, mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
-                                           : lcp_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+    e = fmax(e, mr_problem_box(p, i)         ? box_residual(p, i, lambda, c)
+                : mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
+                                             : lcp_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
   return e;
 }
 
@@ -166,8 +188,9 @@ static double raisim_contact(double mu, const double *l, const double *c) {
 double mr_gs_criterion_raisim(const mr_contact_problem *p, const double *lambda, const double *c) {
   double e = 0.0;
   for (int i = 0; i < p->nc; ++i)
-    e = fmax(e, mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
-                                           : raisim_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
+    e = fmax(e, mr_problem_box(p, i)         ? box_residual(p, i, lambda, c)
+                : mr_problem_bilateral(p, i) ? bilateral_residual(c + 3 * i)
+                                             : raisim_contact(p->mu[i], lambda + 3 * i, c + 3 * i));
   return e;
 }
 

@@ -34,6 +34,10 @@ static void lcp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
                       double *lambda, double *c) {
   for (int i = 0; i < p->nc; ++i) {
     double B[9];
+    if (mr_problem_box(p, i)) {
+      mr_gs_box(p, i, s->omega, lambda, c);
+      continue;
+    }
     if (mr_problem_bilateral(p, i)) {
       mr_gs_bilateral(p, i, s->omega, lambda, c);
       continue;

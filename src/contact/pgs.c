@@ -42,6 +42,10 @@ static void ccp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
   for (int i = 0; i < p->nc; ++i) {
     double B[9], x[3], delta[3];
     double *l = lambda + 3 * i, *ci = c + 3 * i;
+    if (mr_problem_box(p, i)) {
+      mr_gs_box(p, i, s->omega, lambda, c);
+      continue;
+    }
     if (mr_problem_bilateral(p, i)) {
       mr_gs_bilateral(p, i, s->omega, lambda, c);
       continue;
@@ -82,6 +86,10 @@ static void ncp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
   for (int i = 0; i < p->nc; ++i) {
     double B[9], delta[3], cT[2];
     double *l = lambda + 3 * i, *ci = c + 3 * i;
+    if (mr_problem_box(p, i)) {
+      mr_gs_box(p, i, s->omega, lambda, c);
+      continue;
+    }
     if (mr_problem_bilateral(p, i)) {
       mr_gs_bilateral(p, i, s->omega, lambda, c);
       continue;

@@ -110,7 +110,8 @@ static mr_status allocate(mr_problem_file *f, int nc, int has_R, int has_l0, int
   return MR_OK;
 }
 
-/* the optional kinds: nc entries, each 0 (contact) or 1 (bilateral) */
+/* the optional kinds: nc entries, each 0 (contact), 1 (bilateral) or 2 (box: joint friction,
+ * |λ_N| ≤ mu) */
 static mr_status read_kind(const mr_json *v, const char *name, mr_problem_file *f, mr_error *err) {
   double *x = calloc(f->nc > 0 ? (size_t)f->nc : 1, sizeof *x);
   f->kind = calloc(f->nc > 0 ? (size_t)f->nc : 1, 1);
@@ -120,13 +121,14 @@ static mr_status read_kind(const mr_json *v, const char *name, mr_problem_file *
   }
   mr_status st = mr_json_read_vector(v, name, "kind", x, f->nc, err);
   for (int i = 0; !st && i < f->nc; ++i) {
-    if (x[i] != MR_KIND_CONTACT && x[i] != MR_KIND_BILATERAL) {
+    if (x[i] != MR_KIND_CONTACT && x[i] != MR_KIND_BILATERAL && x[i] != MR_KIND_BOX) {
       const mr_json *e = mr_json_at(v, i);
       st = mr_error_set(err, MR_ERR_INVALID,
-                        "%s:%d:%d: 'kind'[%d] = %g must be 0 (contact) or 1 (bilateral)", name,
-                        e->line, e->col, i, x[i]);
+                        "%s:%d:%d: 'kind'[%d] = %g must be 0 (contact), 1 (bilateral) or 2 "
+                        "(box)",
+                        name, e->line, e->col, i, x[i]);
     }
-    f->kind[i] = (unsigned char)(x[i] == MR_KIND_BILATERAL);
+    f->kind[i] = (unsigned char)x[i];
   }
   free(x);
   return st;
@@ -279,7 +281,7 @@ static int write_body(FILE *out, const mr_contact_problem *p, const double *lamb
   if (p->kind) {
     fputs(",\n \"kind\": [", out);
     for (int i = 0; i < p->nc; ++i)
-      fprintf(out, "%s%d", i ? ", " : "", mr_problem_bilateral(p, i));
+      fprintf(out, "%s%d", i ? ", " : "", (int)p->kind[i]);
     fputc(']', out);
   }
   return 0;

@@ -134,6 +134,11 @@ static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *
   for (int i = 0; i < p->nc; ++i) {
     double B[9], target[3], delta[3];
     double *l = lambda + 3 * i;
+    /* a box (joint friction): a projected Gauss-Seidel step, not relaxed by α */
+    if (mr_problem_box(p, i)) {
+      mr_gs_box(p, i, 1.0, lambda, c);
+      continue;
+    }
     /* bilateral: unbounded Gauss-Seidel steps, not relaxed by α */
     if (mr_problem_bilateral(p, i)) {
       mr_gs_bilateral(p, i, 1.0, lambda, c);

@@ -2,6 +2,7 @@
  * the default settings; mr_solve, which runs a solver, times it and fills the NCP criteria
  * whatever model the solver solves; and the size of the scratch memory solvers may take. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,34 +13,36 @@
 
 static const mr_solver_info registry[] = {
     {"lcp-pgs", "LCP", "projected Gauss-Seidel on the 4-facet friction pyramid (Alg. 1)",
-     mr_solver_lcp_pgs, 1},
+     mr_solver_lcp_pgs, 1, NULL},
     {"ccp-pgs", "CCP",
      "per-contact projected gradient step, orthogonal projection on K_mu (Alg. 2)",
-     mr_solver_ccp_pgs, 1},
+     mr_solver_ccp_pgs, 1, NULL},
     {"raisim", "RaiSim", "per-contact take-off/stick/slide, bisection on the ellipse (Alg. 5)",
-     mr_solver_raisim, 1},
+     mr_solver_raisim, 1, NULL},
     {"raisim-ds", "RaiSim", "raisim with the de Saxce term in the sliding branch (RaiSim note)",
-     mr_solver_raisim_ds, 1},
+     mr_solver_raisim_ds, 1, NULL},
     {"ncp-pgs", "NCP", "projected Gauss-Seidel with horizontal projection on the cone (Alg. 6)",
-     mr_solver_ncp_pgs, 1},
+     mr_solver_ncp_pgs, 1, NULL},
     {"soft", "soft", "spring-damper normal force, regularised Coulomb friction (baseline)",
-     mr_solver_soft, 1},
+     mr_solver_soft, 1,
+     "its spring-damper forces are explicit: there is no projection to bound a joint force"},
     /* ---- ADMM, Newton and staggered projections: ccp-admm, ccp-newton, ncp-stagproj,
      * ncp-admm (src/contact/admm.c, newton.c, stagproj.c) go here ---- */
     {"ccp-admm", "CCP",
      "ADMM on the dual CCP, Cholesky of G + R + rho I, spectral rho update (Alg. 3, III-E)",
-     mr_solver_ccp_admm, 1},
+     mr_solver_ccp_admm, 1, NULL},
     {"ccp-newton", "CCP",
      "primal Newton on velocities with compliance R > 0, Armijo backtracking (Alg. 4)",
-     mr_solver_ccp_newton, 1},
+     mr_solver_ccp_newton, 1,
+     "its primal Newton method has a cone projection only (no box in its velocity cost)"},
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
-     mr_solver_ncp_stagproj, 1},
+     mr_solver_ncp_stagproj, 1, "its normal and tangential subproblems are built from cones only"},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
-     mr_solver_ncp_admm, 1},
+     mr_solver_ncp_admm, 1, NULL},
     {"ncp-hybrid", "NCP",
      "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
-     mr_solver_ncp_hybrid, 1},
+     mr_solver_ncp_hybrid, 1, NULL},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
@@ -77,6 +80,21 @@ int mr_solver_count(void) {
 
 const mr_solver_info *mr_solver_at(int i) {
   return i >= 0 && i < N_SOLVERS ? &registry[i] : NULL;
+}
+
+mr_status mr_solver_check_box(const mr_solver_info *info, const char *what, mr_error *err) {
+  if (!info || !info->no_box) return MR_OK;
+  char names[256] = "";
+  size_t len = 0;
+  for (int i = 0; i < N_SOLVERS && len < sizeof names; ++i)
+    if (!registry[i].no_box)
+      len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                              registry[i].name);
+  return mr_error_set(err, MR_ERR_UNSUPPORTED,
+                      "contact solver '%s' cannot solve joint friction (%s): %s; solvers that "
+                      "can: %s (moreau solve --list), or set the robot's joint_friction_scale "
+                      "to 0",
+                      info->name, what, info->no_box, names);
 }
 
 const mr_solver_info *mr_solver_find(const char *name) {
@@ -217,6 +235,8 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
                         name, p->nc);
   mr_status st;
   if (!p->G && p->nc > 0 && (st = check_blocks(name, p, err))) return st;
+  if (info->no_box && mr_problem_has_box(p))
+    return mr_solver_check_box(info, "the problem has box constraints", err);
   if (info->block_sparse || p->G || p->nc == 0)
     return solve_problem(info, p, s, state, work, lambda, c, stats, err);
   /* a solver that reads G densely gets a dense copy of the block-sparse G */

@@ -53,7 +53,8 @@ static int reserve_q(mr_model *m, int nq) {
 }
 
 static int reserve_v(mr_model *m, int nv) {
-  double **arrays[] = {&m->velocity_limit, &m->effort_limit, &m->damping, &m->armature};
+  double **arrays[] = {&m->velocity_limit, &m->effort_limit, &m->damping, &m->armature,
+                       &m->joint_friction};
   int cap = m->cap_v;
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) {
     cap = m->cap_v;
@@ -110,6 +111,7 @@ void mr_model_free(mr_model *m) {
   free(m->effort_limit);
   free(m->damping);
   free(m->armature);
+  free(m->joint_friction);
   free(m->dof_body);
   free(m->mimics);
   free(m);
@@ -202,6 +204,7 @@ int mr_model_add_body(mr_model *m, int parent, const char *joint_name, mr_joint_
     m->effort_limit[m->nv + k] = INFINITY;
     m->damping[m->nv + k] = 0.0;
     m->armature[m->nv + k] = 0.0;
+    m->joint_friction[m->nv + k] = 0.0;
     m->dof_body[m->nv + k] = id;
   }
   m->nq += nq;

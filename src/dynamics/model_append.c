@@ -86,6 +86,7 @@ static int append_bodies(mr_model *dst, const mr_model *src, int parent_body, mr
       dst->effort_limit[jd->idx_v + k] = src->effort_limit[js->idx_v + k];
       dst->damping[jd->idx_v + k] = src->damping[js->idx_v + k];
       dst->armature[jd->idx_v + k] = src->armature[js->idx_v + k];
+      dst->joint_friction[jd->idx_v + k] = src->joint_friction[js->idx_v + k];
     }
   }
   return 0;
@@ -193,6 +194,7 @@ mr_model *mr_model_copy(const mr_model *src, mr_error *err) {
   m->effort_limit = dup_array(src->effort_limit, nv, sizeof(double), &fail);
   m->damping = dup_array(src->damping, nv, sizeof(double), &fail);
   m->armature = dup_array(src->armature, nv, sizeof(double), &fail);
+  m->joint_friction = dup_array(src->joint_friction, nv, sizeof(double), &fail);
   m->dof_body = dup_array(src->dof_body, nv, sizeof(int), &fail);
   m->mimics = dup_array(src->mimics, src->nmimics, sizeof *m->mimics, &fail);
   m->cap_bodies = src->nbodies, m->cap_frames = src->nframes, m->cap_geoms = src->ngeoms;

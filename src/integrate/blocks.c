@@ -128,6 +128,29 @@ static int gather_limits(mr_sim *s, int n) {
   return n;
 }
 
+int mr_sim_friction_dofs(const mr_model *m) {
+  int n = 0;
+  for (int k = 0; k < m->nv; ++k)
+    n += m->joint_friction[k] > 0.0;
+  return n;
+}
+
+/* joint friction: every dof with friction f > 0 is a box |λ| ≤ f on its velocity, every step
+ * (a friction force acts at rest as in motion) */
+static int gather_friction(mr_sim *s, int n) {
+  const mr_model *m = s->m;
+  for (int k = 0; k < m->nv; ++k) {
+    if (!(m->joint_friction[k] > 0.0)) continue;
+    mr_sim_constraint info = {MR_SIM_FRICTION, k, 0};
+    mr_contact_geometry *g = add_block(s, n++, (UINT64_C(1) << 60) | (uint64_t)k, info);
+    g->type = MR_ROWS_FRICTION;
+    g->dof = k;
+    g->sign = 1.0;
+    g->mu = m->joint_friction[k];
+  }
+  return n;
+}
+
 /* a point of body b's frame in the world (body 0: the world) */
 static mr_vec3 body_to_world(const mr_data *d, int b, mr_vec3 p) {
   return b > 0 ? mr_v3_add(d->oMi[b].p, mr_m3_mulv(&d->oMi[b].R, p)) : p;
@@ -168,7 +191,7 @@ static int gather_mimics(mr_sim *s, int n) {
 void mr_sim_gather_blocks(mr_sim *s) {
   s->nc = mr_collision_ncontacts(s->col);
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
-  s->nk = gather_mimics(s, gather_points(s, gather_limits(s, s->nc))) - s->nc;
+  s->nk = gather_friction(s, gather_mimics(s, gather_points(s, gather_limits(s, s->nc)))) - s->nc;
 }
 
 int mr_sim_same_blocks(const mr_sim *s) {

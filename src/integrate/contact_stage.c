@@ -502,7 +502,7 @@ const mr_contact_problem *mr_contact_stage_problem(mr_contact_stage *st, int nbl
       st->full_mu[bi] = a->mu[i];
       st->full_phi[bi] = a->phi[i];
       st->full_kind[bi] = a->kind[i];
-      bilateral |= a->kind[i] == MR_KIND_BILATERAL;
+      bilateral |= a->kind[i] != MR_KIND_CONTACT; /* a bilateral or box row needs kinds */
     }
   }
   mr_contact_problem *p = &st->full;

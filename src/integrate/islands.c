@@ -116,7 +116,7 @@ static void unite(int *uf, int a, int b) {
 
 /* the trees a block touches (−1: none) */
 static void block_trees(const mr_islands *is, const mr_contact_geometry *g, int *a, int *b) {
-  if (g->type == MR_ROWS_LIMIT || g->type == MR_ROWS_MIMIC) {
+  if (g->type == MR_ROWS_LIMIT || g->type == MR_ROWS_MIMIC || g->type == MR_ROWS_FRICTION) {
     *a = is->dof_tree[g->dof];
     *b = g->type == MR_ROWS_MIMIC ? is->dof_tree[g->dof2] : -1;
     return;

@@ -1,4 +1,4 @@
-/* The Jacobians of one mr_sim_step (moreau/derivatives.h): the simulator's step is taken, and
+/* The Jacobians of one mr_sim_step (moreau/sim_derivatives.h): the simulator's step is taken, and
  * the step map of mr_step_contact_derivatives is evaluated at the state it started from with
  * the step's own data — its explicit torques and implicit gains after the effort limits, its
  * PD targets, external forces, contact blocks, contact Jacobian, problem and solution. */
@@ -9,7 +9,7 @@
 #include "integrate/free_motion.h"
 #include "integrate/sim_internal.h"
 #include "moreau/assembly.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 
 struct mr_sim_derivatives {
   mr_step_derivatives *sd;
@@ -38,6 +38,15 @@ static mr_status fit(mr_sim_derivatives *x, const mr_sim *s, mr_error *err) {
 
 mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
+  int nf = mr_sim_friction_dofs(m);
+  if (nf > 0) {
+    mr_error_set(err, MR_ERR_UNSUPPORTED,
+                 "step derivatives: the world has joint friction on %d dof%s; the derivatives of "
+                 "joint friction are not implemented (set joint_friction_scale: 0 to "
+                 "differentiate without it)",
+                 nf, nf == 1 ? "" : "s");
+    return NULL;
+  }
   mr_sim_derivatives *x = calloc(1, sizeof *x);
   if (!x) goto nomem;
   x->sd = mr_step_derivatives_create(m);

@@ -90,6 +90,8 @@ mr_status mr_sim_detect(mr_sim *s, double *t_kinematics, mr_error *err);
  * mimic couplings, each warm started from last step's block of the same identity; s->nc, s->nk
  * (limits read s->v_next: gather after the free velocity) */
 void mr_sim_gather_blocks(mr_sim *s);
+/* the dofs of m with joint friction (each a box block every step) */
+int mr_sim_friction_dofs(const mr_model *m);
 /* 1 when this step's blocks are last step's, in the same order */
 int mr_sim_same_blocks(const mr_sim *s);
 /* keep this step's blocks, contacts and forces for the next step's warm start and read-outs */

@@ -18,7 +18,7 @@ static const char *const robot_keys[] = {
     "position",      "orientation", "posture",  "joints",          "pd",
     "package_roots", "friction",    "material", "linear_velocity", "angular_velocity",
     "joint_limits",  "torques",     "armature", "inertia_fix",     "lock_joints",
-    "lock_massless", "controller",  NULL};
+    "lock_massless", "controller",  "joint_friction", "joint_friction_scale", NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
 static const char *const controller_keys[] = {
@@ -500,6 +500,34 @@ static mr_status robot_armature(mr_scene_ctx *c, const mr_ynode *n, const mr_mod
   return st;
 }
 
+/* joint_friction: a robot's dry joint friction (N m or N), overriding the URDF's <dynamics
+ * friction> (a number for every 1-dof joint, a mapping for the joints it names); then
+ * joint_friction_scale (≥ 0, default 1; 0 disables it) multiplies every one of the robot's */
+static mr_status robot_joint_friction(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m,
+                                      const mr_scene_robot *r, mr_model *dst) {
+  mr_ynode *fn = mr_yaml_get(&c->y, n, "joint_friction");
+  mr_ynode *sn = mr_yaml_get(&c->y, n, "joint_friction_scale");
+  double scale = 1.0, *f = dst->joint_friction + r->idx_v;
+  if (sn && mr_yaml_double(&c->y, sn, "joint_friction_scale", &scale)) return scene_status(c);
+  if (!(scale >= 0.0) || !isfinite(scale))
+    return mr_yaml_error(&c->y, sn, MR_ERR_INVALID,
+                         "'joint_friction_scale': must be a finite number >= 0, got %g", scale);
+  if (fn) {
+    double *a = malloc((size_t)(m->nv ? m->nv : 1) * sizeof *a);
+    if (!a) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < m->nv; ++k)
+      a[k] = NAN; /* not given: the model's value stays */
+    mr_status st = per_joint(c, fn, "joint_friction", m, a);
+    for (int k = 0; !st && k < m->nv; ++k)
+      if (!isnan(a[k])) f[k] = a[k];
+    free(a);
+    if (st) return st;
+  }
+  for (int k = 0; k < m->nv; ++k)
+    f[k] *= scale;
+  return MR_OK;
+}
+
 /* kp, kd per dof (0 on multi-dof joints such as the free-flyer), targets per coordinate */
 static mr_status robot_pd(mr_scene_ctx *c, const mr_ynode *n, const mr_model *m, const double *q,
                           mr_scene_robot *r) {
@@ -731,6 +759,7 @@ static mr_status parse_robot(mr_scene_ctx *c, const mr_ynode *n, int index) {
   if (!st) st = robot_state(c, n, m, q, X, qb, r);
   if (!st) st = robot_contact(c, n, s->model, first_geom);
   if (!st) st = robot_armature(c, n, m, r, s->model);
+  if (!st) st = robot_joint_friction(c, n, m, r, s->model);
   free(q);
   mr_model_free(m);
   return st;

@@ -710,9 +710,10 @@ static mr_status read_axis(urdf_ctx *c, const urdf_joint *j, mr_vec3 *axis) {
   return MR_OK;
 }
 
-/* <limit> and <dynamics damping> of the 1-dof joint on body b */
+/* <limit> and <dynamics damping friction> of the 1-dof joint on body b */
 static mr_status read_limits(urdf_ctx *c, const urdf_joint *j, int b) {
   double lo = -INFINITY, hi = INFINITY, vel = INFINITY, eff = INFINITY, damping = 0.0;
+  double friction = 0.0;
   xmlNode *lim = child(j->node, "limit"), *dyn = child(j->node, "dynamics");
   mr_status st = MR_OK;
   if (lim && j->type != MR_JOINT_CONTINUOUS && !st) st = attr_number(c, lim, "lower", &lo, lo);
@@ -720,13 +721,19 @@ static mr_status read_limits(urdf_ctx *c, const urdf_joint *j, int b) {
   if (lim && !st) st = attr_number(c, lim, "velocity", &vel, vel);
   if (lim && !st) st = attr_number(c, lim, "effort", &eff, eff);
   if (dyn && !st) st = attr_number(c, dyn, "damping", &damping, 0.0);
+  if (dyn && !st) st = attr_number(c, dyn, "friction", &friction, 0.0);
   if (st) return st;
   if (mr_model_set_limits(c->m, b, lo, hi, vel, eff, c->err))
     return fail_builder(c, lim ? lim : j->node);
   if (damping < 0.0)
     return fail(c, dyn, MR_ERR_INVALID, "joint \"%s\": <dynamics> damping=\"%g\" is negative",
                 j->name, damping);
+  if (!(friction >= 0.0) || !isfinite(friction))
+    return fail(c, dyn, MR_ERR_INVALID,
+                "joint \"%s\": <dynamics> friction=\"%g\" must be a finite number >= 0", j->name,
+                friction);
   c->m->damping[c->m->bodies[b].joint.idx_v] = damping;
+  c->m->joint_friction[c->m->bodies[b].joint.idx_v] = friction;
   return MR_OK;
 }
 

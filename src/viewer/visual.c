@@ -1,9 +1,11 @@
-/* The visual elements of a scene's URDF robots, for the replay viewer.
+/* The visual elements of a world's URDF robots, for the viewer (viewer.h).
  *
  * The model keeps only collision geometry (the URDF loader skips <visual>); here each robot's
  * URDF is read again with libxml2 and every <link>'s <visual> elements become drawables: a
- * <mesh> (any file mr_mesh_load reads: STL, OBJ, Collada .dae and the other formats of assimp;
- * a file that is missing or unreadable is skipped and counted), <box>, <sphere> or <cylinder>, at
+ * <mesh> (any file mr_mesh_load reads: STL, OBJ, Collada .dae and the other formats of assimp,
+ * the same importer as collision meshes; a file that is missing or unreadable is recorded with
+ * its link and the reason, and the page draws that link's collision geometry), <box>,
+ * <sphere> or <cylinder>, at
  * origin ∘ (the link's frame in its body), with the rgba of its <material> (inline, or a
  * robot-level material of that name). The link named L of robot R is the model frame "R/L" (a body,
  * or a link merged into one by a fixed joint), whose placement in its body composes with the
@@ -17,17 +19,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/replay.h"
 #include "moreau/collision.h"
+#include "viewer/viewer.h"
 
 typedef struct {
-  const mr_scene *scene;
-  const mr_scene_robot *robot;
+  const mr_world *world;
+  const mr_world_robot *robot;
   xmlNode *root; /* <robot> */
-  mr_replay_visual *v;
-  int n, cap;
-  int *nskipped;
-  char *skipped_msg;
+  mr_viewer_visuals *out;
+  int cap, capm;
+  const mr_frame *link; /* the link being read */
+  int nomem;            /* a missing element could not be recorded */
 } visual_ctx;
 
 static int is_element(const xmlNode *n, const char *name) {
@@ -54,11 +56,22 @@ static int attr_numbers(const xmlNode *n, const char *name, double *x, int count
   return k == count ? 0 : -1;
 }
 
-/* count an element that is not drawn; the message is cut to MR_ERROR_MSG_MAX */
+/* record an element of the current link that is not drawn, with the reason (fmt with one %s) */
 static void skip(visual_ctx *c, const char *fmt, const char *what) {
-  ++*c->nskipped;
-  if (snprintf(c->skipped_msg, MR_ERROR_MSG_MAX, fmt, c->robot->urdf, what) < 0)
-    c->skipped_msg[0] = '\0';
+  mr_viewer_visuals *o = c->out;
+  if (o->nmissing == c->capm) {
+    int cap = c->capm ? 2 * c->capm : 16;
+    mr_viewer_missing *p = realloc(o->missing, (size_t)cap * sizeof *p);
+    if (!p) {
+      c->nomem = 1;
+      return;
+    }
+    o->missing = p, c->capm = cap;
+  }
+  mr_viewer_missing *m = &o->missing[o->nmissing++];
+  m->body = c->link->body;
+  snprintf(m->link, sizeof m->link, "%s", c->link->name);
+  if (snprintf(m->reason, sizeof m->reason, fmt, what) < 0) m->reason[0] = '\0';
 }
 
 static int file_exists(const char *path) {
@@ -72,9 +85,10 @@ static int join_exists(char *out, size_t size, const char *a, int len, const cha
   return n >= 0 && (size_t)n < size && file_exists(out) ? 0 : -1;
 }
 
-/* package://NAME/REST under the URDF's ancestors, then MOREAU_PACKAGE_PATH */
+/* package://NAME/REST under the URDF's ancestors, then MOREAU_PACKAGE_PATH (as collision
+ * meshes without a scene's package_roots) */
 static int resolve_package(const char *urdf, const char *rest, char *out, size_t size) {
-  char dir[MR_SCENE_PATH_MAX];
+  char dir[MR_PATH_MAX];
   snprintf(dir, sizeof dir, "%s", urdf);
   for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
     *slash = '\0';
@@ -99,26 +113,29 @@ static int resolve_mesh(const char *urdf, const char *name, char *out, size_t si
 
 /* <mesh filename scale>: loaded by mr_mesh_load (STL, OBJ, and through assimp Collada and the
  * other formats it reads), otherwise skipped (returns 1) */
-static int read_mesh(visual_ctx *c, const xmlNode *s, mr_replay_visual *v) {
+static int read_mesh(visual_ctx *c, const xmlNode *s, mr_viewer_visual *v) {
   xmlChar *fn = xmlGetProp(s, (const xmlChar *)"filename");
   double scale[3] = {1, 1, 1};
-  char path[MR_SCENE_PATH_MAX];
+  char path[MR_PATH_MAX];
   int bad = !fn || attr_numbers(s, "scale", scale, 3);
   if (bad)
-    skip(c, "%s: a visual <mesh> without a valid filename or scale%s", "");
+    skip(c, "a visual <mesh> without a valid filename or scale%s", "");
   else if (resolve_mesh(c->robot->urdf, (const char *)fn, path, sizeof path))
-    bad = 1, skip(c, "%s: visual mesh '%s' not found", (const char *)fn);
+    bad = 1, skip(c,
+                  "visual mesh '%s' not found (package:// paths are looked up under the URDF's "
+                  "folders and the MOREAU_PACKAGE_PATH folders)",
+                  (const char *)fn);
   if (!bad) {
     mr_error err = {0};
     v->mesh = mr_mesh_load(path, mr_v3(scale[0], scale[1], scale[2]), NULL, &err);
-    if (!v->mesh) bad = 1, skip(c, "%s: visual mesh: %s", err.msg);
+    if (!v->mesh) bad = 1, skip(c, "visual mesh: %s", err.msg);
   }
   xmlFree(fn);
   return bad;
 }
 
 /* the shape in <geometry>; 1 when it cannot be drawn */
-static int read_shape(visual_ctx *c, const xmlNode *g, mr_replay_visual *v) {
+static int read_shape(visual_ctx *c, const xmlNode *g, mr_viewer_visual *v) {
   xmlNode *s;
   double x[3] = {0, 0, 0};
   if ((s = child(g, "mesh"))) return v->type = MR_GEOM_MESH, read_mesh(c, s, v);
@@ -156,28 +173,34 @@ static void read_color(visual_ctx *c, const xmlNode *vis, float rgba[4]) {
       rgba[k] = (float)x[k];
 }
 
-static mr_status push_visual(visual_ctx *c, const mr_replay_visual *v, mr_error *err) {
-  if (c->n == c->cap) {
+static mr_status push_visual(visual_ctx *c, const mr_viewer_visual *v, mr_error *err) {
+  mr_viewer_visuals *o = c->out;
+  if (o->n == c->cap) {
     int cap = c->cap ? 2 * c->cap : 32;
-    mr_replay_visual *p = realloc(c->v, (size_t)cap * sizeof *p);
+    mr_viewer_visual *p = realloc(o->v, (size_t)cap * sizeof *p);
     if (!p) return mr_error_set(err, MR_ERR_NOMEM, "out of memory");
-    c->v = p, c->cap = cap;
+    o->v = p, c->cap = cap;
   }
-  c->v[c->n++] = *v;
+  o->v[o->n++] = *v;
   return MR_OK;
 }
 
 /* one <visual> of the link whose model frame is f */
 static mr_status read_visual(visual_ctx *c, const xmlNode *vis, int f, mr_error *err) {
-  const mr_frame *F = &c->scene->model->frames[f];
-  mr_replay_visual v = {.body = F->body};
+  const mr_frame *F = &c->world->model->frames[f];
+  mr_viewer_visual v = {.body = F->body};
   double xyz[3] = {0, 0, 0}, rpy[3] = {0, 0, 0};
   xmlNode *o = child(vis, "origin"), *g = child(vis, "geometry");
+  c->link = F;
   if (attr_numbers(o, "xyz", xyz, 3) || attr_numbers(o, "rpy", rpy, 3) || !g)
-    return skip(c, "%s: a <visual> of link '%s' has no valid origin or geometry", F->name), MR_OK;
+    return skip(c, "a <visual>%s has no valid origin or geometry", ""), MR_OK;
   if (read_shape(c, g, &v)) {
-    /* a mesh that cannot be drawn was counted by read_mesh */
-    if (v.type != MR_GEOM_MESH) skip(c, "%s: a <visual> shape of link '%s' is not drawn", F->name);
+    /* a mesh that cannot be drawn was recorded by read_mesh */
+    if (v.type != MR_GEOM_MESH)
+      skip(c,
+           "a <visual> shape%s is not drawn (not a mesh, box, "
+           "sphere or cylinder, or a bad size)",
+           "");
     return MR_OK;
   }
   mr_se3 X = mr_se3_make(mr_m3_rpy(rpy[0], rpy[1], rpy[2]), mr_v3(xyz[0], xyz[1], xyz[2]));
@@ -189,7 +212,7 @@ static mr_status read_visual(visual_ctx *c, const xmlNode *vis, int f, mr_error 
 }
 
 static mr_status read_links(visual_ctx *c, mr_error *err) {
-  const mr_model *m = c->scene->model;
+  const mr_model *m = c->world->model;
   for (xmlNode *l = c->root->children; l; l = l->next) {
     if (!is_element(l, "link")) continue;
     xmlChar *ln = xmlGetProp(l, (const xmlChar *)"name");
@@ -203,13 +226,12 @@ static mr_status read_links(visual_ctx *c, mr_error *err) {
   return MR_OK;
 }
 
-mr_status mr_replay_visuals(const mr_scene *scene, mr_replay_visual **out, int *n, int *nskipped,
-                            char *skipped_msg, mr_error *err) {
-  visual_ctx c = {.scene = scene, .nskipped = nskipped, .skipped_msg = skipped_msg};
-  *nskipped = 0;
+mr_status mr_viewer_visuals_load(const mr_world *w, mr_viewer_visuals *out, mr_error *err) {
+  memset(out, 0, sizeof *out);
+  visual_ctx c = {.world = w, .out = out};
   mr_status st = MR_OK;
-  for (int r = 0; r < scene->nrobots && !st; ++r) {
-    c.robot = &scene->robots[r];
+  for (int r = 0; r < w->nrobots && !st; ++r) {
+    c.robot = &w->robots[r];
     xmlDoc *doc =
         xmlReadFile(c.robot->urdf, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!doc) {
@@ -221,14 +243,27 @@ mr_status mr_replay_visuals(const mr_scene *scene, mr_replay_visual **out, int *
     if (c.root) st = read_links(&c, err);
     xmlFreeDoc(doc);
   }
-  if (st) mr_replay_visuals_free(c.v, c.n), c.v = NULL, c.n = 0;
-  *out = c.v;
-  *n = c.n;
+  if (!st && c.nomem) st = mr_error_set(err, MR_ERR_NOMEM, "out of memory");
+  if (st) mr_viewer_visuals_free(out);
   return st;
 }
 
-void mr_replay_visuals_free(mr_replay_visual *v, int n) {
-  for (int k = 0; k < n; ++k)
-    mr_mesh_free(v[k].mesh);
-  free(v);
+void mr_viewer_visuals_free(mr_viewer_visuals *v) {
+  for (int k = 0; k < v->n; ++k)
+    mr_mesh_free(v->v[k].mesh);
+  free(v->v);
+  free(v->missing);
+  memset(v, 0, sizeof *v);
+}
+
+void mr_viewer_visuals_message(const mr_viewer_visuals *v, char *buf, size_t size) {
+  if (!v->nmissing) {
+    snprintf(buf, size, "every visual element drawn");
+    return;
+  }
+  const mr_viewer_missing *m = &v->missing[0];
+  snprintf(buf, size,
+           "%d visual element(s) not drawn, their links drawn with their collision geometry "
+           "instead; the first: link '%s': %s",
+           v->nmissing, m->link, m->reason);
 }
