@@ -37,6 +37,8 @@ static mr_step_ctx step_context(const mr_world *w, const mr_solver_info *solver)
   c.assembly.dt = w->timestep;
   c.assembly.baumgarte = w->contact.baumgarte;
   c.assembly.restitution_threshold = w->contact.restitution_threshold;
+  c.assembly.band = w->contact.band;
+  c.assembly.rest_depth = w->contact.rest_depth;
   c.limit_margin = w->contact.limit_margin;
   c.speculative = w->contact.speculative;
   c.accel = mr_v3_norm(w->model->gravity);
@@ -149,7 +151,8 @@ static mr_status grow_blocks(mr_sim *s, int max_contacts, mr_error *err) {
   if (resize(&s->cg, o, n, sizeof *s->cg) || resize(&s->lambda, 3 * o, 3 * n, d) ||
       resize(&s->c, 3 * o, 3 * n, d) || resize(&s->prev_lambda, 3 * o, 3 * n, d) ||
       resize(&s->keys, o, n, sizeof *s->keys) || resize(&s->prev_keys, o, n, sizeof *s->keys) ||
-      resize(&s->prev_index, o, n, sizeof(int)) || resize(&s->prev_order, o + 1, n + 1, sizeof(int)) ||
+      resize(&s->prev_index, o, n, sizeof(int)) ||
+      resize(&s->prev_order, o + 1, n + 1, sizeof(int)) ||
       resize(&s->cons, o, n, sizeof *s->cons) || resize(&s->prev_cons, o, n, sizeof *s->cons) ||
       resize(&s->prev_contacts, oc, (size_t)max_contacts, sizeof *s->prev_contacts))
     return mr_error_set(err, MR_ERR_NOMEM, "simulator: out of memory for %d contacts",
@@ -166,10 +169,9 @@ static mr_status alloc_doubles(double **p, size_t n, mr_error *err) {
 
 static mr_status create_buffers(mr_sim *s, mr_error *err) {
   int nq = s->m->nq, nv = s->m->nv;
-  double **vecs[] = {&s->q,       &s->q_next,  &s->v,       &s->v_next,  &s->tau,
-                     &s->lag,     &s->dv,      &s->kp,      &s->kd,      &s->q_err,
-                     &s->kp_step, &s->kd_step, &s->tau_cmd, &s->tau_act, &s->q_target,
-                     &s->accel};
+  double **vecs[] = {&s->q,       &s->q_next,  &s->v,        &s->v_next, &s->tau,     &s->lag,
+                     &s->dv,      &s->kp,      &s->kd,       &s->q_err,  &s->kp_step, &s->kd_step,
+                     &s->tau_cmd, &s->tau_act, &s->q_target, &s->accel};
   size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nq, nv};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
     if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
@@ -289,12 +291,36 @@ void mr_sim_free(mr_sim *s) {
   mr_collision_free(s->col);
   mr_contact_stage_free(s->contacts);
   mr_data_free(s->d);
-  void *ps[] = {s->q,        s->q_next,  s->v,          s->v_next,    s->tau,
-                s->lag,      s->dv,      s->kp,         s->kd,        s->q_err,
-                s->kp_step,  s->kd_step, s->tau_cmd,    s->tau_act,   s->q_target,
-                s->accel,    s->cg,      s->lambda,     s->c,         s->keys,
-                s->prev_keys, s->prev_index, s->prev_order, s->prev_lambda, s->prev_contacts,
-                s->cons,     s->prev_cons, s->anchor1,  s->anchor2,   s->wrench,
+  void *ps[] = {s->q,
+                s->q_next,
+                s->v,
+                s->v_next,
+                s->tau,
+                s->lag,
+                s->dv,
+                s->kp,
+                s->kd,
+                s->q_err,
+                s->kp_step,
+                s->kd_step,
+                s->tau_cmd,
+                s->tau_act,
+                s->q_target,
+                s->accel,
+                s->cg,
+                s->lambda,
+                s->c,
+                s->keys,
+                s->prev_keys,
+                s->prev_index,
+                s->prev_order,
+                s->prev_lambda,
+                s->prev_contacts,
+                s->cons,
+                s->prev_cons,
+                s->anchor1,
+                s->anchor2,
+                s->wrench,
                 s->contact_wrench};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
@@ -368,8 +394,8 @@ mr_status mr_sim_detect(mr_sim *s, double *t_kinematics, mr_error *err) {
 
 mr_status mr_sim_reserve_islands(mr_sim *s, mr_error *err) {
   int grew = 0;
-  mr_contact_input in = {.m = s->m, .solver = s->ctx.solver, .cg = s->cg,
-                         .n = s->nc + s->nk, .one = !s->islands};
+  mr_contact_input in = {
+      .m = s->m, .solver = s->ctx.solver, .cg = s->cg, .n = s->nc + s->nk, .one = !s->islands};
   mr_status st = mr_contact_stage_reserve(s->contacts, &in, &grew, err);
   if (!st && grew) s->warnings.storage_grown++;
   return st;
