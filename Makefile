@@ -34,8 +34,9 @@ DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev 
            libsuitesparse-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
-# the test suite's reference implementations (FCL for tests/test_collision_fcl.c)
-TEST_PKGS = libfcl-dev
+# the test suite's reference implementations (FCL for tests/test_collision_fcl.c, MuJoCo 2.2.2
+# for tests/test_mjcf_mujoco.c)
+TEST_PKGS = libfcl-dev libmujoco-dev
 # libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
 FUZZ_PKGS = clang libclang-rt-14-dev
 
@@ -138,6 +139,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 
 # the viewer test decodes PNG screenshots with zlib
 $(BUILD)/tests/test_viewer: TEST_LIBS = -lz
+# the MJCF cross-check loads every model in MuJoCo too
+$(BUILD)/tests/test_mjcf_mujoco: TEST_LIBS = -lmujoco
 
 # the FCL cross-check links a C++ helper against FCL (and its octomap dependency)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h

@@ -75,15 +75,26 @@ typedef struct {
   mr_scene_force *forces;
   int nconstraints;
   mr_scene_constraint *constraints;
+  int nactuators; /* actuators and keyframes of MJCF models (world.h) */
+  mr_world_actuator *actuators;
+  int nkeyframes;
+  mr_world_keyframe *keyframes;
   mr_scene_record record;
   int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
                                      uses its hull) */
   char warning[MR_ERROR_MSG_MAX]; /* the last one */
 } mr_scene;
 
-/* Load a scene. On failure the scene is left empty (safe to mr_scene_free) and err names
- * file:line:column, the key and the offending value. */
+/* Load a scene. The file's content decides its format: an XML document whose root element is
+ * <mujoco> is an MJCF model (mr_mjcf_load with default options, mjcf.h: the model as one robot
+ * with its own timestep, gravity and initial state), anything else a YAML scene. On failure the
+ * scene is left empty (safe to mr_scene_free) and err names file:line:column, the key or
+ * element and the offending value. */
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err);
+/* Start a loaded scene from a keyframe of one of its MJCF robots ("ROBOT/NAME", or NAME when
+ * one robot has it): the robot's initial q, v and controls become the keyframe's.
+ * MR_ERR_INVALID lists the keyframes when the name is unknown. */
+mr_status mr_scene_set_keyframe(mr_scene *scene, const char *name, mr_error *err);
 /* The same from text; name is used in messages and relative paths resolve against dir (NULL:
  * the current directory). */
 mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr_scene *scene,

@@ -12,6 +12,7 @@
 #include "core/file.h"
 #include "io/scene_internal.h"
 #include "moreau/collision.h"
+#include "moreau/mjcf.h"
 
 /* the registered solver names, NULL-terminated, into names (capacity cap) */
 static const char *const *solver_names(const char **names, int cap) {
@@ -513,6 +514,11 @@ static void scene_defaults(mr_scene *s) {
   s->record.energy = 1;
 }
 
+void scene_init(mr_scene *s, const char *path) {
+  scene_defaults(s);
+  snprintf(s->path, sizeof s->path, "%s", path ? path : "");
+}
+
 static mr_status parse_root(mr_scene_ctx *c, const mr_ynode *root) {
   mr_ydoc *y = &c->y;
   mr_ynode *n;
@@ -567,10 +573,21 @@ static char *read_text(const char *path, mr_error *err) {
   return buf;
 }
 
+/* the formats a scene file may have, told apart by its content */
+typedef enum { SCENE_YAML = 0, SCENE_MJCF } scene_format;
+
+static scene_format format_of(const char *text) {
+  return mr_mjcf_is_mjcf_text(text) ? SCENE_MJCF : SCENE_YAML;
+}
+
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   scene_defaults(scene);
   char *text = read_text(path, err);
   if (!text) return err ? err->status : MR_ERR_IO;
+  if (format_of(text) == SCENE_MJCF) {
+    free(text);
+    return mr_mjcf_load(path, NULL, scene, err);
+  }
   char dir[MR_SCENE_PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -597,6 +614,8 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].sines);
     free(s->robots[i].torque);
     free(s->robots[i].mpc);
+    free(s->robots[i].spring_k);
+    free(s->robots[i].spring_ref);
     for (int k = 0; k < s->robots[i].npostures; ++k)
       free(s->robots[i].postures[k].q);
     free(s->robots[i].postures);
@@ -606,5 +625,9 @@ void mr_scene_free(mr_scene *s) {
   free(s->pairs);
   free(s->forces);
   free(s->constraints);
+  free(s->actuators);
+  for (int k = 0; k < s->nkeyframes; ++k)
+    free(s->keyframes[k].q), free(s->keyframes[k].v), free(s->keyframes[k].ctrl);
+  free(s->keyframes);
   memset(s, 0, sizeof *s);
 }

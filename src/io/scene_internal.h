@@ -15,6 +15,9 @@ typedef struct {
   int cap_q, cap_v;
 } mr_scene_ctx;
 
+/* a scene with the defaults of docs/scene-format.md, for the file path (no model yet) */
+void scene_init(mr_scene *s, const char *path);
+
 /* the error status currently in ctx->err (MR_ERR_INVALID when no error struct was given) */
 mr_status scene_status(const mr_scene_ctx *c);
 

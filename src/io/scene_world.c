@@ -27,7 +27,11 @@ static mr_world parts(const mr_scene *sc) {
                 .nforces = sc->nforces,
                 .forces = sc->forces,
                 .nconstraints = sc->nconstraints,
-                .constraints = sc->constraints};
+                .constraints = sc->constraints,
+                .nactuators = sc->nactuators,
+                .actuators = sc->actuators,
+                .nkeyframes = sc->nkeyframes,
+                .keyframes = sc->keyframes};
   memcpy(w.solver, sc->solver, sizeof w.solver);
   return w;
 }
