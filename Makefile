@@ -11,7 +11,8 @@
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
-#   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
+#   make robots-table the example-robot-data and MJCF tables of docs/robots.md
+#                   (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
 #   make install    library (static and shared), headers, moreau.pc and the moreau command into
@@ -260,10 +261,13 @@ experiments: deps
 # table markers of the page (steps/s are this machine's, at the time of the run)
 robots-table: deps $(BUILD)/tests/test_robots_corpus
 	MOREAU_SHARED=$(SHARED) MOREAU_ROBOTS_TABLE=$(BUILD)/robots_table.md \
-	  $(BUILD)/tests/test_robots_corpus
-	awk -v t=$(BUILD)/robots_table.md '/<!-- robots-table -->/ {print; while ((getline l < t) > 0) \
-	  print l; skip = 1; next} /<!-- end robots-table -->/ {skip = 0} !skip' docs/robots.md \
-	  > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md
+	  MOREAU_MJCF_TABLE=$(BUILD)/mjcf_table.md $(BUILD)/tests/test_robots_corpus
+	for m in robots mjcf; do \
+	  awk -v t=$(BUILD)/$${m}_table.md -v m=$$m '$$0 == "<!-- " m "-table -->" {print; \
+	    while ((getline l < t) > 0) print l; skip = 1; next} \
+	    $$0 == "<!-- end " m "-table -->" {skip = 0} !skip' docs/robots.md \
+	    > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md || exit 1; \
+	done
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \

@@ -37,6 +37,11 @@ typedef struct {
                            and extension) */
   const char *keyframe; /* start from this <key> (its qpos, qvel, ctrl, time); NULL (default):
                            MuJoCo's qpos0 with zero velocity and zero controls */
+  int tree_only;        /* 1: read the bodies, joints, inertias and geometries only, for rigid-
+                           body dynamics (moreau rbd): contact filters, friction, actuators,
+                           tendons, equality constraints, keyframes, the joints' friction and
+                           springs and the options are left out, with a warning, so that what
+                           moreau cannot simulate does not stop the load (default 0) */
   /* called with each warning "FILE:LINE: message"; NULL drops them (the scene keeps a count
      and the last one) */
   void (*warn)(void *user, const char *msg);

@@ -15,6 +15,8 @@
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/control.h"
+#include "moreau/actuator.h"
+#include "moreau/mjcf.h"
 #include "moreau/batch.h"
 #include "moreau/qpcc.h"
 

@@ -79,6 +79,8 @@ typedef struct {
   mr_world_actuator *actuators;
   int nkeyframes;
   mr_world_keyframe *keyframes;
+  int ncoupled_limits; /* limits on two coupled joints (MJCF tendons, world.h) */
+  mr_world_coupled_limit *coupled_limits;
   mr_scene_record record;
   int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
                                      uses its hull) */

@@ -95,6 +95,17 @@ typedef struct {
   double tangential_compliance;             /* NAN when not given */
 } mr_world_pair;
 
+/* A limit on a linear combination of two 1-dof joints of a robot (an MJCF fixed tendon of two
+ * joints with a range): lower <= q[coord] − ratio q[coord2] <= upper, a unilateral constraint of
+ * the contact problem like a joint limit (sim.h), active when the robot's joint_limits is. With
+ * ratio 0 it bounds the first joint alone. */
+typedef struct {
+  int robot;           /* the robot it belongs to */
+  int dof, dof2;       /* the two joints' dofs (indices into v) */
+  double ratio;        /* 0: dof alone */
+  double lower, upper; /* rad or m (of the first joint's unit) */
+} mr_world_coupled_limit;
+
 /* An actuator (MJCF <motor>, <position>, <velocity>, <general>; docs/mjcf.md): a scalar control
  * u (clamped to ctrlrange when ctrllimited) gives the force F = gain u + bias[0] + bias[1] L +
  * bias[2] L', where L = Σ arm_k q_k is the actuator's length and L' its rate, and the force acts
@@ -176,6 +187,8 @@ typedef struct mr_world {
   mr_world_actuator *actuators;
   int nkeyframes;
   mr_world_keyframe *keyframes;
+  int ncoupled_limits;
+  mr_world_coupled_limit *coupled_limits;
 } mr_world;
 
 /* ---- building and freeing ---- */

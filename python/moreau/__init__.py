@@ -492,3 +492,53 @@ class Batch:
     def reset(self, i=None):
         """Environment i (every environment when None) back to the initial state and controls."""
         _lib.mr_batch_reset(self._ptr, -1 if i is None else int(i))
+
+
+# ---- actuators and keyframes of MJCF models (docs/mjcf.md) ----------------------------------
+# Kept apart from the classes above: World.actuator_names, Sim.set_ctrl, Sim.reset_keyframe.
+
+def _declare_actuators(lib):
+    P, I, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
+    E, DP = ctypes.POINTER(_Error), ctypes.POINTER(ctypes.c_double)
+    for name, res, args in (("mr_world_actuator_count", I, [P]),
+                            ("mr_world_actuator_name", S, [P, I]),
+                            ("mr_sim_set_ctrl", I, [P, DP, E]),
+                            ("mr_sim_reset_keyframe", I, [P, S, E])):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
+_declare_actuators(_lib)
+
+
+def _actuator_names(world):
+    """The world's actuators ("ROBOT/NAME"), in the order of Sim.set_ctrl's controls."""
+    n = _lib.mr_world_actuator_count(world._ptr)
+    return [_lib.mr_world_actuator_name(world._ptr, a).decode() for a in range(n)]
+
+
+def _set_ctrl(self, ctrl):
+    """Set one control per actuator (World.actuator_names' order): motors' torques, servos'
+    targets, clamped to their ctrlrange, effective from the next step."""
+    nu = len(self.world.actuator_names)
+    a = np.ascontiguousarray(ctrl, dtype=np.float64)
+    if a.shape != (nu,):
+        raise ValueError(f"ctrl: expected shape ({nu},) (one per actuator), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError("ctrl: every control must be finite")
+    err = _Error()
+    _check(_lib.mr_sim_set_ctrl(self._ptr, a.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                ctypes.byref(err)), err)
+
+
+def _reset_keyframe(self, name):
+    """Reset, then start from the keyframe "ROBOT/NAME" (its state, time and controls)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a str, got {type(name).__name__}")
+    err = _Error()
+    _check(_lib.mr_sim_reset_keyframe(self._ptr, name.encode(), ctypes.byref(err)), err)
+
+
+World.actuator_names = property(_actuator_names)
+Sim.set_ctrl = _set_ctrl
+Sim.reset_keyframe = _reset_keyframe

@@ -14,14 +14,16 @@
 #include "core/json.h"
 #include "moreau/derivatives.h"
 #include "moreau/dynamics.h"
+#include "moreau/mjcf.h"
 #include "moreau/urdf.h"
 
 #define RBD_MAX_ROOTS 32
 
 static const char usage_text[] =
-    "usage: moreau rbd MODEL.urdf [options]\n"
+    "usage: moreau rbd MODEL.urdf|MODEL.xml [options]\n"
     "\n"
-    "Load a URDF model and print its rigid-body dynamics at one state (q, v):\n"
+    "Load a URDF or MJCF model (an MJCF file's kinematic tree: docs/mjcf.md) and print\n"
+    "its rigid-body dynamics at one state (q, v):\n"
     "sizes, joints, the mass matrix M(q), the nonlinear effects b(q, v), the gravity\n"
     "torques g(q), the forward dynamics ddq = M^-1 (tau - b) (ABA), the inverse dynamics\n"
     "tau_id = M a + b (RNEA), kinetic and potential energy, total mass and centre of mass.\n"
@@ -34,7 +36,8 @@ static const char usage_text[] =
     "  --lock-massless      treat as fixed every moving joint that carries no inertia\n"
     "  --package-root DIR   search DIR for package://NAME/... mesh paths (repeatable;\n"
     "                       then MOREAU_PACKAGE_PATH, colon-separated)\n"
-    "  --q LIST             configuration, nq comma-separated numbers (default: neutral;\n"
+    "  --q LIST             configuration, nq comma-separated numbers (default: neutral,\n"
+    "                       an MJCF model's qpos0;\n"
     "                       free-flyer: x,y,z,qx,qy,qz,qw, quaternions are normalised)\n"
     "  --v LIST             velocity, nv numbers (default: zero)\n"
     "  --tau LIST           joint torques for the forward dynamics, nv numbers (default: zero)\n"
@@ -198,9 +201,12 @@ static int state_alloc(rbd_state *s, int nq, int nv, int with_M) {
   return ok ? 0 : -1;
 }
 
-/* q, v, tau, a from the options (defaults: neutral, zeros) */
-static int read_state(const mr_model *m, const rbd_args *a, rbd_state *s) {
+static void copy(double *dst, const double *src, int n);
+
+/* q, v, tau, a from the options (defaults: q0 when given, else neutral; zeros) */
+static int read_state(const mr_model *m, const rbd_args *a, const double *q0, rbd_state *s) {
   mr_neutral(m, s->q);
+  if (q0) copy(s->q, q0, m->nq);
   if (a->q && parse_list("--q", a->q, s->q, m->nq, "nq")) return 2;
   if (a->v && parse_list("--v", a->v, s->v, m->nv, "nv")) return 2;
   if (a->tau && parse_list("--tau", a->tau, s->tau, m->nv, "nv")) return 2;
@@ -369,6 +375,29 @@ static void print_warning(void *user, const char *msg) {
   fprintf(stderr, "moreau rbd: warning: %s\n", msg);
 }
 
+/* an MJCF model's kinematic tree (mjcf.h, tree_only) and its qpos0 */
+static int load_mjcf(const rbd_args *a, mr_model **m, double **q0) {
+  if (a->floating || a->inertia_fix || a->lock_massless || a->nlocks || a->nroots) {
+    fprintf(stderr, "moreau rbd: --floating, --inertia-fix, --lock, --lock-massless and "
+                    "--package-root apply to URDF models, not to the MJCF file '%s'\n",
+            a->model);
+    return 2;
+  }
+  mr_mjcf_options o = mr_mjcf_options_default();
+  o.tree_only = 1;
+  o.warn = print_warning;
+  mr_scene sc;
+  mr_error e = {MR_OK, ""};
+  if (mr_mjcf_load(a->model, &o, &sc, &e)) {
+    fprintf(stderr, "moreau rbd: %s\n", e.msg);
+    return 2;
+  }
+  *m = sc.model, *q0 = sc.q0;
+  sc.model = NULL, sc.q0 = NULL;
+  mr_scene_free(&sc);
+  return 0;
+}
+
 static int load(const rbd_args *a, mr_model **m) {
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = a->floating;
@@ -386,7 +415,7 @@ static int load(const rbd_args *a, mr_model **m) {
 }
 
 /* the state, the results and their output, for a loaded model */
-static int run(const mr_model *m, const rbd_args *a) {
+static int run(const mr_model *m, const double *q0, const rbd_args *a) {
   rbd_state s;
   mr_data *d = NULL;
   int rc = 0;
@@ -398,7 +427,7 @@ static int run(const mr_model *m, const rbd_args *a) {
     fprintf(stderr, "moreau rbd: out of memory\n");
     rc = 1;
   }
-  if (!rc) rc = read_state(m, a, &s);
+  if (!rc) rc = read_state(m, a, q0, &s);
   if (!rc && s.dd) rc = compute_derivatives(m, d, &s);
   if (!rc) {
     compute(m, d, &s);
@@ -425,8 +454,11 @@ int mr_cmd_rbd(int argc, char **argv) {
   }
   if (rc) return rc;
   mr_model *m = NULL;
-  if ((rc = load(&a, &m))) return rc;
-  rc = run(m, &a);
+  double *q0 = NULL;
+  rc = mr_mjcf_is_mjcf(a.model) ? load_mjcf(&a, &m, &q0) : load(&a, &m);
+  if (rc) return rc;
+  rc = run(m, q0, &a);
   mr_model_free(m);
+  free(q0);
   return rc;
 }

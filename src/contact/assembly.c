@@ -55,6 +55,12 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   memset(a, 0, sizeof *a);
 }
 
+/* the second dof of a joint coupling or of a limit on two joints, −1 otherwise */
+static int second_dof(const mr_contact_geometry *c) {
+  int two = c->type == MR_ROWS_MIMIC || (c->type == MR_ROWS_LIMIT && c->ratio != 0.0);
+  return two ? c->dof2 : -1;
+}
+
 /* the contact Jacobian with dof k in column col[k] of ncols (col NULL: k of nv) */
 static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
                              const int *col, int ncols, double *J, double *scratch) {
@@ -63,6 +69,7 @@ static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geo
   /* a joint limit: the normal row selects the dof */
   if (c->type == MR_ROWS_LIMIT) {
     J[2 * ncols + COL(c->dof)] = c->sign;
+    if (second_dof(c) >= 0) J[2 * ncols + COL(c->dof2)] -= c->sign * c->ratio;
     return;
   }
   /* a joint coupling: v_dof − ratio v_dof2 */
@@ -192,7 +199,7 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   const int *par = d->parent_dof;
   int a, b, n = 0;
   if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
-    a = c->dof, b = c->type == MR_ROWS_MIMIC ? c->dof2 : -1;
+    a = c->dof, b = second_dof(c);
   } else {
     a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
   }
@@ -307,10 +314,11 @@ static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const 
   x[c->dof] = w1;
   J[2 * (size_t)nv + col[c->dof]] = w1;
   vel[2] = w1 * v[c->dof], g[2] = w1 * vf[c->dof];
-  if (c->type == MR_ROWS_MIMIC) {
-    x[c->dof2] -= c->ratio;
-    J[2 * (size_t)nv + col[c->dof2]] -= c->ratio;
-    vel[2] -= c->ratio * v[c->dof2], g[2] -= c->ratio * vf[c->dof2];
+  if (second_dof(c) >= 0) {
+    double w2 = w1 * c->ratio;
+    x[c->dof2] -= w2;
+    J[2 * (size_t)nv + col[c->dof2]] -= w2;
+    vel[2] -= w2 * v[c->dof2], g[2] -= w2 * vf[c->dof2];
   }
   solve_support(d, S, ns, x);
   for (int t = 0; t < ns; ++t) {
@@ -570,7 +578,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     w.chain[i] = c->type == MR_ROWS_LIMIT; /* a dof's path */
     w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC) {
-      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns);
+      if (second_dof(c) >= 0) w.chain[i] = is_chain(d, S, ns);
       dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
                     a->g + 3 * i);
       continue;

@@ -216,7 +216,8 @@ static void block_trees(const mr_islands *is, const mr_contact_geometry *g, int 
   const int *body_tree = is->body_tree;
   if (g->type == MR_ROWS_LIMIT || g->type == MR_ROWS_MIMIC) {
     *a = is->dof_tree[g->dof];
-    *b = g->type == MR_ROWS_MIMIC ? is->dof_tree[g->dof2] : -1;
+    int two = g->type == MR_ROWS_MIMIC || g->ratio != 0.0;
+    *b = two ? is->dof_tree[g->dof2] : -1;
     return;
   }
   *a = body_tree[g->body1];

@@ -196,7 +196,8 @@ mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err) {
   s->settings = w->settings;
   s->max_contacts = contact_bound(w);
   s->max_limits = limit_bound(w);
-  s->max_rows = s->max_contacts + s->max_limits + w->nconstraints + s->m->nmimics;
+  s->max_rows = s->max_contacts + s->max_limits + w->ncoupled_limits + w->nconstraints +
+                s->m->nmimics;
   s->as_settings = mr_assembly_settings_default();
   s->as_settings.dt = w->timestep;
   s->as_settings.baumgarte = w->contact.baumgarte;
@@ -500,6 +501,30 @@ static int gather_limits(mr_sim *s, int n) {
   return n;
 }
 
+/* the world's limits on two coupled joints, as joint limits on q_dof − ratio q_dof2 */
+static int gather_coupled_limits(mr_sim *s, int n) {
+  double dt = s->w->timestep, margin = s->w->contact.limit_margin;
+  for (int k = 0; k < s->w->ncoupled_limits; ++k) {
+    const mr_world_coupled_limit *l = &s->w->coupled_limits[k];
+    if (!s->w->robots[l->robot].joint_limits) continue;
+    int c1 = mr_world_dof_coordinate(s->w, l->dof), c2 = mr_world_dof_coordinate(s->w, l->dof2);
+    double u = s->q[c1] - l->ratio * s->q[c2];
+    double vmax = fmax(fabs(s->v[l->dof] - l->ratio * s->v[l->dof2]),
+                       fabs(s->v_next[l->dof] - l->ratio * s->v_next[l->dof2]));
+    int upper = l->upper - u < u - l->lower;
+    double gap = upper ? l->upper - u : u - l->lower;
+    if (!(gap < margin + 2.0 * dt * vmax)) continue;
+    uint64_t key = (UINT64_C(1) << 60) | ((uint64_t)k << 1) | (uint64_t)upper;
+    mr_sim_constraint info = {MR_SIM_COUPLED_LIMIT, k, upper};
+    mr_contact_geometry *g = add_block(s, n++, key, info);
+    g->type = MR_ROWS_LIMIT;
+    g->dof = l->dof, g->dof2 = l->dof2, g->ratio = l->ratio;
+    g->sign = upper ? -1.0 : 1.0;
+    g->phi = gap;
+  }
+  return n;
+}
+
 /* the world's point constraints: anchors in the world at the current kinematics */
 static int gather_points(mr_sim *s, int n) {
   for (int k = 0; k < s->w->nconstraints; ++k) {
@@ -708,7 +733,7 @@ static mr_status reserve_present(mr_sim *s, mr_error *err) {
   if (!s->islands || detect(s, NULL, &ignored)) return MR_OK;
   s->nc = mr_collision_ncontacts(s->col);
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
-  int n = gather_mimics(s, gather_points(s, gather_limits(s, s->nc)));
+  int n = gather_mimics(s, gather_points(s, gather_coupled_limits(s, gather_limits(s, s->nc))));
   mr_status st = mr_islands_reserve_present(s, n, err);
   s->nc = s->nk = 0;
   mr_zero(s->lambda, 3 * n);
@@ -738,7 +763,7 @@ mr_status mr_sim_step(mr_sim *s, mr_error *err) {
   free_velocity(s);
   double t3 = mr_sim_clock_us();
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
-  s->nk = gather_mimics(s, gather_points(s, gather_limits(s, s->nc))) - s->nc;
+  s->nk = gather_mimics(s, gather_points(s, gather_coupled_limits(s, gather_limits(s, s->nc)))) - s->nc;
   s->last.ncontacts = s->nc;
   s->last.nconstraints = s->nk;
   if ((st = solve_contacts(s, err))) return st;

@@ -870,6 +870,13 @@ mr_status mj_load_result(const char *path, const mr_mjcf_options *opt, mj_result
   mr_status st = parse_file(c);
   if (!st) st = mj_compile(c);
   if (!st) st = mj_build_model(c, r);
+  if (opt && opt->tree_only) {
+    if (c->ntendons + c->nactuators + c->nequalities + c->npairs + c->nexcludes + c->nkeys)
+      mj_ignore(c, NULL,
+                "tendons, actuators, equalities, contact pairs and exclusions, keyframes "
+                "(tree only)");
+    return st;
+  }
   if (!st) st = mj_build_contacts(c, r);
   if (!st) st = mj_build_actuation(c, r);
   if (!st) st = mj_build_keys(c, r);

@@ -51,13 +51,14 @@ static mr_status tendon_limited(mj_ctx *c, mj_tendon_el *t) {
 
 static mr_status check_tendon(mj_ctx *c, mj_tendon_el *t) {
   if (tendon_limited(c, t)) return mj_status(c);
-  const char *why = t->t.limited             ? "limited (a length limit)"
-                    : t->t.stiffness != 0    ? "stiffness (a tendon spring)"
-                    : t->t.damping != 0      ? "damping (damping coupling its joints)"
-                    : t->t.frictionloss != 0 ? "frictionloss (tendon dry friction)"
-                                             : NULL;
+  const char *why = t->t.limited && t->kind            ? "limited: a length limit"
+                    : t->t.limited && t->t.margin != 0 ? "limited with a margin"
+                    : t->t.stiffness != 0              ? "stiffness: a tendon spring"
+                    : t->t.damping != 0                ? "damping: damping that couples its joints"
+                    : t->t.frictionloss != 0           ? "frictionloss: tendon dry friction"
+                                                       : NULL;
   if (why)
-    return mj_fail(c, t->node, MR_ERR_UNSUPPORTED, "a %s tendon that is %s is not modelled",
+    return mj_fail(c, t->node, MR_ERR_UNSUPPORTED, "a %s tendon with %s is not modelled",
                    t->kind ? "spatial" : "fixed", why);
   for (int k = 0; !t->kind && k < t->njoints; ++k) {
     const mj_joint_el *j = find_joint(c, t->joint[k]);
@@ -84,6 +85,8 @@ static int tendon_dofs(const mj_ctx *c, const mj_result *r, const mj_tendon_el *
   }
   return n;
 }
+
+static int tendon_at_q0(mj_ctx *c, mj_result *r, int t, int *dof, double *coef, double *L0);
 
 /* ---- actuators ---- */
 
@@ -349,6 +352,26 @@ static mr_status one_equality(mj_ctx *c, mj_result *r, const mj_equality_el *e) 
                  "a weld constraint (bodies held at a relative pose) is not modelled");
 }
 
+/* a limited fixed tendon of one or two joints: a limit on q1 − ratio q2 (ratio 0 for one) */
+static mr_status tendon_limit(mj_ctx *c, mj_result *r, const mj_tendon_el *t) {
+  int dof[MJ_MAX_TENDON_JOINTS], n = 0;
+  double coef[MJ_MAX_TENDON_JOINTS], L0;
+  n = tendon_at_q0(c, r, (int)(t - c->tendons), dof, coef, &L0);
+  if (n < 1 || n > 2)
+    return mj_fail(c, t->node, MR_ERR_UNSUPPORTED,
+                   "a length limit on a tendon of %d joints is not modelled (one or two joints "
+                   "are)",
+                   n);
+  mr_world_coupled_limit *p = realloc(r->limits, (size_t)(r->nlimits + 1) * sizeof *p);
+  if (!p) return mr_error_set(c->err, MR_ERR_NOMEM, "%s: out of memory", c->file);
+  r->limits = p;
+  double c1 = coef[0], lo = t->t.range[0] / c1, hi = t->t.range[1] / c1;
+  p[r->nlimits++] = (mr_world_coupled_limit){
+      0,           dof[0], n == 2 ? dof[1] : dof[0], n == 2 ? -coef[1] / c1 : 0.0, fmin(lo, hi),
+      fmax(lo, hi)};
+  return MR_OK;
+}
+
 mr_status mj_build_actuation(mj_ctx *c, mj_result *r) {
   for (int t = 0; t < c->ntendons; ++t)
     if (check_tendon(c, &c->tendons[t])) return mj_status(c);
@@ -363,5 +386,9 @@ mr_status mj_build_actuation(mj_ctx *c, mj_result *r) {
   if (eq_off && c->nequalities) mj_ignore(c, c->equalities[0].node, "<equality> (disabled)");
   for (int t = 0; t < c->ntendons; ++t)
     if (c->tendons[t].kind) mj_ignore(c, c->tendons[t].node, "spatial tendons without effect");
+  int limits_off = (c->disable & (MJ_DSBL_LIMIT | MJ_DSBL_CONSTRAINT)) != 0;
+  for (int t = 0; t < c->ntendons && !limits_off; ++t)
+    if (!c->tendons[t].kind && c->tendons[t].t.limited && tendon_limit(c, r, &c->tendons[t]))
+      return mj_status(c);
   return MR_OK;
 }

@@ -256,7 +256,9 @@ static mr_status one_pair(mj_ctx *c, mj_result *r, pass *p, int a, int b) {
     if (!ok || A->body == B->body) return MR_OK;
     double m0;
     mix(ga, gb, &condim, &m0);
-    if (pair_friction(c, A->e->node, what, condim, fmax(ga->margin, gb->margin),
+    int b_rules =
+        ga->priority != gb->priority ? gb->priority > ga->priority : gb->condim > ga->condim;
+    if (pair_friction(c, (b_rules ? B : A)->e->node, what, condim, fmax(ga->margin, gb->margin),
                       fmax(ga->gap, gb->gap), m0, &mu))
       return mj_status(c);
   }

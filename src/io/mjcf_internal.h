@@ -373,9 +373,11 @@ typedef struct {
   mr_world_pair *pairs; /* friction overrides (names unprefixed, indices of model) */
   int nconstraints;
   mr_world_constraint *constraints; /* <equality><connect> (body names unprefixed) */
-  int floating;                     /* the first tree has a free joint */
-  int contact_off;                  /* contacts disabled (option flag) */
-  int limits_off;                   /* joint limits disabled */
+  int nlimits;
+  mr_world_coupled_limit *limits; /* limited fixed tendons (robot 0, model dofs) */
+  int floating;                   /* the first tree has a free joint */
+  int contact_off;                /* contacts disabled (option flag) */
+  int limits_off;                 /* joint limits disabled */
 } mj_result;
 
 mr_status mj_build_model(mj_ctx *c, mj_result *r);

@@ -121,6 +121,7 @@ static mr_joint_type joint_type(int t, int limited) {
 /* what moreau cannot do with a joint */
 static mr_status check_joint(mj_ctx *c, const mj_joint_el *e) {
   const mj_joint *j = &e->j;
+  if (c->opt && c->opt->tree_only) return MR_OK;
   int passive = !(c->disable & MJ_DSBL_PASSIVE);
   if (j->type == MJ_BALL && j->limited && !(c->disable & (MJ_DSBL_LIMIT | MJ_DSBL_CONSTRAINT)))
     return mj_fail(c, e->node, MR_ERR_UNSUPPORTED,
@@ -423,5 +424,6 @@ void mj_result_free(mj_result *r) {
     free(r->keys[k].q), free(r->keys[k].v), free(r->keys[k].ctrl);
   free(r->keys);
   free(r->constraints);
+  free(r->limits);
   memset(r, 0, sizeof *r);
 }

@@ -12,7 +12,7 @@
 #include "io/scene_internal.h"
 
 mr_mjcf_options mr_mjcf_options_default(void) {
-  mr_mjcf_options o = {NULL, NULL, NULL, NULL};
+  mr_mjcf_options o = {NULL, NULL, 0, NULL, NULL};
   return o;
 }
 
@@ -109,9 +109,11 @@ static void summary_warning(mj_ctx *c, mr_scene *s) {
   const xmlNode *first = NULL;
   for (int i = 0; i < c->nignored && len < sizeof msg; ++i) {
     if (!first) first = c->ignored[i].first;
-    len +=
-        (size_t)snprintf(msg + len, sizeof msg - len, "%s%s x%d (line %ld)", i ? "; " : "",
-                         c->ignored[i].what, c->ignored[i].count, mj_line_of(c->ignored[i].first));
+    char where[32] = "";
+    if (c->ignored[i].first)
+      snprintf(where, sizeof where, " (line %ld)", mj_line_of(c->ignored[i].first));
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s x%d%s", i ? "; " : "",
+                            c->ignored[i].what, c->ignored[i].count, where);
   }
   char full[2 * MR_ERROR_MSG_MAX];
   if (c->nignored) {
@@ -129,7 +131,7 @@ static void summary_warning(mj_ctx *c, mr_scene *s) {
              mj_file_of(c, c->soft_first), mj_line_of(c->soft_first), c->soft_attr);
     if (c->opt && c->opt->warn) c->opt->warn(c->opt->warn_user, full);
     s->nwarnings++;
-    if (!c->nignored) snprintf(s->warning, sizeof s->warning, "%.*s", MR_ERROR_MSG_MAX - 1, full);
+    snprintf(s->warning, sizeof s->warning, "%.*s", MR_ERROR_MSG_MAX - 1, full);
   }
 }
 
@@ -167,6 +169,9 @@ static mr_status robot_name(const mj_ctx *c, const mr_scene *s, const mr_mjcf_op
     if (!strcmp(s->bodies[i].name, out))
       return mr_error_set(err, MR_ERR_INVALID, "%s: robot name '%s' is already a body's name",
                           c->file, out);
+  for (int i = 0; i + 1 < s->nrobots; ++i)
+    if (!strcmp(s->robots[i].name, out))
+      return mr_error_set(err, MR_ERR_INVALID, "%s: duplicate robot name '%s'", c->file, out);
   return MR_OK;
 }
 
@@ -224,6 +229,16 @@ static mr_status add_parts(mr_scene *s, const mj_result *r, const mr_scene_robot
     if (x->geom_b >= 0) x->geom_b += first_geom;
     if (x->body_a >= 0) x->body_a += rb->first_body - 1;
     if (x->body_b >= 0) x->body_b += rb->first_body - 1;
+  }
+  mr_world_coupled_limit *l =
+      realloc(s->coupled_limits, (size_t)(s->ncoupled_limits + r->nlimits + 1) * sizeof *l);
+  if (!l) return mr_error_set(err, MR_ERR_NOMEM, "out of memory");
+  s->coupled_limits = l;
+  for (int i = 0; i < r->nlimits; ++i) {
+    mr_world_coupled_limit *x = &s->coupled_limits[s->ncoupled_limits++];
+    *x = r->limits[i];
+    x->robot = (int)(rb - s->robots);
+    x->dof += rb->idx_v, x->dof2 += rb->idx_v;
   }
   for (int i = 0; i < r->nconstraints; ++i) {
     mr_world_constraint *x = &s->constraints[s->nconstraints++];
@@ -351,7 +366,7 @@ mr_status mj_scene_add_robot(mr_scene *s, const char *path, const mr_mjcf_option
   mj_result r;
   mr_scene_robot *rb = &s->robots[s->nrobots - 1];
   mr_status st = mj_load_result(path, opt, &r, &c, err);
-  if (!st) st = check_options(&c);
+  if (!st && !(opt && opt->tree_only)) st = check_options(&c);
   if (!st) st = add_loaded(s, &c, &r, rb, s->nrobots - 1, opt, place, cap_q, cap_v, err);
   if (!st) summary_warning(&c, s);
   if (!st && timestep) *timestep = c.timestep;

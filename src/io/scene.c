@@ -626,6 +626,7 @@ void mr_scene_free(mr_scene *s) {
   free(s->forces);
   free(s->constraints);
   free(s->actuators);
+  free(s->coupled_limits);
   for (int k = 0; k < s->nkeyframes; ++k)
     free(s->keyframes[k].q), free(s->keyframes[k].v), free(s->keyframes[k].ctrl);
   free(s->keyframes);

@@ -31,7 +31,9 @@ static mr_world parts(const mr_scene *sc) {
                 .nactuators = sc->nactuators,
                 .actuators = sc->actuators,
                 .nkeyframes = sc->nkeyframes,
-                .keyframes = sc->keyframes};
+                .keyframes = sc->keyframes,
+                .ncoupled_limits = sc->ncoupled_limits,
+                .coupled_limits = sc->coupled_limits};
   memcpy(w.solver, sc->solver, sizeof w.solver);
   return w;
 }

@@ -64,6 +64,9 @@ static void copy_robot(mr_world_robot *r, int *fail) {
 static void copy_actuation(mr_world *w, int *fail) {
   w->actuators = dup_array(w->actuators, w->nactuators, sizeof *w->actuators, fail);
   if (!w->actuators) w->nactuators = 0;
+  w->coupled_limits =
+      dup_array(w->coupled_limits, w->ncoupled_limits, sizeof *w->coupled_limits, fail);
+  if (!w->coupled_limits) w->ncoupled_limits = 0;
   mr_world_keyframe *src = w->keyframes;
   w->keyframes = dup_array(src, w->nkeyframes, sizeof *src, fail);
   if (!w->keyframes) w->nkeyframes = 0;
@@ -113,6 +116,7 @@ void mr_world_free(mr_world *w) {
   free(w->forces);
   free(w->constraints);
   free(w->actuators);
+  free(w->coupled_limits);
   for (int k = 0; k < w->nkeyframes; ++k)
     free(w->keyframes[k].q), free(w->keyframes[k].v), free(w->keyframes[k].ctrl);
   free(w->keyframes);
