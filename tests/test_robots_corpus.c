@@ -601,7 +601,7 @@ static void run_mjcf(const char *root, const mjcf_case *c, mjcf_result *r) {
   r->ok = sim != NULL && !c->refused;
   for (int k = 0; r->ok && k < n; ++k) {
     if (mr_sim_step(sim, &e)) {
-      snprintf(r->msg, sizeof r->msg, "step %d: %s", k + 1, e.msg);
+      snprintf(r->msg, sizeof r->msg, "step %d: %.480s", k + 1, e.msg);
       r->ok = 0;
     }
     for (int i = 0; r->ok && i < s.model->nq; ++i)
@@ -610,7 +610,7 @@ static void run_mjcf(const char *root, const mjcf_case *c, mjcf_result *r) {
       r->stepped = k + 1, r->penetration = fmax(r->penetration, mr_sim_last(sim)->penetration);
   }
   if (sim) r->unconverged = mr_sim_get_warnings(sim)->not_converged;
-  if (!sim) snprintf(r->msg, sizeof r->msg, "simulator: %s", e.msg);
+  if (!sim) snprintf(r->msg, sizeof r->msg, "simulator: %.480s", e.msg);
   if (c->refused) snprintf(r->msg, sizeof r->msg, "loads, expected a refusal");
   mr_sim_free(sim);
   mr_scene_free(&s);
