@@ -65,7 +65,7 @@ LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
 # one libFuzzer harness per parser (fuzz/fuzz_NAME.c, seeds in fuzz/corpus/NAME/)
-FUZZ_NAMES = scene urdf mesh problem qpcc
+FUZZ_NAMES = scene urdf mjcf mesh problem qpcc
 FUZZ_TIME  ?= 60
 FUZZ_SMOKE ?= 5
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
