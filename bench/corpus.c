@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "contact/problem_io.h"
-#include "contact/qp.h"
+#include "control/qp.h"
 #include "core/arena.h"
 #include "core/file.h"
 #include "bench_util.h"
@@ -251,18 +251,18 @@ static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
       fprintf(stderr, "%s: step %ld: %s\n", label, k, err.msg);
       break;
     }
-    if (k % every || !s->islands_used) continue;
+    if (k % every || !s->islands) continue;
     int best = -1, best_nc = 0, nisl = mr_sim_last(s)->islands;
     for (int i = 0; i < nisl; ++i) {
       const int *blocks;
-      int nc = mr_islands_island(s->isl, i, &blocks)->nc;
+      int nc = mr_contact_stage_island(s->contacts, i, &blocks)->nc;
       if (nc > best_nc && nc <= SCALING_MAX_NC) best = i, best_nc = nc;
     }
     if (best < 0) continue;
     const int *blocks;
     char name[96];
     snprintf(name, sizeof name, "%s step %ld island %d of %d", label, k, best, nisl);
-    mr_contact_problem p = *mr_islands_island(s->isl, best, &blocks);
+    mr_contact_problem p = *mr_contact_stage_island(s->contacts, best, &blocks);
     p.dt = sc.timestep;
     if (corpus_add(cs, &p, 7, name) == 0) fprintf(stderr, "%s: nc %d\n", name, p.nc);
   }

@@ -60,7 +60,7 @@ static mr_sim *column(int k, mr_scene *sc) {
   /* to the first step with every interface in contact (one island of 4k contacts) */
   for (int t = 0; t < 400; ++t) {
     if (mr_sim_step(s, &err)) return fprintf(stderr, "%s\n", err.msg), NULL;
-    if (mr_sim_last(s)->ncontacts == 4 * k && mr_islands_count(s->isl) == 1) return s;
+    if (mr_sim_last(s)->ncontacts == 4 * k && mr_contact_stage_islands(s->contacts) == 1) return s;
   }
   fprintf(stderr, "column of %d: no step with all %d contacts\n", k, 4 * k);
   return NULL;
@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
     mr_sim *s = column(k, &sc);
     if (!s) return 1;
     const int *blocks;
-    const mr_contact_problem *island = mr_islands_island(s->isl, 0, &blocks);
+    const mr_contact_problem *island = mr_contact_stage_island(s->contacts, 0, &blocks);
     int nc = island->nc, n = 3 * nc;
     double *G = malloc((size_t)n * n * sizeof(double)), *L = malloc((size_t)n * n * sizeof(double));
     double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));

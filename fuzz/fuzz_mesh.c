@@ -1,5 +1,6 @@
-/* libFuzzer harness: the mesh reader (binary and ASCII STL, Wavefront OBJ) and the convex hull
- * (qhull). The first byte picks the format the name announces (even: .stl, odd: .obj). */
+/* libFuzzer harness: the mesh reader (binary and ASCII STL, Wavefront OBJ: the checks of their
+ * bytes, then assimp) and the convex hull (qhull). The first byte picks the format the name
+ * announces (even: .stl, odd: .obj). */
 #include <stdint.h>
 
 #include "moreau/collision.h"

@@ -762,8 +762,8 @@ static inline pc_outcome pc_check_push(const char *solver) {
 }
 
 /* The soft model on one contact whose normal carries a mass m alone (a sphere on a plane: the
- * normal force passes through the centre), by the same scheme in one dimension: with Φ within
- * the 1 mm margin, λ = max(−k Φ − d Φ̇, 0) from the state at the start of the step, then
+ * normal force passes through the centre), by the same scheme in one dimension: in penetration
+ * (Φ < 0), λ = max(−k Φ − d Φ̇, 0) from the state at the start of the step, then
  * Φ̇ += Δt (λ/m − g_n), Φ += Δt Φ̇. From (Φ₀, 0) at rest, n steps: the gap after each step into
  * phi[1 … n] (phi[0] = Φ₀); returns the number of steps spent in contact */
 static inline int pc_soft_1d(double m, double gn, double phi0, double dt, int n, double *phi) {
@@ -773,7 +773,7 @@ static inline int pc_soft_1d(double m, double gn, double phi0, double dt, int n,
   phi[0] = x;
   for (int k = 1; k <= n; ++k) {
     double l = 0.0;
-    if (x <= 1e-3) l = fmax(-s.soft_k * x - s.soft_d * v, 0.0), ++nc;
+    if (x < 0.0) l = fmax(-s.soft_k * x - s.soft_d * v, 0.0), ++nc;
     v += dt * (l / m - gn);
     x += dt * v;
     phi[k] = x;
@@ -788,7 +788,7 @@ static inline void pc_soft_apexes(double phi0, double h[4], int ncontact[4]) {
   pc_soft_1d(1.0, PC_G, phi0, 1e-3, 3000, ph);
   int na = 0, nc = 0;
   for (int k = 1; k <= 3000 && na < 4; ++k) {
-    nc += ph[k - 1] <= 1e-3;
+    nc += ph[k - 1] < 0.0;
     if (k >= 2 && ph[k - 1] > ph[k - 2] && ph[k] <= ph[k - 1]) h[na] = ph[k], ncontact[na++] = nc;
   }
 }

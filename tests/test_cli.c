@@ -1,5 +1,5 @@
 /* The moreau command, run as a program (MOREAU_BIN, set by make test): moreau rbd on a pendulum
- * against closed forms, on Solo-12, and its usage errors. */
+ * against closed forms, on Solo-12 and the published UR5, and its usage errors. */
 #include "test_util.h"
 
 #include "cli_util.h"
@@ -187,6 +187,102 @@ static void test_rbd_solo_consistency(void **state) {
   mr_json_free(j);
 }
 
+/* the pendulum with a tip frame at the bob (a massless link merged by a fixed joint) */
+static const char pendulum_tip[] =
+    "<robot name=\"pendulum\">\n"
+    "  <link name=\"base\"/>\n"
+    "  <joint name=\"hinge\" type=\"revolute\">\n"
+    "    <parent link=\"base\"/><child link=\"bob\"/><axis xyz=\"1 0 0\"/>\n"
+    "    <limit lower=\"-3\" upper=\"3\" effort=\"10\" velocity=\"10\"/>\n"
+    "  </joint>\n"
+    "  <link name=\"bob\"><inertial><origin xyz=\"0 0 -0.5\"/><mass value=\"2\"/>\n"
+    "    <inertia ixx=\"0\" ixy=\"0\" ixz=\"0\" iyy=\"0\" iyz=\"0\" izz=\"0\"/></inertial></link>\n"
+    "  <joint name=\"to_tip\" type=\"fixed\"><parent link=\"bob\"/><child link=\"tip\"/>\n"
+    "    <origin xyz=\"0 0 -0.5\"/></joint>\n"
+    "  <link name=\"tip\"/>\n"
+    "</robot>\n";
+
+/* rbd --frame tip: the tip at R_x(q) (0, 0, -l) = (0, l sin q, -l cos q); its Jacobian column
+ * (the hinge's) is ω = e_x with the tip's velocity e_x × p = (0, l cos q, l sin q) at the tip
+ * (local-world-aligned), 0 at the world origin (on the axis: world), and R_x(q)ᵀ of those in
+ * the tip's axes (local: (0, l, 0), e_x). A few operations on numbers <= 1: 8 ulp */
+static void test_rbd_frame(void **state) {
+  char path[64], args[256];
+  static char out[OUT_MAX];
+  write_temp(pendulum_tip, path);
+  const double l = 0.5, q = 0.3, tol = 8 * DBL_EPSILON;
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --json --frame tip --frame bob", path);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  const mr_json *tip = mr_json_at(mr_json_get(j, "frames"), 0);
+  assert_non_null(tip);
+  assert_string_equal(mr_json_get(tip, "name")->string, "tip");
+  assert_string_equal(mr_json_get(tip, "body")->string, "bob");
+  double p[3] = {0, l * sin(q), -l * cos(q)}, quat[4] = {sin(q / 2), 0, 0, cos(q / 2)};
+  for (int i = 0; i < 3; ++i)
+    assert_near(at(tip, "position", -1, i), p[i], tol);
+  for (int i = 0; i < 4; ++i)
+    assert_near(at(tip, "quaternion", -1, i), quat[i], tol);
+  assert_near(at(tip, "rotation", 1, 1), cos(q), tol);
+  assert_near(at(tip, "rotation", 1, 2), -sin(q), tol);
+  double lwa[6] = {0, l * cos(q), l * sin(q), 1, 0, 0}, local[6] = {0, l, 0, 1, 0, 0};
+  for (int r = 0; r < 6; ++r) {
+    assert_near(at(tip, "jacobian_local_world_aligned", r, 0), lwa[r], tol);
+    assert_near(at(tip, "jacobian_world", r, 0), r == 3 ? 1.0 : 0.0, tol);
+    assert_near(at(tip, "jacobian_local", r, 0), local[r], tol);
+  }
+  mr_json_free(j);
+  /* the text output names the frame; an unknown frame names the closest one */
+  snprintf(args, sizeof args, "rbd %s --q 0.3 --frame tip", path);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_non_null(strstr(out, "frame tip (body bob)"));
+  assert_non_null(strstr(out, "jacobian_local_world_aligned (6 x 1)"));
+  snprintf(args, sizeof args, "rbd %s --frame tipp", path);
+  assert_int_equal(run(args, 1, out), 2);
+  assert_non_null(strstr(out, "no body or frame 'tipp' in the model (closest: 'tip')"));
+  remove(path);
+}
+
+/* the published UR5, whose collision meshes are package://example-robot-data/... paths: rbd
+ * reads no mesh by default, so it needs no package root; the moving links' masses sum to
+ * 3.7 + 8.393 + 2.275 + 1.219 + 1.219 + 0.1879 kg (six additions: 6 half-ulps of the total); the
+ * collision geometry, read with --collision (the package found among the file's ancestors),
+ * changes no dynamics result, bit for bit; away from the collection, --collision fails naming
+ * --package-root and the package */
+static void test_rbd_ur5_without_meshes(void **state) {
+  const char *ref = test_reference_root();
+  if (!ref) skip();
+  char ur5[4200], args[9000], dir[] = "/tmp/moreau_ur5_XXXXXX", copy[64];
+  static char out[OUT_MAX], out2[OUT_MAX];
+  snprintf(ur5, sizeof ur5, "%s/robots/ur_description/urdf/ur5_robot.urdf", ref);
+  snprintf(args, sizeof args, "rbd '%s' --q 0.1,-0.5,0.4,0.3,-0.2,0.6 --v 1,0,-1,0.5,0,2 --json",
+           ur5);
+  assert_int_equal(run(args, 0, out), 0);
+  mr_json *j = parse_output(out);
+  assert_near(num(j, "nv"), 6, 0);
+  assert_near(num(j, "mass"), 3.7 + 8.393 + 2.275 + 1.219 + 1.219 + 0.1879, 6 * DBL_EPSILON * 17);
+  snprintf(args + strlen(args), sizeof args - strlen(args), " --collision");
+  assert_int_equal(run(args, 0, out2), 0);
+  assert_string_equal(out, out2);
+  mr_json_free(j);
+  snprintf(args, sizeof args, "rbd '%s' --collision", ur5);
+  assert_int_equal(run(args, 0, out), 0);
+  assert_non_null(strstr(out, "geometries = 8"));
+  /* a copy outside the collection: no ancestor holds example-robot-data */
+  assert_non_null(mkdtemp(dir));
+  snprintf(copy, sizeof copy, "%s/ur5.urdf", dir);
+  snprintf(args, sizeof args, "cp '%s' %s", ur5, copy);
+  assert_int_equal(system(args), 0);
+  snprintf(args, sizeof args, "rbd %s", copy);
+  assert_int_equal(run(args, 1, out), 0);
+  snprintf(args, sizeof args, "rbd %s --collision", copy);
+  assert_int_equal(run(args, 1, out), 2);
+  if (!strstr(out, "--package-root DIR with DIR holding the package directory "
+                   "'example-robot-data'"))
+    fail_msg("%s", out);
+  remove(copy), rmdir(dir);
+}
+
 typedef struct {
   const char *args; /* after "rbd"; %s is the pendulum file */
   int code;
@@ -226,10 +322,10 @@ static void test_rbd_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rbd_pendulum),
-      cmocka_unit_test(test_rbd_solo),
-      cmocka_unit_test(test_rbd_solo_consistency),
+      cmocka_unit_test(test_rbd_pendulum),         cmocka_unit_test(test_rbd_solo),
+      cmocka_unit_test(test_rbd_solo_consistency), cmocka_unit_test(test_rbd_ur5_without_meshes),
       cmocka_unit_test(test_rbd_errors),
+      cmocka_unit_test(test_rbd_frame),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

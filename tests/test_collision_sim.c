@@ -206,7 +206,7 @@ static void settle(const char *ground, const char *body, double z) {
   char text[1200];
   snprintf(text, sizeof text,
            "timestep: 0.001\nduration: 1.0\ncontact: {margin: 0.001, baumgarte: 0.1}\n"
-           "solver: {max_iter: 300}\n"
+           "solver: {max_iter: 3000}\n"
            "bodies:\n"
            "  - name: ground\n    fixed: true\n    geoms: [%s]\n"
            "  - name: body\n    mass: 1.0\n    position: [0.1, 0.05, %.17g]\n"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "contact/consistency.h"
-#include "contact/qp.h"
+#include "control/qp.h"
 #include "core/linalg.h"
 #include "moreau/assembly.h"
 
@@ -315,6 +315,8 @@ static void random_problem(mr_contact_assembly *a, double *vf, int nc, int m, in
     a->g[i] = mr_dot(a->J + i * m, vf, m) / DT + test_rand(&seed, -1, 1);
     a->R[i] = 0.0;
   }
+  for (int i = 0; i < nc; ++i)
+    a->mu[i] = 0.5, a->rest[i] = 0.0; /* frictional: the tangential rows are held */
   memset(&a->problem, 0, sizeof a->problem);
   a->problem =
       (mr_contact_problem){.nc = nc, .G = a->G, .g = a->g, .mu = a->mu, .R = a->R, .dt = DT};
@@ -358,6 +360,116 @@ static void test_random_rank_deficient(void **state) {
   fixture_free(&f);
 }
 
+/* P b with row roles (the generalisation of eigen_projection): S = {V_r z : (V_r z)_held = 0}
+ * with the orthonormal basis D = V_r Z as there, then the least-squares fit of D's corrected
+ * rows to b's (the normal equations solved on the eigenvectors of D_cᵀ D_c of eigenvalue above
+ * 1e-10 of the largest); rows neither held nor corrected keep b */
+static void eigen_projection_roles(const double *G, int n, const double *b,
+                                   const unsigned char *held, const unsigned char *corrected,
+                                   double *Pb) {
+  static double A[MAXN * MAXN], V[MAXN * MAXN], eig[MAXN], Q[MAXN * MAXN], K[MAXN * MAXN],
+      W[MAXN * MAXN], kw[MAXN], D[MAXN * MAXN], C[MAXN * MAXN], U[MAXN * MAXN], cw[MAXN];
+  memcpy(A, G, sizeof(double) * (size_t)n * n);
+  mr_sym_eigen(A, n, eig, V);
+  double big = 0.0;
+  for (int i = 0; i < n; ++i)
+    big = fmax(big, fabs(eig[i]));
+  int r = 0, d = 0;
+  for (int i = 0; i < n; ++i)
+    if (eig[i] > 1e-10 * big) {
+      for (int k = 0; k < n; ++k)
+        Q[k * n + r] = V[k * n + i];
+      ++r;
+    }
+  for (int a = 0; a < r; ++a)
+    for (int c = 0; c < r; ++c) {
+      double t = 0.0;
+      for (int k = 0; k < n; ++k)
+        if (held[k]) t += Q[k * n + a] * Q[k * n + c];
+      K[a * r + c] = t;
+    }
+  if (r > 0) mr_sym_eigen(K, r, kw, W);
+  for (int j = 0; j < r; ++j) {
+    if (kw[j] > 1e-10) continue;
+    for (int k = 0; k < n; ++k) {
+      D[k * n + d] = 0.0;
+      for (int a = 0; a < r; ++a)
+        D[k * n + d] += Q[k * n + a] * W[a * r + j];
+    }
+    ++d;
+  }
+  /* C = D_cᵀ D_c, its eigenvectors U; z = Σ u (uᵀ D_cᵀ b_c) / λ over the kept eigenvalues */
+  for (int a = 0; a < d; ++a)
+    for (int c = 0; c < d; ++c) {
+      double t = 0.0;
+      for (int k = 0; k < n; ++k)
+        if (corrected[k]) t += D[k * n + a] * D[k * n + c];
+      C[a * d + c] = t;
+    }
+  double z[MAXN] = {0}, cmax = 0.0;
+  if (d > 0) mr_sym_eigen(C, d, cw, U);
+  for (int j = 0; j < d; ++j)
+    cmax = fmax(cmax, cw[j]);
+  for (int j = 0; j < d; ++j) {
+    if (!(cw[j] > 1e-10 * cmax)) continue;
+    double t = 0.0;
+    for (int k = 0; k < n; ++k)
+      for (int a = 0; a < d && corrected[k]; ++a)
+        t += U[a * d + j] * D[k * n + a] * b[k];
+    for (int a = 0; a < d; ++a)
+      z[a] += U[a * d + j] * t / cw[j];
+  }
+  for (int k = 0; k < n; ++k) {
+    Pb[k] = b[k];
+    if (!held[k] && !corrected[k]) continue;
+    Pb[k] = 0.0;
+    for (int a = 0; a < d; ++a)
+      Pb[k] += D[k * n + a] * z[a];
+  }
+}
+
+/* Frictionless contacts and restitution targets (random rank-deficient problems, both paths):
+ * the tangential rows of a contact with μ = 0 are neither held nor corrected (no force acts
+ * along them: they keep their b), and the restitution target, an impact law's demand on a
+ * velocity, is left out of the projection and added back as it is. b' − the projection with
+ * these roles computed by eigendecompositions: 1e-8 ‖b‖ as in test_random_rank_deficient. */
+static void test_frictionless_and_restitution(void **state) {
+  (void)state;
+  static const int sizes[][3] = {{4, 20, 10}, {6, 20, 16}, {10, 24, 24}, {8, 22, 20}};
+  fixture f;
+  fixture_init(&f, 0);
+  mr_contact_assembly_free(&f.a);
+  assert_int_equal(mr_contact_assembly_init(&f.a, MAXC, MAXV, NULL), MR_OK);
+  for (int t = 0; t < 4; ++t)
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      int nc = sizes[t][0], m = sizes[t][1], k = sizes[t][2], n = 3 * nc;
+      random_problem(&f.a, f.vf, nc, m, k, seed * 104729 + (uint64_t)t);
+      unsigned char held[MAXN], corrected[MAXN];
+      double b[MAXN], b2[MAXN], Pb[MAXN], rest[MAXC];
+      for (int i = 0; i < nc; ++i) {
+        f.a.mu[i] = i % 3 == 0 ? 0.0 : 0.5;
+        rest[i] = i % 4 == 1 ? 0.5 + 0.1 * i : 0.0;
+        f.a.rest[i] = rest[i];
+        f.a.g[3 * i + 2] += rest[i];
+      }
+      for (int i = 0; i < n; ++i)
+        held[i] = i % 3 < 2 && f.a.mu[i / 3] > 0.0, corrected[i] = i % 3 == 2;
+      correction(&f, b);
+      for (int i = 0; i < nc; ++i)
+        b[3 * i + 2] -= rest[i];
+      eigen_projection_roles(f.a.G, n, b, held, corrected, Pb);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+      correction(&f, b2);
+      for (int i = 0; i < nc; ++i)
+        b2[3 * i + 2] -= rest[i];
+      assert_vec_near(b2, Pb, n, 1e-8 * mr_norm(b, n));
+      /* a frictionless contact's tangential rows keep b exactly */
+      for (int i = 0; i < n; ++i)
+        if (!held[i] && !corrected[i]) assert_true(b2[i] == b[i]);
+    }
+  fixture_free(&f);
+}
+
 /* the pivoted Cholesky reveals the rank of G = J Jᵀ with J of rank k (8 x 8, k = 0 … 8) and
  * reproduces G on its pivots to round-off (entries of order 1: 1e-12) */
 static void test_pivoted_cholesky_rank(void **state) {
@@ -394,6 +506,7 @@ int main(void) {
       cmocka_unit_test(test_link_two_contacts),
       cmocka_unit_test(test_coincident_contacts),
       cmocka_unit_test(test_random_rank_deficient),
+      cmocka_unit_test(test_frictionless_and_restitution),
       cmocka_unit_test(test_pivoted_cholesky_rank),
   };
   return cmocka_run_group_tests_name("consistency", tests, NULL, NULL);

@@ -13,21 +13,25 @@
 
 /* the rounding bound of k floating-point operations on values of at most x: each rounds to
  * half an ulp of its result, so k/2 ulp; k ulp leaves room for the operands' own rounding */
-static double ops_tol(int k, double x) { return k * DBL_EPSILON * x; }
+static double ops_tol(int k, double x) {
+  return k * DBL_EPSILON * x;
+}
 
 /* ‖·‖∞ of an n × n row-major matrix and of a vector */
 static double mat_norm_inf(const double *A, int n) {
   double r = 0;
   for (int i = 0; i < n; ++i) {
     double row = 0;
-    for (int j = 0; j < n; ++j) row += fabs(A[i * n + j]);
+    for (int j = 0; j < n; ++j)
+      row += fabs(A[i * n + j]);
     r = fmax(r, row);
   }
   return r;
 }
 static double vec_norm_inf(const double *x, int n) {
   double r = 0;
-  for (int i = 0; i < n; ++i) r = fmax(r, fabs(x[i]));
+  for (int i = 0; i < n; ++i)
+    r = fmax(r, fabs(x[i]));
   return r;
 }
 
@@ -44,9 +48,11 @@ static void test_cholesky(void **state) {
   uint64_t s = 1;
   enum { n = 9 };
   double B[n * n], A[n * n], L[n * n], x[n], b[n], r[n];
-  for (int i = 0; i < n * n; ++i) B[i] = test_rand(&s, -1, 1);
+  for (int i = 0; i < n * n; ++i)
+    B[i] = test_rand(&s, -1, 1);
   mr_matmul_abt(A, B, B, n, n, n);
-  for (int i = 0; i < n; ++i) A[i * n + i] += 0.1, b[i] = test_rand(&s, -1, 1);
+  for (int i = 0; i < n; ++i)
+    A[i * n + i] += 0.1, b[i] = test_rand(&s, -1, 1);
   memcpy(L, A, sizeof A);
   assert_int_equal(mr_cholesky(L, n), 0);
   memcpy(x, b, sizeof b);
@@ -69,9 +75,11 @@ static void test_lu(void **state) {
   double A[n * n], LU[n * n], x[n], b[n], r[n];
   int piv[n];
   for (int t = 0; t < 20; ++t) {
-    for (int i = 0; i < n * n; ++i) A[i] = test_rand(&s, -1, 1);
+    for (int i = 0; i < n * n; ++i)
+      A[i] = test_rand(&s, -1, 1);
     if (t == 0) A[0] = 0.0; /* the first column must be pivoted */
-    for (int i = 0; i < n; ++i) b[i] = test_rand(&s, -1, 1);
+    for (int i = 0; i < n; ++i)
+      b[i] = test_rand(&s, -1, 1);
     memcpy(LU, A, sizeof A);
     assert_int_equal(mr_lu_factor(LU, n, piv), 0);
     memcpy(x, b, sizeof b);
@@ -79,7 +87,8 @@ static void test_lu(void **state) {
     mr_matvec(r, A, x, n, n);
     double umax = 0;
     for (int i = 0; i < n; ++i)
-      for (int j = i; j < n; ++j) umax = fmax(umax, fabs(LU[i * n + j]));
+      for (int j = i; j < n; ++j)
+        umax = fmax(umax, fabs(LU[i * n + j]));
     double rho = umax / vec_norm_inf(A, n * n);
     assert_vec_near(r, b, n, ops_tol(2 * n * rho + n, mat_norm_inf(A, n) * vec_norm_inf(x, n)));
   }
@@ -100,7 +109,8 @@ static void test_se3_actions(void **state) {
     for (int i = 0; i < 3; ++i) {
       assert_near(id.p.v[i], 0.0, ops_tol(8, 2.0));
       assert_near(bb.p.v[i], b.p.v[i], ops_tol(8, 4.0));
-      for (int j = 0; j < 3; ++j) assert_near(id.R.m[i][j], i == j, ops_tol(8, 1.0));
+      for (int j = 0; j < 3; ++j)
+        assert_near(id.R.m[i][j], i == j, ops_tol(8, 1.0));
     }
     mr_motion m = random_motion(&s);
     mr_force f = {mr_v3(test_rand(&s, -1, 1), 0.3, -0.2), mr_v3(0.1, test_rand(&s, -1, 1), 0.5)};
@@ -127,7 +137,8 @@ static void test_rotations_and_inertia(void **state) {
     for (int i = 0; i < 3; ++i)
       /* the largest quaternion component (≥ 1/2) from a square root, the others by quotients
        * by it, then products: 16 ulp of the unit entries */
-      for (int j = 0; j < 3; ++j) assert_near(R.m[i][j], a.R.m[i][j], ops_tol(16, 1.0));
+      for (int j = 0; j < 3; ++j)
+        assert_near(R.m[i][j], a.R.m[i][j], ops_tol(16, 1.0));
   }
   /* rpy (0, 0, π/2) maps x to y */
   mr_mat3 Rz = mr_m3_rpy(0, 0, M_PI / 2);
@@ -143,7 +154,8 @@ static void test_rotations_and_inertia(void **state) {
   double h[6] = {f.f.v[0], f.f.v[1], f.f.v[2], f.n.v[0], f.n.v[1], f.n.v[2]};
   for (int i = 0; i < 6; ++i) {
     double r = 0;
-    for (int j = 0; j < 6; ++j) r += M[i][j] * x[j];
+    for (int j = 0; j < 6; ++j)
+      r += M[i][j] * x[j];
     assert_near(r, h[i], ops_tol(16, 2.0)); /* 6 products of entries ≤ m = 2 and ≤ 1 */
   }
   /* adding two point masses: the centre lies between them, inertia from the parallel axes */
@@ -159,16 +171,15 @@ static void test_rotations_and_inertia(void **state) {
 static void test_json(void **state) {
   mr_json *v = NULL;
   mr_error err;
-  assert_int_equal(mr_json_parse("{\"a\": [1, 2.5e0, -3],\n \"b\": \"x\\ny\", \"c\": true}", "t",
-                                 &v, &err),
-                   MR_OK);
+  assert_int_equal(
+      mr_json_parse("{\"a\": [1, 2.5e0, -3],\n \"b\": \"x\\ny\", \"c\": true}", "t", &v, &err),
+      MR_OK);
   double a[3];
   assert_int_equal(mr_json_read_vector(mr_json_get(v, "a"), "t", "a", a, 3, &err), MR_OK);
   assert_near(a[1], 2.5, 0);
   assert_string_equal(mr_json_get(v, "b")->string, "x\ny");
   assert_int_equal(mr_json_get(v, "b")->line, 2);
-  assert_int_equal(mr_json_read_vector(mr_json_get(v, "a"), "t", "a", a, 2, &err),
-                   MR_ERR_INVALID);
+  assert_int_equal(mr_json_read_vector(mr_json_get(v, "a"), "t", "a", a, 2, &err), MR_ERR_INVALID);
   assert_non_null(strstr(err.msg, "3 entries, expected 2"));
   mr_json_free(v);
   assert_int_equal(mr_json_parse("[1,\n  2,,]", "bad.json", &v, &err), MR_ERR_PARSE);
@@ -184,6 +195,40 @@ static void test_json(void **state) {
   assert_int_equal(mr_json_parse(deep, "n", &v, &err), MR_ERR_PARSE);
   assert_int_equal(mr_json_load("/nonexistent/x.json", &v, &err), MR_ERR_IO);
   assert_non_null(strstr(err.msg, "/nonexistent/x.json"));
+  /* a duplicate key is refused where it stands; a number beyond the double range too */
+  assert_int_equal(mr_json_parse("{\"a\": 1,\n \"a\": 2}", "d.json", &v, &err), MR_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "d.json:2:"));
+  assert_non_null(strstr(err.msg, "duplicate"));
+  assert_int_equal(mr_json_parse("[1e999]", "o.json", &v, &err), MR_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "out of range near '1e999'"));
+}
+
+/* JSON: escapes decode to UTF-8, columns count characters, nesting is bounded at 64 levels */
+static void test_json_positions(void **state) {
+  mr_json *v = NULL;
+  mr_error err;
+  assert_int_equal(
+      mr_json_parse("{\"\\u00e9t\\u00e9\": \"\\u00e9\", \"b\": [1, {\"c\": null}]}", "u", &v, &err),
+      MR_OK);
+  assert_string_equal(mr_json_get(v, "\xc3\xa9t\xc3\xa9")->string, "\xc3\xa9");
+  assert_int_equal(mr_json_get(v, "b")->col, 34);
+  assert_int_equal(mr_json_at(mr_json_get(v, "b"), 1)->col, 38);
+  assert_int_equal(mr_json_get(mr_json_at(mr_json_get(v, "b"), 1), "c")->col, 44);
+  mr_json_free(v);
+  /* a multi-byte character counts one column: "é" is two bytes */
+  assert_int_equal(mr_json_parse("[\"\xc3\xa9\", 2]", "u", &v, &err), MR_OK);
+  assert_int_equal(mr_json_at(v, 1)->col, 7);
+  mr_json_free(v);
+  char deep[200];
+  for (int depth = 64; depth <= 65; ++depth) {
+    memset(deep, '[', (size_t)depth);
+    memset(deep + depth, ']', (size_t)depth);
+    deep[2 * depth] = '\0';
+    mr_status st = mr_json_parse(deep, "n", &v, &err);
+    assert_int_equal(st, depth == 64 ? MR_OK : MR_ERR_PARSE);
+    if (st) assert_non_null(strstr(err.msg, "n:1:65: nesting deeper than 64 levels"));
+    mr_json_free(v);
+  }
 }
 
 /* the arena aligns, runs out cleanly, and rewinds to a mark */
@@ -227,7 +272,8 @@ static void test_cone(void **state) {
     /* each projection is a few products, a square root and a quotient by 1 + μ² on |x| ≤ 2√3
      * (< 4), with μ ≤ 2: 8 operations on values up to (1 + μ) 4 */
     const double t = ops_tol(8, (1 + mu) * 4.0);
-    for (int i = 0; i < 3; ++i) assert_near(p[i] - q[i], x[i], t); /* x = P_K − P_K*(−x) */
+    for (int i = 0; i < 3; ++i)
+      assert_near(p[i] - q[i], x[i], t); /* x = P_K − P_K*(−x) */
     assert_near(p[0] * q[0] + p[1] * q[1] + p[2] * q[2], 0.0, 4.0 * 2 * t);
     assert_true(hypot(p[0], p[1]) <= mu * p[2] + t);
   }
@@ -255,9 +301,10 @@ static void test_criteria(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cholesky),   cmocka_unit_test(test_lu),   cmocka_unit_test(test_se3_actions),
-      cmocka_unit_test(test_rotations_and_inertia), cmocka_unit_test(test_json),
-      cmocka_unit_test(test_arena),      cmocka_unit_test(test_cone),
+      cmocka_unit_test(test_cholesky),    cmocka_unit_test(test_lu),
+      cmocka_unit_test(test_se3_actions), cmocka_unit_test(test_rotations_and_inertia),
+      cmocka_unit_test(test_json),        cmocka_unit_test(test_json_positions),
+      cmocka_unit_test(test_arena),       cmocka_unit_test(test_cone),
       cmocka_unit_test(test_criteria),
   };
   return cmocka_run_group_tests_name("core", tests, NULL, NULL);

@@ -798,7 +798,7 @@ static void body_derivatives(const body_case *bc, double *dq, double *dv, double
   mr_assembly_settings as = mr_assembly_settings_default();
   as.dt = sc.timestep;
   as.baumgarte = 0.0;
-  const mr_contact_step cs = {prob, rows, radius, J, lambda, c, &as, 1e-9, NULL};
+  const mr_contact_step cs = {prob, rows, radius, J, lambda, c, &as, 1e-9, NULL, NULL};
   mr_step_derivatives *sd = mr_step_derivatives_create(m);
   static double work[1 << 14];
   assert_true(mr_step_contact_work_size(m, nc) <= sizeof work);

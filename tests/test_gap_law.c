@@ -1,7 +1,8 @@
 /* The normal correction in simulation, step by step, for contacts that start in penetration
  * (docs/solvers.md, "The gap correction"; DESIGN.md §4).
  *
- * A ball (radius 0.1 m, 1 kg) over a halfspace, no tangential motion, contact margin 1 mm,
+ * A ball (radius 0.1 m, 1 kg) over a halfspace, no tangential motion, contact margin 1 mm plus
+ * the speculative reach Δt (|v| + g Δt) (mr_collision_set_motion: the ball does not turn),
  * Δt = 1 ms. Its one contact has Φ = z − r (exact for a sphere on a plane) and the normal
  * velocity v_z, so a rigid solver's answer is scalar: λ_N ≥ 0, c_N = v⁺ + cor ≥ 0,
  * λ_N c_N = 0, i.e.
@@ -11,7 +12,8 @@
  *   cor = (Φ + d)/Δt                     on the band Φ ≥ −δ,
  *   cor = (−δ + k_B (Φ + δ))/Δt          below it (push-out δ/Δt plus k_B of the excess);
  * and for a contact that carried no normal force last step (new) approaching faster than the
- * restitution threshold, once its approach closes the gap within the step (Φ ≤ −v Δt):
+ * restitution threshold, once its free motion closes the gap within the step (Φ ≤ −v_f Δt,
+ * v_f = v − g Δt):
  *   cor = e v                            if Φ ≥ 0 (the rebound alone),
  *   cor = k_B Φ/Δt + e v                 if Φ < 0 (an impact that starts in penetration).
  * Each step's v⁺ is predicted from the library's state at the step's start (Φ, v, and whether
@@ -54,8 +56,8 @@ static mr_scene ball(const gap_case *c) {
 /* the normal correction of the law above (velocity units) */
 static double correction(double phi, double v, int is_new, const gap_case *c) {
   mr_assembly_settings as = mr_assembly_settings_default();
-  double band = as.band, d = as.rest_depth;
-  if (is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -v * DT)
+  double band = as.band, d = as.rest_depth, vf = v - GRAV * DT;
+  if (is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -vf * DT)
     return phi >= 0.0 ? c->e * v : c->kb * phi / DT + c->e * v;
   if (phi >= -band) return (phi + d) / DT;
   return (-band + c->kb * (phi + band)) / DT;
@@ -73,9 +75,9 @@ static void run_case(const gap_case *c, const char *solver, int branches[4]) {
     double phi = mr_sim_q(s)[2] - RADIUS, v = mr_sim_v(s)[2], vf = v - GRAV * DT;
     int is_new = !carried;
     double pred = vf;
-    if (phi <= MARGIN) {
+    if (phi <= MARGIN + DT * (fabs(v) + GRAV * DT)) {
       pred = fmax(vf, -correction(phi, v, is_new, c));
-      int impact = is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -v * DT;
+      int impact = is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -vf * DT;
       branches[impact ? (phi < 0.0 ? 3 : 2) : (phi >= -as.band ? 0 : 1)]++;
     }
     if (mr_sim_step(s, &err)) fail_msg("%s, step %d: %s", solver, k + 1, err.msg);

@@ -151,9 +151,9 @@ static int body_named(const mr_model *m, const char *name) {
 static int island_of(const mr_sim *s, int b) {
   const mr_contact *cs;
   mr_sim_contacts(s, &cs, NULL);
-  for (int k = 0; k < mr_islands_count(s->isl); ++k) {
+  for (int k = 0; k < mr_contact_stage_islands(s->contacts); ++k) {
     const int *blocks;
-    const mr_contact_problem *p = mr_islands_island(s->isl, k, &blocks);
+    const mr_contact_problem *p = mr_contact_stage_island(s->contacts, k, &blocks);
     for (int i = 0; i < p->nc; ++i)
       if (cs[blocks[i]].body[0] == b || cs[blocks[i]].body[1] == b) return k;
   }
@@ -193,7 +193,7 @@ static void test_warm_start_per_island(void **state) {
     /* the scene does what it is for: b's island renumbered, a's contacts changed */
     int ib = island_of(s, b), ia = island_of(s, a);
     const int *blocks;
-    int na = ia >= 0 ? mr_islands_island(s->isl, ia, &blocks)->nc : 0;
+    int na = ia >= 0 ? mr_contact_stage_island(s->contacts, ia, &blocks)->nc : 0;
     if (first < 0) first = ib;
     renumbered |= ib != first;
     a_changed |= a_contacts >= 0 && na != a_contacts;

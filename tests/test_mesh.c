@@ -131,6 +131,37 @@ static void test_cube_formats(void **state) {
   }
 }
 
+/* what assimp gives is checked and reshaped: OBJ quads with texture and normal indices are
+ * triangulated and the corners assimp unshares are merged back (8 vertices for the cube, the
+ * hull and volume exact: coordinates 0 and 1), negative indices count back from the last vertex;
+ * a binary STL whose 80-byte header starts with "solid" (as many exporters write it) reads as
+ * binary (its size matches its triangle count) */
+static void test_assimp_path(void **state) {
+  write_text("build/quads.obj", "# cube of quads\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                                "v 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\nvt 0 0\nvn 0 0 1\n"
+                                "f 4/1/1 3/1/1 2/1/1 1/1/1\nf 5//1 6//1 7//1 8//1\nf 1 2 6 5\n"
+                                "f 2 3 7 6\nf 3 4 8 7\nf -1 -5 -8 -4\n");
+  mr_error err;
+  mr_mesh *m = mr_mesh_load("build/quads.obj", mr_v3(1, 1, 1), NULL, &err);
+  if (!m) fail_msg("%s", err.msg);
+  assert_int_equal(m->nvert, 8);
+  assert_int_equal(m->nface, 12);
+  const double tol = m->nface * DBL_EPSILON; /* exact triple products, rounded sums */
+  assert_near(m->volume, 1.0, tol);
+  assert_near(m->hull_volume, 1.0, tol);
+  mr_mesh_free(m);
+  prism cube = extrude(square, 4, 0);
+  write_stl_binary("build/solid_header.stl", &cube);
+  FILE *f = fopen("build/solid_header.stl", "r+b");
+  fwrite("solid exported", 1, 14, f);
+  fclose(f);
+  m = mr_mesh_load("build/solid_header.stl", mr_v3(1, 1, 1), NULL, &err);
+  if (!m) fail_msg("%s", err.msg);
+  assert_int_equal(m->nvert, 36); /* STL: one vertex per triangle corner */
+  assert_near(m->volume, 1.0, tol);
+  mr_mesh_free(m);
+}
+
 /* an L-shaped prism: area 3 against a hull area 3.5, flagged as far from convex */
 static void test_nonconvex_warning(void **state) {
   prism l = extrude(ell, 6, 0);
@@ -179,6 +210,24 @@ static void test_mesh_errors(void **state) {
   assert_null(mr_mesh_load("build/bad.obj", mr_v3(1, 1, 1), NULL, &err));
   assert_non_null(strstr(err.msg, "build/bad.obj:3"));
   assert_non_null(strstr(err.msg, "'nan'"));
+  /* what assimp would read silently (a missing number, a decimal comma, a NUL) names the line */
+  write_text("build/short.obj", "v 0 0 0\nv 1 0\nv 0 1 0\nf 1 2 3\n");
+  assert_null(mr_mesh_load("build/short.obj", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "build/short.obj:2: 2 numbers, expected 3"));
+  write_text("build/comma.obj", "v 0 0 0\nv 1 0 0\nv 0 1,5 0\nf 1 2 3\n");
+  assert_null(mr_mesh_load("build/comma.obj", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "build/comma.obj:3: bad number '1,5'"));
+  const char nul[] = "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\0\n";
+  assert_null(mr_mesh_parse(nul, sizeof nul - 1, "nul.stl", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "nul.stl: a NUL byte at offset 50"));
+  write_text("build/fourv.stl", "solid f\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\n"
+                                "vertex 1 0 0\nvertex 0 1 0\nvertex 1 1 0\nendloop\nendfacet\n"
+                                "endsolid f\n");
+  assert_null(mr_mesh_load("build/fourv.stl", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "build/fourv.stl:8: facet with 4 vertices"));
+  write_text("build/twov.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2\n");
+  assert_null(mr_mesh_load("build/twov.obj", mr_v3(1, 1, 1), NULL, &err));
+  assert_non_null(strstr(err.msg, "build/twov.obj:4: face with 2 vertices"));
   write_text("build/badidx.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n");
   assert_null(mr_mesh_load("build/badidx.obj", mr_v3(1, 1, 1), NULL, &err));
   assert_non_null(strstr(err.msg, "build/badidx.obj:4"));
@@ -253,18 +302,20 @@ static void test_mirror(void **state) {
 /* the L prism as a Collada file with the given <asset> contents */
 static void write_dae(const char *path, const prism *m, const char *asset) {
   FILE *f = fopen(path, "w");
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-             "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
-             "<asset>%s</asset>\n<library_geometries><geometry id=\"g\"><mesh>\n"
-             "<source id=\"p\"><float_array id=\"pa\" count=\"%d\">",
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+          "<COLLADA xmlns=\"http://www.collada.org/2005/11/COLLADASchema\" version=\"1.4.1\">\n"
+          "<asset>%s</asset>\n<library_geometries><geometry id=\"g\"><mesh>\n"
+          "<source id=\"p\"><float_array id=\"pa\" count=\"%d\">",
           asset, 3 * m->nv);
   for (int i = 0; i < m->nv; ++i)
     fprintf(f, "%g %g %g ", m->v[i][0], m->v[i][1], m->v[i][2]);
-  fprintf(f, "</float_array>\n<technique_common><accessor source=\"#pa\" count=\"%d\" "
-             "stride=\"3\"><param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
-             "<param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
-             "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
-             "<triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>",
+  fprintf(f,
+          "</float_array>\n<technique_common><accessor source=\"#pa\" count=\"%d\" "
+          "stride=\"3\"><param name=\"X\" type=\"float\"/><param name=\"Y\" type=\"float\"/>"
+          "<param name=\"Z\" type=\"float\"/></accessor></technique_common></source>\n"
+          "<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/></vertices>\n"
+          "<triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>",
           m->nv, m->nf);
   for (int t = 0; t < m->nf; ++t)
     fprintf(f, "%d %d %d ", m->f[t][0], m->f[t][1], m->f[t][2]);
@@ -282,7 +333,8 @@ static void write_dae(const char *path, const prism *m, const char *asset) {
  * coordinates to 2^-24 relative, volumes (products of three) to 3 · 2^-24 ≈ 1.8e-7 relative */
 static void test_collada(void **state) {
   prism l = extrude(ell, 6, 0);
-  write_dae("build/ell_mm_yup.dae", &l, "<unit name=\"millimeter\" meter=\"0.001\"/><up_axis>Y_UP</up_axis>");
+  write_dae("build/ell_mm_yup.dae", &l,
+            "<unit name=\"millimeter\" meter=\"0.001\"/><up_axis>Y_UP</up_axis>");
   write_dae("build/ell_zup.dae", &l, "<up_axis>Z_UP</up_axis>");
   const char *files[2] = {"build/ell_mm_yup.dae", "build/ell_zup.dae"};
   const double s[2] = {1e-3, 1.0};
@@ -401,9 +453,13 @@ static void test_reference_meshes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cube_formats),     cmocka_unit_test(test_nonconvex_warning),
-      cmocka_unit_test(test_mesh_errors),      cmocka_unit_test(test_mesh_collisions),
-      cmocka_unit_test(test_reference_meshes), cmocka_unit_test(test_mirror),
+      cmocka_unit_test(test_cube_formats),
+      cmocka_unit_test(test_assimp_path),
+      cmocka_unit_test(test_nonconvex_warning),
+      cmocka_unit_test(test_mesh_errors),
+      cmocka_unit_test(test_mesh_collisions),
+      cmocka_unit_test(test_reference_meshes),
+      cmocka_unit_test(test_mirror),
       cmocka_unit_test(test_collada),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,8 @@
 #include <float.h>
 #include <string.h>
 
-#include "contact/qp.h"
-#include "integrate/mpc_qp.h"
+#include "control/qp.h"
+#include "control/mpc_qp.h"
 #include "moreau/control.h"
 #include "moreau/mpc.h"
 #include "sim_util.h"

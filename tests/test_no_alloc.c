@@ -202,6 +202,59 @@ static void test_many_bodies(void **state) {
   }
 }
 
+/* Scenes whose contacts grow: 10 cubes dropped one above another onto the ground land into ever
+ * larger islands (more than 8 trees: no worst case is reserved at creation), and a layer of 5 x 5
+ * touching cubes dropped 1 cm lands with 4 + 4 x 4 / 2 = 12 contacts per cube (260 with its side
+ * contacts), past the initial room of 8 per geometry (208). Storage grows only at the start of
+ * a step, before its stages, when the contacts exceed any met before, by half again each time:
+ * every step that allocates is one whose warnings.storage_grown went up, and it goes up at most
+ * log₁.₅(final / initial room) + 2 times per kind of storage (contacts; the islands' pools).
+ * ncp-pgs: the solvers that factor a block-sparse G analyse each new sparsity pattern when they
+ * meet it (test_sparse_cholesky), the one allocation left inside a solve. */
+static void grows_between_steps(const char *what, const char *text, long steps) {
+  mr_scene sc = tsim_parse(text, ".");
+  mr_sim *s = tsim_create(&sc, "ncp-pgs");
+  long grown = 0, growths = 0;
+  for (long k = 0; k < steps; ++k) {
+    long before = allocations;
+    tsim_steps(s, 1);
+    long g = mr_sim_get_warnings(s)->storage_grown;
+    if (allocations != before && g == grown)
+      fail_msg("%s, step %ld: %ld allocations without a growth of the storage", what, k + 1,
+               allocations - before);
+    growths += g > grown, grown = g;
+  }
+  print_message("%s: storage grew at %ld steps of %ld (%d contacts at the end)\n", what, growths,
+                steps, mr_sim_last(s)->ncontacts);
+  assert_true(growths > 0); /* the scene exercises the growth */
+  /* the islands' pools start at the initial state's need and the contacts at 8 per geometry:
+   * 1.5^k covers the growth from one contact to the last count in k ≤ 14 growths of each */
+  assert_true(growths <= 2 * 14);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+static void test_storage_grows_between_steps(void **state) {
+  char text[16384];
+  const char *head = "timestep: 0.001\nbodies:\n"
+                     "  - {name: ground, fixed: true, geoms: [{type: halfspace}]}\n";
+  int at = snprintf(text, sizeof text, "%s", head);
+  for (int k = 0; k < 10; ++k) /* a column, dropped: each lands on the one below */
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "  - {name: c%d, mass: 1, position: [0, 0, %g], geoms: [{type: box, size: [0.1, "
+                   "0.1, 0.1]}]}\n",
+                   k, 0.06 + 0.15 * k);
+  grows_between_steps("dropped column", text, 600);
+  at = snprintf(text, sizeof text, "%s", head);
+  for (int i = 0, k = 0; i < 5; ++i) /* a layer of touching cubes, 1 cm up */
+    for (int j = 0; j < 5; ++j, ++k)
+      at += snprintf(text + at, sizeof text - (size_t)at,
+                     "  - {name: p%d, mass: 1, position: [%g, %g, 0.06], geoms: [{type: box, "
+                     "size: [0.1, 0.1, 0.1]}]}\n",
+                     k, 0.1 * i, 0.1 * j);
+  grows_between_steps("layer of 25 cubes", text, 100);
+}
+
 /* the derivatives of the dynamics, of the free step and of the sphere's contact step of the
  * Allegro scene (created first, then evaluated with the counters watching) */
 static void test_derivatives(void **state) {
@@ -222,7 +275,7 @@ static void test_derivatives(void **state) {
   const mr_contact_geometry row = {.type = MR_ROWS_LIMIT, .dof = 0, .sign = 1.0};
   mr_assembly_settings as = mr_assembly_settings_default();
   as.dt = sc.timestep;
-  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9, NULL};
+  const mr_contact_step cs = {&prob, &row, NULL, J, lambda, c, &as, 1e-9, NULL, NULL};
   long before = allocations;
   mr_rnea_derivatives(m, d, dd, sc.q0, sc.v0, tau);
   assert_int_equal(mr_aba_derivatives(m, d, dd, sc.q0, sc.v0, tau, NULL), MR_OK);
@@ -291,6 +344,7 @@ int main(void) {
       cmocka_unit_test(test_constraints),
       cmocka_unit_test(test_hand),
       cmocka_unit_test(test_many_bodies),
+      cmocka_unit_test(test_storage_grows_between_steps),
       cmocka_unit_test(test_derivatives),
       cmocka_unit_test(test_control_loop),
       cmocka_unit_test(test_sim_derivatives),

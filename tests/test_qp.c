@@ -5,8 +5,8 @@
 #include <float.h>
 #include <string.h>
 
-#include "contact/lemke.h"
-#include "contact/qp.h"
+#include "control/lemke.h"
+#include "control/qp.h"
 #include "core/linalg.h"
 
 enum { NMAX = 12, MEQ = 6, MIN = 24 };

@@ -651,7 +651,9 @@ static void test_pendulum_scene(void **state) {
                "0]}\n",
                "2:67:", "needs 'floating: true'");
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, posture: up}\n",
-               "2:59: 'posture': needs an SRDF file;", "pendulum.srdf' not found");
+               "2:59: 'posture': needs an SRDF file; neither 'scenes/models/pendulum.srdf' nor "
+               "'scenes/srdf/pendulum.srdf' found",
+               NULL);
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, srdf: none.srdf}\n",
                "2:56: 'srdf': file 'none.srdf' not found", NULL);
   expect_error("robots:\n  - {name: p, urdf: scenes/models/pendulum.urdf, pd: {targets: {hnge: "
@@ -707,6 +709,89 @@ static void test_cli_check(void **state) {
   rmdir(dir);
 }
 
+/* the inertia "what" of a message: from "inertia " to the next ';' */
+static void inertia_clause(const char *msg, char *out, size_t len) {
+  const char *a = strstr(msg, "inertia "), *b = a ? strchr(a, ';') : NULL;
+  if (!a || !b) fail_msg("no inertia clause in '%s'", msg);
+  snprintf(out, len, "%.*s", (int)(b - a), a);
+}
+
+/* one inertia policy: a YAML body whose principal moments break A + B >= C is refused with the
+ * URDF loader's rule and words, naming inertia_fix; the rule is on the principal moments (the
+ * diagonal [1, 1, 1] with Ixy = 0.9 has moments 0.1, 1, 1.9), with the tolerance 1e-6 C of the
+ * URDF loader (C = 2: a shortfall of 1e-6 passes, 1e-5 does not); inertia_fix replaces [1, 1, 5]
+ * by its Frobenius projection on the face A + B = C, (1, 1, 5) + (1, 1, -1) = (2, 2, 4): exact
+ * arithmetic on small integers */
+static void test_inertia_policy(void **state) {
+  const char *fmt = "bodies:\n  - name: c\n    mass: 1\n    inertia: %s\n%s"
+                    "    geoms: [{type: sphere, radius: 0.1}]\n";
+  char text[512], yaml_what[300], urdf_what[300];
+  mr_scene s;
+  mr_error err;
+  snprintf(text, sizeof text, fmt, "[1, 1, 5]", "");
+  assert_int_equal(parse(text, &s, &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "t.yaml:4:14: body 'c': inertia breaks the triangle inequality"));
+  assert_non_null(strstr(err.msg, "'inertia_fix: true' on the body"));
+  inertia_clause(err.msg, yaml_what, sizeof yaml_what);
+  /* the same tensor on a URDF link: the same clause */
+  const char *urdf = "<robot name='r'><link name='a'><inertial><mass value='1'/>"
+                     "<inertia ixx='1' iyy='1' izz='5' ixy='0' ixz='0' iyz='0'/></inertial>"
+                     "</link></robot>";
+  mr_model *m = NULL;
+  mr_urdf_options o = mr_urdf_options_default();
+  assert_int_equal(mr_urdf_parse(urdf, "r.urdf", &o, &m, &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "inertia_fix"));
+  inertia_clause(err.msg, urdf_what, sizeof urdf_what);
+  assert_string_equal(yaml_what, urdf_what);
+  expect_error((snprintf(text, sizeof text, fmt, "[1, 1, 1, 0.9, 0, 0]", ""), text),
+               "A = 0.1, B = 1, C = 1.9", "inertia_fix");
+  expect_error((snprintf(text, sizeof text, fmt, "[1, 1, 1, 2, 0, 0]", ""), text),
+               "is not positive semi-definite", "inertia_fix");
+  expect_error((snprintf(text, sizeof text, fmt, "[1, 1, 2.00001]", ""), text),
+               "short of C by 1e-05", NULL);
+  const char *ok[] = {"[1, 1, 2]", "[1, 1, 2.000001]"};
+  for (int k = 0; k < 2; ++k) {
+    snprintf(text, sizeof text, fmt, ok[k], "");
+    if (parse(text, &s, &err)) fail_msg("%s: %s", ok[k], err.msg);
+    mr_scene_free(&s);
+  }
+  snprintf(text, sizeof text, fmt, "[1, 1, 5]", "    inertia_fix: true\n");
+  if (parse(text, &s, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(s.nwarnings, 1);
+  assert_non_null(strstr(s.warning, "t.yaml:4:14: body 'c': inertia breaks the triangle"));
+  assert_non_null(strstr(s.warning, "principal moments 2, 2, 4 kg m^2"));
+  const mr_mat3 *I = &s.model->bodies[1].inertia.I;
+  assert_near(I->m[0][0], 2.0, 0);
+  assert_near(I->m[1][1], 2.0, 0);
+  assert_near(I->m[2][2], 4.0, 0);
+  mr_scene_free(&s);
+}
+
+/* moreau check and moreau run refuse such a body with the message (exit status 2) */
+static void test_inertia_policy_cli(void **state) {
+  const char *bin = getenv("MOREAU_BIN");
+  if (!bin) fail_msg("MOREAU_BIN is unset: run through make test");
+  char dir[] = "/tmp/moreau_inertia_XXXXXX", cmd[2048], out[2048];
+  assert_non_null(mkdtemp(dir));
+  write_file(dir, "bad.yaml",
+             "duration: 0.01\nbodies:\n  - {name: c, mass: 1, inertia: [1, 1, 5], geoms: "
+             "[{type: sphere, radius: 0.1}]}\n");
+  const char *commands[] = {"check", "run"};
+  for (int k = 0; k < 2; ++k) {
+    snprintf(cmd, sizeof cmd, "%s %s %s/bad.yaml 2>&1", bin, commands[k], dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    assert_int_equal(WEXITSTATUS(pclose(p)), 2);
+    if (!strstr(out, "bad.yaml:3:33: body 'c': inertia breaks the triangle inequality") ||
+        !strstr(out, "inertia_fix"))
+      fail_msg("moreau %s: %s", commands[k], out);
+  }
+  snprintf(cmd, sizeof cmd, "%s/bad.yaml", dir);
+  unlink(cmd);
+  rmdir(dir);
+}
+
 /* never crash: every truncation of the minimal scene and single-character corruptions either
  * load or fail with a positioned message (run under the sanitizers by make check) */
 static void test_corrupted_input(void **state) {
@@ -754,6 +839,8 @@ int main(void) {
       cmocka_unit_test(test_pendulum_scene),
       cmocka_unit_test(test_all_scenes),
       cmocka_unit_test(test_cli_check),
+      cmocka_unit_test(test_inertia_policy),
+      cmocka_unit_test(test_inertia_policy_cli),
       cmocka_unit_test(test_corrupted_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -251,14 +251,14 @@ static void test_island_pattern(void **state) {
   const mr_contact *con;
   int ncon = mr_sim_contacts(a, &con, NULL), nv = mr_sim_model(a)->nv, n = 3 * whole->nc;
   assert_int_equal(ncon, whole->nc);
-  assert_int_equal(mr_islands_count(a->isl), 3);
+  assert_int_equal(mr_contact_stage_islands(a->contacts), 3);
   double gmax = 0.0;
   for (int k = 0; k < n * n; ++k)
     gmax = fmax(gmax, fabs(whole->G[k]));
   int stored_sparse = 0;
-  for (int k = 0; k < mr_islands_count(a->isl); ++k) {
+  for (int k = 0; k < mr_contact_stage_islands(a->contacts); ++k) {
     const int *blocks;
-    const mr_contact_problem *p = mr_islands_island(a->isl, k, &blocks);
+    const mr_contact_problem *p = mr_contact_stage_island(a->contacts, k, &blocks);
     stored_sparse += p->G == NULL;
     int coupled = 0;
     for (int i = 0; i < p->nc; ++i)
@@ -311,9 +311,9 @@ static const mr_contact_problem *column_problem_k(mr_sim **s, mr_scene *sc, int 
   *sc = column_scene(k);
   *s = tsim_create(sc, "ncp-pgs");
   tsim_steps(*s, 1);
-  assert_int_equal(mr_islands_count((*s)->isl), 1);
+  assert_int_equal(mr_contact_stage_islands((*s)->contacts), 1);
   const int *blocks;
-  const mr_contact_problem *p = mr_islands_island((*s)->isl, 0, &blocks);
+  const mr_contact_problem *p = mr_contact_stage_island((*s)->contacts, 0, &blocks);
   assert_null(p->G);
   assert_int_equal(p->nc, 4 * k);
   return p;
@@ -632,9 +632,9 @@ static void block_pair_open(column_pair *c) {
   c->sc = tsim_parse(text, ".");
   c->s = tsim_create(&c->sc, "ncp-pgs");
   tsim_steps(c->s, 1);
-  assert_int_equal(mr_islands_count(c->s->isl), 1);
+  assert_int_equal(mr_contact_stage_islands(c->s->contacts), 1);
   const int *blocks;
-  pair_init(c, mr_islands_island(c->s->isl, 0, &blocks));
+  pair_init(c, mr_contact_stage_island(c->s->contacts, 0, &blocks));
 }
 
 /* ncp-stagproj and ncp-hybrid on the block's problem, block-sparse against dense: the same

@@ -3,12 +3,13 @@
  * tree-sparse LDLᵀ factor of M (M⁻¹ is never formed), and the corrected free velocity
  *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
  *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
- *                           cor_N += e J_N v for a contact that is new this step
- *                           (approaching faster than the restitution threshold);
- * except that a new contact whose gap closes within the step (0 ≤ Φ_N ≤ −Δt J_N v) takes
- * cor_N = e J_N v alone: the impact happens inside the step, and adding the gap term would cut
- * the rebound by up to margin/Δt (the sum is kept for contacts first seen farther away than one
- * step's travel; one first seen in penetration takes e J_N v + k_B Φ_N/Δt, no push-out). The law is the same above and below Φ = 0, hence affine over a rigid patch
+ * except at an impact: a contact open last step (no normal force) approaching faster than the
+ * restitution threshold whose gap its free motion closes within the step (Φ_N ≤ −Δt J_N v_f)
+ * takes
+ * cor_N = e J_N v (the impact happens inside the step, and adding the gap term would cut the
+ * rebound by up to margin/Δt), plus k_B Φ_N/Δt when it starts in penetration (no push-out); the
+ * rebound part is kept per block (mr_contact_assembly.rest) so that the consistent law leaves it
+ * out of its projection (docs/solvers.md). The law is the same above and below Φ = 0, hence affine over a rigid patch
  * whose corners lie in [−δ, ∞): J v_f + cor then stays in range(J) = range(G) for a resting foot
  * or box and the NCP keeps its all-sticking solution (docs/solvers.md, "The gap correction").
  * All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
@@ -79,6 +80,8 @@ typedef struct {
   double *R;    /* 3 nc */
   double *phi;  /* nc */
   double *vel;  /* contact velocity J v at the start of the step, 3 nc (m/s) */
+  double *rest; /* nc: the restitution target's part of each block's g_N (force units), 0 but
+                   on an impact; the consistent law leaves it out of its projection */
   unsigned char *kind; /* MR_KIND_* per block, nc (the problem's kind is NULL without bilateral) */
   /* optional block-sparse G, filled instead of G by a tree-sparse subset (mr_assembly_subset
    * .sparse) when Gb is not NULL: block-CSR as in mr_contact_problem, block (i, j) stored iff the
@@ -92,6 +95,23 @@ typedef struct {
 } mr_contact_assembly;
 
 mr_assembly_settings mr_assembly_settings_default(void);
+
+/* 1 when a contact is an impact this step (the header comment): open last step, approaching
+ * faster than the restitution threshold (vn = J_N v at the start of the step), its gap closed
+ * within the step by its free motion (vnf = J_N v_f). */
+int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
+                      const mr_assembly_settings *s);
+
+/* The normal row's correction of a contact (velocity units; g_N = (J_N v_f + gap + rest)/Δt):
+ * the gap law's part and its slope ∂gap/∂Φ, and the restitution target e J_N v of an impact
+ * (impact: mr_contact_impact). */
+typedef struct {
+  double gap;   /* the gap (push-out) correction, m/s */
+  double rest;  /* the restitution target, m/s (0 but on an impact) */
+  double slope; /* ∂gap/∂Φ, 1/s */
+} mr_normal_correction;
+mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,
+                                                  int impact, const mr_assembly_settings *s);
 
 /* Allocate buffers for up to max_contacts contacts of a model with nv velocities. */
 mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int nv, mr_error *err);

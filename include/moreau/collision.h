@@ -119,6 +119,20 @@ mr_status mr_collision_detect(mr_collision *c, const mr_se3 *body_placements, mr
 /* The same with the world placement of every geometry given directly (indexed by geometry). */
 mr_status mr_collision_detect_geoms(mr_collision *c, const mr_se3 *geom_placements, mr_error *err);
 
+/* Room for max_contacts contacts (only grows; the contacts of the last detection are kept), and
+ * the number the buffer holds now. */
+mr_status mr_collision_reserve(mr_collision *c, int max_contacts, mr_error *err);
+int mr_collision_capacity(const mr_collision *c);
+
+/* Speculative contacts for the next detections: with the spatial velocity of every body (body
+ * frame, indexed by body, as mr_data.vb) over a step of dt and a bound accel on the bodies'
+ * acceleration (m/s², e.g. |gravity|), each bounded geometry of a moving body reaches
+ *   r_g = dt (|v_o| + |ω| ρ_g + accel dt),   ρ_g a bound on its points' distance from the origin,
+ * and a pair is reported below margin + r_a + r_b (broadphase boxes grow by r_g): a contact
+ * enters the problem in the step before its gap would close. body_velocity NULL: no reach. */
+void mr_collision_set_motion(mr_collision *c, const mr_motion *body_velocity, double dt,
+                             double accel);
+
 int mr_collision_ncontacts(const mr_collision *c);
 const mr_contact *mr_collision_contacts(const mr_collision *c);
 mr_collision_stats mr_collision_get_stats(const mr_collision *c);

@@ -147,6 +147,9 @@ typedef struct {
   const struct mr_contact_side *sides; /* per block: both sides' models (2 per block; when
                                        given, radius is not read); NULL: body1's from radius,
                                        body2 flat (a halfspace, the ground) */
+  const double *rest;               /* per block: the restitution target of the assembly
+                                       (mr_contact_assembly.rest), nonzero on an impact; NULL:
+                                       an impact decided from J_N v alone */
 } mr_contact_step;
 
 /* a side of a contact that is a face: the normal turns with its body */

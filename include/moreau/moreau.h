@@ -2,6 +2,7 @@
 #ifndef MOREAU_MOREAU_H
 #define MOREAU_MOREAU_H
 
+#include "moreau/version.h"
 #include "moreau/error.h"
 #include "moreau/spatial.h"
 #include "moreau/model.h"
@@ -19,5 +20,6 @@
 #include "moreau/mjcf.h"
 #include "moreau/batch.h"
 #include "moreau/qpcc.h"
+#include "moreau/query.h"
 
 #endif

@@ -62,8 +62,13 @@ mr_mpc_settings mr_mpc_settings_default(void);
 mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err);
 
 /* Attach (or replace) robot's MPC controller with settings c (allocates: call it between steps,
- * not in a control loop). The robot must have a floating base and the four foot frames. */
+ * not in a control loop). The robot must have a floating base and the four foot frames. The
+ * robots' MPCs are together the simulator's controller (sim.h, mr_sim_set_controller): attaching
+ * one replaces another kind of controller, and attaching another kind removes them. */
 mr_status mr_sim_set_mpc(mr_sim *s, const char *robot, const mr_mpc_settings *c, mr_error *err);
+/* The world's hook for a robot whose scene declares `controller: {type: mpc}`
+ * (mr_world_robot.controller_attach): mr_sim_set_mpc with the world's settings. */
+mr_status mr_mpc_attach_declared(mr_sim *s, int robot, mr_error *err);
 /* Change the commanded velocity (vx, vy, yaw rate) of robot's controller from the next step. */
 mr_status mr_sim_set_mpc_velocity(mr_sim *s, const char *robot, const double velocity[3],
                                   mr_error *err);

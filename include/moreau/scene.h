@@ -85,13 +85,19 @@ typedef struct {
   int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
                                      uses its hull) */
   char warning[MR_ERROR_MSG_MAX]; /* the last one */
+  char default_scene[MR_ERROR_MSG_MAX]; /* a bare URDF loaded as a scene: one line saying what
+                                           its default scene holds; "" for a scene file */
 } mr_scene;
 
-/* Load a scene. The file's content decides its format: an XML document whose root element is
- * <mujoco> is an MJCF model (mr_mjcf_load with default options, mjcf.h: the model as one robot
- * with its own timestep, gravity and initial state), anything else a YAML scene. On failure the
- * scene is left empty (safe to mr_scene_free) and err names file:line:column, the key or
- * element and the offending value. */
+/* Load a scene. On failure the scene is left empty (safe to mr_scene_free) and err names
+ * file:line:column, the key and the offending value. A URDF file (an XML document whose root
+ * element is <robot>, or a .urdf file) loads as the robot in its default scene: a ground plane,
+ * a floating base unless the root link is the world, the first posture of its SRDF when one is
+ * found, no controller, the default solver; default_scene then says so (docs/scene-format.md,
+ * "A URDF as a scene"). An XML document whose root element
+ * is <mujoco> is an MJCF model (mr_mjcf_load with default options, mjcf.h: the model as one
+ * robot with its own timestep, gravity and initial state). Another XML document is
+ * MR_ERR_UNSUPPORTED. */
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err);
 /* Start a loaded scene from a keyframe of one of its MJCF robots ("ROBOT/NAME", or NAME when
  * one robot has it): the robot's initial q, v and controls become the keyframe's.
@@ -131,6 +137,10 @@ int mr_scene_pair_tangential_compliance(const mr_scene *s, int g1, int g2, doubl
  * parsing and range rules as the scene's solver block. */
 mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const char *value,
                                 mr_error *err);
+
+/* The name of the i-th settable field of mr_solver_settings (the keys of a scene's solver block
+ * and of mr_scene_settings_set), or NULL when i is past the last. */
+const char *mr_scene_settings_field(int i);
 
 /* The number of steps of a run, round(duration / timestep). Fails with MR_ERR_INVALID when
  * the time step is below MR_SCENE_TIMESTEP_MIN, the count exceeds MR_SCENE_STEPS_MAX, or a

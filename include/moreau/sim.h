@@ -72,10 +72,14 @@ typedef struct {
 typedef struct {
   long not_converged;      /* steps whose solver stopped before its tolerance */
   long collision_failures; /* narrowphase failures (libccd), from the collision module */
-  long falls;              /* robots under an MPC controller that fell (mpc.h) */
+  long falls;              /* falls the simulator's controller reported (mpc.h: a robot under
+                            * the locomotion MPC that fell) */
   long ncp_not_converged;  /* steps whose NCP criterion ε_abs exceeds the solver's eps_abs
                             * (differs from not_converged for the LCP, CCP and RaiSim models,
                             * which stop on their own model's criterion) */
+  long storage_grown;      /* times the storage of contacts and islands grew, at the start of
+                            * a step, before its stages, when the step's contacts exceeded any
+                            * met before (by half again each time: O(log n) times) */
 } mr_sim_warnings;
 
 typedef struct mr_sim mr_sim;
@@ -95,6 +99,20 @@ typedef struct {
   int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
 } mr_sim_constraint;
 
+/* A controller attached to a simulator (mr_sim_set_controller): control runs at the start of
+ * every step, before anything else, and writes the actuation through control.h (torques, PD
+ * targets and gains, wrenches); it returns the number of falls it saw in that step (counted in
+ * mr_sim_warnings.falls; 0 for most controllers). reset runs after mr_sim_reset, free when the
+ * controller is replaced or the simulator freed (either may be NULL). A controller allocates
+ * when attached, not when it runs. The control layer's (the locomotion MPC, mpc.h) attach
+ * themselves this way; so may a user's, like MuJoCo's mjcb_control but per simulator. */
+typedef struct mr_controller {
+  int (*control)(mr_sim *s, void *data);
+  void (*reset)(mr_sim *s, void *data);
+  void (*free)(void *data);
+  void *data;
+} mr_controller;
+
 /* A simulator on a compiled world (world.h; borrowed and only read: it must outlive the
  * simulator, and any number of simulators may share it, one per thread). All the memory a step
  * needs is allocated here. The state starts at the world's q0, v0 with its initial controls.
@@ -103,6 +121,12 @@ typedef struct {
 mr_sim *mr_sim_create(const mr_world *w, const char *solver, mr_error *err);
 /* free the simulator (and the world it owns, if made by mr_sim_from_scene); NULL is a no-op */
 void mr_sim_free(mr_sim *s);
+
+/* Attach c (copied; NULL, or c->control NULL: none), freeing the previous controller. One
+ * controller per simulator: attaching replaces. */
+void mr_sim_set_controller(mr_sim *s, const mr_controller *c);
+/* the attached controller (control NULL when none) */
+const mr_controller *mr_sim_get_controller(const mr_sim *s);
 
 /* One step of Δt. MR_ERR_NUMERIC when the state diverges (NaN, Inf, or a velocity above
  * 1e4): err names the step and the first offending coordinate, and the state is left as it was

@@ -23,6 +23,8 @@
 
 #define MR_PATH_MAX 1024
 
+struct mr_sim; /* sim.h */
+
 /* a body of the scene file */
 typedef struct {
   char name[MR_NAME_MAX];
@@ -68,7 +70,13 @@ typedef struct {
                                     (actuator.h); NULL when it has none */
   double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
                        with the PD torque to the URDF effort limits */
-  struct mr_mpc_settings *mpc; /* the locomotion controller (mpc.h), NULL when none */
+  char controller[16];      /* the controller the scene declares for the robot ("" none, "mpc":
+                               the locomotion MPC) */
+  void *controller_settings; /* its settings (for "mpc" an mr_mpc_settings), data here */
+  size_t controller_size;    /* bytes of controller_settings */
+  /* attaches that controller to a new simulator: set by the layer that made the world (the
+   * scene loader sets the control layer's, mpc.h), called by mr_sim_create; NULL: none */
+  mr_status (*controller_attach)(struct mr_sim *s, int robot, mr_error *err);
   int npostures;    /* the SRDF's named postures (0 without an SRDF file) */
   mr_world_posture *postures;
 } mr_world_robot;
@@ -163,6 +171,8 @@ typedef struct {
   int max_contacts;             /* bound on simultaneous contacts, 0 = derived (default 0) */
   double limit_margin; /* rad or m: a joint limit enters the problem when the joint is closer
                           than this (plus 2 Δt |v|) to its bound (default 0.01) */
+  int speculative;     /* 1 (default): speculative contacts, each moving geometry's detection
+                          distance grows by its reach over the step (mr_collision_set_motion) */
 } mr_world_contact;
 
 /* The compiled world. Read-only after mr_world_copy / mr_world_load returns it. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "moreau/scene.h"
 
 static void summary(const mr_scene *s) {
@@ -37,6 +38,7 @@ int mr_cmd_check(int argc, char **argv) {
     fprintf(stderr, "moreau check: %s\n", err.msg);
     return 2;
   }
+  mr_cli_scene_note("check", &s);
   summary(&s);
   if (s.nwarnings)
     fprintf(stderr, "moreau check: %d warning(s), the last: %s\n", s.nwarnings, s.warning);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "core/json.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
@@ -66,6 +67,7 @@ int mr_cmd_collide(int argc, char **argv) {
   mr_scene sc;
   mr_error err = {0};
   if (mr_scene_load(path, &sc, &err)) return fprintf(stderr, "moreau collide: %s\n", err.msg), 2;
+  mr_cli_scene_note("collide", &sc);
   mr_sim *s = mr_sim_from_scene(&sc, NULL, &err);
   const mr_contact *c = NULL;
   int n = 0, code = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "core/json.h"
 #include "moreau/derivatives.h"
 #include "moreau/scene.h"
@@ -133,12 +134,14 @@ int mr_cmd_derivatives(int argc, char **argv) {
     return 0;
   }
   if (code) return code;
+  if (a.solver && mr_cli_check_solver("derivatives", a.solver)) return 2;
   mr_scene sc;
   mr_error e;
   if (mr_scene_load(a.scene, &sc, &e) != MR_OK) {
     fprintf(stderr, "moreau derivatives: %s\n", e.msg);
     return 2;
   }
+  mr_cli_scene_note("derivatives", &sc);
   mr_sim *s = mr_sim_from_scene(&sc, a.solver, &e);
   if (!s) {
     fprintf(stderr, "moreau derivatives: %s\n", e.msg);

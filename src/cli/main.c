@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 
 static const mr_command commands[] = {
     {"version", "print the version", mr_cmd_version},
@@ -21,7 +22,7 @@ static const mr_command commands[] = {
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: moreau COMMAND [ARGS...]\n\ncommands:\n");
+  fprintf(f, "usage: moreau COMMAND [ARGS...]\n       moreau --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fprintf(f, "\n'moreau COMMAND --help' documents each command.\n");
@@ -41,10 +42,18 @@ int main(int argc, char **argv) {
     usage(argc < 2 ? stderr : stdout);
     return check_stdout(argc < 2 ? 2 : 0);
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+    return check_stdout(mr_cmd_version(argc - 1, argv + 1));
+  const char *names[sizeof commands / sizeof commands[0] + 1];
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
     if (strcmp(argv[1], commands[i].name) == 0)
       return check_stdout(commands[i].run(argc - 1, argv + 1));
-  fprintf(stderr, "moreau: unknown command '%s'\n", argv[1]);
+    names[i] = commands[i].name;
+  }
+  names[sizeof commands / sizeof commands[0]] = NULL;
+  const char *near = mr_cli_nearest(argv[1], names);
+  fprintf(stderr, "moreau: unknown command '%s'%s%s%s\n", argv[1], near ? ": did you mean '" : "",
+          near ? near : "", near ? "'?" : "");
   usage(stderr);
   return 2;
 }

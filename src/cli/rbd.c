@@ -3,7 +3,9 @@
  * dynamics ddq = M⁻¹ (τ − b) (ABA), the inverse dynamics M a + b (RNEA), energies, mass and
  * centre of mass. With --derivatives, also the analytical derivatives of the inverse dynamics
  * (∂τ/∂q, ∂τ/∂v at a) and of the forward dynamics (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ at τ), q in the tangent
- * space (moreau/derivatives.h). Human-readable, or one JSON object with --json. */
+ * space (moreau/derivatives.h). With --frame NAME (a body or an operational frame), the frame's
+ * world placement and its 6 × nv Jacobians in the world, local and local-world-aligned
+ * references (moreau/dynamics.h). Human-readable, or one JSON object with --json. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "moreau/derivatives.h"
 #include "moreau/dynamics.h"
 #include "moreau/mjcf.h"
+#include "moreau/scene.h"
 #include "moreau/urdf.h"
 
 #define RBD_MAX_ROOTS 32
@@ -34,8 +37,12 @@ static const char usage_text[] =
     "                       breaking A + B >= C) by the nearest physical one, with a warning\n"
     "  --lock JOINT         treat a moving joint as fixed at q = 0 (repeatable)\n"
     "  --lock-massless      treat as fixed every moving joint that carries no inertia\n"
-    "  --package-root DIR   search DIR for package://NAME/... mesh paths (repeatable;\n"
-    "                       then MOREAU_PACKAGE_PATH, colon-separated)\n"
+    "  --collision          also read the collision geometry, mesh files included (the\n"
+    "                       dynamics needs none of it: without this option no mesh file\n"
+    "                       is opened and package:// paths need not resolve)\n"
+    "  --package-root DIR   with --collision: search DIR for package://NAME/... mesh paths\n"
+    "                       (repeatable; then the model's ancestor directories, then\n"
+    "                       MOREAU_PACKAGE_PATH, colon-separated)\n"
     "  --q LIST             configuration, nq comma-separated numbers (default: neutral,\n"
     "                       an MJCF model's qpos0;\n"
     "                       free-flyer: x,y,z,qx,qy,qz,qw, quaternions are normalised)\n"
@@ -45,6 +52,10 @@ static const char usage_text[] =
     "  --derivatives        add the derivatives of tau_id (dtau_dq, dtau_dv, at --a) and of\n"
     "                       ddq (dddq_dq, dddq_dv, dddq_dtau, at --tau), nv x nv matrices;\n"
     "                       derivatives in q are along the tangent space (q + dq = q (+) dq)\n"
+    "  --frame NAME         also print the world placement of a body or operational frame\n"
+    "                       (a link merged by a fixed joint: a foot, a sensor) and its\n"
+    "                       6 x nv Jacobians (rows linear then angular) at the world origin,\n"
+    "                       in the frame (local) and at the frame with world axes (repeatable)\n"
     "  --no-mass-matrix     leave M out: it is not computed (a chain of n links has an\n"
     "                       n x n M, O(n^2) to compute and print; every other result\n"
     "                       costs O(n))\n"
@@ -55,11 +66,13 @@ static const char usage_text[] =
 
 typedef struct {
   const char *model;
-  int floating, json, inertia_fix, lock_massless, derivatives, no_mass_matrix;
+  int floating, json, inertia_fix, lock_massless, derivatives, no_mass_matrix, collision;
   const char *roots[RBD_MAX_ROOTS];
   int nroots;
   const char *locks[RBD_MAX_ROOTS];
   int nlocks;
+  const char *frames[RBD_MAX_ROOTS]; /* --frame names */
+  int nframes;
   const char *q, *v, *tau, *a; /* raw lists, NULL for the defaults */
 } rbd_args;
 
@@ -68,6 +81,9 @@ typedef struct {
   double *q, *v, *tau, *a;
   double *M, *nle, *grav, *ddq, *tau_id;
   mr_derivatives *dd; /* --derivatives: all five matrices, NULL without the option */
+  int *frame;         /* --frame: the frames' indices (nframes) */
+  double *frame_X;    /* their world placements, R row-major then p (12 per frame) */
+  double *frame_J;    /* their Jacobians: world, local, local-world-aligned (3 × 6 × nv each) */
   double ke, pe, mass;
   mr_vec3 com;
 } rbd_state;
@@ -102,9 +118,13 @@ static int parse_option(int argc, char **argv, int *i, rbd_args *a) {
   else if (strcmp(opt, "--lock") == 0) {
     if (a->nlocks == RBD_MAX_ROOTS) return usage_error("more than %s --lock options", "32");
     return take_value(argc, argv, i, &a->locks[a->nlocks++]);
-  }
-  else if (strcmp(opt, "--json") == 0)
+  } else if (strcmp(opt, "--frame") == 0) {
+    if (a->nframes == RBD_MAX_ROOTS) return usage_error("more than %s --frame options", "32");
+    return take_value(argc, argv, i, &a->frames[a->nframes++]);
+  } else if (strcmp(opt, "--json") == 0)
     a->json = 1;
+  else if (strcmp(opt, "--collision") == 0)
+    a->collision = 1;
   else if (strcmp(opt, "--derivatives") == 0)
     a->derivatives = 1;
   else if (strcmp(opt, "--no-mass-matrix") == 0)
@@ -184,6 +204,7 @@ static void state_free(rbd_state *s) {
   double *arrays[] = {s->q, s->v, s->tau, s->a, s->M, s->nle, s->grav, s->ddq, s->tau_id};
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k)
     free(arrays[k]);
+  free(s->frame), free(s->frame_X), free(s->frame_J);
   mr_derivatives_free(s->dd);
 }
 
@@ -202,6 +223,53 @@ static int state_alloc(rbd_state *s, int nq, int nv, int with_M) {
 }
 
 static void copy(double *dst, const double *src, int n);
+
+/* --frame: each name's frame index and the buffers of its placement and Jacobians; 2 with a
+ * message for a name that is not a frame of the model (bodies are frames too) */
+static int find_frames(const mr_model *m, const rbd_args *a, rbd_state *s) {
+  int n = a->nframes, nv = m->nv;
+  if (!n) return 0;
+  s->frame = calloc((size_t)n, sizeof *s->frame);
+  s->frame_X = calloc((size_t)n * 12, sizeof(double));
+  s->frame_J = calloc((size_t)n * 18 * (size_t)(nv + 1), sizeof(double));
+  if (!s->frame || !s->frame_X || !s->frame_J) {
+    fprintf(stderr, "moreau rbd: out of memory\n");
+    return 1;
+  }
+  for (int k = 0; k < n; ++k) {
+    s->frame[k] = mr_model_frame_index(m, a->frames[k]);
+    if (s->frame[k] >= 0) continue;
+    /* the closest name, for the message */
+    int best = -1, dist = 1 << 30;
+    for (int f = 0; f < m->nframes; ++f) {
+      int e = mr_edit_distance(a->frames[k], m->frames[f].name);
+      if (e < dist) dist = e, best = f;
+    }
+    fprintf(stderr, "moreau rbd: --frame: no body or frame '%s' in the model%s%s%s\n", a->frames[k],
+            best >= 0 ? " (closest: '" : "", best >= 0 ? m->frames[best].name : "",
+            best >= 0 ? "')" : "");
+    return 2;
+  }
+  return 0;
+}
+
+/* the placements and Jacobians of the --frame frames at q */
+static void compute_frames(const mr_model *m, mr_data *d, const rbd_args *a, rbd_state *s) {
+  static const mr_reference refs[3] = {MR_WORLD, MR_LOCAL, MR_LOCAL_WORLD_ALIGNED};
+  if (!a->nframes) return;
+  mr_forward_kinematics(m, d, s->q, NULL, NULL);
+  mr_update_frames(m, d);
+  for (int k = 0; k < a->nframes; ++k) {
+    const mr_se3 *X = &d->oMf[s->frame[k]];
+    double *x = s->frame_X + 12 * k;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        x[3 * r + c] = X->R.m[r][c];
+    memcpy(x + 9, X->p.v, 3 * sizeof(double));
+    for (int r = 0; r < 3; ++r)
+      mr_frame_jacobian(m, d, s->frame[k], refs[r], s->frame_J + (size_t)(3 * k + r) * 6 * m->nv);
+  }
+}
 
 /* q, v, tau, a from the options (defaults: q0 when given, else neutral; zeros) */
 static int read_state(const mr_model *m, const rbd_args *a, const double *q0, rbd_state *s) {
@@ -252,13 +320,12 @@ enum { NDERIV = 5 };
 static const char *const deriv_names[NDERIV] = {"dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv",
                                                 "dddq_dtau"};
 static const double *deriv_matrix(const mr_derivatives *dd, int k) {
-  const double *mats[NDERIV] = {dd->dtau_dq, dd->dtau_dv, dd->dddq_dq, dd->dddq_dv,
-                                dd->dddq_dtau};
+  const double *mats[NDERIV] = {dd->dtau_dq, dd->dtau_dv, dd->dddq_dq, dd->dddq_dv, dd->dddq_dtau};
   return mats[k];
 }
 
 /* 1 when every result is finite */
-static int all_finite(const mr_model *m, const rbd_state *s) {
+static int all_finite(const mr_model *m, const rbd_args *a, const rbd_state *s) {
   int nv = m->nv, ok = isfinite(s->ke) && isfinite(s->pe);
   for (int i = 0; i < 3; ++i)
     ok = ok && isfinite(s->com.v[i]);
@@ -270,6 +337,10 @@ static int all_finite(const mr_model *m, const rbd_state *s) {
   for (int k = 0; s->dd && k < NDERIV; ++k)
     for (int i = 0; i < nv * nv; ++i)
       ok = ok && isfinite(deriv_matrix(s->dd, k)[i]);
+  for (int i = 0; i < a->nframes * 12; ++i)
+    ok = ok && isfinite(s->frame_X[i]);
+  for (int i = 0; i < a->nframes * 18 * nv; ++i)
+    ok = ok && isfinite(s->frame_J[i]);
   return ok;
 }
 
@@ -295,7 +366,42 @@ static void json_joints(FILE *f, const mr_model *m) {
   fputs(m->nbodies > 1 ? "\n  ]" : "]", f);
 }
 
-static void print_json(FILE *f, const mr_model *m, const rbd_state *s) {
+/* the unit quaternion (x, y, z, w), w >= 0, of frame k's rotation */
+static mr_quat frame_quat(const rbd_state *s, int k) {
+  mr_mat3 R;
+  memcpy(R.m, s->frame_X + 12 * k, 9 * sizeof(double));
+  mr_quat q = mr_m3_to_quat(&R);
+  if (q.w < 0) q = (mr_quat){-q.x, -q.y, -q.z, -q.w};
+  return q;
+}
+
+static const char *const jac_names[3] = {"jacobian_world", "jacobian_local",
+                                         "jacobian_local_world_aligned"};
+
+static void json_frames(FILE *f, const mr_model *m, const rbd_args *a, const rbd_state *s) {
+  fputc('[', f);
+  for (int k = 0; k < a->nframes; ++k) {
+    const mr_frame *fr = &m->frames[s->frame[k]];
+    const double *x = s->frame_X + 12 * k;
+    mr_quat q = frame_quat(s, k);
+    double quat[4] = {q.x, q.y, q.z, q.w};
+    fputs(k ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
+    mr_json_write_string(f, fr->name);
+    fputs(", \"body\": ", f);
+    mr_json_write_string(f, m->bodies[fr->body].name);
+    fputs(", \"position\": ", f), mr_json_write_vector(f, x + 9, 3);
+    fputs(", \"quaternion\": ", f), mr_json_write_vector(f, quat, 4);
+    fputs(", \"rotation\": ", f), mr_json_write_matrix(f, x, 3, 3);
+    for (int r = 0; r < 3; ++r) {
+      fprintf(f, ",\n     \"%s\": ", jac_names[r]);
+      mr_json_write_matrix(f, s->frame_J + (size_t)(3 * k + r) * 6 * m->nv, 6, m->nv);
+    }
+    fputc('}', f);
+  }
+  fputs(a->nframes ? "\n  ]" : "]", f);
+}
+
+static void print_json(FILE *f, const mr_model *m, const rbd_args *a, const rbd_state *s) {
   int nq = m->nq, nv = m->nv;
   fputs("{\n  \"name\": ", f);
   mr_json_write_string(f, m->name);
@@ -319,6 +425,7 @@ static void print_json(FILE *f, const mr_model *m, const rbd_state *s) {
   json_key(f, "com"), mr_json_write_vector(f, s->com.v, 3);
   for (int k = 0; s->dd && k < NDERIV; ++k)
     json_key(f, deriv_names[k]), mr_json_write_matrix(f, deriv_matrix(s->dd, k), nv, nv);
+  if (a->nframes) json_key(f, "frames"), json_frames(f, m, a, s);
   fputs("\n}\n", f);
 }
 
@@ -338,12 +445,38 @@ static void print_matrix(FILE *f, const char *name, const double *A, int nv) {
   }
 }
 
-static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
+static void print_rows(FILE *f, const double *A, int rows, int cols) {
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j)
+      fprintf(f, " %11.4e", A[i * cols + j]);
+    fputc('\n', f);
+  }
+}
+
+static void print_frames(FILE *f, const mr_model *m, const rbd_args *a, const rbd_state *s) {
+  for (int k = 0; k < a->nframes; ++k) {
+    const mr_frame *fr = &m->frames[s->frame[k]];
+    const double *x = s->frame_X + 12 * k;
+    mr_quat q = frame_quat(s, k);
+    fprintf(f, "\nframe %s (body %s):\n  position   = %.9g %.9g %.9g m\n", fr->name,
+            m->bodies[fr->body].name, x[9], x[10], x[11]);
+    fprintf(f, "  quaternion = %.9g %.9g %.9g %.9g (x y z w)\n", q.x, q.y, q.z, q.w);
+    for (int r = 0; r < 3; ++r) {
+      fprintf(f, "%s (6 x %d):\n", jac_names[r], m->nv);
+      print_rows(f, s->frame_J + (size_t)(3 * k + r) * 6 * m->nv, 6, m->nv);
+    }
+  }
+}
+
+static void print_text(FILE *f, const mr_model *m, const rbd_args *a, const rbd_state *s) {
+  int collision = a->collision;
   int nv = m->nv;
-  fprintf(f,
-          "model %s: nq = %d, nv = %d, bodies = %d (with the world), frames = %d, "
-          "geometries = %d\n",
-          m->name, m->nq, nv, m->nbodies, m->nframes, m->ngeoms);
+  fprintf(f, "model %s: nq = %d, nv = %d, bodies = %d (with the world), frames = %d, ", m->name,
+          m->nq, nv, m->nbodies, m->nframes);
+  if (collision)
+    fprintf(f, "geometries = %d\n", m->ngeoms);
+  else
+    fprintf(f, "geometries not read (--collision)\n");
   fprintf(f, "\n%-4s %-32s %-10s %5s %5s %3s %3s\n", "body", "joint", "type", "idx_q", "idx_v",
           "nq", "nv");
   for (int i = 1; i < m->nbodies; ++i) {
@@ -367,6 +500,7 @@ static void print_text(FILE *f, const mr_model *m, const rbd_state *s) {
           s->com.v[0], s->com.v[1], s->com.v[2]);
   for (int k = 0; s->dd && k < NDERIV; ++k)
     print_matrix(f, deriv_names[k], deriv_matrix(s->dd, k), nv);
+  print_frames(f, m, a, s);
 }
 
 /* ---- the command ---- */
@@ -378,8 +512,9 @@ static void print_warning(void *user, const char *msg) {
 /* an MJCF model's kinematic tree (mjcf.h, tree_only) and its qpos0 */
 static int load_mjcf(const rbd_args *a, mr_model **m, double **q0) {
   if (a->floating || a->inertia_fix || a->lock_massless || a->nlocks || a->nroots) {
-    fprintf(stderr, "moreau rbd: --floating, --inertia-fix, --lock, --lock-massless and "
-                    "--package-root apply to URDF models, not to the MJCF file '%s'\n",
+    fprintf(stderr,
+            "moreau rbd: --floating, --inertia-fix, --lock, --lock-massless and "
+            "--package-root apply to URDF models, not to the MJCF file '%s'\n",
             a->model);
     return 2;
   }
@@ -398,6 +533,32 @@ static int load_mjcf(const rbd_args *a, mr_model **m, double **q0) {
   return 0;
 }
 
+/* the package roots of --collision: the given ones, then every ancestor directory of the model
+ * (as scenes search them), into roots (cap entries of MR_PATH_MAX bytes); their number */
+static int package_roots(const rbd_args *a, char (*roots)[MR_PATH_MAX], int cap) {
+  int k = 0;
+  for (; k < a->nroots && k < cap; ++k)
+    snprintf(roots[k], MR_PATH_MAX, "%s", a->roots[k]);
+  char dir[MR_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", a->model);
+  for (char *slash; k < cap && (slash = strrchr(dir, '/')) && slash != dir;) {
+    *slash = '\0';
+    snprintf(roots[k++], MR_PATH_MAX, "%s", dir);
+  }
+  return k;
+}
+
+/* a mesh that no root holds: say which option gives the root, and which package it must hold */
+static void package_hint(const char *msg) {
+  const char *p = strstr(msg, "package://");
+  if (!p || !strstr(msg, "not found")) return;
+  p += strlen("package://");
+  fprintf(stderr,
+          "moreau rbd: give --package-root DIR with DIR holding the package directory '%.*s' "
+          "(or leave out --collision: the dynamics reads no mesh)\n",
+          (int)strcspn(p, "/\""), p);
+}
+
 static int load(const rbd_args *a, mr_model **m) {
   mr_urdf_options o = mr_urdf_options_default();
   o.floating = a->floating;
@@ -406,11 +567,21 @@ static int load(const rbd_args *a, mr_model **m) {
   o.lock_joints = a->locks;
   o.nlock_joints = a->nlocks;
   o.warn = print_warning;
-  o.package_roots = a->roots;
-  o.npackage_roots = a->nroots;
+  o.collision = a->collision;
+  char(*roots)[MR_PATH_MAX] = malloc(2 * RBD_MAX_ROOTS * sizeof *roots);
+  const char *rp[2 * RBD_MAX_ROOTS];
+  int nr = roots && a->collision ? package_roots(a, roots, 2 * RBD_MAX_ROOTS) : 0;
+  for (int i = 0; i < nr; ++i)
+    rp[i] = roots[i];
+  o.package_roots = rp;
+  o.npackage_roots = nr;
   mr_error e = {MR_OK, ""};
-  if (mr_urdf_load(a->model, &o, m, &e) == MR_OK) return 0;
+  mr_status st =
+      roots ? mr_urdf_load(a->model, &o, m, &e) : mr_error_set(&e, MR_ERR_NOMEM, "out of memory");
+  free(roots);
+  if (st == MR_OK) return 0;
   fprintf(stderr, "moreau rbd: %s\n", e.msg);
+  if (st == MR_ERR_IO) package_hint(e.msg);
   return 2;
 }
 
@@ -428,14 +599,16 @@ static int run(const mr_model *m, const double *q0, const rbd_args *a) {
     rc = 1;
   }
   if (!rc) rc = read_state(m, a, q0, &s);
+  if (!rc) rc = find_frames(m, a, &s);
   if (!rc && s.dd) rc = compute_derivatives(m, d, &s);
   if (!rc) {
     compute(m, d, &s);
+    compute_frames(m, d, a, &s);
     if (a->json)
-      print_json(stdout, m, &s);
+      print_json(stdout, m, a, &s);
     else
-      print_text(stdout, m, &s);
-    if (!all_finite(m, &s)) {
+      print_text(stdout, m, a, &s);
+    if (!all_finite(m, a, &s)) {
       fprintf(stderr, "moreau rbd: a result is not finite (NaN or infinity)\n");
       rc = 1;
     }
@@ -455,8 +628,10 @@ int mr_cmd_rbd(int argc, char **argv) {
   if (rc) return rc;
   mr_model *m = NULL;
   double *q0 = NULL;
-  rc = mr_mjcf_is_mjcf(a.model) ? load_mjcf(&a, &m, &q0) : load(&a, &m);
+  int mjcf = mr_mjcf_is_mjcf(a.model);
+  rc = mjcf ? load_mjcf(&a, &m, &q0) : load(&a, &m);
   if (rc) return rc;
+  if (mjcf) a.collision = 1; /* an MJCF model's geometries are always read (no mesh files) */
   rc = run(m, q0, &a);
   mr_model_free(m);
   free(q0);

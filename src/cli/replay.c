@@ -17,9 +17,27 @@
 
 #include "core/output.h"
 
-/* the page template and the bundled script, linked in from viewer/ (Makefile) */
+/* the page template and the bundled script, linked in from viewer/ (Makefile, CMake with
+ * MOREAU_VIEWER on); a build without them (MOREAU_NO_VIEWER) writes no page */
+#ifdef MOREAU_NO_VIEWER
+static const char mr_viewer_page[1], *const mr_viewer_page_end = mr_viewer_page;
+static const char mr_viewer_js[1], *const mr_viewer_js_end = mr_viewer_js;
+#else
 extern const char mr_viewer_page[], mr_viewer_page_end[];
 extern const char mr_viewer_js[], mr_viewer_js_end[];
+#endif
+
+int mr_replay_available(mr_error *err) {
+#ifdef MOREAU_NO_VIEWER
+  mr_error_set(err, MR_ERR_UNSUPPORTED,
+               "this moreau was built without the HTML viewer (CMake option MOREAU_VIEWER=OFF, the "
+               "default when npm is missing): build it with npm installed, or with make");
+  return 0;
+#else
+  (void)err;
+  return 1;
+#endif
+}
 
 /* a growable array of 4-byte values (float or int32) */
 typedef struct {
@@ -97,6 +115,7 @@ static void run_free(replay_run *r) {
 
 mr_replay *mr_replay_create(const mr_scene *scene, double fps, int *nskipped, char *skipped_msg,
                             mr_error *err) {
+  if (!mr_replay_available(err)) return NULL;
   mr_replay *r = calloc(1, sizeof *r);
   if (!r || !(r->data = mr_data_create(scene->model))) {
     free(r);

@@ -15,6 +15,10 @@
 
 typedef struct mr_replay mr_replay;
 
+/* 1 when this build has the viewer page; 0 with err saying so otherwise (a CMake build with
+ * MOREAU_VIEWER off): `moreau view` and --html refuse to run. */
+int mr_replay_available(mr_error *err);
+
 /* A replay of scene (borrowed: it must outlive the replay) recording fps frames per simulated
  * second (0: every step). The URDF robots' visual elements are read here; files that cannot be
  * drawn (a missing or unreadable mesh file) are counted in *nskipped with the
@@ -43,9 +47,9 @@ void mr_replay_end_run(mr_replay *r, const char *status);
 mr_status mr_replay_write(const mr_replay *r, const char *path, mr_error *err);
 
 /* For the --html option of `moreau run` and `moreau compare` (view.c): a replay of the scene
- * at 60 frames per second with a first run named run_name (none when NULL), or NULL with the
- * message printed on stderr after "moreau CMD: ". */
-mr_replay *mr_view_replay(const char *cmd, const mr_scene *scene, const char *run_name);
+ * at fps frames per second (0: every step) with a first run named run_name (none when NULL), or
+ * NULL with the message printed on stderr after "moreau CMD: ". */
+mr_replay *mr_view_replay(const char *cmd, const mr_scene *scene, const char *run_name, double fps);
 /* End the current run with status (unless NULL), write the page to path, say where on stdout,
  * and free the replay. 0, or 2 with the message printed. */
 int mr_view_write(const char *cmd, mr_replay *r, const char *status, const char *path);

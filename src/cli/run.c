@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "cli/replay.h"
 #include "cli/runner.h"
 #include "core/output.h"
@@ -15,7 +16,8 @@
 static const char run_usage[] =
     "usage: moreau run SCENE.yaml|MODEL.xml [options]\n"
     "Step a scene (or an MJCF model, docs/mjcf.md) from its initial state to its duration and\n"
-    "print a summary.\n"
+    "print a summary. A URDF file runs in its default scene (docs/scene-format.md, \"A URDF\n"
+    "as a scene\").\n"
     "  --keyframe NAME     start an MJCF robot from its keyframe NAME (q, v, controls)\n"
     "  --solver NAME       contact solver (default: the scene's; 'moreau solve --list')\n"
     "  --dt X              time step in s (default: the scene's)\n"
@@ -32,6 +34,7 @@ static const char run_usage[] =
     "  --dump-problems DIR save every step's contact problem (the 'moreau solve' format)\n"
     "  --html FILE.html    a self-contained replay page (docs/viewer.md), written even when\n"
     "                      the run diverges\n"
+    "  --fps N             the page's frames per simulated second (default 60; 0: every step)\n"
     "  --quiet             no progress bar and no summary on stdout\n"
     "Outputs appear only when the run succeeds: each is written to a temporary file and\n"
     "renamed into place; a failed run leaves every path as it was. SIGINT (Ctrl-C) stops\n"
@@ -41,7 +44,7 @@ static const char run_usage[] =
 
 static const char compare_usage[] =
     "usage: moreau compare SCENE.yaml|MODEL.xml [--solvers a,b,...] [--dt X] [--duration T]\n"
-    "                      [--set KEY=VALUE]... [--keyframe NAME] [--html FILE.html]\n"
+    "                      [--set KEY=VALUE]... [--keyframe NAME] [--html FILE.html [--fps N]]\n"
     "Run the scene once per solver (default: every solver) and print the summaries side by\n"
     "side; --html writes one replay page with every run overlaid (docs/viewer.md).\n"
     "Exit status: 0 every run finished, 1 some run diverged, 2 bad usage or bad scene.\n";
@@ -50,7 +53,7 @@ typedef struct {
   const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump, *html, *keyframe;
   const char *sets[64];
   int nsets, quiet;
-  double dt, duration;
+  double dt, duration, fps; /* fps < 0: not given (60) */
 } run_args;
 
 static int usage_error(const char *cmd, const char *fmt, const char *what) {
@@ -83,6 +86,7 @@ static const char *option_value(const char *cmd, int argc, char **argv, int *i) 
 
 static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
+  a->fps = -1.0;
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i];
     const char **slot = !strcmp(o, "--solver")          ? &a->solver
@@ -105,6 +109,12 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
       if (!v) return 2;
       if (a->nsets == 64) return usage_error(cmd, "%s", "too many --set options");
       a->sets[a->nsets++] = v;
+    } else if (!strcmp(o, "--fps")) {
+      const char *v = option_value(cmd, argc, argv, &i);
+      char *end = NULL;
+      if (!v ||
+          (a->fps = strtod(v, &end), end == v || *end || !(a->fps >= 0.0) || !isfinite(a->fps)))
+        return v ? usage_error(cmd, "--fps needs a non-negative number, got '%s'", v) : 2;
     } else if (!strcmp(o, "--quiet")) {
       a->quiet = 1;
     } else if (o[0] == '-') {
@@ -116,6 +126,7 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
     }
   }
   if (!a->scene) return usage_error(cmd, "%s", "missing SCENE.yaml");
+  if (a->fps >= 0.0 && !a->html) return usage_error(cmd, "%s", "--fps goes with --html");
   return 0;
 }
 
@@ -126,6 +137,8 @@ mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err) {
   char key[128];
   snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
   const char *val = eq + 1;
+  mr_error kerr;
+  if (mr_cli_check_key(key, 0, &kerr)) return mr_error_set(err, kerr.status, "--set: %s", kerr.msg);
   if (!strncmp(key, "solver.", 7)) return mr_scene_settings_set(&sc->settings, key + 7, val, err);
   double *target = !strcmp(key, "contact.baumgarte") ? &sc->contact.baumgarte
                    : !strcmp(key, "contact.margin")  ? &sc->contact.margin
@@ -158,6 +171,7 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
     fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
     return 2;
   }
+  mr_cli_scene_note(cmd, sc);
   if (sc->nwarnings)
     fprintf(stderr, "moreau %s: %d warning(s), the last: %s\n", cmd, sc->nwarnings, sc->warning);
   if (a->keyframe && mr_scene_set_keyframe(sc, a->keyframe, &err)) {
@@ -295,6 +309,7 @@ int mr_cmd_run(int argc, char **argv) {
   run_args a;
   if (parse_args("run", argc, argv, &a)) return 2;
   if (a.solvers) return usage_error("run", "%s", "--solvers belongs to 'moreau compare'");
+  if (a.solver && mr_cli_check_solver("run", a.solver)) return 2;
   mr_scene sc;
   if (load_scene("run", &a, &sc)) return 2;
   const char *solver = a.solver ? a.solver : sc.solver;
@@ -311,14 +326,17 @@ int mr_cmd_run(int argc, char **argv) {
   output_paths(&a, &sc, &out);
   int code = check_distinct(a.scene, &out);
   if (!code) code = open_outputs(&out, &opt);
-  mr_replay *html = !code && a.html ? mr_view_replay("run", &sc, solver) : NULL;
+  mr_replay *html =
+      !code && a.html ? mr_view_replay("run", &sc, solver, a.fps < 0.0 ? 60.0 : a.fps) : NULL;
   if (a.html && !code && !html) code = 2;
   opt.on_step = html ? mr_replay_record : NULL, opt.ctx = html;
   mr_run_summary r;
   mr_error err = {0};
   mr_status st = code ? MR_OK : run_interruptible(&sc, &opt, &r, &err);
-  if (html && code) mr_replay_free(html);
-  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html)) code = 2;
+  if (html && code)
+    mr_replay_free(html);
+  else if (html && mr_view_write("run", html, st ? err.msg : "ok", a.html))
+    code = 2;
   if (st) {
     discard_outputs(&out);
     fprintf(stderr, "moreau run: %s\n", err.msg);
@@ -368,12 +386,13 @@ int mr_cmd_compare(int argc, char **argv) {
   int n = solver_list(a.solvers, buf, sizeof buf, names, COMPARE_MAX);
   if (n < 0) return 2;
   for (int i = 0; i < n; ++i)
-    if (!mr_solver_find(names[i])) return usage_error("compare", "unknown solver '%s'", names[i]);
+    if (mr_cli_check_solver("compare", names[i])) return 2;
   mr_scene sc;
   if (load_scene("compare", &a, &sc)) return 2;
   printf("%-13s %7s %9s %7s %9s %9s %10s %10s %11s %s\n", "solver", "steps", "solve_us", "mean_it",
          "max_it", "max_eps", "max_pen_m", "E_drift_J", "not_conv", "status");
-  mr_replay *html = a.html ? mr_view_replay("compare", &sc, NULL) : NULL;
+  mr_replay *html =
+      a.html ? mr_view_replay("compare", &sc, NULL, a.fps < 0.0 ? 60.0 : a.fps) : NULL;
   int code = a.html && !html ? 2 : 0;
   for (int i = 0; i < n && code != 2; ++i) {
     mr_run_options opt = {.solver = names[i], .every = 1, .energy = 1, .solver_stats = 1};
@@ -391,8 +410,10 @@ int mr_cmd_compare(int argc, char **argv) {
            r.energy_end - r.energy_start, r.not_converged, st ? "diverged" : "ok");
     if (st) fprintf(stderr, "moreau compare: %s: %s\n", names[i], err.msg), code = 1;
   }
-  if (html && code == 2) mr_replay_free(html);
-  else if (html && mr_view_write("compare", html, NULL, a.html)) code = 2;
+  if (html && code == 2)
+    mr_replay_free(html);
+  else if (html && mr_view_write("compare", html, NULL, a.html))
+    code = 2;
   mr_scene_free(&sc);
   return code;
 }

@@ -83,14 +83,15 @@ static mr_status dump_problem(mr_sim *s, const char *dir, mr_error *err) {
 }
 
 /* the contact of a solver failure ("... at contact K: ..."), named by its geometries and
- * bodies; rows past the contacts are joint limits and point constraints */
-static void name_contact(const mr_sim *s, const char *msg, char *out, size_t size) {
+ * bodies: the failed step's contacts are the state's (the state is left as it was), detected
+ * again; rows past the contacts are joint limits and point constraints */
+static void name_contact(mr_sim *s, const char *msg, char *out, size_t size) {
   const char *at = strstr(msg, " at contact ");
   out[0] = '\0';
   if (!at) return;
-  int k = atoi(at + 12), n = mr_sim_last(s)->ncontacts;
+  int k = atoi(at + 12), n = 0;
   const mr_contact *c;
-  mr_sim_contacts(s, &c, NULL);
+  if (mr_sim_collide(s, &c, &n, NULL)) return;
   const mr_model *m = mr_sim_model(s);
   if (k >= n) {
     snprintf(out, size, " [row %d is constraint %d: a joint limit or point constraint]", k, k - n);
@@ -102,7 +103,7 @@ static void name_contact(const mr_sim *s, const char *msg, char *out, size_t siz
 }
 
 /* a failed step's message with the step and the time in front, when the step did not say them */
-static void locate_failure(const mr_sim *s, double dt, mr_error *err) {
+static void locate_failure(mr_sim *s, double dt, mr_error *err) {
   if (!err || strstr(err->msg, "at step ")) return;
   char where[640], msg[MR_ERROR_MSG_MAX];
   name_contact(s, err->msg, where, sizeof where);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "contact/problem_io.h"
 #include "core/arena.h"
 #include "core/json.h"
@@ -38,36 +39,6 @@ static void list_solvers(void) {
     const mr_solver_info *info = mr_solver_at(i);
     printf("%-14s %-7s %s\n", info->name, info->model, info->description);
   }
-}
-
-/* Levenshtein distance of two short strings (names are under 64 characters) */
-static int edit_distance(const char *a, const char *b) {
-  int la = (int)strlen(a), lb = (int)strlen(b), row[65];
-  if (la > 64 || lb > 64) return 1000;
-  for (int j = 0; j <= lb; ++j)
-    row[j] = j;
-  for (int i = 1; i <= la; ++i) {
-    int diag = row[0];
-    row[0] = i;
-    for (int j = 1; j <= lb; ++j) {
-      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      diag = up, row[j] = best;
-    }
-  }
-  return row[lb];
-}
-
-/* the registered name nearest to name */
-static const char *nearest_solver(const char *name) {
-  const char *best = NULL;
-  int bd = 1 << 30;
-  for (int i = 0; i < mr_solver_count(); ++i) {
-    int d = edit_distance(name, mr_solver_at(i)->name);
-    if (d < bd) bd = d, best = mr_solver_at(i)->name;
-  }
-  return best;
 }
 
 /* a whole-string integer in [lo, hi] */
@@ -137,11 +108,7 @@ static int check_args(const solve_args *a) {
     fprintf(stderr, "moreau solve: need PROBLEM.json and --solver NAME\n");
     return solve_usage(stderr), 2;
   }
-  if (!mr_solver_find(a->solver)) {
-    fprintf(stderr, "moreau solve: unknown solver '%s'; did you mean '%s'? (moreau solve --list)\n",
-            a->solver, nearest_solver(a->solver));
-    return 2;
-  }
+  if (mr_cli_check_solver("solve", a->solver)) return 2;
   return -1;
 }
 

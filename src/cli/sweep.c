@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "cli/mpi.h"
 #include "cli/runner.h"
 
@@ -98,6 +99,9 @@ static int parse_grid(const char *spec, grid *g) {
   const char *eq = strchr(spec, '=');
   if (!eq || eq == spec || !eq[1]) return usage_error("--grid '%s': expected KEY=V1,V2,...", spec);
   snprintf(g->key, sizeof g->key, "%.*s", (int)(eq - spec), spec);
+  /* a mistyped key is refused before any run, not found in every row */
+  mr_error err;
+  if (mr_cli_check_key(g->key, 1, &err)) return usage_error("--grid: %s", err.msg);
   snprintf(g->text, sizeof g->text, "%s", eq + 1);
   g->nvalues = 0;
   for (char *save = NULL, *tok = strtok_r(g->text, ",", &save); tok;
@@ -138,7 +142,7 @@ static int split_solvers(sweep_args *a) {
   for (char *save = NULL, *tok = strtok_r(a->solver_text, ",", &save); tok;
        tok = strtok_r(NULL, ",", &save)) {
     if (a->nsolvers == MAX_SOLVERS) return usage_error("%s", "too many solvers");
-    if (!mr_solver_find(tok)) return usage_error("unknown solver '%s'", tok);
+    if (mr_cli_check_solver("sweep", tok)) return 2;
     a->solver[a->nsolvers++] = tok;
   }
   return a->nsolvers ? 0 : usage_error("%s", "--solvers: no solver");
@@ -411,6 +415,7 @@ static int probe_scene(const sweep_args *a) {
   mr_error err = {0};
   if (mr_scene_load(a->scene, &probe, &err))
     return fprintf(stderr, "moreau sweep: %s\n", err.msg), 2;
+  mr_cli_scene_note("sweep", &probe);
   int ok = a->nseeds == 1 || seeds_apply(&probe);
   mr_scene_free(&probe);
   if (!ok)

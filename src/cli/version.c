@@ -1,11 +1,10 @@
-/* moreau version */
+/* moreau version, moreau --version, moreau -V */
 #include <stdio.h>
 
 #include "cli/commands.h"
-
-#define MOREAU_VERSION "0.1.0"
+#include "moreau/version.h"
 
 int mr_cmd_version(int argc, char **argv) {
-  printf("moreau %s\n", MOREAU_VERSION);
+  printf("moreau %s\n", MR_VERSION_STRING);
   return 0;
 }

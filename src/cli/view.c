@@ -14,11 +14,12 @@
 
 #include "cli/columns.h"
 #include "cli/commands.h"
+#include "cli/hints.h"
 #include "cli/replay.h"
 #include "cli/runner.h"
 
 static const char view_usage[] =
-    "usage: moreau view SCENE.yaml [options]\n"
+    "usage: moreau view SCENE.yaml [options]   (or ROBOT.urdf: its default scene)\n"
     "       moreau view TRAJECTORY.csv --scene SCENE.yaml [--contacts CONTACTS.csv] [options]\n"
     "Write a self-contained HTML replay of a run: the scene is run (as 'moreau run' does), or a\n"
     "run recorded by 'moreau run --out [--contacts]' is replayed without simulating.\n"
@@ -331,8 +332,9 @@ static int write_page(const char *cmd, const mr_replay *r, const char *path) {
   return 0;
 }
 
-mr_replay *mr_view_replay(const char *cmd, const mr_scene *scene, const char *run_name) {
-  mr_replay *r = open_replay(cmd, scene, 60.0);
+mr_replay *mr_view_replay(const char *cmd, const mr_scene *scene, const char *run_name,
+                          double fps) {
+  mr_replay *r = open_replay(cmd, scene, fps);
   mr_error err = {0};
   if (r && run_name && mr_replay_begin_run(r, run_name, &err)) {
     fprintf(stderr, "moreau %s: %s\n", cmd, err.msg);
@@ -352,15 +354,19 @@ int mr_view_write(const char *cmd, mr_replay *r, const char *status, const char 
 int mr_cmd_view(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--help")) return fputs(view_usage, stdout), 0;
   view_args a;
+  mr_error verr;
+  if (!mr_replay_available(&verr)) return fprintf(stderr, "moreau view: %s\n", verr.msg), 2;
   if (parse_args(argc, argv, &a)) return 2;
   int csv = has_suffix(a.input, ".csv");
   if (csv && !a.scene) return usage_error("%s", "a trajectory needs --scene SCENE.yaml");
   if (!csv && (a.scene || a.contacts))
     return usage_error("%s", "--scene and --contacts go with a TRAJECTORY.csv input");
+  if (a.solver && mr_cli_check_solver("view", a.solver)) return 2;
   mr_scene sc;
   mr_error err = {0};
   if (mr_scene_load(csv ? a.scene : a.input, &sc, &err))
     return fprintf(stderr, "moreau view: %s\n", err.msg), 2;
+  mr_cli_scene_note("view", &sc);
   if (a.dt > 0.0) sc.timestep = a.dt;
   if (a.duration > 0.0) sc.duration = a.duration;
   mr_replay *r = open_replay("view", &sc, a.fps);

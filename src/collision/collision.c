@@ -37,8 +37,12 @@ struct mr_collision_s {
   int max_contacts, ncontacts;
   mr_contact *contacts;
   mr_se3 *X;        /* world placement per geometry */
-  mr_vec3 *lo, *hi; /* world AABB per geometry (inflated by half the margin, at least its skin) */
+  mr_vec3 *lo, *hi; /* world AABB per geometry (inflated by half the margin, at least its skin,
+                       and by its reach) */
   double *skin;     /* contact skin per geometry (m, geom_skin) */
+  double *radius;   /* bound on the distance of a geometry's points from its body's origin (m;
+                       0 for the unbounded) */
+  double *reach;    /* speculative reach per geometry (m, mr_collision_set_motion; 0 default) */
   int nbounded, nunbounded;
   int *bounded, *unbounded; /* geometry ids */
   int *order;               /* bounded geometries sorted by lo.x (persistent) */
@@ -201,6 +205,15 @@ static int check_settings(const mr_model *m, const mr_collision_settings *s, int
   return 0;
 }
 
+/* a bound on the distance of a bounded geometry's points from its body's origin: its local
+ * box's centre, placed in the body, plus the box's half-diagonal */
+static double geom_radius(const mr_geom *g) {
+  mr_vec3 lo, hi;
+  if (!mr_geom_local_aabb(g, &lo, &hi)) return 0.0;
+  mr_vec3 ctr = mr_se3_act_point(&g->placement, mr_v3_scale(mr_v3_add(lo, hi), 0.5));
+  return mr_v3_norm(ctr) + 0.5 * mr_v3_norm(mr_v3_sub(hi, lo));
+}
+
 /* allocate the per-geometry and contact buffers */
 static int alloc_buffers(mr_collision *c, int ng) {
   size_t n = (size_t)(ng > 0 ? ng : 1);
@@ -210,6 +223,8 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->lo = malloc(n * sizeof *c->lo);
   c->hi = malloc(n * sizeof *c->hi);
   c->skin = malloc(n * sizeof *c->skin);
+  c->radius = calloc(n, sizeof *c->radius);
+  c->reach = calloc(n, sizeof *c->reach);
   c->bounded = malloc(n * sizeof(int));
   c->unbounded = malloc(n * sizeof(int));
   c->order = malloc(n * sizeof(int));
@@ -219,7 +234,8 @@ static int alloc_buffers(mr_collision *c, int ng) {
   c->cand = malloc((size_t)c->cap_pairs * sizeof *c->cand);
   c->cand_j = malloc((size_t)c->cap_pairs * sizeof(int));
   c->count = calloc(n, sizeof(int));
-  return c->contacts && c->X && c->lo && c->hi && c->skin && c->bounded && c->unbounded &&
+  return c->contacts && c->X && c->lo && c->hi && c->skin && c->radius && c->reach && c->bounded &&
+                 c->unbounded &&
                  c->order && c->sorted && c->scratch && c->pairs && c->cand && c->cand_j && c->count
              ? 0
              : -1;
@@ -259,7 +275,8 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
     if (t == MR_GEOM_HALFSPACE || t == MR_GEOM_HEIGHTFIELD)
       c->unbounded[c->nunbounded++] = i;
     else
-      c->order[c->nbounded] = i, c->bounded[c->nbounded++] = i;
+      c->order[c->nbounded] = i, c->bounded[c->nbounded++] = i,
+      c->radius[i] = geom_radius(&m->geoms[i]);
   }
   /* AUTO: the sweep for small scenes, the tree from MR_BROADPHASE_AUTO_TREE_MIN geometries */
   c->kind = s->broadphase;
@@ -276,12 +293,38 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
 void mr_collision_free(mr_collision *c) {
   if (!c) return;
   free(c->exclude), free(c->include), free(c->materials), free(c->material_keys);
-  free(c->contacts), free(c->X), free(c->lo), free(c->hi), free(c->skin);
+  free(c->contacts), free(c->X), free(c->lo), free(c->hi), free(c->skin), free(c->radius);
+  free(c->reach);
   free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
       free(c->pairs);
   free(c->cand), free(c->cand_j), free(c->count);
   bvh_free(c->tree);
   free(c);
+}
+
+mr_status mr_collision_reserve(mr_collision *c, int max_contacts, mr_error *err) {
+  if (max_contacts <= c->max_contacts) return MR_OK;
+  mr_contact *p = realloc(c->contacts, (size_t)max_contacts * sizeof *p);
+  if (!p) return mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory for %d contacts",
+                              max_contacts);
+  c->contacts = p, c->max_contacts = max_contacts;
+  return MR_OK;
+}
+
+int mr_collision_capacity(const mr_collision *c) {
+  return c->max_contacts;
+}
+
+void mr_collision_set_motion(mr_collision *c, const mr_motion *body_velocity, double dt,
+                             double accel) {
+  for (int i = 0; i < c->m->ngeoms; ++i) {
+    int b = c->m->geoms[i].body;
+    c->reach[i] = 0.0;
+    if (!body_velocity || b <= 0 || c->radius[i] == 0.0) continue;
+    const mr_motion *v = &body_velocity[b];
+    double r = dt * (mr_v3_norm(v->v) + mr_v3_norm(v->w) * c->radius[i] + accel * dt);
+    c->reach[i] = r < MR_COLLISION_MAX_COORD ? r : MR_COLLISION_MAX_COORD; /* and NaN */
+  }
 }
 
 /* may geometries i and j collide (filters only, no geometry) */
@@ -306,7 +349,7 @@ static void world_aabb(mr_collision *c, int i) {
   mr_vec3 ctr = mr_se3_act_point(X, mr_v3_scale(mr_v3_add(lo, hi), 0.5));
   mr_vec3 ext = mr_v3_scale(mr_v3_sub(hi, lo), 0.5);
   for (int r = 0; r < 3; ++r) {
-    double e = fmax(0.5 * c->s.margin, c->skin[i]);
+    double e = fmax(0.5 * c->s.margin, c->skin[i]) + c->reach[i];
     for (int k = 0; k < 3; ++k)
       e += fabs(X->R.m[r][k]) * ext.v[k];
     c->lo[i].v[r] = ctr.v[r] - e;
@@ -326,7 +369,7 @@ static void test_pair(mr_collision *c, int i, int j) {
   c->npairs++;
   const mr_model *m = c->m;
   shape a = {&m->geoms[i], c->X[i]}, b = {&m->geoms[j], c->X[j]};
-  double margin = fmax(c->s.margin, c->skin[i] + c->skin[j]);
+  double margin = fmax(c->s.margin, c->skin[i] + c->skin[j]) + c->reach[i] + c->reach[j];
   narrow_ctx nc = {margin, c->s.force_ccd, c->s.ccd_max_iter, c->s.ccd_tolerance, 0, 0, 0};
   raw_contact rc[MR_PAIR_MAX_CONTACTS];
   int n = narrow_collide(&a, &b, &nc, rc);

@@ -34,8 +34,10 @@ mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int
   a->R = calloc(cap, sizeof(double));
   a->phi = calloc(cap, sizeof(double));
   a->vel = calloc(cap, sizeof(double));
+  a->rest = calloc(cap, sizeof(double));
   a->kind = calloc(cap, 1);
-  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel || !a->kind) {
+  if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel || !a->rest ||
+      !a->kind) {
     mr_contact_assembly_free(a);
     return mr_error_set(err, MR_ERR_NOMEM, "assembly: out of memory for %d contacts", max_contacts);
   }
@@ -51,6 +53,7 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   free(a->R);
   free(a->phi);
   free(a->vel);
+  free(a->rest);
   free(a->kind);
   memset(a, 0, sizeof *a);
 }
@@ -112,24 +115,36 @@ static double gap_correction(double phi, const mr_assembly_settings *s) {
   return (-s->band + s->baumgarte * (phi + s->band)) / s->dt;
 }
 
-/* the normal velocity correction of one contact (velocity units): the gap correction, except
- * for an open contact (no normal force last step) approaching faster than the restitution
- * threshold (an impact). While its approach does not close the gap within the step, the gap
- * correction alone applies (the contact stays open, so the next step is still an impact, and an
- * impact slower than margin/Δt still rebounds with e); when it does, the target is e J_N v alone
- * (adding Φ/Δt would cut the rebound by up to margin/Δt, docs/physics.md, A7); an impact that
- * starts in penetration takes e J_N v + k_B Φ/Δt (a push-out Φ/Δt would add up to δ/Δt to the
- * rebound) */
-static double normal_correction(const mr_contact_geometry *c, double vn,
-                                const mr_assembly_settings *s) {
-  if (!(c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold))
-    return gap_correction(c->phi, s);
-  /* an open gap that this step's approach does not close: no impact yet */
-  if (c->phi > -vn * s->dt) return gap_correction(c->phi, s);
-  /* an impact within this step: the rebound target replaces the gap term */
-  if (c->phi >= 0.0) return c->restitution * vn;
-  /* an impact that starts in penetration: the rebound plus the Baumgarte term */
-  return s->baumgarte * c->phi / s->dt + c->restitution * vn;
+/* the gaps of one face's corners that a step's travel closes together differ by round-off (a
+ * cube meeting a wall flat: 7e-14 m of 1 mm): within this fraction of the travel they close
+ * together, so a flat impact rebounds from every corner and does not turn the body */
+#define IMPACT_TOL 1e-6
+
+/* An impact: an open contact (no normal force last step) approaching faster than the
+ * restitution threshold whose gap its free motion closes within the step (Φ ≤ −Δt J_N v_f,
+ * vnf = J_N v_f). While its approach does not close the gap the gap correction alone applies
+ * (the contact stays open, so the next step is still an impact, and an impact slower than
+ * margin/Δt still rebounds with e; the test on v_f rather than v sees an impact that the step's
+ * own acceleration completes, which would otherwise be caught plastically by the gap law). At an
+ * impact the target e J_N v replaces the gap term (adding Φ/Δt would cut the rebound by up to
+ * margin/Δt, docs/physics.md, A7); one that starts in penetration adds k_B Φ/Δt, no push-out (a
+ * push-out Φ/Δt would add up to δ/Δt to the rebound). */
+int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
+                      const mr_assembly_settings *s) {
+  double travel = -vnf * s->dt;
+  return c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold &&
+         c->phi <= travel + IMPACT_TOL * fabs(travel);
+}
+
+mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,
+                                                  int impact, const mr_assembly_settings *s) {
+  if (!impact) {
+    double slope = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
+    return (mr_normal_correction){gap_correction(c->phi, s), 0.0, slope};
+  }
+  if (c->phi >= 0.0) return (mr_normal_correction){0.0, c->restitution * vn, 0.0};
+  return (mr_normal_correction){s->baumgarte * c->phi / s->dt, c->restitution * vn,
+                                s->baumgarte / s->dt};
 }
 
 /* Σ a_t b[dofs[t]] (dofs NULL: a · b) */
@@ -709,6 +724,7 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     int bil = c->type == MR_ROWS_POINT || c->type == MR_ROWS_MIMIC;
     a->kind[i] = bil ? MR_KIND_BILATERAL : MR_KIND_CONTACT;
     bilateral |= a->kind[i] == MR_KIND_BILATERAL;
+    a->rest[i] = 0.0;
     if (c->type == MR_ROWS_POINT) {
       mr_vec3 e = mr_v3_sub(c->point, c->point2);
       for (int k = 0; k < 3; ++k)
@@ -716,7 +732,11 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     } else if (c->type == MR_ROWS_MIMIC) {
       a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
     } else {
-      a->g[3 * i + 2] += normal_correction(c, a->vel[3 * i + 2], s) / s->dt;
+      double vn = a->vel[3 * i + 2], vnf = a->g[3 * i + 2] * s->dt; /* g: J_N v_f/Δt so far */
+      int impact = mr_contact_impact(c, vn, vnf, s);
+      mr_normal_correction nc_i = mr_contact_normal_correction(c, vn, impact, s);
+      a->g[3 * i + 2] += (nc_i.gap + nc_i.rest) / s->dt;
+      a->rest[i] = nc_i.rest / s->dt;
     }
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;

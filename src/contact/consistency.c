@@ -5,9 +5,12 @@
  * when the requested push-out is a velocity the bodies can make. When it is not, G λ = −g has no
  * solution, the NCP has no all-sticking candidate, and a mechanism like a pendulum whose tip can
  * only move obliquely to the ground has no solution at all (Painlevé-like). The correction b =
- * cor/Δt is replaced by its Euclidean projection b' onto
- *   S = { J δu : the tangential rows of the contacts' J δu are 0 },
- * the contact velocities the bodies can make without slipping at any contact: b' is the closest
+ * cor/Δt, less the restitution targets (an impact law's demand on a velocity, not a push-out:
+ * the assembly keeps them in a->rest and they are added back unprojected), is replaced by its
+ * Euclidean projection b' onto
+ *   S = { J δu : the tangential rows of the frictional contacts' J δu are 0 },
+ * the contact velocities the bodies can make without slipping at any contact (a frictionless
+ * contact's tangential rows carry no force: neither held nor corrected): b' is the closest
  * push-out (least squares over the corrected rows: contacts' and limits' normal rows, the three
  * rows of bilateral constraints) that asks no contact to slide. b' is written as B Z y, all its
  * rows: its tangential rows B_T Z y are 0 in exact arithmetic, and are kept as computed rather
@@ -251,13 +254,16 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
 
 /* the rows' roles: a block whose gap exceeds free_gap (a speculative contact or limit, its
  * correction a permitted approach, not a push-out) is free; the tangential rows of the other
- * contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected */
+ * frictional contacts are held at 0; the rest (normal rows, bilateral constraints) are corrected.
+ * A frictionless contact's tangential rows (μ = 0: a joint limit, a frictionless pair) are
+ * neither: no force acts along them, so they constrain no motion and keep their b (0). */
 static void row_roles(const mr_contact_problem *p, double free_gap, unsigned char *held,
                       unsigned char *corrected) {
   for (int i = 0; i < 3 * p->nc; ++i) {
-    int bil = mr_problem_bilateral(p, i / 3), free = !bil && p->phi && p->phi[i / 3] > free_gap;
-    held[i] = !free && !bil && i % 3 < 2;
-    corrected[i] = !free && !held[i];
+    int b = i / 3, bil = mr_problem_bilateral(p, b);
+    int free = !bil && p->phi && p->phi[b] > free_gap, tangent = !bil && i % 3 < 2;
+    held[i] = !free && tangent && p->mu[b] > 0.0;
+    corrected[i] = !free && !tangent;
   }
 }
 
@@ -324,10 +330,11 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
   double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
   if (!b || !jv) return mr_arena_reset(work, mark), MR_CONSISTENT_NO_MEMORY;
-  /* b = the correction, g − J v_f/Δt; nothing to do when it is zero */
+  /* b = the correction, g − J v_f/Δt less the restitution targets (what an impact law demands
+   * of a velocity is not a push-out: kept as it is); nothing to do when it is zero */
   double bmax = 0.0;
   for (int i = 0; i < n; ++i) {
-    jv[i] = mr_dot(J + (size_t)i * m, vf, m) / p->dt;
+    jv[i] = mr_dot(J + (size_t)i * m, vf, m) / p->dt + (i % 3 == 2 ? a->rest[i / 3] : 0.0);
     b[i] = a->g[i] - jv[i];
     bmax = fmax(bmax, fabs(b[i]));
   }
@@ -341,7 +348,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
     off += (bi - b[i]) * (bi - b[i]), all += bi * bi;
   }
   if (st == 1 && !(off > MR_CONSISTENCY_KEEP * MR_CONSISTENCY_KEEP * all)) st = 0;
-  /* g = J v_f/Δt + b' */
+  /* g = J v_f/Δt + rest + b' */
   for (int i = 0; i < n && st == 1; ++i)
     a->g[i] = jv[i] + b[i];
   mr_arena_reset(work, mark);

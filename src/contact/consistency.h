@@ -1,7 +1,8 @@
 /* The consistent correction (docs/solvers.md, "The consistent law"): the part of g that is not
- * the free velocity J v_f / Δt (the gap, Baumgarte, restitution and constraint-drift terms) is
- * replaced by its Euclidean projection onto S = {J δu : the contacts' tangential rows of J δu are
- * 0}, the closest contact velocity the bodies can make without slipping, so that the
+ * the free velocity J v_f / Δt or a restitution target (the gap, Baumgarte and constraint-drift
+ * terms) is replaced by its Euclidean projection onto S = {J δu : the frictional contacts'
+ * tangential rows of J δu are 0}, the closest contact velocity the bodies can make without
+ * slipping, so that the
  * all-sticking candidate G λ = −g has a solution. Blocks whose gap is above the band (p->phi)
  * are left out and keep their correction. */
 #ifndef MOREAU_CONTACT_CONSISTENCY_H

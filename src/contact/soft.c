@@ -1,7 +1,9 @@
 /* soft: a spring-damper contact, the penalty baseline (DESIGN.md §4). Not an NCP solver: it
  * computes forces in closed form, in one pass, and does not solve any complementarity problem.
  *
- * Normal force, per contact:  λ_N = max(−k Φ_N − d Φ̇_N, 0)
+ * Normal force, per contact:  λ_N = max(−k Φ_N − d Φ̇_N, 0) in penetration (Φ_N < 0), 0 above
+ *   (a contact within the margin or a speculative one acts only once it penetrates; the damper
+ *   alone would pull a fast approach to a stop at a distance)
  *   Φ_N  the signed gap from p->phi (negative in penetration); Φ_N = 0 when phi is NULL;
  *   Φ̇_N  the contact velocity at the start of the step, p->vel (an assembled problem has it);
  *        without it, the free velocity behind g: an assembled problem stores g in force units
@@ -25,7 +27,7 @@
 /* the spring-damper and regularised-friction force of one contact; v is its velocity */
 static void soft_contact(const mr_solver_settings *s, double mu, double phi, const double *v,
                          double *l) {
-  double ln = fmax(-s->soft_k * phi - s->soft_d * v[2], 0.0);
+  double ln = phi < 0.0 ? fmax(-s->soft_k * phi - s->soft_d * v[2], 0.0) : 0.0;
   double vt = hypot(v[0], v[1]);
   double scale = -mu * ln / fmax(vt, s->soft_vreg);
   l[0] = scale * v[0], l[1] = scale * v[1], l[2] = ln;

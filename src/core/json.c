@@ -1,220 +1,165 @@
-/* JSON reader and writer (see json.h). Recursive descent over RFC 8259, depth-limited. */
+/* JSON reader and writer (see json.h). jansson parses the text: RFC 8259 numbers, escapes and
+ * UTF-8, duplicate keys refused, and the line and column of a syntax error. Its tree is copied
+ * into mr_json values (object members in document order), and one pass over the text, valid by
+ * then, records where each value starts, so that messages about a value that parses but is wrong
+ * (a missing key, a count, a type) name its line and column too. Columns count characters, as
+ * jansson's do. */
 #include "core/json.h"
 
 #include "core/file.h"
 
-#include <ctype.h>
-#include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+/* the deepest nesting accepted (the tree is freed and converted recursively) */
 #define JSON_MAX_DEPTH 64
 
-typedef struct {
-  const char *s;    /* text */
-  size_t i;         /* cursor */
-  int line, col;    /* cursor position */
-  const char *name; /* for messages */
-  mr_error *err;
-} parser;
+/* ---- the value tree from jansson's ---- */
 
-static mr_status fail(parser *p, const char *what) {
-  return mr_error_set(p->err, MR_ERR_PARSE, "%s:%d:%d: %s", p->name, p->line, p->col, what);
-}
+static mr_json *convert(const json_t *j);
 
-static void advance(parser *p) {
-  if (p->s[p->i] == '\n') {
-    p->line++;
-    p->col = 1;
-  } else {
-    p->col++;
+/* the children of an array or object, in order; 0, or -1 when out of memory */
+static int convert_children(const json_t *j, mr_json *v) {
+  mr_json **tail = &v->child;
+  size_t i;
+  const char *key;
+  json_t *c;
+  if (json_is_array(j)) {
+    json_array_foreach(j, i, c) {
+      if (!(*tail = convert(c))) return -1;
+      tail = &(*tail)->next, v->count++;
+    }
+    return 0;
   }
-  p->i++;
+  json_object_foreach((json_t *)j, key, c) {
+    if (!(*tail = convert(c)) || !((*tail)->key = strdup(key))) return -1;
+    tail = &(*tail)->next, v->count++;
+  }
+  return 0;
 }
 
-static void skip_ws(parser *p) {
-  while (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')
-    advance(p);
-}
-
-static mr_json *new_value(parser *p, mr_json_type t) {
+/* one value and everything under it, malloc'ed; NULL when out of memory */
+static mr_json *convert(const json_t *j) {
   mr_json *v = calloc(1, sizeof *v);
   if (!v) return NULL;
-  v->type = t;
-  v->line = p->line;
-  v->col = p->col;
+  int ok = 1;
+  switch (json_typeof(j)) {
+  case JSON_OBJECT:
+  case JSON_ARRAY:
+    v->type = json_is_object(j) ? MR_JSON_OBJECT : MR_JSON_ARRAY;
+    ok = convert_children(j, v) == 0;
+    break;
+  case JSON_STRING:
+    v->type = MR_JSON_STRING;
+    ok = (v->string = strdup(json_string_value(j))) != NULL;
+    break;
+  case JSON_INTEGER:
+  case JSON_REAL:
+    v->type = MR_JSON_NUMBER, v->number = json_number_value(j);
+    break;
+  case JSON_TRUE:
+  case JSON_FALSE:
+    v->type = MR_JSON_BOOL, v->number = json_is_true(j);
+    break;
+  case JSON_NULL:
+    v->type = MR_JSON_NULL;
+    break;
+  }
+  if (!ok) mr_json_free(v), v = NULL;
   return v;
 }
 
-static mr_status parse_value(parser *p, mr_json **out, int depth);
+/* ---- where each value starts ---- */
 
-/* a string literal at the cursor; *out is malloc'ed */
-static mr_status parse_string_raw(parser *p, char **out) {
-  size_t cap = 16, n = 0;
-  char *buf = malloc(cap);
-  if (!buf) return mr_error_set(p->err, MR_ERR_NOMEM, "%s: out of memory", p->name);
-  advance(p); /* opening quote */
-  for (;;) {
-    unsigned char ch = (unsigned char)p->s[p->i];
-    if (ch == '\0' || ch == '\n') {
-      free(buf);
-      return fail(p, "unterminated string");
-    }
-    if (ch == '"') {
-      advance(p);
-      break;
-    }
-    if (ch == '\\') {
-      advance(p);
-      char e = p->s[p->i];
-      const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-      const char *k = e ? strchr(from, e) : NULL;
-      if (k) {
-        ch = (unsigned char)to[k - from];
-      } else if (e == 'u') {
-        unsigned code = 0;
-        for (int d = 0; d < 4; ++d) {
-          advance(p);
-          char h = p->s[p->i];
-          if (!isxdigit((unsigned char)h)) {
-            free(buf);
-            return fail(p, "bad \\u escape in string");
-          }
-          code =
-              code * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
-        }
-        ch = code < 128 ? (unsigned char)code : '?';
-      } else {
-        free(buf);
-        return fail(p, "bad escape in string");
-      }
-    }
-    if (n + 2 > cap) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) {
-        free(buf);
-        return mr_error_set(p->err, MR_ERR_NOMEM, "%s: out of memory", p->name);
-      }
-      buf = nb;
-    }
-    buf[n++] = (char)ch;
-    advance(p);
-  }
-  buf[n] = '\0';
-  *out = buf;
-  return MR_OK;
+typedef struct {
+  const char *s; /* the text, valid JSON */
+  int line, col; /* of the character at s (1-based; col counts UTF-8 characters) */
+} cursor;
+
+static void step(cursor *c) {
+  if (*c->s == '\n')
+    c->line++, c->col = 1;
+  else if (((unsigned char)c->s[1] & 0xC0) != 0x80) /* the next character starts here */
+    c->col++;
+  c->s++;
 }
 
-static mr_status parse_number(parser *p, mr_json *v) {
-  const char *start = p->s + p->i;
-  char *end = NULL;
-  errno = 0;
-  v->number = strtod(start, &end);
-  if (end == start || (!isdigit((unsigned char)*start) && *start != '-'))
-    return fail(p, "expected a value");
-  if (!isfinite(v->number) || errno == ERANGE) return fail(p, "number out of range");
-  while (p->s + p->i < end)
-    advance(p);
-  return MR_OK;
+static void skip_ws(cursor *c) {
+  while (*c->s == ' ' || *c->s == '\t' || *c->s == '\n' || *c->s == '\r')
+    step(c);
 }
 
-static mr_status parse_literal(parser *p, mr_json *v) {
-  static const struct {
-    const char *word;
-    mr_json_type type;
-    double number;
-  } words[] = {{"true", MR_JSON_BOOL, 1}, {"false", MR_JSON_BOOL, 0}, {"null", MR_JSON_NULL, 0}};
-  for (size_t k = 0; k < sizeof words / sizeof words[0]; ++k) {
-    size_t n = strlen(words[k].word);
-    if (strncmp(p->s + p->i, words[k].word, n) == 0) {
-      v->type = words[k].type;
-      v->number = words[k].number;
-      for (size_t j = 0; j < n; ++j)
-        advance(p);
-      return MR_OK;
-    }
+/* past a string literal (at its opening quote) */
+static void skip_string(cursor *c) {
+  step(c);
+  while (*c->s != '"') {
+    if (*c->s == '\\') step(c);
+    step(c);
   }
-  if (strncasecmp(p->s + p->i, "nan", 3) == 0 || strncasecmp(p->s + p->i, "inf", 3) == 0 ||
-      strncasecmp(p->s + p->i, "-inf", 4) == 0)
-    return fail(p, "NaN and infinity are not valid numbers");
-  return parse_number(p, v);
+  step(c);
 }
 
-/* elements of an array or members of an object, after the opening bracket */
-static mr_status parse_children(parser *p, mr_json *v, char close, int depth) {
-  mr_json **tail = &v->child;
-  advance(p);
-  skip_ws(p);
-  if (p->s[p->i] == close) {
-    advance(p);
-    return MR_OK;
+/* record v's position and its children's, moving past v; -1 when nested deeper than allowed */
+static int place(cursor *c, mr_json *v, int depth, const char *name, mr_error *err) {
+  skip_ws(c);
+  v->line = c->line, v->col = c->col;
+  if (v->type == MR_JSON_STRING) return skip_string(c), 0;
+  if (v->type != MR_JSON_ARRAY && v->type != MR_JSON_OBJECT) {
+    while (*c->s && !strchr(",]} \t\r\n", *c->s))
+      step(c);
+    return 0;
   }
-  for (;;) {
-    char *key = NULL;
-    skip_ws(p);
-    if (close == '}') {
-      if (p->s[p->i] != '"') return fail(p, "expected a member name in quotes");
-      mr_status st = parse_string_raw(p, &key);
-      if (st) return st;
-      skip_ws(p);
-      if (p->s[p->i] != ':') {
-        free(key);
-        return fail(p, "expected ':' after member name");
-      }
-      advance(p);
+  if (depth == JSON_MAX_DEPTH)
+    return mr_error_set(err, MR_ERR_PARSE, "%s:%d:%d: nesting deeper than %d levels", name, v->line,
+                        v->col, JSON_MAX_DEPTH),
+           -1;
+  step(c); /* the opening bracket */
+  for (mr_json *k = v->child; k; k = k->next) {
+    if (v->type == MR_JSON_OBJECT) {
+      skip_ws(c), skip_string(c), skip_ws(c), step(c); /* the key and its ':' */
     }
-    mr_json *child = NULL;
-    mr_status st = parse_value(p, &child, depth + 1);
-    if (st) {
-      free(key);
-      mr_json_free(child);
-      return st;
-    }
-    child->key = key;
-    *tail = child;
-    tail = &child->next;
-    v->count++;
-    skip_ws(p);
-    if (p->s[p->i] == ',') {
-      advance(p);
-      continue;
-    }
-    if (p->s[p->i] == close) {
-      advance(p);
-      return MR_OK;
-    }
-    return fail(p, close == ']' ? "expected ',' or ']'" : "expected ',' or '}'");
+    if (place(c, k, depth + 1, name, err)) return -1;
+    skip_ws(c), step(c); /* ',' or the closing bracket */
   }
+  if (!v->child) skip_ws(c), step(c);
+  return 0;
 }
 
-static mr_status parse_value(parser *p, mr_json **out, int depth) {
-  if (depth > JSON_MAX_DEPTH) return fail(p, "nesting too deep");
-  skip_ws(p);
-  mr_json *v = new_value(p, MR_JSON_NUMBER);
-  if (!v) return mr_error_set(p->err, MR_ERR_NOMEM, "%s: out of memory", p->name);
-  *out = v;
-  char ch = p->s[p->i];
-  if (ch == '\0') return fail(p, "unexpected end of input");
-  if (ch == '{') return v->type = MR_JSON_OBJECT, parse_children(p, v, '}', depth);
-  if (ch == '[') return v->type = MR_JSON_ARRAY, parse_children(p, v, ']', depth);
-  if (ch == '"') return v->type = MR_JSON_STRING, parse_string_raw(p, &v->string);
-  return parse_literal(p, v);
+/* ---- reading ---- */
+
+/* jansson's syntax error as "name:line:col: what", a few of its texts said in moreau's words */
+static mr_status syntax_error(const json_error_t *je, const char *name, mr_error *err) {
+  enum json_error_code code = json_error_code(je);
+  if (code == json_error_out_of_memory)
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", name);
+  const char *near = strstr(je->text, " near ");
+  const char *what = code == json_error_numeric_overflow ? "number out of range"
+                     : code == json_error_null_character ? "a \\u0000 (NUL) in a string"
+                                                         : NULL;
+  /* the column of the offending character; 0 when it is the end of an empty last line */
+  int col = je->column > 0 ? je->column : 1;
+  if (what)
+    return mr_error_set(err, MR_ERR_PARSE, "%s:%d:%d: %s%s", name, je->line, col, what,
+                        near ? near : "");
+  return mr_error_set(err, MR_ERR_PARSE, "%s:%d:%d: %s", name, je->line, col, je->text);
 }
 
 mr_status mr_json_parse(const char *text, const char *name, mr_json **out, mr_error *err) {
-  parser p = {text, 0, 1, 1, name ? name : "<json>", err};
   *out = NULL;
-  mr_json *root = NULL;
-  mr_status st = parse_value(&p, &root, 0);
-  if (st == MR_OK) {
-    skip_ws(&p);
-    if (p.s[p.i] != '\0') st = fail(&p, "unexpected text after the value");
-  }
-  if (st) {
+  name = name ? name : "<json>";
+  json_error_t je;
+  json_t *j =
+      json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &je);
+  if (!j) return syntax_error(&je, name, err);
+  mr_json *root = convert(j);
+  json_decref(j);
+  if (!root) return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", name);
+  cursor c = {text, 1, 1};
+  if (place(&c, root, 0, name, err)) {
     mr_json_free(root);
-    return st;
+    return MR_ERR_PARSE;
   }
   *out = root;
   return MR_OK;

@@ -1,6 +1,6 @@
-/* A small JSON reader (DOM with line/column of every value, for error messages that name the
- * place) and writer helpers. Used for standalone contact problems, QPCC problems and summaries;
- * never inside a step. */
+/* JSON reading (jansson underneath: values with the line/column where each starts, for error
+ * messages that name the place) and small writer helpers. Used for standalone contact problems,
+ * QPCC problems and summaries; never inside a step. */
 #ifndef MOREAU_CORE_JSON_H
 #define MOREAU_CORE_JSON_H
 
@@ -28,7 +28,10 @@ typedef struct mr_json {
   struct mr_json *next;  /* next sibling */
 } mr_json;
 
-/* Parse text; name is used in messages ("name:line:col: ..."). *out is freed with mr_json_free. */
+/* Parse text; name is used in messages ("name:line:col: ..."). Any JSON value may be the top
+ * level; integers are read as doubles; a duplicate key, a NaN or infinity, a number beyond the
+ * double range and nesting deeper than 64 levels are errors (MR_ERR_PARSE). *out is freed with
+ * mr_json_free. */
 mr_status mr_json_parse(const char *text, const char *name, mr_json **out, mr_error *err);
 /* Read and parse a file. */
 mr_status mr_json_load(const char *path, mr_json **out, mr_error *err);

@@ -19,6 +19,7 @@
 #include "dynamics/model_inertia.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "dynamics/internal.h"
@@ -69,9 +70,31 @@ void mr_inertia_principal(const mr_mat3 *I, double lam[3], mr_mat3 *Rout) {
   }
 }
 
+int mr_inertia_physical(const mr_mat3 *I, double scale, char *what, size_t len) {
+  double lam[3];
+  mr_mat3 R;
+  mr_inertia_principal(I, lam, &R);
+  double tol = 1e-12 * scale, excess = lam[2] - lam[0] - lam[1];
+  int indefinite = lam[0] < -tol;
+  if (!indefinite && !(excess > tol + 1e-6 * lam[2])) return 1;
+  if (indefinite)
+    snprintf(what, len,
+             "is not positive semi-definite (principal moments %g, %g, %g kg m^2: the smallest is "
+             "negative by %g)",
+             lam[0], lam[1], lam[2], -lam[0]);
+  else
+    snprintf(what, len,
+             "breaks the triangle inequality A + B >= C (principal moments A = %g, B = %g, C = %g "
+             "kg m^2: A + B is short of C by %g, %.3g %% of C)",
+             lam[0], lam[1], lam[2], excess, 100.0 * excess / lam[2]);
+  return 0;
+}
+
 static const double face[3][3] = {{1, 1, -1}, {1, -1, 1}, {-1, 1, 1}};
 
-static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static double dot3(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
 
 /* the projection of x onto the subspace {y : n_i · y = 0 for the faces i in mask} */
 static void project_faces(const double x[3], int mask, double y[3]) {

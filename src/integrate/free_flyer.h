@@ -22,12 +22,18 @@ int mr_free_flyer_spins(const mr_model *m, const mr_data *d, int i);
 void mr_free_flyer_bias(const mr_model *m, const mr_data *d, const double *v, double *a);
 
 /* the gyroscopic torque ω × I_c ω of each free body, taken explicitly in v_next = v + Δt M̃⁻¹ r,
- * replaced by the impulse G = (exp(−Δt [ω_m]×) − 1) I_c ω_e, ω_m = (ω + ω⁺)/2, ω_e the free
+ * replaced by the impulse G = (exp(−Δt [ω_m]×) − 1) I_c ω_e, ω_m = (ω_e + ω⁺)/2, ω_e the free
  * velocity without it (an implicit equation in ω⁺, by Newton); needs M̃'s factor in d. x is
- * scratch (nv); lag (nv) receives ½ K G at each free joint's angular dofs, K the angular block
- * of M̃⁻¹, for mr_free_flyer_integrate */
+ * scratch (nv); lag (nv) receives, at each spinning free body's dofs, G (first three) and the
+ * rotation lag ½ K G (last three), K the angular block of M̃⁻¹, for mr_free_flyer_integrate */
 void mr_free_flyer_gyroscopic(const mr_model *m, const mr_data *d, const double *v, double dt,
                               double *v_next, double *x, double *lag);
+
+/* after the contact and constraint impulses' velocity change dv (nv) has been added to v_next:
+ * each spinning free body that dv moves gets G recomputed on its whole momentum, the impulses
+ * included (ω_e the velocity with them, without G), v_next and lag updated; x is scratch (nv) */
+void mr_free_flyer_impulse_gyroscopic(const mr_model *m, const mr_data *d, double dt,
+                                      const double *dv, double *v_next, double *x, double *lag);
 
 /* q_next = q ⊕ Δt w for every joint but the free ones, whose centre of mass moves by Δt times
  * its world velocity u_lin = R (w_lin + ω × c) and whose rotation is R exp(Δt (ω − lag)); w

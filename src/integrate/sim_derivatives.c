@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "integrate/free_motion.h"
 #include "integrate/sim_internal.h"
 #include "moreau/assembly.h"
 #include "moreau/derivatives.h"
@@ -20,18 +21,30 @@ struct mr_sim_derivatives {
   int max_rows;
 };
 
+/* the per-block buffers for the simulator's storage, when it grew past them (between steps,
+ * with the simulator's) */
+static mr_status fit(mr_sim_derivatives *x, const mr_sim *s, mr_error *err) {
+  if (s->max_rows <= x->max_rows) return MR_OK;
+  free(x->sides), free(x->work);
+  mr_contact_assembly_free(&x->as);
+  x->sides = malloc((size_t)(2 * s->max_rows + 1) * sizeof(mr_contact_side));
+  x->work = malloc(mr_step_contact_work_size(s->m, s->max_rows));
+  if (!x->sides || !x->work)
+    return mr_error_set(err, MR_ERR_NOMEM, "step derivatives: out of memory");
+  mr_status st = mr_contact_assembly_init(&x->as, s->max_rows, s->m->nv, err);
+  if (!st) x->max_rows = s->max_rows;
+  return st;
+}
+
 mr_sim_derivatives *mr_sim_derivatives_create(const mr_sim *s, mr_error *err) {
   const mr_model *m = s->m;
   mr_sim_derivatives *x = calloc(1, sizeof *x);
   if (!x) goto nomem;
-  x->max_rows = s->max_rows;
   x->sd = mr_step_derivatives_create(m);
   x->d = mr_data_create(m);
   x->q0 = malloc((size_t)(m->nq + 3 * m->nv + 1) * sizeof(double));
-  x->sides = malloc((size_t)(2 * s->max_rows + 1) * sizeof(mr_contact_side));
-  x->work = malloc(mr_step_contact_work_size(m, s->max_rows));
-  if (!x->sd || !x->d || !x->q0 || !x->sides || !x->work) goto nomem;
-  if (mr_contact_assembly_init(&x->as, s->max_rows, m->nv, err) != MR_OK) {
+  if (!x->sd || !x->d || !x->q0) goto nomem;
+  if (fit(x, s, err) != MR_OK) {
     mr_sim_derivatives_free(x);
     return NULL;
   }
@@ -63,7 +76,7 @@ const mr_step_derivatives *mr_sim_derivatives_get(const mr_sim_derivatives *x) {
 /* the tolerance that decides the contacts' modes: ten times the solver's own (force units,
  * as c), so that a contact the solver left sticking to its accuracy is not called sliding */
 static double mode_tolerance(const mr_sim *s) {
-  return fmax(1e-9, 10.0 * s->settings.eps_abs);
+  return fmax(1e-9, 10.0 * s->ctx.settings.eps_abs);
 }
 
 mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *err) {
@@ -72,23 +85,21 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
   memcpy(x->q0, s->q, (size_t)m->nq * sizeof(double));
   memcpy(x->v0, s->v, (size_t)nv * sizeof(double));
   mr_status st = mr_sim_step(s, err);
+  if (st == MR_OK) st = fit(x, s, err);
   if (st != MR_OK) return st;
   /* the targets as mr_step_params reads them: q_t = q + e on the dofs with gains */
   for (int k = 0; k < nv; ++k)
     x->q_target[k] = x->q0[m->bodies[m->dof_body[k]].joint.idx_q] + s->q_err[k];
   /* the step's external forces, as it applied them at q (body frames) */
   memcpy(x->d->f_ext, s->d->f_ext, (size_t)m->nbodies * sizeof(mr_force));
-  const mr_step_params p = {s->w->timestep, s->kp_step, s->kd_step, x->q_target};
+  const mr_step_params p = {s->ctx.dt, s->kp_step, s->kd_step, x->q_target};
   /* the step's blocks assembled as one problem at q with the step's M̃ (the simulator may have
    * solved them island by island): J, G, R, μ and kinds; g is not used (c is the step's) */
   const int nblocks = s->nc + s->nk;
   if (nblocks > 0) {
-    const double dt = s->w->timestep;
+    const mr_free_motion f = {s->ctx.dt, s->tau, s->kp_step, s->kd_step, s->q_err};
     mr_forward_kinematics(m, x->d, x->q0, NULL, NULL);
-    mr_crba(m, x->d, x->q0);
-    for (int k = 0; k < nv; ++k)
-      x->d->M[x->d->row_at[k]] += dt * (s->kd_step[k] + m->damping[k]) + dt * dt * s->kp_step[k];
-    if ((st = mr_ldlt_factor(m, x->d, err)) != MR_OK) return st;
+    if ((st = mr_free_motion_factor(m, x->d, &f, x->q0, err)) != MR_OK) return st;
     /* each contact's sides (the simulator's blocks are its contacts, then its other rows) */
     const mr_contact *ct;
     const double *lam;
@@ -97,7 +108,7 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
       if ((st = mr_contact_curvature(m, x->d, &ct[i], x->sides + 2 * i, err)) != MR_OK) return st;
     for (int i = 2 * nc; i < 2 * nblocks; ++i)
       x->sides[i] = (mr_contact_side){0.0, mr_v3_zero()};
-    if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->as_settings, &x->as,
+    if ((st = mr_contact_assemble(m, x->d, s->cg, nblocks, x->v0, x->v0, &s->ctx.assembly, &x->as,
                                   err)) != MR_OK)
       return st;
   }
@@ -108,9 +119,10 @@ mr_status mr_sim_step_derivatives(mr_sim *s, mr_sim_derivatives *x, mr_error *er
                               x->as.J,
                               s->lambda,
                               s->c,
-                              &s->as_settings,
+                              &s->ctx.assembly,
                               mode_tolerance(s),
-                              x->sides};
+                              x->sides,
+                              NULL};
   return mr_step_contact_derivatives(m, x->d, x->sd, &p, x->q0, x->v0, s->tau, &cs, NULL,
                                      x->v_next, x->work, err);
 }

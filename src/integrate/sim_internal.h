@@ -1,14 +1,29 @@
-/* Between the simulator's files (sim.c: creation and the step; control.c: the control and
- * read-out API of control.h) and the scene loader (a simulator made from a scene owns the world
- * compiled for it). */
+/* The simulator's state between its files: sim.c (creation, reset, the storage that grows
+ * between steps, accessors), step.c (the step's stage list), control.c (the control and
+ * read-out API of control.h), sim_derivatives.c (the Jacobians of a step), and the scene loader
+ * (a simulator made from a scene owns its world). */
 #ifndef MOREAU_INTEGRATE_SIM_INTERNAL_H
 #define MOREAU_INTEGRATE_SIM_INTERNAL_H
 
 #include <stdint.h>
 
-#include "core/arena.h"
-#include "integrate/islands.h"
+#include "integrate/contact_stage.h"
 #include "moreau/sim.h"
+
+/* The step's context: every constant a stage reads, filled once from the world when the
+ * simulator is created (nothing keeps its own copy or its own default). */
+typedef struct {
+  double dt, inv_dt;                /* Δt (s) and 1/Δt */
+  mr_assembly_settings assembly;    /* Δt, band δ, rest depth d, k_B, restitution threshold */
+  double limit_margin;              /* a joint limit enters within this + 2 Δt |v| (rad, m) */
+  int speculative;                  /* speculative contacts (mr_collision_set_motion) */
+  double accel;                     /* |gravity|: the speculative reach's acceleration bound */
+  const mr_solver_info *solver;     /* the registry's solver */
+  mr_solver_settings settings;      /* its settings */
+  double retry;                     /* a solve above retry × eps_abs is solved again without
+                                       push-out (contact_stage.h) */
+  int contact_cap;                  /* the world's max_contacts: 0 lets storage grow */
+} mr_step_ctx;
 
 struct mr_sim {
   const mr_world *w;
@@ -16,57 +31,47 @@ struct mr_sim {
   const mr_model *m;
   mr_data *d;
   mr_collision *col;
-  mr_contact_assembly as;     /* the whole problem, allocated when islands are off */
-  mr_islands *isl;            /* the step's islands */
+  mr_contact_stage *contacts; /* the contact stage: islands, their memory, solver states */
   int islands;                /* 1 (default): each island solved as its own problem */
-  int islands_used;           /* the last step's problem is the islands' */
-  mr_assembly_settings as_settings;
-  const mr_solver_info *solver;
-  mr_solver_settings settings;
-  mr_solver_state state;
-  mr_arena work;
-  int max_contacts;
-  int max_rows; /* blocks of 3 rows: contacts, joint limits and point constraints */
-  int max_limits;
+  mr_step_ctx ctx;
+  int max_contacts; /* contacts the storage holds now (grows between steps) */
+  int max_limits;   /* 1-dof joints whose limits may enter the problem */
+  int max_rows;     /* blocks of 3 rows the storage holds: contacts, limits, constraints */
 
   double *q, *v;              /* state (nq, nv) */
   double *q_next, *v_next;    /* candidate state of the step (nq, nv) */
-  double *tau, *rhs, *dv;     /* nv */
+  double *tau, *lag, *dv;     /* nv: explicit torques; the free bodies' gyroscopic record
+                                 (free_flyer.h); scratch, then the contacts' velocity change */
   double *kp, *kd;            /* PD gains over the whole model (nv) */
   double *kp_step, *kd_step;  /* this step's implicit gains: 0 on a dof saturated at its effort */
   double *tau_cmd, *tau_act;  /* commanded torques (nv); last step's actuation torques (nv) */
   double *q_err;              /* q_t ⊖ q per dof (nv), from each robot's slice */
   double *q_target;           /* PD target configuration (nq) */
+  double *accel;              /* the free bodies' bias acceleration (nv, free_motion.h) */
   mr_force *wrench;           /* user wrenches: world-frame force and torque at each body's
                                  origin (nbodies), applied every step until changed */
   mr_force *contact_wrench;   /* last step's contact wrench on each body, world frame, about
                                  the body origin at the step's start (nbodies) */
-  mr_contact_geometry *cg;    /* contacts, then constraints, as the assembly reads them */
+  /* per block (max_rows): contacts, then constraints, as the assembly reads them */
+  mr_contact_geometry *cg;
   double *lambda, *c;         /* 3 max_rows */
-  double *lambda_alt, *c_alt; /* 3 max_rows: the solve without push-out (solve_contacts) */
-  double *g_first;            /* 3 max_rows: the first solve's g, while the second is tried */
   uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
+  int *prev_index;            /* per block, last step's block of its key, −1 none */
   int *prev_order;            /* last step's blocks sorted by (key, index), for the look-up */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
-  mr_sim_constraint *cons;    /* this step's active constraints (max_rows − max_contacts) */
+  mr_contact *prev_contacts;  /* last step's contacts (max_contacts) */
+  mr_sim_constraint *cons;    /* this step's active constraints (max_rows) */
   mr_sim_constraint *prev_cons;
   mr_vec3 *anchor1, *anchor2; /* the scene constraints' anchors in their bodies' frames */
   int nc, prev_nc;            /* contacts this step, contacts and constraints last step */
-  int nk, prev_nk;            /* active constraints (joint limits, points) */
+  int nk, prev_nk;            /* active constraints (joint limits, points, couplings) */
 
   double t;
-  double t_solved;            /* clock of the step once its contact problem is solved (µs) */
-  double t_consistency;       /* this step's time in the consistent law (µs) */
-  double t_solver;            /* this step's time in mr_solve: solvers and their criterion (µs) */
-  double t_impulse;           /* this step's time in the islands' velocity changes (µs) */
   long steps;
   mr_step_stats last;
   mr_sim_warnings warnings;
-  struct mr_mpc **mpc; /* [nrobots] locomotion controllers (mpc.h), NULL where none */
+  mr_controller controller; /* attached by the layer above (control NULL: none) */
 };
-
-/* last step's block with this key (the first of equal keys), −1 when none */
-int mr_sim_previous_block(const mr_sim *s, uint64_t key);
 
 /* s frees w with itself; w must be the world s was created on */
 void mr_sim_adopt_world(mr_sim *s, mr_world *w);
@@ -74,23 +79,26 @@ void mr_sim_adopt_world(mr_sim *s, mr_world *w);
 /* the world's initial controls (torques, gains, targets) and no user wrench */
 void mr_sim_initial_controls(mr_sim *s);
 
-/* the robots' controllers (mpc_sim.c): created from the world's settings, reset, and run before
- * a step to write the robots' actuation */
-mr_status mr_sim_create_controllers(mr_sim *s, mr_error *err);
-void mr_sim_free_controllers(mr_sim *s);
-void mr_sim_reset_controllers(mr_sim *s);
-void mr_sim_run_controllers(mr_sim *s);
+/* The contacts of the current state into the collision module, and room for them and for the
+ * step's blocks: kinematics at (q, v), detection (speculative when the context says so), the
+ * storage grown when the contacts exceed any met before (the only place the simulator grows
+ * memory after its creation, counted in warnings.storage_grown). *t_kinematics, when given,
+ * receives the clock after the kinematics. */
+mr_status mr_sim_detect(mr_sim *s, double *t_kinematics, mr_error *err);
+
+/* the step's blocks (blocks.c): the contacts detected, then joint limits, point constraints and
+ * mimic couplings, each warm started from last step's block of the same identity; s->nc, s->nk
+ * (limits read s->v_next: gather after the free velocity) */
+void mr_sim_gather_blocks(mr_sim *s);
+/* 1 when this step's blocks are last step's, in the same order */
+int mr_sim_same_blocks(const mr_sim *s);
+/* keep this step's blocks, contacts and forces for the next step's warm start and read-outs */
+void mr_sim_remember_blocks(mr_sim *s);
+
+/* room in the contact stage for the step's blocks (grows only past any step before) */
+mr_status mr_sim_reserve_islands(mr_sim *s, mr_error *err);
 
 /* the step's monotonic clock (µs) */
 double mr_sim_clock_us(void);
-
-/* mr_solve with s's solver and settings from an emptied workspace, its wall time (the solver and
- * the registry's criterion) added to the step's solver stage */
-mr_status mr_sim_solve(mr_sim *s, const mr_contact_problem *p, mr_solver_state *state,
-                       double *lambda, double *c, mr_solver_stats *stats, mr_error *err);
-
-/* a's correction made consistent (contact/consistency.h) for the free velocity vf at a's
- * columns, in s's workspace, its wall time added to the step's consistency stage */
-void mr_sim_consistent(mr_sim *s, mr_contact_assembly *a, const double *vf, double band);
 
 #endif

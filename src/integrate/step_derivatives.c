@@ -20,19 +20,22 @@
  *
  * Free bodies (a free joint carrying no other body) follow mr_sim's map (free_flyer.c): the
  * RNEA takes their bias acceleration a(v), which adds M ∂a/∂v to ∂τ/∂v; a spinning body's
- * midpoint gyroscopic impulse G, a function of its free velocity without contact forces, is
+ * midpoint gyroscopic impulse G, a function of its velocity ω_e with every impulse but G, is
  * differentiated implicitly through ω⁺ = ω_e + K G (gyro_step); their rows of ∂q⁺ and ∂v⁺
  * follow the chord of the centre of mass, the rotation R exp(Δt (ω⁺ − ½ K G)) and v⁺ turned to
  * the frame of q⁺ (free_body_rows).
  *
  * With contacts (mr_step_contact_derivatives), at fixed configuration: v⁺ = v_f + Δt M̃⁻¹ Jᵀ λ
- * and g = (J v_f + cor) / Δt, so dv⁺ = (1 + M̃⁻¹ Jᵀ (dλ/dg) J) dv_f, the correction held fixed. */
+ * and g = (J v_f + cor) / Δt, so dv⁺ = (1 + M̃⁻¹ Jᵀ (dλ/dg) J) dv_f, the correction held fixed;
+ * a spinning free body's G is that of its velocity with the contact forces (the solver's v_f
+ * has G of the velocity without them), so G is differentiated after dλ/dx. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "contact/consistency.h"
 #include "dynamics/derivatives_internal.h"
 #include "integrate/free_flyer.h"
+#include "integrate/free_motion.h"
 
 enum { SERIES_MAX = 60 };
 
@@ -41,9 +44,9 @@ enum { SERIES_MAX = 60 };
 mr_step_derivatives *mr_step_derivatives_create(const mr_model *m) {
   mr_step_derivatives *sd = calloc(1, sizeof *sd);
   const size_t nv = (size_t)m->nv, n2 = nv * nv;
-  /* six nv x nv results; scratch: one nv x nv, six nv vectors, the impulses' three nv x nv
+  /* six nv x nv results; scratch: one nv x nv, seven nv vectors, the impulses' three nv x nv
    * derivatives (layout: work_vector, impulse_rows) */
-  double *p = sd ? calloc(10 * n2 + 6 * nv + 1, sizeof(double)) : NULL;
+  double *p = sd ? calloc(10 * n2 + 7 * nv + 1, sizeof(double)) : NULL;
   mr_derivatives *rbd = p ? mr_derivatives_create(m) : NULL;
   if (!rbd) {
     free(p), free(sd);
@@ -69,7 +72,7 @@ void mr_step_derivatives_free(mr_step_derivatives *sd) {
 /* ---- the step ---- */
 
 /* sd->work: an nv x nv scratch, then nv vectors: 0 the free bodies' bias acceleration, 1 the
- * RNEA's acceleration, 2 v⁺, 3 a copy of v⁺, 4 scratch, 5 the rotation lag */
+ * RNEA's acceleration, 2 v⁺, 3 a copy of v⁺, 4 scratch, 5 the rotation lag, 6 the PD error */
 static double *work_vector(const mr_step_derivatives *sd, int k) {
   return sd->work + (size_t)sd->nv * (size_t)sd->nv + (size_t)k * (size_t)sd->nv;
 }
@@ -77,7 +80,7 @@ static double *work_vector(const mr_step_derivatives *sd, int k) {
 /* ∂G/∂x (x = q, v, τ; nv x nv, rows at the angular dofs of the spinning free bodies) */
 static double *impulse_rows(const mr_step_derivatives *sd, int x) {
   const size_t n2 = (size_t)sd->nv * (size_t)sd->nv;
-  return sd->work + n2 + 6 * (size_t)sd->nv + (size_t)x * n2;
+  return sd->work + n2 + 7 * (size_t)sd->nv + (size_t)x * n2;
 }
 
 static double gain(const double *g, int k) {
@@ -102,30 +105,19 @@ static mr_status check_params(const mr_model *m, const mr_step_params *p, mr_err
   return MR_OK;
 }
 
-/* v⁺ before the free bodies' gyroscopic impulse into vn; M̃'s factor left in d; a (nv)
- * receives the free bodies' bias acceleration (mr_free_flyer_bias) */
+/* v⁺ before the free bodies' gyroscopic impulse into vn (the step's free-motion stage,
+ * free_motion.h); M̃'s factor left in d; a (nv) receives the free bodies' bias acceleration,
+ * e (nv) the PD error q_target − q on the dofs with gains */
 static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p,
                           const double *q, const double *v, const double *tau, double *a,
-                          double *vn, mr_error *err) {
-  const int nv = m->nv;
-  const double dt = p->dt;
+                          double *e, double *vn, mr_error *err) {
   mr_status st = check_params(m, p, err);
   if (st != MR_OK) return st;
-  mr_crba(m, d, q);
-  for (int k = 0; k < nv; ++k)
-    d->M[d->row_at[k]] += dt * (gain(p->kd, k) + m->damping[k]) + dt * dt * gain(p->kp, k);
-  if ((st = mr_ldlt_factor(m, d, err)) != MR_OK) return st;
-  mr_free_flyer_bias(m, d, v, a);
-  const double *b = mr_rnea(m, d, q, v, a);
-  for (int k = 0; k < nv; ++k) {
-    const double kp = gain(p->kp, k);
-    const int iq = m->bodies[m->dof_body[k]].joint.idx_q;
-    const double e = kp != 0.0 ? p->q_target[k] - q[iq] : 0.0;
-    vn[k] = tau[k] + kp * e - b[k] - (gain(p->kd, k) + m->damping[k] + dt * kp) * v[k];
-  }
-  mr_ldlt_solve(m, d, vn);
-  for (int k = 0; k < nv; ++k)
-    vn[k] = v[k] + dt * vn[k];
+  for (int k = 0; k < m->nv; ++k)
+    e[k] = gain(p->kp, k) != 0.0 ? p->q_target[k] - q[m->bodies[m->dof_body[k]].joint.idx_q] : 0.0;
+  const mr_free_motion f = {p->dt, tau, p->kp, p->kd, e};
+  if ((st = mr_free_motion_factor(m, d, &f, q, err)) != MR_OK) return st;
+  mr_free_motion_velocity(m, d, &f, q, v, a, vn);
   return MR_OK;
 }
 
@@ -133,7 +125,7 @@ mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, c
                        const double *v, const double *tau, double *q_next, double *v_next,
                        mr_error *err) {
   /* scratch: d->a the bias acceleration, d->ddq the gyroscopic solve, d->tau the lag */
-  mr_status st = velocity(m, d, p, q, v, tau, d->a, v_next, err);
+  mr_status st = velocity(m, d, p, q, v, tau, d->a, d->ddq, v_next, err);
   if (st != MR_OK) return st;
   mr_free_flyer_gyroscopic(m, d, v, p->dt, v_next, d->ddq, d->tau);
   mr_free_flyer_integrate(m, d, q, v_next, d->tau, p->dt, q_next);
@@ -348,9 +340,9 @@ static mr_mat3 gyro_slope(const mr_mat3 *I, mr_vec3 w, double dt) {
 
 /* The free bodies' gyroscopic impulse added to vn, the free velocity (mr_free_flyer_gyroscopic,
  * its rotation lag into work_vector(sd, 5)), and ∂G/∂x of each spinning body into impulse_rows
- * from ∂v_f/∂x in sd->dvn_*. G = (E − 1) b, E = exp(φ), φ = −Δt (ω + ω⁺)/2, b = I ω_e,
+ * from ∂v_f/∂x in sd->dvn_*. G = (E − 1) b, E = exp(φ), φ = −Δt (ω_e + ω⁺)/2, b = I ω_e,
  * ω_e = ω_f + K Δt ω × I ω, ω⁺ = ω_e + K G: with d(E b) = E db − E [b]× Jr(φ) dφ,
- *   (1 − Q K) dG = (P + Q) dω_e + Q dω,   P = (E − 1) I,   Q = (Δt/2) E [b]× Jr(φ).
+ *   (1 − Q K) dG = (P + 2 Q) dω_e,   P = (E − 1) I,   Q = (Δt/2) E [b]× Jr(φ).
  * K is constant in q for a body hanging from the world (its M̃ block is its spatial inertia in
  * its own frame); another spinning free body is refused. */
 static mr_status gyro_step(const mr_model *m, mr_data *d, mr_step_derivatives *sd, double dt,
@@ -379,8 +371,8 @@ static mr_status gyro_step(const mr_model *m, mr_data *d, mr_step_derivatives *s
     const mr_vec3 w = vec_at(v + ia), wp = vec_at(vn + ia);
     const mr_mat3 Dg = gyro_slope(I, w, dt);
     const mr_vec3 g0 = mr_v3_scale(mr_v3_cross(w, mr_m3_mulv(I, w)), dt);
-    const mr_vec3 b = mr_m3_mulv(I, mr_v3_add(vec_at(pre + ia), mr_m3_mulv(&K, g0)));
-    const mr_vec3 phi = mr_v3_scale(mr_v3_add(w, wp), -0.5 * dt);
+    const mr_vec3 we = mr_v3_add(vec_at(pre + ia), mr_m3_mulv(&K, g0)), b = mr_m3_mulv(I, we);
+    const mr_vec3 phi = mr_v3_scale(mr_v3_add(we, wp), -0.5 * dt);
     mr_mat3 E, Em, Jr;
     so3_series(mr_v3_neg(phi), &E, NULL); /* exp([φ]×) */
     so3_series(phi, &Em, &Jr);
@@ -388,20 +380,17 @@ static mr_status gyro_step(const mr_model *m, mr_data *d, mr_step_derivatives *s
     const mr_mat3 Sb = mr_m3_skew(b), ESb = mr_m3_mul(&E, &Sb), ESbJ = mr_m3_mul(&ESb, &Jr);
     const mr_mat3 Q = mr_m3_scale(&ESbJ, 0.5 * dt), QK = mr_m3_mul(&Q, &K);
     const mr_mat3 negQK = mr_m3_scale(&QK, -1.0), one = mr_m3_identity();
-    const mr_mat3 A = mr_m3_add(&one, &negQK), Ainv = inverse3(&A), PQ = mr_m3_add(&P, &Q);
+    const mr_mat3 Q2 = mr_m3_scale(&Q, 2.0);
+    const mr_mat3 A = mr_m3_add(&one, &negQK), Ainv = inverse3(&A), PQ = mr_m3_add(&P, &Q2);
     const mr_mat3 KDg = mr_m3_mul(&K, &Dg);
     for (int xi = 0; xi < 3; ++xi) {
       double *Gx = impulse_rows(sd, xi);
       for (int c = 0; c < nv; ++c) {
         mr_vec3 dwe = mr_v3(dv[xi][(size_t)ia * nv + c], dv[xi][(size_t)(ia + 1) * nv + c],
                             dv[xi][(size_t)(ia + 2) * nv + c]);
-        mr_vec3 rhs = mr_v3_zero();
-        if (xi == 1 && c >= ia && c < ia + 3) {
-          const mr_vec3 e = mr_v3(c == ia, c == ia + 1, c == ia + 2);
-          dwe = mr_v3_add(dwe, mr_m3_mulv(&KDg, e));
-          rhs = mr_m3_mulv(&Q, e);
-        }
-        const mr_vec3 dG = mr_m3_mulv(&Ainv, mr_v3_add(mr_m3_mulv(&PQ, dwe), rhs));
+        if (xi == 1 && c >= ia && c < ia + 3)
+          dwe = mr_v3_add(dwe, mr_m3_mulv(&KDg, mr_v3(c == ia, c == ia + 1, c == ia + 2)));
+        const mr_vec3 dG = mr_m3_mulv(&Ainv, mr_m3_mulv(&PQ, dwe));
         for (int r = 0; r < 3; ++r)
           Gx[(size_t)(ia + r) * nv + c] = dG.v[r];
       }
@@ -519,7 +508,7 @@ static mr_status velocity_step_derivatives(const mr_model *m, mr_data *d, mr_ste
                                            const double *extra, double *vn, mr_error *err) {
   const int nv = m->nv;
   double *bias = work_vector(sd, 0), *a = work_vector(sd, 1);
-  mr_status st = velocity(m, d, p, q, v, tau, bias, vn, err);
+  mr_status st = velocity(m, d, p, q, v, tau, bias, work_vector(sd, 6), vn, err);
   if (st != MR_OK) return st;
   for (int k = 0; k < nv; ++k)
     a[k] = (vn[k] - v[k]) / p->dt + bias[k];
@@ -689,15 +678,15 @@ size_t mr_step_contact_work_size(const mr_model *m, int nc) {
          64 + consistency_bytes(n, v);
 }
 
-/* the slope ∂cor/∂Φ of a block's correction (moreau/assembly.h), vn0 = J_N v: for a contact
- * the normal gap's, for a coupling or a point constraint baumgarte/Δt (every row) */
-static double correction_slope(const mr_contact_geometry *c, double vn0,
-                               const mr_assembly_settings *s) {
+/* the slope ∂cor/∂Φ of block i's correction (moreau/assembly.h), vn0 = J_N v: for a contact
+ * the normal gap law's (an impact where the assembly put a restitution target), for a coupling
+ * or a point constraint baumgarte/Δt (every row) */
+static double correction_slope(const mr_contact_step *cs, int i, double vn0) {
+  const mr_contact_geometry *c = &cs->rows[i];
+  const mr_assembly_settings *s = cs->assembly;
   if (c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_POINT) return c->baumgarte / s->dt;
-  const double gap = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
-  if (!(c->is_new && c->restitution > 0.0 && vn0 < -s->restitution_threshold)) return gap;
-  if (c->phi > -vn0 * s->dt) return gap;
-  return c->phi >= 0.0 ? 0.0 : s->baumgarte / s->dt;
+  int impact = cs->rest ? cs->rest[i] != 0.0 : mr_contact_impact(c, vn0, vn0, s);
+  return mr_contact_normal_correction(c, vn0, impact, s).slope;
 }
 
 static mr_vec3 v3_at(const double *J, int nv, int k, int row0) {
@@ -1020,7 +1009,7 @@ static void explicit_q_rate(const mr_model *m, mr_data *d, const mr_contact_step
     double vn0 = 0.0;
     for (int k = 0; k < nv; ++k)
       vn0 += Ji[(size_t)2 * nv + k] * v[k];
-    const double slope = correction_slope(c, vn0, cs->assembly);
+    const double slope = correction_slope(cs, i, vn0);
     double *Si = S + (size_t)3 * i * nv;
     for (int r = c->type == MR_ROWS_POINT ? 0 : 2; r < 3; ++r)
       for (int k = 0; k < nv; ++k)
@@ -1087,16 +1076,24 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
   mr_forward_kinematics(m, d, q, NULL, NULL);
   memcpy(fsave, d->f_ext, (size_t)nb * sizeof(mr_force));
   memcpy(tau_eff, tau, (size_t)nv * sizeof(double));
-  /* a spinning free body's gyroscopic impulse is a function of its free velocity without the
-   * contact forces (sim.c): that step and its derivatives first, the impulse's change of v⁺
-   * kept in work_vector(sd, 3) */
+  /* a spinning free body's gyroscopic impulse G: the solver sees v_f with G_f, the impulse of
+   * the free velocity without the contact forces; v⁺ has G of the velocity with them (sim.c,
+   * free_flyer.c). That first step and its derivatives, G_f's share of both kept in
+   * work_vector(sd, 3) and Y, Z, W */
   const int spin = any_spin(m, d);
+  double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau}, *const Gf[3] = {Y, Z, W};
+  double *gyro = work_vector(sd, 3);
   mr_status st = MR_OK;
   if (spin) {
-    double *gyro = work_vector(sd, 3);
     st = velocity_step_derivatives(m, d, sd, p, q, v, tau, NULL, vn, err);
+    for (int x = 0; st == MR_OK && x < 3; ++x)
+      memcpy(Gf[x], dv[x], n2 * sizeof(double));
     if (st == MR_OK) st = gyro_step(m, d, sd, p->dt, v, vn, err);
     if (st != MR_OK) return st;
+    gyro_apply(m, d, sd, p->dt, v, work_vector(sd, 4));
+    for (int x = 0; x < 3; ++x)
+      for (size_t r = 0; r < n2; ++r)
+        Gf[x][r] = dv[x][r] - Gf[x][r];
     for (int k = 0; k < nv; ++k)
       gyro[k] = vn[k] - gyro[k];
     mr_forward_kinematics(m, d, q, NULL, NULL);
@@ -1105,22 +1102,26 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
   contact_forces(m, d, cs, tau_eff, J1, J2, X);
   st = velocity_step_derivatives(m, d, sd, p, q, v, tau_eff, X, vn, err);
   memcpy(d->f_ext, fsave, (size_t)nb * sizeof(mr_force));
-  if (st == MR_OK && !spin) st = gyro_step(m, d, sd, p->dt, v, vn, err); /* the lag: 0 */
   if (st != MR_OK) return st;
-  if (spin) {
-    const double *gyro = work_vector(sd, 3);
-    for (int k = 0; k < nv; ++k)
-      vn[k] += gyro[k];
-    gyro_apply(m, d, sd, p->dt, v, work_vector(sd, 4));
-  }
   if (n > 0) {
-    /* λ moves with x through g: dv⁺/dx = ∂ṽ/∂x + Δt M̃⁻¹ Jᵀ dλ/dx */
+    /* λ moves with x through g: dv⁺/dx = ∂ṽ/∂x + Δt M̃⁻¹ Jᵀ dλ/dx, ṽ the solver's velocity at
+     * fixed λ (with G_f) */
+    for (int x = 0; spin && x < 3; ++x)
+      for (size_t r = 0; r < n2; ++r)
+        dv[x][r] += Gf[x][r];
+    for (int k = 0; spin && k < nv; ++k)
+      vn[k] += gyro[k];
     mr_arena ar = {(unsigned char *)(vn + nv), consistency_bytes((size_t)n, (size_t)nv), 0, 0};
     explicit_q_rate(m, d, cs, v, vn, J1, J2, u, E, T, &ar);
     double *const L[3] = {Lq, Lv, Lt};
-    const double *const dv[3] = {sd->dvn_dq, sd->dvn_dv, sd->dvn_dtau};
-    st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, dv, E, err);
+    st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, (const double *const *)dv, E,
+                           err);
     if (st != MR_OK) return st;
+    for (int x = 0; spin && x < 3; ++x) /* G_f out again */
+      for (size_t r = 0; r < n2; ++r)
+        dv[x][r] -= Gf[x][r];
+    for (int k = 0; spin && k < nv; ++k)
+      vn[k] -= gyro[k];
     transpose_mul(X, cs->J, Lq, n, nv);
     transpose_mul(Y, cs->J, Lv, n, nv);
     transpose_mul(Z, cs->J, Lt, n, nv);
@@ -1133,6 +1134,10 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
       sd->dvn_dtau[r] += p->dt * Z[r];
     }
   }
+  /* v⁺: the velocity with the contact forces, then G of it (the lag only, without spin) */
+  st = gyro_step(m, d, sd, p->dt, v, vn, err);
+  if (st != MR_OK) return st;
+  if (spin) gyro_apply(m, d, sd, p->dt, v, work_vector(sd, 4));
   step_configuration(m, d, sd, p->dt, q, vn, q_next);
   if (v_next) memcpy(v_next, vn, (size_t)nv * sizeof(double));
   return MR_OK;

@@ -1,16 +1,22 @@
-/* Mesh files: binary and ASCII STL, Wavefront OBJ (vertices and faces, polygons fanned into
- * triangles) read here; Collada (.dae) and the other formats of the Open Asset Import Library
- * (assimp: .ply, .3ds, .fbx, .gltf, ...) read through it, every node's transform applied
- * (aiProcess_PreTransformVertices), Collada's <unit meter> applied by assimp and its <up_axis>
- * turned to +z: assimp rotates every Collada scene to +y up, and moreau's frames are z-up, so the
- * vertices are then turned by Rx(+90°), (x, y, z) -> (x, -z, y). The scale s is applied per axis;
- * a negative scale mirrors the mesh, and when s_x s_y s_z < 0 every triangle's winding is
- * reversed so that its normal still points outwards. Then the convex hull of the vertices by
- * qhull (libqhull_r, "Qt"), the
- * hull volume (qh_getarea), the mesh volume by the divergence theorem Σ v₀·(v₁ × v₂)/6 when the
- * mesh is closed (every edge of the welded mesh shared by exactly two triangles), and the
- * non-convexity test |volume| < 0.9 · hull volume, returned to the caller as a flag.
- * Loading code: it allocates. Errors name the file, the line (text formats) and the value. */
+/* Mesh files, read by the Open Asset Import Library (assimp): STL (binary and ASCII) and
+ * Wavefront OBJ from the file's bytes, Collada (.dae) and the other formats assimp knows (.ply,
+ * .3ds, .fbx, .gltf, ...) from the file, polygons triangulated (aiProcess_Triangulate) and every
+ * node's transform applied (aiProcess_PreTransformVertices). assimp reads in single precision
+ * (Debian's build: ai_real is float), as binary STL stores its vertices, and its text readers
+ * skip a malformed number silently, so the bytes of STL and OBJ files are checked first: every
+ * number of a vertex is a whole finite number, every face index names a vertex, every facet has
+ * three vertices; an error names the file, the line (text) or triangle (binary) and the value.
+ * STL keeps one vertex per triangle corner, in file order; OBJ, which assimp unshares per corner,
+ * has its exactly equal vertices merged again, in order of first use. Collada's <unit meter> is
+ * applied by assimp and its <up_axis> turned to +z: assimp rotates every Collada scene to +y up,
+ * and moreau's frames are z-up, so the vertices are then turned by Rx(+90°), (x, y, z) ->
+ * (x, -z, y). The scale s is applied per axis; a negative scale mirrors the mesh, and when
+ * s_x s_y s_z < 0 every triangle's winding is reversed so that its normal still points outwards.
+ * Then the convex hull of the vertices by qhull (libqhull_r, "Qt"), the hull volume
+ * (qh_getarea), the mesh volume by the divergence theorem Σ v₀·(v₁ × v₂)/6 when the mesh is
+ * closed (every edge of the welded mesh shared by exactly two triangles), and the non-convexity
+ * test |volume| < 0.9 · hull volume, returned to the caller as a flag.
+ * Loading code: it allocates. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -109,34 +115,40 @@ static float lef32(const unsigned char *p) {
   return x;
 }
 
-/* binary STL: 80-byte header, count, then 50 bytes per triangle */
-static mr_status parse_stl_binary(const unsigned char *d, size_t size, const char *path, builder *b,
-                                  mr_error *err) {
+/* ---- checks of the bytes of STL and OBJ files, before assimp reads them ---- */
+
+/* binary STL: 80-byte header, count, then 50 bytes per triangle; every coordinate finite */
+static mr_status check_stl_binary(const unsigned char *d, const char *path, mr_error *err) {
   uint32_t n = le32(d + 80);
+  if (n == 0) return mr_error_set(err, MR_ERR_PARSE, "%s: empty mesh (no triangles)", path);
   for (uint32_t t = 0; t < n; ++t) {
     const unsigned char *p = d + 84 + 50 * (size_t)t + 12;
-    for (int k = 0; k < 3; ++k) {
-      double x = lef32(p + 12 * k), y = lef32(p + 12 * k + 4), z = lef32(p + 12 * k + 8);
+    for (int k = 0; k < 9; k += 3) {
+      double x = lef32(p + 4 * k), y = lef32(p + 4 * k + 4), z = lef32(p + 4 * k + 8);
       if (!isfinite(x) || !isfinite(y) || !isfinite(z))
         return mr_error_set(err, MR_ERR_PARSE, "%s: triangle %u has a non-finite vertex (%g %g %g)",
                             path, t, x, y, z);
-      if (add_vertex(b, x, y, z)) return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
     }
-    if (add_face(b, b->nv - 3, b->nv - 2, b->nv - 1))
-      return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
   }
   return MR_OK;
 }
 
-/* n numbers after position s on one line; error names the token */
-static mr_status parse_numbers(const char *s, double *x, int n, const char *path, int line,
-                               mr_error *err) {
+/* the end of the line at s (its '\n' or the final NUL) */
+static const char *line_end(const char *s) {
+  const char *e = strchr(s, '\n');
+  return e ? e : s + strlen(s);
+}
+
+/* n whole, finite numbers from s on one line; an error names the line and the token */
+static mr_status check_numbers(const char *s, int n, const char *path, int line, mr_error *err) {
   for (int k = 0; k < n; ++k) {
     while (*s == ' ' || *s == '\t')
       s++;
+    if (*s == '\n' || *s == '\r' || *s == '\0')
+      return mr_error_set(err, MR_ERR_PARSE, "%s:%d: %d numbers, expected %d", path, line, k, n);
     char *end;
-    x[k] = strtod(s, &end);
-    if (end == s || !isfinite(x[k]) || (*end && !isspace((unsigned char)*end))) {
+    double x = strtod(s, &end);
+    if (end == s || !isfinite(x) || (*end && !isspace((unsigned char)*end))) {
       int len = (int)strcspn(s, " \t\r\n");
       return mr_error_set(err, MR_ERR_PARSE, "%s:%d: bad number '%.*s'", path, line,
                           len > 40 ? 40 : len, s);
@@ -146,86 +158,77 @@ static mr_status parse_numbers(const char *s, double *x, int n, const char *path
   return MR_OK;
 }
 
-/* the next line of a text buffer: NUL-terminates it in place, returns the following one */
-static char *next_line(char *s) {
-  char *e = strchr(s, '\n');
-  if (!e) return s + strlen(s);
-  *e = '\0';
-  return e + 1;
+/* does the line at s (leading blanks skipped) start with word followed by a blank */
+static int keyword(const char *s, const char *word) {
+  size_t n = strlen(word);
+  return strncmp(s, word, n) == 0 && (s[n] == ' ' || s[n] == '\t');
 }
 
 /* ASCII STL: "vertex x y z" lines, three per facet */
-static mr_status parse_stl_ascii(char *text, const char *path, builder *b, mr_error *err) {
-  int line = 0, infacet = 0;
-  for (char *s = text, *nx; *s; s = nx) {
-    nx = next_line(s);
+static mr_status check_stl_ascii(const char *text, const char *path, mr_error *err) {
+  int line = 0, infacet = 0, nfacets = 0;
+  for (const char *s = text; *s; s = *line_end(s) ? line_end(s) + 1 : line_end(s)) {
     line++;
-    while (isspace((unsigned char)*s))
+    while (*s == ' ' || *s == '\t' || *s == '\r')
       s++;
-    if (strncmp(s, "vertex", 6) == 0) {
-      double x[3];
-      if (parse_numbers(s + 6, x, 3, path, line, err)) return err ? err->status : MR_ERR_PARSE;
-      if (add_vertex(b, x[0], x[1], x[2]))
-        return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-      if (++infacet == 3) {
-        infacet = 0;
-        if (add_face(b, b->nv - 3, b->nv - 2, b->nv - 1))
-          return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-      }
+    if (keyword(s, "vertex")) {
+      if (check_numbers(s + 6, 3, path, line, err)) return err ? err->status : MR_ERR_PARSE;
+      infacet++;
+    } else if (strncmp(s, "endloop", 7) == 0) {
+      if (infacet != 3)
+        return mr_error_set(err, MR_ERR_PARSE, "%s:%d: facet with %d vertices", path, line,
+                            infacet);
+      infacet = 0, nfacets++;
     }
   }
   if (infacet)
     return mr_error_set(err, MR_ERR_PARSE, "%s:%d: facet with %d vertices", path, line, infacet);
+  if (!nfacets) return mr_error_set(err, MR_ERR_PARSE, "%s: empty mesh (no triangles)", path);
   return MR_OK;
 }
 
-/* an OBJ face index token "i", "i/t", "i//n", "i/t/n" (1-based, negative = relative) */
-static int obj_index(const char *tok, int nv, int *idx) {
+/* an OBJ face index token "i", "i/t", "i//n", "i/t/n" (1-based, negative = relative to the
+ * vertices so far); -1 when it names no vertex */
+static int obj_index(const char *tok, int nv) {
   char *end;
   long i = strtol(tok, &end, 10);
-  if (end == tok || (*end && *end != '/')) return -1;
+  if (end == tok || (*end && *end != '/' && !isspace((unsigned char)*end))) return -1;
   i = i < 0 ? nv + i : i - 1;
-  if (i < 0 || i >= nv) return -1;
-  *idx = (int)i;
-  return 0;
+  return i < 0 || i >= nv ? -1 : 0;
 }
 
-static mr_status parse_obj_face(char *s, const char *path, int line, builder *b, mr_error *err) {
-  int first = -1, prev = -1, count = 0;
-  for (char *tok = strtok(s, " \t\r"); tok; tok = strtok(NULL, " \t\r")) {
-    int idx;
-    if (obj_index(tok, b->nv, &idx))
-      return mr_error_set(err, MR_ERR_PARSE, "%s:%d: bad face index '%s' (%d vertices so far)",
-                          path, line, tok, b->nv);
-    /* a fan from the first vertex */
-    if (count >= 2 && add_face(b, first, prev, idx))
-      return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-    if (count == 0) first = idx;
-    prev = idx;
-    count++;
+/* "f i j k ...": at least three indices, each naming one of the nv vertices so far */
+static mr_status check_obj_face(const char *s, const char *path, int line, int nv, mr_error *err) {
+  int count = 0;
+  for (;;) {
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+      s++;
+    if (*s == '\n' || *s == '\0') break;
+    int len = (int)strcspn(s, " \t\r\n");
+    if (obj_index(s, nv))
+      return mr_error_set(err, MR_ERR_PARSE, "%s:%d: bad face index '%.*s' (%d vertices so far)",
+                          path, line, len > 40 ? 40 : len, s, nv);
+    count++, s += len;
   }
   if (count < 3)
     return mr_error_set(err, MR_ERR_PARSE, "%s:%d: face with %d vertices", path, line, count);
   return MR_OK;
 }
 
-static mr_status parse_obj(char *text, const char *path, builder *b, mr_error *err) {
-  int line = 0;
-  for (char *s = text, *nx; *s; s = nx) {
-    nx = next_line(s);
+/* OBJ: "v x y z" lines (three numbers checked; w or a colour may follow) and "f" lines */
+static mr_status check_obj(const char *text, const char *path, mr_error *err) {
+  int line = 0, nv = 0, nf = 0;
+  for (const char *s = text; *s; s = *line_end(s) ? line_end(s) + 1 : line_end(s)) {
     line++;
     while (*s == ' ' || *s == '\t')
       s++;
-    if (s[0] == 'v' && (s[1] == ' ' || s[1] == '\t')) {
-      double x[3];
-      if (parse_numbers(s + 1, x, 3, path, line, err)) return err ? err->status : MR_ERR_PARSE;
-      if (add_vertex(b, x[0], x[1], x[2]))
-        return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
-    } else if (s[0] == 'f' && (s[1] == ' ' || s[1] == '\t')) {
-      mr_status st = parse_obj_face(s + 1, path, line, b, err);
-      if (st) return st;
-    }
+    mr_status st = keyword(s, "v")   ? check_numbers(s + 1, 3, path, line, err)
+                   : keyword(s, "f") ? check_obj_face(s + 1, path, line, nv, err)
+                                     : MR_OK;
+    if (st) return st;
+    nv += keyword(s, "v"), nf += keyword(s, "f");
   }
+  if (!nf) return mr_error_set(err, MR_ERR_PARSE, "%s: empty mesh (no faces)", path);
   return MR_OK;
 }
 
@@ -234,6 +237,29 @@ static int has_ext(const char *path, const char *ext) {
   size_t n = strlen(path), m = strlen(ext);
   return n >= m && strcasecmp(path + n - m, ext) == 0;
 }
+
+/* the bytes of an STL file are binary STL when the size matches its triangle count */
+static int stl_is_binary(const char *data, size_t size) {
+  return size >= 84 && size == 84 + 50 * (size_t)le32((const unsigned char *)data + 80);
+}
+
+static mr_status check_bytes(const char *data, size_t size, const char *path, mr_error *err) {
+  int binary = has_ext(path, ".stl") && stl_is_binary(data, size);
+  if (binary) return check_stl_binary((const unsigned char *)data, path, err);
+  /* a text format: the checks read up to the first NUL, assimp reads every byte */
+  if (memchr(data, '\0', size))
+    return mr_error_set(err, MR_ERR_PARSE, "%s: a NUL byte at offset %zu of a text mesh file", path,
+                        (size_t)((const char *)memchr(data, '\0', size) - data));
+  if (has_ext(path, ".obj")) return check_obj(data, path, err);
+  const char *s = data;
+  while (isspace((unsigned char)*s))
+    s++;
+  if (strncmp(s, "solid", 5) == 0) return check_stl_ascii(data, path, err);
+  return mr_error_set(err, MR_ERR_PARSE, "%s: neither ASCII ('solid') nor binary STL (%zu bytes)",
+                      path, size);
+}
+
+/* ---- reading through assimp ---- */
 
 /* the triangles of every mesh of an assimp scene, node transforms already applied */
 static mr_status take_assimp(const struct aiScene *sc, int z_up, const char *path, builder *b,
@@ -260,36 +286,40 @@ static mr_status take_assimp(const struct aiScene *sc, int z_up, const char *pat
   return MR_OK;
 }
 
-/* a file in any format assimp reads */
-static mr_status parse_assimp(const char *path, builder *b, mr_error *err) {
-  if (!aiIsExtensionSupported(strrchr(path, '.') ? strrchr(path, '.') : ""))
-    return mr_error_set(err, MR_ERR_UNSUPPORTED,
-                        "%s: unknown mesh format (moreau reads .stl and .obj, and through assimp "
-                        ".dae and the other formats assimp knows)",
-                        path);
-  unsigned flags = aiProcess_Triangulate | aiProcess_PreTransformVertices |
-                   aiProcess_JoinIdenticalVertices | aiProcess_SortByPType;
-  const struct aiScene *sc = aiImportFile(path, flags);
+/* an imported scene, or the reason assimp gave */
+static mr_status take_scene(const struct aiScene *sc, int z_up, const char *path, builder *b,
+                            mr_error *err) {
   if (!sc || !sc->mRootNode)
     return mr_error_set(err, MR_ERR_PARSE, "%s: cannot read the mesh: %s", path,
                         aiGetErrorString());
-  mr_status st = take_assimp(sc, has_ext(path, ".dae"), path, b, err);
+  mr_status st = take_assimp(sc, z_up, path, b, err);
   aiReleaseImport(sc);
   return st;
 }
 
-static mr_status parse_file(char *data, size_t size, const char *path, builder *b, mr_error *err) {
-  if (has_ext(path, ".obj")) return parse_obj(data, path, b, err);
-  if (!has_ext(path, ".stl")) return parse_assimp(path, b, err);
-  /* binary STL when the size matches its triangle count, else ASCII */
-  if (size >= 84 && size == 84 + 50 * (size_t)le32((unsigned char *)data + 80))
-    return parse_stl_binary((unsigned char *)data, size, path, b, err);
-  const char *s = data;
-  while (isspace((unsigned char)*s))
-    s++;
-  if (strncmp(s, "solid", 5) == 0) return parse_stl_ascii(data, path, b, err);
-  return mr_error_set(err, MR_ERR_PARSE, "%s: neither ASCII ('solid') nor binary STL (%zu bytes)",
-                      path, size);
+/* a file in any format assimp reads, from its path */
+static mr_status parse_assimp(const char *path, builder *b, mr_error *err) {
+  if (!aiIsExtensionSupported(strrchr(path, '.') ? strrchr(path, '.') : ""))
+    return mr_error_set(err, MR_ERR_UNSUPPORTED,
+                        "%s: unknown mesh format (moreau reads the formats assimp knows: .stl, "
+                        ".obj, .dae, .ply, ...)",
+                        path);
+  unsigned flags = aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                   aiProcess_JoinIdenticalVertices | aiProcess_SortByPType;
+  return take_scene(aiImportFile(path, flags), has_ext(path, ".dae"), path, b, err);
+}
+
+/* STL or OBJ from its bytes: checked, then read by assimp (no vertex joining: assimp's merges
+ * positions within a few ulps and only with equal normals) */
+static mr_status parse_stl_obj(const char *data, size_t size, const char *path, builder *b,
+                               mr_error *err) {
+  mr_status st = check_bytes(data, size, path, err);
+  if (st) return st;
+  if (size > UINT32_MAX)
+    return mr_error_set(err, MR_ERR_LIMIT, "%s: %zu bytes, more than assimp reads", path, size);
+  unsigned flags = aiProcess_Triangulate | aiProcess_PreTransformVertices | aiProcess_SortByPType;
+  const char *hint = has_ext(path, ".obj") ? "obj" : "stl";
+  return take_scene(aiImportFileFromMemory(data, (unsigned)size, flags, hint), 0, path, b, err);
 }
 
 static int cmp_vert(const void *x, const void *y, void *ctx) {
@@ -301,7 +331,8 @@ static int cmp_vert(const void *x, const void *y, void *ctx) {
 }
 
 /* welded vertex ids (exactly equal coordinates share an id), by sorting */
-static int *weld(const mr_mesh *m) {
+static int *weld_points(const double *vert, int nvert) {
+  const mr_mesh mesh = {.vert = (double *)vert, .nvert = nvert}, *m = &mesh;
   int *order = malloc((size_t)m->nvert * sizeof(int)), *id = malloc((size_t)m->nvert * sizeof(int));
   if (!order || !id) {
     free(order), free(id);
@@ -347,7 +378,7 @@ static int cmp_u64(const void *x, const void *y) {
 
 /* closed: every undirected edge of the welded mesh is used by exactly two triangles */
 static int is_closed(const mr_mesh *m) {
-  int *id = weld(m);
+  int *id = weld_points(m->vert, m->nvert);
   uint64_t *e = malloc((size_t)m->nface * 3 * sizeof *e);
   int closed = id && e;
   for (int f = 0; closed && f < m->nface; ++f)
@@ -377,6 +408,27 @@ static double signed_volume(const mr_mesh *m) {
            a[2] * (b[0] * c[1] - b[1] * c[0]);
   }
   return vol / 6.0;
+}
+
+/* exactly equal vertices merged, kept in order of first appearance, faces renumbered */
+static mr_status merge_equal(builder *b, const char *path, mr_error *err) {
+  int *id = weld_points(b->v, b->nv), *slot = malloc((size_t)(b->nv ? b->nv : 1) * sizeof(int));
+  if (!id || !slot) {
+    free(id), free(slot);
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: out of memory", path);
+  }
+  int n = 0;
+  for (int i = 0; i < b->nv; ++i)
+    slot[id[i]] = -1;
+  for (int i = 0; i < b->nv; ++i) {
+    if (slot[id[i]] < 0) memmove(&b->v[3 * n], &b->v[3 * i], 3 * sizeof(double)), slot[id[i]] = n++;
+    id[i] = slot[id[i]];
+  }
+  for (int k = 0; k < 3 * b->nf; ++k)
+    b->f[k] = id[b->f[k]];
+  b->nv = n;
+  free(id), free(slot);
+  return MR_OK;
 }
 
 mr_status mr_mesh_compute_hull(mr_mesh *m, const char *name, mr_error *err) {
@@ -481,11 +533,14 @@ mr_mesh *mr_mesh_parse(const char *data, size_t size, const char *name, mr_vec3 
   return m;
 }
 
-/* the mesh of a file's bytes (NUL-terminated, modified by the text parsers) */
+/* the mesh of a file's bytes (with a NUL after them) */
 static mr_mesh *mesh_build(char *data, size_t size, const char *path, mr_vec3 scale, int *nonconvex,
                            mr_error *err) {
   builder b = {0};
-  mr_status st = parse_file(data, size, path, &b, err);
+  int stl_obj = has_ext(path, ".stl") || has_ext(path, ".obj");
+  mr_status st = stl_obj ? parse_stl_obj(data, size, path, &b, err) : parse_assimp(path, &b, err);
+  /* OBJ's vertices are shared by index; assimp gives one per corner */
+  if (st == MR_OK && has_ext(path, ".obj")) st = merge_equal(&b, path, err);
   if (st == MR_OK && b.nf == 0)
     st = mr_error_set(err, MR_ERR_PARSE, "%s: empty mesh (no triangles)", path);
   mr_mesh *m = st == MR_OK ? calloc(1, sizeof *m) : NULL;

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
+#include "dynamics/model_inertia.h"
 #include "io/scene_internal.h"
 #include "moreau/collision.h"
-#include "moreau/mjcf.h"
 
 /* the registered solver names, NULL-terminated, into names (capacity cap) */
 static const char *const *solver_names(const char **names, int cap) {
@@ -229,7 +229,18 @@ mr_status mr_scene_settings_set(mr_solver_settings *s, const char *field, const 
     mr_yaml_free(&y);
     return st;
   }
+  const char *names[NFIELDS + 1];
+  for (int f = 0; f <= NFIELDS; ++f)
+    names[f] = mr_scene_settings_field(f);
+  const char *near = mr_yaml_nearest(field, names);
+  if (near)
+    return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s': did you mean '%s'?",
+                        field, near);
   return mr_error_set(err, MR_ERR_INVALID, "unknown solver setting '%s'", field);
+}
+
+const char *mr_scene_settings_field(int i) {
+  return i >= 0 && i < NFIELDS ? settings_fields[i].name : NULL;
 }
 
 static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, double *out) {
@@ -242,14 +253,16 @@ static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, d
 }
 
 static mr_status parse_contact(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {"margin",       "baumgarte",    "restitution_threshold",
-                                     "max_contacts", "limit_margin", NULL};
+  static const char *const keys[] = {
+      "margin",      "baumgarte", "restitution_threshold", "max_contacts", "limit_margin",
+      "speculative", NULL};
   mr_scene_contact *o = &c->s->contact;
   if (mr_yaml_check_map(&c->y, n, keys, "'contact'") || nonneg(c, n, "margin", &o->margin) ||
       nonneg(c, n, "baumgarte", &o->baumgarte) ||
       nonneg(c, n, "restitution_threshold", &o->restitution_threshold) ||
       mr_yaml_opt_int(&c->y, n, "max_contacts", &o->max_contacts) ||
-      nonneg(c, n, "limit_margin", &o->limit_margin))
+      nonneg(c, n, "limit_margin", &o->limit_margin) ||
+      mr_yaml_opt_bool(&c->y, n, "speculative", &o->speculative))
     return scene_status(c);
   if (o->baumgarte > 1.0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "baumgarte"), MR_ERR_INVALID,
@@ -272,10 +285,9 @@ static mr_status record_path(mr_scene_ctx *c, const mr_ynode *n, const char *key
 }
 
 static mr_status parse_record(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {"every",    "contact_forces", "solver_stats",
-                                     "energy",   "trajectory",     "contacts",
-                                     "summary",  "world_velocity", "poses",
-                                     "com",      NULL};
+  static const char *const keys[] = {
+      "every",   "contact_forces", "solver_stats", "energy", "trajectory", "contacts",
+      "summary", "world_velocity", "poses",        "com",    NULL};
   mr_scene_record *r = &c->s->record;
   if (mr_yaml_check_map(&c->y, n, keys, "'record'") ||
       mr_yaml_opt_int(&c->y, n, "every", &r->every) ||
@@ -321,12 +333,43 @@ static mr_status parse_time(mr_scene_ctx *c, const mr_ynode *root) {
 
 static const char *const free_body_keys[] = {
     "name",     "fixed",       "mass",  "density",         "inertia",          "com",
-    "position", "orientation", "geoms", "linear_velocity", "angular_velocity", NULL};
+    "position", "orientation", "geoms", "linear_velocity", "angular_velocity", "inertia_fix",
+    NULL};
 static const char *const fixed_body_keys[] = {"name",        "fixed", "position",
                                               "orientation", "geoms", NULL};
 
 /* the body's inertia: explicit (mass + inertia [+ com]), or from the geometries at uniform
  * density (mass, or density) */
+/* the URDF loader's inertia policy (mr_inertia_physical): a tensor that is not physical is
+ * refused, or with inertia_fix replaced by the nearest physical one and counted as a warning */
+static mr_status physical_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_ynode *ni,
+                                  const char *name, mr_inertia *Y) {
+  double lam[3], fixed[3];
+  mr_mat3 R;
+  char what[240];
+  int fix = 0;
+  mr_inertia_principal(&Y->I, lam, &R);
+  if (mr_inertia_physical(&Y->I, lam[2], what, sizeof what)) return MR_OK;
+  if (mr_yaml_opt_bool(&c->y, n, "inertia_fix", &fix)) return scene_status(c);
+  if (!fix)
+    return mr_yaml_error(&c->y, ni, MR_ERR_INVALID,
+                         "body '%s': inertia %s; to use the nearest physical tensor instead, set "
+                         "'inertia_fix: true' on the body",
+                         name, what);
+  Y->I = mr_inertia_nearest_physical(&Y->I, fixed);
+  /* the warning names the place as an error would */
+  mr_error *err = c->y.err, w;
+  c->y.err = &w;
+  mr_yaml_error(&c->y, ni, MR_OK,
+                "body '%s': inertia %s; inertia_fix: replaced by the nearest physical tensor, "
+                "same principal axes, principal moments %g, %g, %g kg m^2",
+                name, what, fixed[0], fixed[1], fixed[2]);
+  c->y.err = err;
+  c->s->nwarnings++;
+  snprintf(c->s->warning, sizeof c->s->warning, "%s", w.msg);
+  return MR_OK;
+}
+
 /* mass + inertia [+ com] as written: I = [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] */
 static mr_status explicit_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_ynode *ni,
                                   const char *name, double mass, mr_inertia *Y) {
@@ -344,7 +387,7 @@ static mr_status explicit_inertia(mr_scene_ctx *c, const mr_ynode *n, const mr_y
   Y->I.m[0][1] = Y->I.m[1][0] = I[3];
   Y->I.m[0][2] = Y->I.m[2][0] = I[4];
   Y->I.m[1][2] = Y->I.m[2][1] = I[5];
-  return MR_OK;
+  return physical_inertia(c, n, ni, name, Y);
 }
 
 /* uniform density over the geometries: ρ = mass / Σ V, or the given density */
@@ -509,6 +552,7 @@ static void scene_defaults(mr_scene *s) {
   s->settings = mr_solver_settings_default();
   s->contact.restitution_threshold = 0.01;
   s->contact.limit_margin = 0.01;
+  s->contact.speculative = 1;
   s->record.every = 1;
   s->record.solver_stats = 1;
   s->record.energy = 1;
@@ -573,21 +617,10 @@ static char *read_text(const char *path, mr_error *err) {
   return buf;
 }
 
-/* the formats a scene file may have, told apart by its content */
-typedef enum { SCENE_YAML = 0, SCENE_MJCF } scene_format;
-
-static scene_format format_of(const char *text) {
-  return mr_mjcf_is_mjcf_text(text) ? SCENE_MJCF : SCENE_YAML;
-}
-
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   scene_defaults(scene);
   char *text = read_text(path, err);
   if (!text) return err ? err->status : MR_ERR_IO;
-  if (format_of(text) == SCENE_MJCF) {
-    free(text);
-    return mr_mjcf_load(path, NULL, scene, err);
-  }
   char dir[MR_SCENE_PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -596,7 +629,7 @@ mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err) {
   else
     dir[0] = '\0';
   if (slash == dir) snprintf(dir, sizeof dir, "/");
-  mr_status st = mr_scene_parse(text, path, dir, scene, err);
+  mr_status st = scene_load_file(path, text, dir, scene, err);
   free(text);
   return st;
 }
@@ -613,7 +646,7 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].q_target);
     free(s->robots[i].sines);
     free(s->robots[i].torque);
-    free(s->robots[i].mpc);
+    free(s->robots[i].controller_settings);
     free(s->robots[i].spring_k);
     free(s->robots[i].spring_ref);
     for (int k = 0; k < s->robots[i].npostures; ++k)

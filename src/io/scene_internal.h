@@ -56,6 +56,17 @@ mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map);
 /* the material of that name, or NULL */
 const mr_scene_material *scene_material(const mr_scene *s, const char *name);
 
-/* names of the known solvers, NULL-terminated */
+/* the SRDF of a URDF file when the scene names none: X.srdf beside X.urdf, else NAME/srdf/X.srdf
+ * beside NAME/urdf/X.urdf (the layout of robot description packages). 0 with the path in out
+ * when one exists; -1 otherwise, out then naming the candidates for a message. */
+int scene_default_srdf(const char *urdf, char *out, size_t len);
+
+/* the default scene of the URDF file at path (dir: its directory), scene_default.c */
+mr_status scene_default_for_urdf(const char *path, const char *dir, mr_scene *s, mr_error *err);
+
+/* the file at path (its text, its directory) loaded as a scene by its format: YAML, or a bare
+ * URDF in the default scene (scene_file.c) */
+mr_status scene_load_file(const char *path, const char *text, const char *dir, mr_scene *s,
+                          mr_error *err);
 
 #endif

@@ -151,7 +151,39 @@ static mr_status srdf_posture(mr_scene_ctx *c, const mr_ynode *pn, const char *s
   return st;
 }
 
-/* the SRDF path: the 'srdf' key, or the URDF path with the extension .srdf */
+/* the candidate SRDF files of a URDF: X.srdf beside X.urdf, then the layout of robot
+ * description packages, NAME/srdf/X.srdf beside NAME/urdf/X.urdf (or NAME/robots/X.urdf) */
+static int srdf_candidates(const char *urdf, char out[2][MR_SCENE_PATH_MAX]) {
+  char stem[MR_SCENE_PATH_MAX];
+  snprintf(stem, sizeof stem, "%s", urdf);
+  char *dot = strrchr(stem, '.'), *slash = strrchr(stem, '/');
+  if (dot && (!slash || dot > slash)) *dot = '\0';
+  snprintf(out[0], MR_SCENE_PATH_MAX, "%.*s.srdf", MR_SCENE_PATH_MAX - 6, stem);
+  if (!slash) return 1;
+  /* the package: the URDF's directory's parent (the current directory's parent for "d/X") */
+  const char *base = slash + 1;
+  *slash = '\0';
+  char *up = strrchr(stem, '/');
+  int n = snprintf(out[1], MR_SCENE_PATH_MAX, "%.*s%ssrdf/%s.srdf", up ? (int)(up - stem + 1) : 0,
+                   stem, up ? "" : "", base);
+  return n > 0 && n < MR_SCENE_PATH_MAX ? 2 : 1;
+}
+
+int scene_default_srdf(const char *urdf, char *out, size_t len) {
+  char cand[2][MR_SCENE_PATH_MAX];
+  int n = srdf_candidates(urdf, cand);
+  for (int i = 0; i < n; ++i) {
+    FILE *f = fopen(cand[i], "r");
+    if (f) return fclose(f), snprintf(out, len, "%s", cand[i]), 0;
+  }
+  if (n == 2)
+    snprintf(out, len, "'%s' nor '%s'", cand[0], cand[1]);
+  else
+    snprintf(out, len, "'%s'", cand[0]);
+  return -1;
+}
+
+/* the SRDF path: the 'srdf' key, or the default SRDF of the URDF (scene_default_srdf) */
 static mr_status srdf_path(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, char *out) {
   mr_ynode *sn = mr_yaml_get(&c->y, n, "srdf");
   if (sn) {
@@ -161,20 +193,15 @@ static mr_status srdf_path(mr_scene_ctx *c, const mr_ynode *n, const char *urdf,
       return mr_yaml_error(&c->y, sn, MR_ERR_IO, "'srdf': file '%s' not found", rel);
     return MR_OK;
   }
-  snprintf(out, MR_SCENE_PATH_MAX, "%s", urdf);
-  char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-  if (dot && (!slash || dot > slash)) *dot = '\0';
-  if (strlen(out) + 6 < MR_SCENE_PATH_MAX) strcat(out, ".srdf");
-  FILE *f = fopen(out, "r");
-  if (!f)
+  if (scene_default_srdf(urdf, out, MR_SCENE_PATH_MAX))
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "posture"), MR_ERR_IO,
-                         "'posture': needs an SRDF file; '%s' not found (set 'srdf')", out);
-  fclose(f);
+                         "'posture': needs an SRDF file; %s%s found (set 'srdf')",
+                         strstr(out, " nor ") ? "neither " : "", out);
   return MR_OK;
 }
 
-/* the SRDF file of a robot for its named postures: the 'srdf' key, or the URDF path with the
- * extension .srdf when that file exists; "" when there is none */
+/* the SRDF file of a robot for its named postures: the 'srdf' key, or the default SRDF of the
+ * URDF when there is one; "" when there is none */
 static void postures_file(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, char *out) {
   mr_ynode *sn = mr_yaml_get(&c->y, n, "srdf");
   out[0] = '\0';
@@ -182,15 +209,7 @@ static void postures_file(mr_scene_ctx *c, const mr_ynode *n, const char *urdf, 
     if (scene_resolve(c, mr_yaml_text(sn), out, MR_SCENE_PATH_MAX)) out[0] = '\0';
     return;
   }
-  snprintf(out, MR_SCENE_PATH_MAX, "%s", urdf);
-  char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
-  if (dot && (!slash || dot > slash)) *dot = '\0';
-  if (strlen(out) + 6 < MR_SCENE_PATH_MAX) strcat(out, ".srdf");
-  FILE *f = fopen(out, "r");
-  if (f)
-    fclose(f);
-  else
-    out[0] = '\0';
+  if (scene_default_srdf(urdf, out, MR_SCENE_PATH_MAX)) out[0] = '\0';
 }
 
 /* every SRDF group_state as a named posture: the robot's initial configuration q with the
@@ -588,9 +607,12 @@ static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_m
                            "'controller': the robot has no foot frame '%s' (name them in "
                            "controller.feet)",
                            cfg.feet[i]);
-  r->mpc = malloc(sizeof *r->mpc);
-  if (!r->mpc) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
-  *r->mpc = cfg;
+  mr_mpc_settings *keep = malloc(sizeof *keep);
+  if (!keep) return mr_error_set(c->err, MR_ERR_NOMEM, "out of memory");
+  *keep = cfg;
+  snprintf(r->controller, sizeof r->controller, "mpc");
+  r->controller_settings = keep, r->controller_size = sizeof *keep;
+  r->controller_attach = mr_mpc_attach_declared;
   return MR_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "moreau/mpc.h"
 #include "moreau/sim.h"
 
 #include "integrate/sim_internal.h"

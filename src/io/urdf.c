@@ -271,23 +271,9 @@ static void clamp_roundoff(urdf_ctx *c, const urdf_link *l, raw_inertial *r) {
  * principal moments A <= B <= C break A + B >= C by more than 1e-12 of the robot's largest
  * principal moment plus 1e-6 C (seven significant digits, what files print) */
 static mr_status check_physical(urdf_ctx *c, const urdf_link *l, raw_inertial *r) {
-  double lam[3], fixed[3];
-  mr_mat3 R;
-  mr_inertia_principal(&r->I, lam, &R);
-  double tol = 1e-12 * c->imax, excess = lam[2] - lam[0] - lam[1];
-  int indefinite = lam[0] < -tol;
-  if (!indefinite && !(excess > tol + 1e-6 * lam[2])) return MR_OK;
+  double fixed[3];
   char what[240];
-  if (indefinite)
-    snprintf(what, sizeof what,
-             "is not positive semi-definite (principal moments %g, %g, %g kg m^2: the smallest is "
-             "negative by %g)",
-             lam[0], lam[1], lam[2], -lam[0]);
-  else
-    snprintf(what, sizeof what,
-             "breaks the triangle inequality A + B >= C (principal moments A = %g, B = %g, C = %g "
-             "kg m^2: A + B is short of C by %g, %.3g %% of C)",
-             lam[0], lam[1], lam[2], excess, 100.0 * excess / lam[2]);
+  if (mr_inertia_physical(&r->I, c->imax, what, sizeof what)) return MR_OK;
   if (!c->opt->inertia_fix)
     return fail(c, r->node, MR_ERR_INVALID,
                 "link \"%s\": inertia %s; to use the nearest physical tensor instead, set "
@@ -397,8 +383,8 @@ static mr_status collect(urdf_ctx *c, const xmlNode *robot) {
     if (st) return st;
     if (link) {
       c->link_names[c->nlinks] = (struct urdf_name){name, c->nlinks};
-      c->links[c->nlinks++] = (urdf_link){name, k, -1, -1, -1, mr_se3_identity(),
-                                             mr_inertia_zero()};
+      c->links[c->nlinks++] =
+          (urdf_link){name, k, -1, -1, -1, mr_se3_identity(), mr_inertia_zero()};
     } else {
       c->joint_names[c->njoints] = (struct urdf_name){name, c->njoints};
       c->joints[c->njoints++] = (urdf_joint){name, k, 0, 0, MR_JOINT_NONE, -1, -1, -1};
@@ -856,12 +842,13 @@ static mr_status massless_dof(urdf_ctx *c, int dof, int count, int *relock) {
          b->joint.name, b->name);
     return MR_OK;
   }
-  return fail(c, n, MR_ERR_INVALID,
-              "joint \"%s\" (link \"%s\"): the links it moves carry no mass or no inertia about "
-              "its axis (%d joint%s of the robot in this case), so its motion is undetermined; lock "
-              "it with the robot key 'lock_joints: [%s]' or 'lock_massless: true' in a scene "
-              "(moreau rbd: --lock %s or --lock-massless)",
-              b->joint.name, b->name, count, count > 1 ? "s" : "", b->joint.name, b->joint.name);
+  return fail(
+      c, n, MR_ERR_INVALID,
+      "joint \"%s\" (link \"%s\"): the links it moves carry no mass or no inertia about "
+      "its axis (%d joint%s of the robot in this case), so its motion is undetermined; lock "
+      "it with the robot key 'lock_joints: [%s]' or 'lock_massless: true' in a scene "
+      "(moreau rbd: --lock %s or --lock-massless)",
+      b->joint.name, b->name, count, count > 1 ? "s" : "", b->joint.name, b->joint.name);
 }
 
 /* the model's dofs whose pivot of M at the neutral configuration is below 1e-12 of M's largest

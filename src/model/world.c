@@ -12,7 +12,6 @@
  * R_T = R_T1 + R_T2; an override names two geometries or two bodies, geometry-named ones take
  * precedence, and the last matching one wins. */
 #include "moreau/world.h"
-#include "moreau/mpc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@ static void free_robot(mr_world_robot *r) {
   free(r->q_target);
   free(r->sines);
   free(r->torque);
-  free(r->mpc);
+  free(r->controller_settings);
   free(r->spring_k);
   free(r->spring_ref);
   for (int k = 0; k < r->npostures; ++k)
@@ -49,7 +48,9 @@ static void copy_robot(mr_world_robot *r, int *fail) {
   r->q_target = dup_array(r->q_target, r->nq, sizeof(double), fail);
   r->torque = dup_array(r->torque, r->nv, sizeof(double), fail);
   r->sines = dup_array(r->sines, r->nsines, sizeof *r->sines, fail);
-  r->mpc = r->mpc ? dup_array(r->mpc, 1, sizeof *r->mpc, fail) : NULL;
+  r->controller_settings = r->controller_settings
+                               ? dup_array(r->controller_settings, 1, r->controller_size, fail)
+                               : NULL;
   r->spring_k = dup_array(r->spring_k, r->nv, sizeof(double), fail);
   r->spring_ref = dup_array(r->spring_ref, r->nv, sizeof(double), fail);
   if (!r->sines) r->nsines = 0;

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "core/linalg.h"
-#include "integrate/mpc_internal.h"
-#include "integrate/mpc_qp.h"
+#include "control/mpc_internal.h"
+#include "control/mpc_qp.h"
 #include "moreau/dynamics.h"
 
 #define NX 12           /* θ, p, ω, ṗ */

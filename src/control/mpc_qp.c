@@ -1,5 +1,5 @@
 /* ADMM for the MPC's cone-constrained QP (mpc_qp.h). */
-#include "integrate/mpc_qp.h"
+#include "control/mpc_qp.h"
 
 #include <math.h>
 #include <string.h>

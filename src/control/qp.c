@@ -21,7 +21,7 @@
  * Every iteration recomputes the QR and the eigen-decomposition: O(n³) per iteration, exact and
  * robust for the tens of variables of a QPCC mode; no update formulas to drift. Rows of A_W that
  * are linearly dependent on earlier ones are dropped from W (harmless at a feasible point). */
-#include "contact/qp.h"
+#include "control/qp.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (w, z, z₀); every pivot keeps the basic variables ≥ 0. Start: z₀ enters at the row of the most
  * negative qᵢ; then the complement of the variable that just left enters, the minimum-ratio row
  * leaves (z₀ first on ties, then the lowest row), until z₀ leaves the basis. */
-#include "contact/lemke.h"
+#include "control/lemke.h"
 
 #include <math.h>
 

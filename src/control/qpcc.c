@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contact/lemke.h"
-#include "contact/qp.h"
+#include "control/lemke.h"
+#include "control/qp.h"
 #include "core/linalg.h"
 
 struct mr_qpcc_workspace {

@@ -1,0 +1,516 @@
+/* The contact stage (see contact_stage.h). Each island's J, M⁻¹Jᵀ and G live in one pool of
+ * doubles, laid out island after island at every step; its g, μ, R, gaps, velocities and
+ * restitution targets in per-block arrays at its first block; its solver state (ADMM's y, ρ,
+ * eigenvalue estimates, a sparse Cholesky) follows the island into the next step when that
+ * step has an island of the same blocks, their keys in the same order, wherever either is
+ * numbered. */
+#include "integrate/contact_stage.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "contact/consistency.h"
+#include "core/linalg.h"
+#include "integrate/islands.h"
+
+/* islands with more dofs than this (more than two free bodies, or a robot) are assembled
+ * tree-sparse (mr_assembly_subset.sparse); smaller ones densely, which costs less there */
+#define SPARSE_MIN_DOFS 12
+
+struct mr_contact_stage {
+  int nv, max_blocks;
+  mr_islands *groups;
+  mr_island_set set;  /* the last grouping */
+  double *x;          /* zeroed scratch (nv) */
+  int *gb_work;       /* tree-sparse products' and the block pattern's scratch (3 nv + 10 blocks) */
+  mr_contact_assembly *as;   /* per island: the assembly's views into the pools */
+  mr_solver_state *states;   /* per island */
+  size_t *gb_bound;          /* per island, a bound on the stored blocks of its G */
+  /* last step's islands, found by the next step through its blocks' keys: blocks grouped by
+   * island, each block's island, offsets; the step they were solved at, −2 when forgotten */
+  int *prev_blocks, *prev_block_island, *prev_first_block, prev_nislands;
+  long prev_step;
+  int *match;                   /* per island, last step's island it continues, −1 none */
+  unsigned char *taken;         /* per island of last step: continued by one of this step */
+  mr_solver_state *states_next; /* the states in this step's island order, while reordered */
+  /* per block, in island order (3 per block, or 1: mu, phi, rest, kind, nsupport) */
+  double *g, *mu, *R, *phi, *vel, *rest, *y, *y_prev, *lambda, *c, *lambda_alt, *c_alt,
+      *g_first;
+  unsigned char *kind;
+  int *nsupport;
+  /* the pools, grown between steps */
+  double *mat;  /* J, M⁻¹Jᵀ and G of every island */
+  size_t mat_cap;
+  int *support; /* the tree-sparse islands' block supports (blocks x dofs of each island) */
+  size_t support_cap;
+  int *gb_idx;  /* the tree-sparse islands' block-sparse G: row offsets and columns */
+  size_t gb_idx_cap;
+  mr_arena work; /* the solvers' and the consistent law's workspace */
+  /* the islands as one problem (mr_contact_stage_problem) */
+  double *full_G, *full_g, *full_mu, *full_R, *full_phi, *full_vel;
+  unsigned char *full_kind;
+  size_t full_cap;
+  mr_contact_problem full;
+};
+
+static double clock_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+/* ---- memory ---- */
+
+/* *p resized to n elements of size z, the new part zeroed; 0, or −1 (p unchanged) */
+static int resize(void *p, size_t old, size_t n, size_t z) {
+  void **pp = p;
+  unsigned char *q = realloc(*pp, n * z);
+  if (!q) return -1;
+  if (n > old) memset(q + old * z, 0, (n - old) * z);
+  *pp = q;
+  return 0;
+}
+
+/* the per-block and per-island arrays for max_blocks blocks (only grows) */
+static mr_status grow_blocks(mr_contact_stage *st, int max_blocks, mr_error *err) {
+  if (max_blocks <= st->max_blocks) return MR_OK;
+  size_t o = (size_t)st->max_blocks, n = (size_t)max_blocks, d = sizeof(double);
+  double **vec3[] = {&st->g, &st->R, &st->vel, &st->y, &st->y_prev, &st->lambda, &st->c,
+                     &st->lambda_alt, &st->c_alt, &st->g_first};
+  double **vec1[] = {&st->mu, &st->phi, &st->rest};
+  int ok = 1;
+  for (size_t k = 0; k < sizeof vec3 / sizeof *vec3; ++k)
+    ok = ok && !resize(vec3[k], 3 * o, 3 * n, d);
+  for (size_t k = 0; k < sizeof vec1 / sizeof *vec1; ++k)
+    ok = ok && !resize(vec1[k], o, n, d);
+  /* the states: a realloc keeps each state's own sparse Cholesky, which it owns */
+  ok = ok && !resize(&st->states, o, n, sizeof *st->states) &&
+       !resize(&st->states_next, o, n, sizeof *st->states_next) &&
+       !resize(&st->as, o, n, sizeof *st->as) && !resize(&st->gb_bound, o, n, sizeof(size_t)) &&
+       !resize(&st->prev_blocks, o, n, sizeof(int)) &&
+       !resize(&st->prev_block_island, o, n, sizeof(int)) &&
+       !resize(&st->prev_first_block, o + 1, n + 1, sizeof(int)) &&
+       !resize(&st->match, o, n, sizeof(int)) && !resize(&st->taken, o, n, 1) &&
+       !resize(&st->kind, o, n, 1) && !resize(&st->nsupport, o, n, sizeof(int)) &&
+       !resize(&st->gb_work, 3 * (size_t)st->nv + 10 * o, 3 * (size_t)st->nv + 10 * n,
+               sizeof(int));
+  if (!ok || mr_islands_grow(st->groups, max_blocks, err))
+    return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %d blocks", max_blocks);
+  st->max_blocks = max_blocks;
+  return MR_OK;
+}
+
+mr_contact_stage *mr_contact_stage_create(const mr_model *m, int max_blocks) {
+  mr_contact_stage *st = calloc(1, sizeof *st);
+  if (!st) return NULL;
+  st->nv = m->nv;
+  st->prev_step = -2;
+  st->groups = mr_islands_create(m, max_blocks);
+  st->x = calloc((size_t)(m->nv ? m->nv : 1), sizeof(double));
+  if (!st->groups || !st->x || grow_blocks(st, max_blocks > 0 ? max_blocks : 1, NULL) ||
+      mr_arena_init(&st->work, mr_solver_work_size(8, 0)))
+    return mr_contact_stage_free(st), NULL;
+  return st;
+}
+
+void mr_contact_stage_free(mr_contact_stage *st) {
+  if (!st) return;
+  for (int i = 0; st->states && i < st->max_blocks; ++i)
+    mr_solver_state_release(&st->states[i]);
+  mr_islands_free(st->groups);
+  mr_arena_destroy(&st->work);
+  void *ps[] = {st->x,        st->gb_work,     st->as,          st->states,
+                st->gb_bound, st->prev_blocks, st->prev_block_island,
+                st->prev_first_block, st->match, st->taken, st->states_next,
+                st->g,        st->mu,          st->R,           st->phi,
+                st->vel,      st->rest,        st->y,           st->y_prev,
+                st->lambda,   st->c,           st->lambda_alt,  st->c_alt,
+                st->g_first,  st->kind,        st->nsupport,    st->mat,
+                st->support,  st->gb_idx,      st->full_G,      st->full_g,
+                st->full_mu,  st->full_R,      st->full_phi,    st->full_vel,
+                st->full_kind};
+  for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
+    free(ps[k]);
+  free(st);
+}
+
+/* the warm-start data go, and the islands they belonged to; a sparse Cholesky stays, reused
+ * when its pattern comes back */
+void mr_contact_stage_invalidate(mr_contact_stage *st) {
+  for (int i = 0; i < st->max_blocks; ++i)
+    st->states[i] = (mr_solver_state){.chol = st->states[i].chol};
+  st->prev_nislands = 0;
+  st->prev_step = -2; /* never the step before one */
+}
+
+int mr_contact_stage_islands(const mr_contact_stage *st) {
+  return st->set.n;
+}
+
+const mr_contact_problem *mr_contact_stage_island(const mr_contact_stage *st, int k,
+                                                  const int **blocks) {
+  *blocks = st->set.blocks + st->set.first_block[k];
+  return &st->as[k].problem;
+}
+
+/* does an island of nc blocks over nv dofs store G block-sparse (the assembly's rule)? */
+static int stores_blocks(size_t nc, size_t nv) {
+  return nv > SPARSE_MIN_DOFS && nc >= MR_SPARSE_G_MIN_NC;
+}
+
+/* the matrix pool of an island of nc blocks over nv dofs with at most nnzb stored blocks: J (6
+ * rows more: a tree-sparse island's six path columns after it), M⁻¹Jᵀ, and G (dense, or its
+ * stored blocks) */
+static size_t pool_doubles(size_t nc, size_t nv, size_t nnzb) {
+  return (2 * 3 * nc + 6) * nv + 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc);
+}
+
+/* the block-sparse G's row offsets and columns for an island of nc blocks */
+static size_t pool_gb_ints(size_t nc, size_t nnzb) {
+  return nnzb + nc + 1;
+}
+
+/* the pools for mat doubles, gb_ints block-sparse indices and work bytes; 1 when any grew */
+static int grow_pools(mr_contact_stage *st, size_t mat, size_t gb_ints, size_t work,
+                      mr_error *err) {
+  int grew = 0;
+  if (gb_ints > st->gb_idx_cap) {
+    size_t cap = gb_ints + gb_ints / 2;
+    int *p = realloc(st->gb_idx, cap * sizeof(int));
+    if (!p) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu ints", cap), -1;
+    st->gb_idx = p, st->gb_idx_cap = cap, grew = 1;
+  }
+  /* the supports take a third of J's entries */
+  size_t ints = mat / 6 + 1;
+  if (ints > st->support_cap) {
+    int *p = realloc(st->support, ints * sizeof(int));
+    if (!p) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu ints", ints), -1;
+    st->support = p, st->support_cap = ints, grew = 1;
+  }
+  if (mat > st->mat_cap) {
+    size_t cap = mat + mat / 2;
+    double *p = realloc(st->mat, cap * sizeof(double));
+    if (!p)
+      return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu doubles", cap), -1;
+    st->mat = p, st->mat_cap = cap, grew = 1;
+  }
+  if (work > st->work.size) {
+    mr_arena_destroy(&st->work);
+    if (mr_arena_init(&st->work, work + work / 2))
+      return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for the solver workspace"),
+             -1;
+    grew = 1;
+  }
+  return grew;
+}
+
+/* the solver's and the consistent law's workspace for an island */
+static size_t island_work(const mr_solver_info *solver, size_t nc, size_t nv, size_t nnzb) {
+  size_t w = mr_solver_work_size_for(solver, (int)nc, 0, stores_blocks(nc, nv), nnzb);
+  size_t cw = mr_contact_consistent_work_size((int)nc, (int)nv); /* before the solve */
+  return cw > w ? cw : w;
+}
+
+int mr_contact_stage_reserve_whole(mr_contact_stage *st, const mr_solver_info *solver, int n,
+                                   int nv, size_t bytes, mr_error *err) {
+  size_t rows = (size_t)n, v = (size_t)nv;
+  /* the worst case: one island of every block with every pair coupled */
+  size_t mat = pool_doubles(rows, v, rows * rows), work = island_work(solver, rows, v, rows * rows);
+  if (mat * sizeof(double) + work > bytes) return 0;
+  return grow_blocks(st, n, err) || grow_pools(st, mat, pool_gb_ints(rows, rows * rows), work,
+                                               err) < 0
+             ? 0
+             : 1;
+}
+
+mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input *in, int *grew,
+                                   mr_error *err) {
+  *grew = in->n > st->max_blocks;
+  mr_status s = grow_blocks(st, in->n, err);
+  if (s) return s;
+  st->set = mr_islands_group(st->groups, in->cg, in->n, in->one);
+  size_t need = 0, gb = 0, work = 0;
+  for (int k = 0; k < st->set.n; ++k) {
+    size_t nc = (size_t)(st->set.first_block[k + 1] - st->set.first_block[k]);
+    size_t nv = (size_t)(st->set.first_dof[k + 1] - st->set.first_dof[k]);
+    size_t nnzb = st->gb_bound[k] = mr_islands_block_bound(st->groups, in->cg, k);
+    need += pool_doubles(nc, nv, nnzb);
+    gb += pool_gb_ints(nc, nnzb);
+    size_t w = island_work(in->solver, nc, nv, nnzb);
+    if (w > work) work = w;
+  }
+  int g = grow_pools(st, need, gb, work, err);
+  if (g < 0) return MR_ERR_NOMEM;
+  *grew |= g;
+  return MR_OK;
+}
+
+/* island k's assembly view over the pools and its subset; at: the offsets in the matrix,
+ * support and block-sparse index pools */
+static void island_view(mr_contact_stage *st, int k, size_t *at, mr_assembly_subset *sub) {
+  const mr_island_set *is = &st->set;
+  int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
+  int d0 = is->first_dof[k], nv = is->first_dof[k + 1] - d0;
+  size_t n = 3 * (size_t)nc;
+  mr_contact_assembly *a = &st->as[k];
+  a->max_contacts = nc;
+  a->nv = nv;
+  a->J = st->mat + at[0];
+  a->MiJt = a->J + (n + 6) * (size_t)nv;
+  a->G = a->MiJt + n * (size_t)nv;
+  at[0] += pool_doubles((size_t)nc, (size_t)nv, st->gb_bound[k]);
+  a->g = st->g + 3 * b0, a->mu = st->mu + b0, a->R = st->R + 3 * b0;
+  a->phi = st->phi + b0, a->vel = st->vel + 3 * b0, a->kind = st->kind + b0;
+  a->rest = st->rest + b0;
+  *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
+                              .col = is->col, .x = st->x};
+  sub->sparse = nv > SPARSE_MIN_DOFS;
+  sub->support = st->support + at[1];
+  sub->nsupport = st->nsupport + b0;
+  at[1] += (size_t)nc * (size_t)nv;
+  /* a tree-sparse island stores G block-sparse in G's place */
+  a->Gb = sub->sparse ? a->G : NULL;
+  a->Gb_row = st->gb_idx + at[2];
+  a->Gb_col = a->Gb_row + nc + 1;
+  a->Gb_cap = st->gb_bound[k];
+  a->Gb_work = st->gb_work;
+  at[2] += pool_gb_ints((size_t)nc, st->gb_bound[k]);
+}
+
+/* ---- warm starts ---- */
+
+/* last step's island that island k continues, −1 none: the one holding its first block's key,
+ * with the same keys in the same order, not continued already */
+static int previous_island(const mr_contact_stage *st, const mr_contact_input *in, int k) {
+  const mr_island_set *is = &st->set;
+  int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
+  int p = in->prev_index[is->blocks[b0]];
+  if (p < 0) return -1;
+  int pi = st->prev_block_island[p], p0 = st->prev_first_block[pi];
+  if (st->taken[pi] || st->prev_first_block[pi + 1] - p0 != nc) return -1;
+  for (int j = 0; j < nc; ++j)
+    if (in->keys[is->blocks[b0 + j]] != in->prev_keys[st->prev_blocks[p0 + j]]) return -1;
+  return pi;
+}
+
+/* the states (and y) moved to the islands that continue them; the other islands' states
+ * cleared, keeping the sparse Cholesky factors of the states nobody continues (each owned by
+ * one state: a permutation of the first max(nislands, prev_nislands) states) */
+static void follow_states(mr_contact_stage *st, const mr_contact_input *in) {
+  const mr_island_set *is = &st->set;
+  int ni = is->n, np = st->prev_step == in->step - 1 ? st->prev_nislands : 0;
+  int nmax = ni > np ? ni : np;
+  memset(st->taken, 0, (size_t)nmax);
+  for (int k = 0; k < ni; ++k)
+    if ((st->match[k] = np > 0 ? previous_island(st, in, k) : -1) >= 0) st->taken[st->match[k]] = 1;
+  double *y_prev = st->y;
+  st->y = st->y_prev, st->y_prev = y_prev;
+  int spare = 0; /* the next state nobody continues */
+  for (int k = 0; k < nmax; ++k) {
+    int pi = k < ni ? st->match[k] : -1;
+    if (pi >= 0) {
+      int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
+      st->states_next[k] = st->states[pi];
+      mr_copy(st->y + 3 * b0, y_prev + 3 * st->prev_first_block[pi], 3 * nc);
+      continue;
+    }
+    while (st->taken[spare])
+      ++spare;
+    st->states_next[k] = (mr_solver_state){.chol = st->states[spare++].chol};
+  }
+  memcpy(st->states, st->states_next, (size_t)nmax * sizeof *st->states);
+}
+
+/* this step's islands, for the next step's to find */
+static void remember_islands(mr_contact_stage *st, const mr_contact_input *in) {
+  const mr_island_set *is = &st->set;
+  memcpy(st->prev_blocks, is->blocks, (size_t)in->n * sizeof(int));
+  memcpy(st->prev_block_island, is->block_island, (size_t)in->n * sizeof(int));
+  memcpy(st->prev_first_block, is->first_block, (size_t)(is->n + 1) * sizeof(int));
+  st->prev_nislands = is->n;
+  st->prev_step = in->step;
+}
+
+/* ---- solving ---- */
+
+/* the island's correction made consistent (contact/consistency.h), the free velocity gathered
+ * at its columns of J (both assemblies fill a->J with the island's rows) */
+static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
+                            mr_contact_assembly *a, const mr_assembly_subset *sub, double band,
+                            mr_contact_output *out) {
+  double t = clock_us();
+  mr_arena_reset(&st->work, 0);
+  size_t nv = (size_t)sub->ndofs;
+  double *vf = mr_arena_doubles(&st->work, nv);
+  for (size_t k = 0; vf && k < nv; ++k)
+    vf[sub->col[sub->dofs[k]]] = in->vf[sub->dofs[k]];
+  if (vf) mr_contact_consistent(a, vf, band, &st->work);
+  mr_arena_reset(&st->work, 0);
+  out->t_consistency += clock_us() - t;
+}
+
+/* the registry's solver on a problem, from an emptied workspace, timed */
+static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
+                       const mr_contact_problem *p, mr_solver_state *state, double *lambda,
+                       double *c, mr_solver_stats *stats, mr_contact_output *out, mr_error *err) {
+  double t = clock_us();
+  mr_arena_reset(&st->work, 0);
+  mr_status s = mr_solve(in->solver->name, p, in->settings, state, &st->work, lambda, c, stats,
+                         err);
+  out->t_solver += clock_us() - t;
+  return s;
+}
+
+/* Island k solved again without the push-out of penetrations (band and rest depth 0:
+ * penetrating contacts and limits only stop approaching), kept when its criterion is lower.
+ * Pushing out is a rigid motion only when the bodies can make it: a kinematic loop locked by
+ * other rows (an arm on its world root whose hand is on the ground, its shoulder on a limit)
+ * makes the problem infeasible and the forces grow without bound, while v_N ≥ 0 is always
+ * feasible (v = 0 meets it). */
+static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_input *in, int k,
+                                        const mr_assembly_subset *sub, mr_solver_stats *stats,
+                                        mr_contact_output *out, mr_error *err) {
+  mr_assembly_settings as = *in->assembly;
+  if (as.band == 0.0 && as.rest_depth == 0.0) return MR_OK;
+  as.band = as.rest_depth = 0.0;
+  mr_contact_assembly *a = &st->as[k];
+  int b0 = st->set.first_block[k], n = 3 * a->max_contacts;
+  double *g_first = st->g_first + 3 * b0, *lam = st->lambda_alt + 3 * b0, *c = st->c_alt + 3 * b0;
+  mr_copy(g_first, a->g, n); /* only g depends on the band: J, M⁻¹Jᵀ and G stay */
+  mr_status s = mr_contact_assemble_subset(in->m, in->d, in->cg, sub, a->max_contacts, in->v,
+                                           in->vf, &as, a, err);
+  if (s) return s;
+  make_consistent(st, in, a, sub, as.band, out);
+  mr_solver_stats st2;
+  mr_zero(lam, n);
+  st->states[k].valid = 0;
+  if ((s = solve(st, in, &a->problem, &st->states[k], lam, c, &st2, out, err))) return s;
+  if (!(st2.eps_abs < stats->eps_abs)) {
+    mr_copy(a->g, g_first, n); /* keep the first solution and its problem */
+    return MR_OK;
+  }
+  mr_copy(st->lambda + 3 * b0, lam, n);
+  mr_copy(st->c + 3 * b0, c, n);
+  st2.iterations += stats->iterations;
+  *stats = st2;
+  return MR_OK;
+}
+
+/* assemble and solve island k; λ warm start and results in island order */
+static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in, int k, size_t *at,
+                              double *dv, mr_solver_stats *stats, mr_contact_output *out,
+                              mr_error *err) {
+  mr_assembly_subset sub;
+  island_view(st, k, at, &sub);
+  mr_contact_assembly *a = &st->as[k];
+  int b0 = st->set.first_block[k], nc = a->max_contacts;
+  mr_status s = mr_contact_assemble_subset(in->m, in->d, in->cg, &sub, nc, in->v, in->vf,
+                                           in->assembly, a, err);
+  if (s) return s;
+  make_consistent(st, in, a, &sub, in->assembly->band, out);
+  mr_solver_state *state = &st->states[k];
+  state->y = st->y + 3 * b0;
+  state->cap = 3 * nc;
+  s = solve(st, in, &a->problem, state, st->lambda + 3 * b0, st->c + 3 * b0, stats, out, err);
+  /* a solve that failed by far (not one that stopped just short of its tolerance) */
+  if (!s && !stats->converged && stats->eps_abs > in->retry * in->settings->eps_abs)
+    s = solve_without_push_out(st, in, k, &sub, stats, out, err);
+  if (s) return s;
+  double t = clock_us();
+  mr_contact_impulse_velocity_subset(in->m, in->d, a, &sub, st->lambda + 3 * b0,
+                                     in->assembly->dt, dv);
+  out->t_impulse += clock_us() - t;
+  return MR_OK;
+}
+
+mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *in, double *lambda,
+                                 double *c, double *dv, mr_contact_output *out, mr_error *err) {
+  const mr_island_set *is = &st->set;
+  int n = in->n;
+  *out = (mr_contact_output){.islands = is->n, .converged = 1};
+  mr_zero(dv, st->nv);
+  if (!in->solver->solve) return MR_ERR_UNSUPPORTED;
+  /* every block last step's: the same islands in the same order keep their states */
+  if (!in->same || st->prev_step != in->step - 1) follow_states(st, in);
+  for (int j = 0; j < n; ++j) /* the warm start in island order */
+    mr_copy(st->lambda + 3 * j, lambda + 3 * is->blocks[j], 3);
+  size_t at[3] = {0, 0, 0}; /* in the matrix, support and block-sparse index pools */
+  for (int k = 0; k < is->n; ++k) {
+    mr_solver_stats sk;
+    mr_status s = solve_island(st, in, k, at, dv, &sk, out, err);
+    if (s) return s;
+    out->iterations_sum += sk.iterations;
+    out->iterations = sk.iterations > out->iterations ? sk.iterations : out->iterations;
+    out->converged &= sk.converged;
+    out->eps_abs = sk.eps_abs > out->eps_abs ? sk.eps_abs : out->eps_abs;
+    out->solve_us += sk.time_us;
+  }
+  for (int j = 0; j < n; ++j) {
+    mr_copy(lambda + 3 * is->blocks[j], st->lambda + 3 * j, 3);
+    mr_copy(c + 3 * is->blocks[j], st->c + 3 * j, 3);
+  }
+  remember_islands(st, in);
+  return MR_OK;
+}
+
+/* ---- the islands as one problem ---- */
+
+static int grow_full(mr_contact_stage *st, int nblocks) {
+  if ((size_t)nblocks <= st->full_cap) return 0;
+  size_t nb = (size_t)nblocks, n = 3 * nb;
+  free(st->full_G), free(st->full_g), free(st->full_mu), free(st->full_R);
+  free(st->full_phi), free(st->full_vel), free(st->full_kind);
+  st->full_G = malloc(n * n * sizeof(double));
+  st->full_g = malloc(n * sizeof(double));
+  st->full_mu = malloc(nb * sizeof(double));
+  st->full_R = malloc(n * sizeof(double));
+  st->full_phi = malloc(nb * sizeof(double));
+  st->full_vel = malloc(n * sizeof(double));
+  st->full_kind = malloc(nb);
+  st->full_cap = nb;
+  if (st->full_G && st->full_g && st->full_mu && st->full_R && st->full_phi && st->full_vel &&
+      st->full_kind)
+    return 0;
+  st->full_cap = 0;
+  return -1;
+}
+
+const mr_contact_problem *mr_contact_stage_problem(mr_contact_stage *st, int nblocks, double dt) {
+  if (grow_full(st, nblocks)) return NULL;
+  const mr_island_set *is = &st->set;
+  int n = 3 * nblocks, bilateral = 0;
+  if (nblocks > 0) mr_zero(st->full_G, (size_t)n * n);
+  for (int k = 0; nblocks > 0 && k < is->n; ++k) {
+    const mr_contact_assembly *a = &st->as[k];
+    int b0 = is->first_block[k], nc = a->max_contacts;
+    for (int i = 0; i < nc; ++i) {
+      int bi = is->blocks[b0 + i];
+      for (int j = 0; j < nc; ++j) {
+        int bj = is->blocks[b0 + j];
+        double B[9];
+        mr_problem_G_block(&a->problem, i, j, B);
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c)
+            st->full_G[(size_t)(3 * bi + r) * n + 3 * bj + c] = B[3 * r + c];
+      }
+      for (int r = 0; r < 3; ++r) {
+        st->full_g[3 * bi + r] = a->g[3 * i + r];
+        st->full_R[3 * bi + r] = a->R[3 * i + r];
+        st->full_vel[3 * bi + r] = a->vel[3 * i + r];
+      }
+      st->full_mu[bi] = a->mu[i];
+      st->full_phi[bi] = a->phi[i];
+      st->full_kind[bi] = a->kind[i];
+      bilateral |= a->kind[i] == MR_KIND_BILATERAL;
+    }
+  }
+  mr_contact_problem *p = &st->full;
+  memset(p, 0, sizeof *p);
+  p->nc = nblocks;
+  p->G = st->full_G, p->g = st->full_g, p->mu = st->full_mu, p->R = st->full_R;
+  p->phi = st->full_phi, p->vel = st->full_vel;
+  p->dt = dt;
+  p->kind = bilateral ? st->full_kind : NULL;
+  return p;
+}
