@@ -157,6 +157,29 @@ static void test_frames(void **state) {
        &s);
   /* fixed axes Z then Y then X: R = Rx(90) Ry(0) Rz(90), the same matrix as above */
   assert_mat_near(&s.model->geoms[geom(&s, "radians/eu")].placement.R, Reu, 1e-15);
+  mr_scene_free(
+      &s); /* coordinate="global" (MuJoCo 2.2.2): every frame in world coordinates, made local to
+            * the parent; the world body (here with a floor) stays at the origin */
+  load("global",
+       "<mujoco>\n"
+       "  <compiler coordinate='global'/>\n"
+       "  <worldbody>\n"
+       "    <geom name='floor' type='plane' size='1 1 .1'/>\n"
+       "    <body name='a' pos='0 0 1'>\n"
+       "      <joint name='ja' axis='0 1 0' pos='0 0 1'/>\n"
+       "      <geom type='sphere' size='.1' pos='0 0 1'/>\n"
+       "      <body name='b' pos='0.5 0 1'>\n"
+       "        <joint name='jb' axis='0 1 0' pos='0.5 0 1'/>\n"
+       "        <geom name='c' type='capsule' size='.05' fromto='0.5 0 1 0.9 0 1'/>\n"
+       "      </body>\n"
+       "    </body>\n"
+       "  </worldbody>\n"
+       "</mujoco>\n",
+       &s);
+  assert_near(body(&s, "global/b")->placement.p.v[0], 0.5, 1e-15);
+  assert_near(body(&s, "global/b")->placement.p.v[2], 0.0, 1e-15);
+  assert_near(body(&s, "global/a")->placement.p.v[2], 1.0, 1e-15);
+  assert_near(s.model->geoms[geom(&s, "global/c")].placement.p.v[0], 0.2, 1e-15);
   mr_scene_free(&s);
 }
 

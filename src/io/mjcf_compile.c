@@ -548,7 +548,8 @@ static mr_status compile_body(mj_ctx *c, int id) {
   if (id > 0 &&
       (c->inertiafromgeom == 1 || (!b->explicit_inertial && c->inertiafromgeom == MJ_AUTO)))
     if (geom_frame(c, b)) return mj_status(c);
-  int has_ipos = !isnan(b->ipos[0]), has_pos = !c->global || b->has_pos;
+  /* the world body is at the origin in either coordinate mode */
+  int has_ipos = !isnan(b->ipos[0]), has_pos = !c->global || b->has_pos || id == 0;
   if (!has_ipos && !has_pos)
     return mj_fail(c, b->node, MR_ERR_INVALID, "body pos and inertial pos are both undefined");
   if (!has_ipos)
