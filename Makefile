@@ -180,6 +180,7 @@ $(BUILD)/bench/corpus: bench/scale_scenes.c bench/scale_scenes.h
 # Run every test program and the Python tests, TEST_JOBS at a time (tools/run_tests.sh): one line
 # per program (name, passed/failed, seconds), the whole output of the failing ones, and the
 # closing line "programs: N passed, M failed". TEST_SKIP names programs left out of the run.
+# tools/check_layers.sh runs with them: no file includes a header of a layer above its own.
 TEST_JOBS ?= 2
 TEST_SKIP ?=
 TEST_RUN  = $(filter-out $(TEST_SKIP:%=$(BUILD)/tests/%),$(TEST_BIN))
@@ -189,7 +190,8 @@ run-tests: $(TEST_BIN) $(PROGRAM)
 	  exit 1; fi
 	@{ $(foreach t,$(TEST_RUN),printf '%s\t%s\n' '$(notdir $t)' \
 	     'MOREAU_SHARED=$(SHARED) MOREAU_BIN=$(PROGRAM) $t';) \
-	   printf '%s\t%s\n' python '$(PYTHON_TEST)'; } | tools/run_tests.sh $(TEST_JOBS) $(BUILD)/test-logs
+	   printf '%s\t%s\n' python '$(PYTHON_TEST)'; \
+	   printf '%s\t%s\n' layers tools/check_layers.sh; } | tools/run_tests.sh $(TEST_JOBS) $(BUILD)/test-logs
 
 test: deps
 	@$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"

@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/urdf.h"
 
 enum { NSTATES = 50, NROUNDS = 5, NSAMPLES = NSTATES * NROUNDS, NMAX = 64 };

@@ -27,7 +27,7 @@
 
 #include "bench_util.h"
 #include "moreau/control.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 

@@ -50,7 +50,7 @@
 #include "core/json.h"
 #include "core/linalg.h"
 #include "moreau/control.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 #include "moreau/urdf.h"

@@ -4,7 +4,7 @@
  * zero while stepping, with every solver, on scenes that exercise every stage: boxes and spheres
  * on a plane, a robot on its feet, a heightfield, constraints and joint limits, a hand holding a
  * ball, 300 spheres and 25 stacks of 4 cubes (from their first step); and the derivatives
- * (moreau/derivatives.h). libccd's own allocations during EPA (a documented exception) happen
+ * (moreau/sim_derivatives.h). libccd's own allocations during EPA (a documented exception) happen
  * inside the shared library and are not counted here. CHOLMOD's (the sparse Cholesky of the
  * ADMM solvers, ccp-newton, ncp-stagproj and ncp-hybrid) are counted through SuiteSparse's
  * allocator hooks: a column of cubes, one island above the sparse threshold, steps with a
@@ -15,7 +15,7 @@
 #include <suitesparse/SuiteSparse_config.h>
 
 #include "moreau/control.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "cube_columns.h"
 #include "sim_util.h"
 

@@ -43,7 +43,7 @@
 
 #include "moreau/assembly.h"
 #include "moreau/control.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 

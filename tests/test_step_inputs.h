@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/dynamics.h"
 
 /* k < nv: (q ⊕ t e_k, v); k < 2 nv: (q, v + t e_{k − nv}); else (q, v), the input being the

@@ -76,4 +76,9 @@ mr_status mr_batch_set_controls(mr_batch *b, const double *torque, const double 
  * (mr_sim_reset). */
 void mr_batch_reset(mr_batch *b, int i);
 
+/* mr_sim_check_inputs on every environment, then mr_batch_step. When an environment's inputs
+ * are invalid nothing is stepped: MR_ERR_INVALID names the first such environment. nsteps = 0
+ * only checks (the statuses stay those of the last step). */
+mr_status mr_batch_step_checked(mr_batch *b, int nsteps, mr_error *err);
+
 #endif

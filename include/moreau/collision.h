@@ -72,7 +72,8 @@ typedef enum {
 /* Settings, with defaults from mr_collision_settings_default. Arrays are copied at creation. */
 typedef struct {
   double margin;         /* security margin (m): contacts with Φ_N ≤ margin, or ≤ the pair's
-                            contact skin where larger (default 1e-3) */
+                            contact skin where larger (default 0, as a scene's
+                            contact.margin) */
   int skip_parent_child; /* skip geometries on parent/child bodies (default 1) */
   mr_broadphase_kind broadphase; /* default MR_BROADPHASE_AUTO; every kind yields the same
                                     pairs in the same order, hence the same contacts */

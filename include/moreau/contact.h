@@ -210,4 +210,28 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c);
 
+/* ---- the contact solution ----
+ *
+ * dλ/dg of a contact problem's solution at (λ, c = (G + R) λ + g), by implicit differentiation
+ * of the NCP conditions on the active set (src/contact/contact_derivatives.c): a separated
+ * contact keeps λ = 0, a sticking one (and a bilateral constraint) keeps c = 0, a sliding one
+ * keeps c_N = 0 and λ_T = −μ λ_N c_T / ‖c_T‖ on the cone boundary. tol (force and velocity
+ * units) decides the modes: separated when λ_N <= tol, sliding when ‖c_T‖ > tol. On the
+ * boundary between two modes λ(g) is not differentiable and the mode chosen gives one of the
+ * one-sided derivatives. The contact velocity follows as dc/dg = (G + R) dλ/dg + 1. */
+/* the mode of a contact in an active set (src/contact/active_set.h classifies; a bilateral
+ * constraint is sticking) */
+typedef enum { MR_CONTACT_SEPARATED = 0, MR_CONTACT_STICKING = 1, MR_CONTACT_SLIDING = 2 } mr_contact_mode;
+
+/* bytes of the work buffer for nc contacts */
+size_t mr_contact_derivative_work_size(int nc);
+
+/* dλ/dg (3nc x 3nc, row-major) into dlambda_dg, and each contact's mode into modes (nc, may be
+ * NULL); work holds mr_contact_derivative_work_size(nc) bytes, aligned for double.
+ * MR_ERR_NUMERIC when the active-set system is singular (e.g. more sticking contacts than the
+ * bodies' degrees of freedom, G singular). */
+mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
+                                         const double *c, double tol, double *dlambda_dg,
+                                         int *modes, void *work, mr_error *err);
+
 #endif

@@ -100,4 +100,19 @@ const mr_se3 *mr_sim_body_poses(mr_sim *s);
 /* The centre of mass of robot r (r = -1: of every body) at the current state, world frame (m). */
 mr_vec3 mr_sim_com(mr_sim *s, int r);
 
+/* ---- checked steps (src/integrate/sim_check.c) ---- */
+
+/* Check what the next step reads and a caller may have written in place through control.h's
+ * views: q, v, the commanded torques and the PD targets finite, every quaternion of q of norm
+ * above 1e-12, the gains finite, ≥ 0 and 0 on dofs that are not a 1-dof joint's.
+ * MR_ERR_INVALID names the array, the entry, its joint and the value. */
+mr_status mr_sim_check_inputs(mr_sim *s, mr_error *err);
+/* mr_sim_check_inputs, then n steps (stopping at the first failure, whose error it returns).
+ * MR_ERR_INVALID for n < 0; n = 0 only checks. */
+mr_status mr_sim_step_n(mr_sim *s, long n, mr_error *err);
+/* The wrench set on body with mr_sim_set_wrench (zero when none, or after mr_sim_reset or
+ * mr_sim_clear_wrenches): world-frame force (N) and torque (N m) at the body origin.
+ * MR_ERR_INVALID when body is not in [1, nbodies). */
+mr_status mr_sim_get_wrench(mr_sim *s, int body, mr_vec3 *force, mr_vec3 *torque, mr_error *err);
+
 #endif

@@ -165,4 +165,47 @@ double mr_potential_energy(const mr_model *m, mr_data *d, const double *q);
 /* the centre of mass in the world frame */
 mr_vec3 mr_center_of_mass(const mr_model *m, mr_data *d, const double *q);
 
+/* ---- analytical derivatives ----
+ *
+ * Analytical derivatives of the rigid-body dynamics (Carpentier & Mansard, "Analytical
+ * derivatives of rigid body dynamics algorithms", RSS 2018), in Pinocchio's conventions:
+ *
+ *   inverse dynamics  τ = RNEA(q, v, a)          ∂τ/∂q, ∂τ/∂v (and ∂τ/∂a = M)
+ *   forward dynamics  q̈ = ABA(q, v, τ)           ∂q̈/∂q = −M⁻¹ ∂τ/∂q |_{a = q̈},
+ *                                                 ∂q̈/∂v = −M⁻¹ ∂τ/∂v |_{a = q̈},  ∂q̈/∂τ = M⁻¹.
+ *
+ * Derivatives with respect to q are taken in the tangent space (nv columns): column k is
+ * d/dε at ε = 0 of the function at q ⊕ ε e_k, with ⊕ the exponential map of mr_integrate
+ * (free-flyer and spherical joints move by a twist in their local frame). The external forces
+ * d->f_ext (body frames, so they turn with their bodies) are included, as in mr_rnea and mr_aba.
+ *
+ * All matrices are nv x nv, row-major: entry [i * nv + k] is ∂(output i)/∂(input k). Memory is
+ * allocated once by mr_derivatives_create; the functions allocate nothing. docs/derivatives.md
+ * has the derivation, the accuracy measured against finite differences and the timings. */
+typedef struct mr_derivatives {
+  int nv;
+  double *dtau_dq;   /* ∂τ/∂q of the inverse dynamics (nv x nv) */
+  double *dtau_dv;   /* ∂τ/∂v of the inverse dynamics (nv x nv) */
+  double *dddq_dq;   /* ∂q̈/∂q of the forward dynamics (nv x nv) */
+  double *dddq_dv;   /* ∂q̈/∂v of the forward dynamics (nv x nv) */
+  double *dddq_dtau; /* ∂q̈/∂τ = M⁻¹ (nv x nv) */
+  void *work;        /* per-body and per-dof workspace */
+} mr_derivatives;
+
+/* Memory for the derivatives of a model; NULL when out of memory. */
+mr_derivatives *mr_derivatives_create(const mr_model *m);
+void mr_derivatives_free(mr_derivatives *dd);
+
+/* ∂τ/∂q and ∂τ/∂v of τ = RNEA(q, v, a) with d->f_ext, into dd->dtau_dq and dd->dtau_dv. Also
+ * writes τ into d->tau_id and ∂τ/∂a = M(q) into d->M (its row storage, armature included), and
+ * the placements into d->liMi, d->oMi. Cost O(nv · depth). */
+void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
+                         const double *v, const double *a);
+
+/* ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ of q̈ = ABA(q, v, τ) with d->f_ext, into dd->dddq_*. Also writes q̈
+ * into d->ddq, leaves dd->dtau_dq and dd->dtau_dv at a = q̈, d->M and its LDLᵀ factor in d.
+ * MR_ERR_NUMERIC (err may be NULL) when M(q) is not positive definite. */
+mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
+                             const double *v, const double *tau, mr_error *err);
+
 #endif

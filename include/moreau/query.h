@@ -1,20 +1,14 @@
-/* Flat read-outs and checked steps for bindings (python/moreau) and for programs that would
- * rather not read the library's structs: a model's bodies, joints, frames, geometries and limits
- * as plain numbers; the placements and centre of mass that the kinematics computed; the inputs a
- * caller writes in place, checked before a step; a scene's record options.
+/* Flat read-outs of a model for bindings (python/moreau) and for programs that would rather not
+ * read the library's structs: a model's bodies, joints, frames, geometries and limits as plain
+ * numbers; the placements and centre of mass that the kinematics computed. (The checked steps
+ * for bindings are in control.h and batch.h, a scene's record options in scene.h.)
  *
  * Placements are 12 doubles: the rotation R row-major (9), then the position p (3, m), with
- * x_parent = R x_child + p. Matrices are row-major. Units SI. Nothing here allocates except
- * mr_world_load_recorded (which loads a world). */
+ * x_parent = R x_child + p. Matrices are row-major. Units SI. Nothing here allocates. */
 #ifndef MOREAU_QUERY_H
 #define MOREAU_QUERY_H
 
 #include "moreau/dynamics.h"
-#include "moreau/world.h"
-
-/* the simulator and the batch (sim.h, batch.h) */
-typedef struct mr_sim mr_sim;
-typedef struct mr_batch mr_batch;
 
 /* ---- the model (src/dynamics/query.c) ---- */
 
@@ -73,43 +67,5 @@ void mr_data_frame_placements(const mr_data *d, double *out);
  * J = Σ mᵢ J_{cᵢ} / Σ mᵢ with J_{cᵢ} the point Jacobian of body i's centre of mass. Bodies
  * without mass give (0, 0, 0) and J = 0. Out-of-range bodies are skipped. */
 mr_vec3 mr_center_of_mass_jacobian(const mr_model *m, mr_data *d, int first, int n, double *J);
-
-/* ---- checked steps (src/integrate/sim_check.c) ---- */
-
-/* the world's kinematic tree */
-const mr_model *mr_world_model(const mr_world *w);
-
-/* Check what the next step reads and a caller may have written in place through control.h's
- * views: q, v, the commanded torques and the PD targets finite, every quaternion of q of norm
- * above 1e-12, the gains finite, ≥ 0 and 0 on dofs that are not a 1-dof joint's.
- * MR_ERR_INVALID names the array, the entry, its joint and the value. */
-mr_status mr_sim_check_inputs(mr_sim *s, mr_error *err);
-/* mr_sim_check_inputs, then n steps (stopping at the first failure, whose error it returns).
- * MR_ERR_INVALID for n < 0; n = 0 only checks. */
-mr_status mr_sim_step_n(mr_sim *s, long n, mr_error *err);
-/* The wrench set on body with mr_sim_set_wrench (zero when none, or after mr_sim_reset or
- * mr_sim_clear_wrenches): world-frame force (N) and torque (N m) at the body origin.
- * MR_ERR_INVALID when body is not in [1, nbodies). */
-mr_status mr_sim_get_wrench(mr_sim *s, int body, mr_vec3 *force, mr_vec3 *torque, mr_error *err);
-/* mr_sim_check_inputs on every environment, then mr_batch_step. When an environment's inputs
- * are invalid nothing is stepped: MR_ERR_INVALID names the first such environment. nsteps = 0
- * only checks (the statuses stay those of the last step). */
-mr_status mr_batch_step_checked(mr_batch *b, int nsteps, mr_error *err);
-
-/* ---- a scene's record options (src/io/scene_record.c) ---- */
-
-/* What `moreau run --out` records for a scene (docs/scene-format.md, `record`). */
-typedef struct {
-  int every;          /* a row every N steps (default 1) */
-  int energy;         /* the energy column (default 1) */
-  int solver_stats;   /* iterations, eps_abs, solve_us, iterations_sum (default 1) */
-  int contact_forces; /* a contacts CSV (default 0) */
-  int world_velocity; /* free-flyers' velocities in the world frame (default 0) */
-  int poses;          /* every body's world pose (default 0) */
-  int com;            /* every robot's centre of mass (default 0) */
-} mr_record_options;
-
-/* mr_world_load, with the scene's record options into rec (may be NULL). */
-mr_world *mr_world_load_recorded(const char *path, mr_record_options *rec, mr_error *err);
 
 #endif

@@ -24,6 +24,7 @@
 #define MR_SCENE_STEPS_MAX 1e9      /* most steps in a run: duration / timestep */
 #define MR_SCENE_MAX_CONTACTS 10000 /* largest contact.max_contacts: G is (3n)² doubles */
 #define MR_SCENE_MARGIN_MAX 1e3     /* m: largest contact.margin */
+#define MR_SCENE_BAND_MAX 0.1       /* m: largest contact.band */
 
 /* The scene's parts are the world's (world.h): mr_scene_compile copies them into a world. */
 typedef mr_world_body mr_scene_body;
@@ -149,5 +150,21 @@ mr_status mr_scene_step_count(double timestep, double duration, long *steps, mr_
 
 /* Levenshtein distance between two strings (for "did you mean" suggestions). */
 int mr_edit_distance(const char *a, const char *b);
+
+/* ---- a scene's record options (src/io/scene_record.c) ---- */
+
+/* What `moreau run --out` records for a scene (docs/scene-format.md, `record`). */
+typedef struct {
+  int every;          /* a row every N steps (default 1) */
+  int energy;         /* the energy column (default 1) */
+  int solver_stats;   /* iterations, eps_abs, solve_us, iterations_sum (default 1) */
+  int contact_forces; /* a contacts CSV (default 0) */
+  int world_velocity; /* free-flyers' velocities in the world frame (default 0) */
+  int poses;          /* every body's world pose (default 0) */
+  int com;            /* every robot's centre of mass (default 0) */
+} mr_record_options;
+
+/* mr_world_load, with the scene's record options into rec (may be NULL). */
+mr_world *mr_world_load_recorded(const char *path, mr_record_options *rec, mr_error *err);
 
 #endif

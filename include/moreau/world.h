@@ -63,21 +63,21 @@ typedef struct {
   double *q_target;         /* [nq] target configuration (default: the initial one) */
   int nsines;               /* time-varying targets: sine offsets (pd.sine), e.g. a gait */
   mr_world_sine *sines;
-  int joint_limits; /* 1 (default): the URDF position limits of its 1-dof joints are
-                       unilateral constraints of the contact problem */
+  int joint_limits;          /* 1 (default): the URDF position limits of its 1-dof joints are
+                                unilateral constraints of the contact problem */
   double *spring_k, *spring_ref; /* [nv] joint springs τ = k (ref − q) (N m/rad, N/m; rad,
                                     m) of an MJCF model, folded into the PD gains and targets
                                     (actuator.h); NULL when it has none */
-  double *torque;   /* [nv] commanded joint torques, N m or N (default 0), clamped
-                       with the PD torque to the URDF effort limits */
-  char controller[16];      /* the controller the scene declares for the robot ("" none, "mpc":
-                               the locomotion MPC) */
+  double *torque;            /* [nv] commanded joint torques, N m or N (default 0), clamped
+                                with the PD torque to the URDF effort limits */
+  char controller[16];       /* the controller the scene declares for the robot ("" none, "mpc":
+                                the locomotion MPC) */
   void *controller_settings; /* its settings (for "mpc" an mr_mpc_settings), data here */
   size_t controller_size;    /* bytes of controller_settings */
   /* attaches that controller to a new simulator: set by the layer that made the world (the
    * scene loader sets the control layer's, mpc.h), called by mr_sim_create; NULL: none */
   mr_status (*controller_attach)(struct mr_sim *s, int robot, mr_error *err);
-  int npostures;    /* the SRDF's named postures (0 without an SRDF file) */
+  int npostures; /* the SRDF's named postures (0 without an SRDF file) */
   mr_world_posture *postures;
 } mr_world_robot;
 
@@ -173,6 +173,10 @@ typedef struct {
                           than this (plus 2 Δt |v|) to its bound (default 0.01) */
   int speculative;     /* 1 (default): speculative contacts, each moving geometry's detection
                           distance grows by its reach over the step (mr_collision_set_motion) */
+  double band;         /* δ (m): penetrations up to δ are removed within one step, deeper ones
+                          at δ/Δt plus k_B of the excess (default 1e-4; assembly.h) */
+  double rest_depth;   /* d in [0, δ] (m): the depth resting contacts settle at (default
+                          1e-12; assembly.h) */
 } mr_world_contact;
 
 /* The compiled world. Read-only after mr_world_copy / mr_world_load returns it. */
@@ -279,5 +283,8 @@ int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, do
  * mr_world_pair_params picks gives one, otherwise R_T1 + R_T2. Returns 1 when an override's
  * value was used. */
 int mr_world_pair_tangential_compliance(const mr_world *w, int g1, int g2, double *compliance);
+
+/* the world's kinematic tree */
+const mr_model *mr_world_model(const mr_world *w);
 
 #endif

@@ -181,7 +181,7 @@ def _declare(lib):
         "mr_batch_get_state": (None, [P, DP, DP]), "mr_batch_set_state": (I, [P, DP, DP, E]),
         "mr_batch_get_controls": (None, [P, DP, DP]),
         "mr_batch_set_controls": (I, [P, DP, DP, E]), "mr_batch_reset": (None, [P, I]),
-        # dynamics.h, derivatives.h
+        # dynamics.h, sim_derivatives.h
         "mr_data_create": (P, [P]), "mr_data_free": (None, [P]),
         "mr_neutral": (None, [P, DP]),
         "mr_random_configuration": (None, [P, ctypes.POINTER(ctypes.c_uint64), DP]),

@@ -36,7 +36,7 @@ class _Stats(ctypes.Structure):
 
 
 class _StepDerivatives(ctypes.Structure):
-    """mr_step_derivatives (derivatives.h)"""
+    """mr_step_derivatives (sim_derivatives.h)"""
     _fields_ = [("nv", ctypes.c_int)] + [
         (k, ctypes.POINTER(ctypes.c_double)) for k in
         ("dvn_dq", "dvn_dv", "dvn_dtau", "dqn_dq", "dqn_dv", "dqn_dtau")] + [

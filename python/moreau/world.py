@@ -41,7 +41,7 @@ class _RecordOptions(ctypes.Structure):
 
 
 class _Derivatives(ctypes.Structure):
-    """mr_derivatives (derivatives.h)"""
+    """mr_derivatives (dynamics.h)"""
     _fields_ = [("nv", ctypes.c_int)] + [
         (k, ctypes.POINTER(ctypes.c_double)) for k in
         ("dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv", "dddq_dtau")] + [("work", ctypes.c_void_p)]

@@ -1,5 +1,5 @@
 /* moreau derivatives: step a scene to a time T, then take one more step and print its
- * Jacobians (mr_sim_step_derivatives, moreau/derivatives.h): ∂v⁺ and ∂q⁺ with respect to q
+ * Jacobians (mr_sim_step_derivatives, moreau/sim_derivatives.h): ∂v⁺ and ∂q⁺ with respect to q
  * (tangent space), v and τ, nv x nv each, at the state of time T. Human-readable, or one JSON
  * object with --json. */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/hints.h"
 #include "core/json.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 #include "moreau/scene.h"
 #include "moreau/sim.h"
 

@@ -3,7 +3,7 @@
  * dynamics ddq = M⁻¹ (τ − b) (ABA), the inverse dynamics M a + b (RNEA), energies, mass and
  * centre of mass. With --derivatives, also the analytical derivatives of the inverse dynamics
  * (∂τ/∂q, ∂τ/∂v at a) and of the forward dynamics (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ at τ), q in the tangent
- * space (moreau/derivatives.h). With --frame NAME (a body or an operational frame), the frame's
+ * space (moreau/dynamics.h). With --frame NAME (a body or an operational frame), the frame's
  * world placement and its 6 × nv Jacobians in the world, local and local-world-aligned
  * references (moreau/dynamics.h). Human-readable, or one JSON object with --json. */
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "core/json.h"
-#include "moreau/derivatives.h"
+#include "moreau/dynamics.h"
 #include "moreau/dynamics.h"
 #include "moreau/mjcf.h"
 #include "moreau/scene.h"

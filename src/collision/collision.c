@@ -64,7 +64,7 @@ struct mr_collision_s {
 mr_collision_settings mr_collision_settings_default(void) {
   mr_collision_settings s;
   memset(&s, 0, sizeof s);
-  s.margin = 1e-3;
+  s.margin = 0.0;
   s.skip_parent_child = 1;
   s.broadphase = MR_BROADPHASE_AUTO;
   s.ccd_max_iter = 1000;

@@ -57,6 +57,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "contact/active_set.h"
 #include "contact/modes.h"
 #include "contact/natmap.h"
 #include "contact/polish.h"
@@ -84,12 +85,9 @@ static double ncp_eps(const mr_contact_problem *p, const double *lambda, double 
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
-/* contact classes of the polish */
-enum { CL_FREE = 0, CL_STICK = 1, CL_SLIDE = 2, CL_BILATERAL = 3 };
-
 typedef struct {
   int n, m;          /* rows of the problem, unknowns of the active set */
-  unsigned char *cl; /* class per contact */
+  unsigned char *cl; /* mode per contact (mr_contact_mode, active_set.h) */
   double *dir;       /* sliding friction direction (2 per contact) */
   int *col;          /* first unknown of each contact (−1 when free) */
   double *M, *Mf;    /* active matrix and its regularised LU factor, m x m */
@@ -103,43 +101,30 @@ typedef struct {
   int *piv;
 } polish_ws;
 
-/* classify the contacts at (λ, c) by the natural map of the NCP and number the unknowns: with
- * x = λ − h (c + Γ(c)), h = 1/(G + R)_NN of the contact, Π_K(x) = λ at a solution, and which
- * piece of the projection x falls in is the contact's class — the polar cone: separated; the
- * interior of K_μ: sticking; otherwise sliding, with the friction direction x_T/‖x_T‖ (the
- * active-set rule of semismooth Newton methods on the natural map) */
+/* classify the contacts at (λ, c) by the natural map of the NCP (mr_contact_mode_natural, with
+ * h = 1/(G + R)_NN of the contact) and number the unknowns */
 static void classify(const mr_contact_problem *p, const double *l, const double *c, polish_ws *w) {
   int n = 3 * p->nc;
   w->m = 0;
   for (int i = 0; i < p->nc; ++i) {
-    const double *li = l + 3 * i, *ci = c + 3 * i;
-    double mu = p->mu[i], bnn = p->G[(size_t)(3 * i + 2) * n + 3 * i + 2];
+    double bnn = p->G[(size_t)(3 * i + 2) * n + 3 * i + 2], dir[2];
     if (p->R) bnn += p->R[3 * i + 2];
-    double h = bnn > 0.0 ? 1.0 / bnn : 0.0, ct = hypot(ci[0], ci[1]);
-    double x0 = li[0] - h * ci[0], x1 = li[1] - h * ci[1], x2 = li[2] - h * (ci[2] + mu * ct);
-    double xt = hypot(x0, x1);
-    w->col[i] = w->m;
-    if (mr_problem_bilateral(p, i)) {
-      w->cl[i] = CL_BILATERAL, w->m += 3;
-    } else if (mu * xt <= -x2 || (mu == 0.0 && x2 <= 0.0)) {
-      w->cl[i] = CL_FREE, w->col[i] = -1;
-    } else if (mu == 0.0) {
-      w->cl[i] = CL_SLIDE, w->m += 1;
-      w->dir[2 * i] = w->dir[2 * i + 1] = 0.0;
-    } else if (xt < mu * x2) {
-      w->cl[i] = CL_STICK, w->m += 3;
-    } else {
-      w->cl[i] = CL_SLIDE, w->m += 2;
-      w->dir[2 * i] = x0 / xt, w->dir[2 * i + 1] = x1 / xt;
-    }
+    mr_contact_mode mode = mr_contact_mode_natural(p, i, l, c, bnn > 0.0 ? 1.0 / bnn : 0.0, dir);
+    w->cl[i] = (unsigned char)mode;
+    w->col[i] = mode == MR_CONTACT_SEPARATED ? -1 : w->m;
+    if (mode == MR_CONTACT_SLIDING) w->dir[2 * i] = dir[0], w->dir[2 * i + 1] = dir[1];
+    w->m += mode == MR_CONTACT_SEPARATED  ? 0
+            : mode == MR_CONTACT_STICKING ? 3
+            : p->mu[i] > 0.0              ? 2
+                                          : 1;
   }
 }
 
 /* unknowns of contact i in the active system: 3 (sticking, bilateral), 2 (sliding: λ_N and the
  * angle of the friction direction), 1 (frictionless sliding), 0 (separated) */
 static int unknowns(const mr_contact_problem *p, const polish_ws *w, int i) {
-  if (w->cl[i] == CL_FREE) return 0;
-  if (w->cl[i] == CL_SLIDE) return p->mu[i] > 0.0 ? 2 : 1;
+  if (w->cl[i] == MR_CONTACT_SEPARATED) return 0;
+  if (w->cl[i] == MR_CONTACT_SLIDING) return p->mu[i] > 0.0 ? 2 : 1;
   return 3;
 }
 
@@ -147,7 +132,7 @@ static int unknowns(const mr_contact_problem *p, const polish_ws *w, int i) {
  * d⊥ᵀ c_T = 0 with d⊥ = (−d₂, d₁): the slip parallel to the friction force) */
 static void equation(const polish_ws *w, int i, int e, double *q) {
   q[0] = q[1] = q[2] = 0.0;
-  if (w->cl[i] != CL_SLIDE) {
+  if (w->cl[i] != MR_CONTACT_SLIDING) {
     q[e] = 1.0;
   } else if (e == 0) {
     q[2] = 1.0;
@@ -161,7 +146,7 @@ static void equation(const polish_ws *w, int i, int e, double *q) {
 static void direction(const mr_contact_problem *p, const polish_ws *w, const double *lb, int j,
                       int a, double *v) {
   v[0] = v[1] = v[2] = 0.0;
-  if (w->cl[j] != CL_SLIDE) {
+  if (w->cl[j] != MR_CONTACT_SLIDING) {
     v[a] = 1.0;
     return;
   }
@@ -194,7 +179,7 @@ static void base_point(const mr_contact_problem *p, const polish_ws *w, const do
   int sliding = 0;
   mr_copy(lb, l, w->n);
   for (int i = 0; i < p->nc; ++i) {
-    if (w->cl[i] != CL_SLIDE) continue;
+    if (w->cl[i] != MR_CONTACT_SLIDING) continue;
     double *li = lb + 3 * i;
     li[0] = p->mu[i] * li[2] * w->dir[2 * i], li[1] = p->mu[i] * li[2] * w->dir[2 * i + 1];
     sliding = 1;
@@ -218,7 +203,7 @@ static void assemble(const mr_contact_problem *p, polish_ws *w, const double *lb
           direction(p, w, lb, j, a, v);
           w->M[row * m + w->col[j] + a] = block_form(p, i, j, q, v);
         }
-      if (w->cl[i] == CL_SLIDE && e == 1)
+      if (w->cl[i] == MR_CONTACT_SLIDING && e == 1)
         w->M[row * m + row] -= w->dir[2 * i] * c[3 * i] + w->dir[2 * i + 1] * c[3 * i + 1];
     }
   }
@@ -268,9 +253,9 @@ static void apply_step(const mr_contact_problem *p, const polish_ws *w, const do
     double *o = out + 3 * i;
     const double *x = w->x + (w->col[i] < 0 ? 0 : w->col[i]);
     o[0] = lb[3 * i], o[1] = lb[3 * i + 1], o[2] = lb[3 * i + 2];
-    if (w->cl[i] == CL_FREE) {
+    if (w->cl[i] == MR_CONTACT_SEPARATED) {
       o[0] = o[1] = o[2] = 0.0;
-    } else if (w->cl[i] == CL_SLIDE) {
+    } else if (w->cl[i] == MR_CONTACT_SLIDING) {
       double ln = fmax(o[2] + x[0], 0.0), d0 = w->dir[2 * i], d1 = w->dir[2 * i + 1];
       double cs = 1.0, sn = 0.0;
       if (p->mu[i] > 0.0) cs = cos(x[1]), sn = sin(x[1]);
@@ -279,7 +264,7 @@ static void apply_step(const mr_contact_problem *p, const polish_ws *w, const do
     } else {
       o[0] += x[0], o[1] += x[1], o[2] += x[2];
     }
-    if (w->cl[i] != CL_BILATERAL) mr_cone_project(p->mu[i], o, o);
+    if (!mr_problem_bilateral(p, i)) mr_cone_project(p->mu[i], o, o);
   }
 }
 

@@ -74,6 +74,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "contact/active_set.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 
@@ -100,14 +101,11 @@ __extension__ typedef __int128 i128;
  * measured on the four stack problems of tests/test_polish.c: 1e-22 left one at 1.3e-6, 1e-28
  * one at 3.2e-6 (a λ the lattice could not round), 1e-26 solves all four */
 #define PL_TIKH 1e-26
-#define PL_SINK 64.0        /* approach speeds of the starts: PL_SINK, PL_SINK / 4 eps_abs/w */
-
-/* contact classes */
-enum { PL_FREE = 0, PL_STICK = 1, PL_SLIDE = 2 };
+#define PL_SINK 64.0 /* approach speeds of the starts: PL_SINK, PL_SINK / 4 eps_abs/w */
 
 typedef struct {
   int n, k, m, D;       /* rows of the problem, moves, rows of A, D = ne + m + k */
-  unsigned char *cls;   /* class per contact */
+  unsigned char *cls;   /* mode per contact (mr_contact_mode_of_force) */
   unsigned char *moved; /* per contact: its λ is moved */
   int *col, *row;       /* λ index of move q (k), c index of row r of A (m) */
   double *u, *w;        /* ulp unit of move q (k), weight of row r of A (m) */
@@ -164,17 +162,6 @@ static double contact_eps(const mr_contact_problem *p, const double *l, const do
   return fmax(ep, fmax(ed, ec));
 }
 
-/* separated (λ = 0), sliding (on the cone's boundary, μ > 0, or μ = 0) or sticking; bilateral
- * constraints count as sticking */
-static int classify(const mr_contact_problem *p, const double *l, int i) {
-  const double *li = l + 3 * i;
-  if (mr_problem_bilateral(p, i)) return PL_STICK;
-  if (li[0] == 0.0 && li[1] == 0.0 && li[2] == 0.0) return PL_FREE;
-  double mu = p->mu[i];
-  if (mu == 0.0 || hypot(li[0], li[1]) >= mu * li[2] * (1.0 - 1e-12)) return PL_SLIDE;
-  return PL_STICK;
-}
-
 /* weight of contact i's residual rows */
 static double weight(const mr_contact_problem *p, const double *l, int i) {
   const double *li = l + 3 * i;
@@ -207,25 +194,27 @@ static int select_moves(const mr_contact_problem *p, const double *l, const doub
                         double eps_abs, lattice *L) {
   int nc = p->nc, bad = 0;
   for (int i = 0; i < nc; ++i) {
-    L->cls[i] = (unsigned char)classify(p, l, i);
+    L->cls[i] = (unsigned char)mr_contact_mode_of_force(p, i, l);
     L->moved[i] = 0;
   }
   for (int i = 0; i < nc; ++i) {
     double ei = contact_eps(p, l, c, i);
     if (!(ei > eps_abs)) continue;
-    if (L->cls[i] == PL_FREE || !(ei <= MR_POLISH_TRIGGER * resolution(p, l, i))) return -1;
+    if (L->cls[i] == MR_CONTACT_SEPARATED || !(ei <= MR_POLISH_TRIGGER * resolution(p, l, i)))
+      return -1;
     L->moved[i] = 2, ++bad;
   }
   for (int j = 0; j < nc; ++j)
     for (int i = 0; i < nc && !L->moved[j]; ++i)
-      if (L->moved[i] == 2 && L->cls[j] != PL_FREE && coupled(p, i, j)) L->moved[j] = 1;
+      if (L->moved[i] == 2 && L->cls[j] != MR_CONTACT_SEPARATED && coupled(p, i, j))
+        L->moved[j] = 1;
   return bad;
 }
 
 /* the components of contact i that are moved or measured: all three, or the normal one */
 static int components(const lattice *L, int i, int *first) {
-  *first = L->cls[i] == PL_SLIDE ? 2 : 0;
-  return L->cls[i] == PL_FREE ? 0 : 3 - *first;
+  *first = L->cls[i] == MR_CONTACT_SLIDING ? 2 : 0;
+  return L->cls[i] == MR_CONTACT_SEPARATED ? 0 : 3 - *first;
 }
 
 /* count (fill when fill != 0) moves and residual rows */
@@ -243,7 +232,7 @@ static void index_moves(const mr_contact_problem *p, const double *l, lattice *L
       }
   }
   for (int i = 0; i < nc; ++i) {
-    if (L->cls[i] == PL_FREE) continue;
+    if (L->cls[i] == MR_CONTACT_SEPARATED) continue;
     int near = 0;
     for (int j = 0; j < nc && !near; ++j)
       near = L->moved[j] && coupled(p, i, j);
@@ -268,8 +257,7 @@ static int index_alloc(lattice *L, mr_arena *a) {
   L->eq_nr = mr_arena_alloc(a, sizeof(int) * (size_t)(ne + 1));
   L->eq_g = mr_arena_alloc(a, sizeof(double) * 3 * (size_t)(ne + 1));
   L->eq_f = mr_arena_alloc(a, sizeof(double) * (size_t)(ne + 1));
-  return L->col && L->row && L->u && L->w && L->eq_row && L->eq_nr && L->eq_g && L->eq_f ? 0
-                                                                                          : -1;
+  return L->col && L->row && L->u && L->w && L->eq_row && L->eq_nr && L->eq_g && L->eq_f ? 0 : -1;
 }
 
 /* the basis and the reduction's arrays from the arena; -1 when they do not fit */
@@ -596,9 +584,8 @@ static void lm_velocity(const mr_contact_problem *p, const lattice *L, const dou
 /* the equations at λ + d (f, and with F != NULL their gradients in c, the ‖c_T‖ term's
  * smoothed by η / λ_N); returns max |f| */
 static long double lm_equations(const mr_contact_problem *p, const lattice *L, const lm_ws *w,
-                                const double *lambda, const long double *d,
-                                const long double *ce, long double *f, long double *F,
-                                double eta) {
+                                const double *lambda, const long double *d, const long double *ce,
+                                long double *f, long double *F, double eta) {
   long double m = 0.0L;
   for (int a = 0; a < L->ne; ++a) {
     int r0 = L->eq_row[a];
@@ -666,11 +653,11 @@ static void lm_start(const mr_contact_problem *p, const lattice *L, lm_ws *w, do
 
 /* Levenberg–Marquardt on the equations f(λ + d) = 0 from w->d: the step minimises
  * ‖J s + f‖² + ν ‖W (G + R) s‖² (the change of c weighted as in A: the trust region) with a
- * Tikhonov term (PL_TIKH of the largest squared column), by Givens QR; ν is divided by 3 after a step
- * that lowers ‖f‖ and multiplied by 4 after one that does not. The kink of ‖c_T‖ at c_T = 0 is smoothed in the
- * gradient by η / λ_N (m/s), η from PL_ETA0 eps_abs down by thirds to PL_ETA1 eps_abs; the
- * equations themselves are never smoothed. Returns 1 when max |f| ≤ PL_LM_STOP eps_abs; *its
- * counts the iterations against PL_LM_TOTAL */
+ * Tikhonov term (PL_TIKH of the largest squared column), by Givens QR; ν is divided by 3 after a
+ * step that lowers ‖f‖ and multiplied by 4 after one that does not. The kink of ‖c_T‖ at c_T = 0 is
+ * smoothed in the gradient by η / λ_N (m/s), η from PL_ETA0 eps_abs down by thirds to PL_ETA1
+ * eps_abs; the equations themselves are never smoothed. Returns 1 when max |f| ≤ PL_LM_STOP
+ * eps_abs; *its counts the iterations against PL_LM_TOTAL */
 static int lm_solve(const mr_contact_problem *p, double eps_abs, const lattice *L, lm_ws *w,
                     const double *lambda, const double *c0, int *its) {
   int k = L->k, ne = L->ne;
@@ -739,8 +726,7 @@ static int lm_solve(const mr_contact_problem *p, double eps_abs, const lattice *
  * when its exact ε_abs is below e. The arena above mark holds one stage at a time. Returns
  * ε_abs at λ */
 static double continuous(const mr_contact_problem *p, double eps_abs, lattice *L, mr_arena *work,
-                         size_t mark, double *lambda, double *c, double *lc, double *cc,
-                         double e) {
+                         size_t mark, double *lambda, double *c, double *lc, double *cc, double e) {
   int its = 0;
   for (int start = 0; start < 2 && e > eps_abs && its < PL_LM_TOTAL; ++start) {
     mr_arena_reset(work, mark);

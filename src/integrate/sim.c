@@ -37,6 +37,8 @@ static mr_step_ctx step_context(const mr_world *w, const mr_solver_info *solver)
   c.assembly.dt = w->timestep;
   c.assembly.baumgarte = w->contact.baumgarte;
   c.assembly.restitution_threshold = w->contact.restitution_threshold;
+  c.assembly.band = w->contact.band;
+  c.assembly.rest_depth = w->contact.rest_depth;
   c.limit_margin = w->contact.limit_margin;
   c.speculative = w->contact.speculative;
   c.accel = mr_v3_norm(w->model->gravity);

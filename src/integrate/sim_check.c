@@ -7,13 +7,8 @@
 
 #include "moreau/batch.h"
 #include "moreau/control.h"
-#include "moreau/query.h"
 
 #include "integrate/sim_internal.h"
-
-const mr_model *mr_world_model(const mr_world *w) {
-  return w->model;
-}
 
 /* the body whose joint owns entry k of q (coordinates) or of v (dofs) */
 static int owner(const mr_model *m, int k, int coordinates) {

@@ -1,4 +1,4 @@
-/* The Jacobians of one mr_sim_step (moreau/derivatives.h): the simulator's step is taken, and
+/* The Jacobians of one mr_sim_step (moreau/sim_derivatives.h): the simulator's step is taken, and
  * the step map of mr_step_contact_derivatives is evaluated at the state it started from with
  * the step's own data — its explicit torques and implicit gains after the effort limits, its
  * PD targets, external forces, contact blocks, contact Jacobian, problem and solution. */
@@ -9,7 +9,7 @@
 #include "integrate/free_motion.h"
 #include "integrate/sim_internal.h"
 #include "moreau/assembly.h"
-#include "moreau/derivatives.h"
+#include "moreau/sim_derivatives.h"
 
 struct mr_sim_derivatives {
   mr_step_derivatives *sd;

@@ -1,4 +1,4 @@
-/* One free-motion time step and its derivatives (moreau/derivatives.h).
+/* One free-motion time step and its derivatives (moreau/sim_derivatives.h).
  *
  * The step is mr_sim's semi-implicit Euler step without contacts, constraints or effort limits,
  * written from its documented equations (sim.h): with K_p = diag(k_p), K_d' = diag(k_d +
@@ -29,9 +29,12 @@
  * and g = (J v_f + cor) / Δt, so dv⁺ = (1 + M̃⁻¹ Jᵀ (dλ/dg) J) dv_f, the correction held fixed;
  * a spinning free body's G is that of its velocity with the contact forces (the solver's v_f
  * has G of the velocity without them), so G is differentiated after dλ/dx. */
+#include "moreau/sim_derivatives.h"
+
 #include <stdlib.h>
 #include <string.h>
 
+#include "contact/active_set.h"
 #include "contact/consistency.h"
 #include "dynamics/derivatives_internal.h"
 #include "integrate/free_flyer.h"
@@ -99,8 +102,8 @@ static mr_status check_params(const mr_model *m, const mr_step_params *p, mr_err
                           "gains",
                           k, j->name, mr_joint_type_name(j->type));
     if (gain(p->kp, k) != 0.0 && !p->q_target)
-      return mr_error_set(err, MR_ERR_INVALID, "step: k_p of dof %d is %g but no q_target given",
-                          k, p->kp[k]);
+      return mr_error_set(err, MR_ERR_INVALID, "step: k_p of dof %d is %g but no q_target given", k,
+                          p->kp[k]);
   }
   return MR_OK;
 }
@@ -108,9 +111,9 @@ static mr_status check_params(const mr_model *m, const mr_step_params *p, mr_err
 /* v⁺ before the free bodies' gyroscopic impulse into vn (the step's free-motion stage,
  * free_motion.h); M̃'s factor left in d; a (nv) receives the free bodies' bias acceleration,
  * e (nv) the PD error q_target − q on the dofs with gains */
-static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p,
-                          const double *q, const double *v, const double *tau, double *a,
-                          double *e, double *vn, mr_error *err) {
+static mr_status velocity(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
+                          const double *v, const double *tau, double *a, double *e, double *vn,
+                          mr_error *err) {
   mr_status st = check_params(m, p, err);
   if (st != MR_OK) return st;
   for (int k = 0; k < m->nv; ++k)
@@ -136,8 +139,7 @@ mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, c
 
 /* M (1 − Δt ∂a/∂v) into A (nv x nv, holding M), a the free bodies' bias acceleration
  * a_lin = −ω × (v_o + ω × c): ∂a_lin/∂v_o = −[ω]×, ∂a_lin/∂ω = [v_o + ω × c]× + [ω]× [c]× */
-static void bias_slope(const mr_model *m, const mr_data *d, const double *v, double dt,
-                       double *A) {
+static void bias_slope(const mr_model *m, const mr_data *d, const double *v, double dt, double *A) {
   const int nv = m->nv;
   for (int i = 1; i < m->nbodies; ++i) {
     if (!mr_free_flyer_is_free(m, d, i)) continue;
@@ -317,7 +319,8 @@ static mr_mat3 inverse3(const mr_mat3 *A) {
 
 /* the columns of M̃⁻¹ at the angular dofs ia .. ia + 2 of an isolated free body, rows iv ..
  * iv + 5, into C (6 x 3; rows 3 .. 5 are K, the angular block); x (nv) is scratch */
-static void angular_columns(const mr_model *m, const mr_data *d, int iv, double *x, double C[6][3]) {
+static void angular_columns(const mr_model *m, const mr_data *d, int iv, double *x,
+                            double C[6][3]) {
   for (int k = 0; k < 3; ++k) {
     memset(x, 0, (size_t)m->nv * sizeof(double));
     x[iv + 3 + k] = 1.0;
@@ -426,8 +429,8 @@ static void gyro_apply(const mr_model *m, const mr_data *d, mr_step_derivatives 
         if (xi == 1 && c >= ia && c < ia + 3)
           t = mr_v3_add(t, mr_m3_mulv(&Dg, mr_v3(c == ia, c == ia + 1, c == ia + 2)));
         for (int r = 0; r < 6; ++r)
-          dv[xi][(size_t)(iv + r) * nv + c] += C[r][0] * t.v[0] + C[r][1] * t.v[1] +
-                                               C[r][2] * t.v[2];
+          dv[xi][(size_t)(iv + r) * nv + c] +=
+              C[r][0] * t.v[0] + C[r][1] * t.v[1] + C[r][2] * t.v[2];
       }
     }
   }
@@ -474,8 +477,8 @@ static void free_body_rows(const mr_model *m, const mr_data *d, mr_step_derivati
       const mr_vec3 dth1 = mr_v3_add(mr_m3_mulv(&Et, dth), mr_m3_mulv(&Jt, dtheta));
       const mr_vec3 moved = mr_v3_madd(mr_v3_sub(dp, mr_m3_mulv(&Sc, dth)), dt, dul);
       const mr_vec3 dp1 = mr_v3_add(mr_m3_mulv(&Et, moved), mr_m3_mulv(&Sc, dth1));
-      const mr_vec3 dvl = mr_v3_add(mr_v3_add(mr_m3_mulv(&Su1, dth1), mr_m3_mulv(&Et, dul)),
-                                    mr_m3_mulv(&Sc, dwp));
+      const mr_vec3 dvl =
+          mr_v3_add(mr_v3_add(mr_m3_mulv(&Su1, dth1), mr_m3_mulv(&Et, dul)), mr_m3_mulv(&Sc, dwp));
       for (int r = 0; r < 3; ++r) {
         dq[xi][(size_t)(iv + r) * nv + k] = dp1.v[r];
         dq[xi][(size_t)(ia + r) * nv + k] = dth1.v[r];
@@ -504,8 +507,8 @@ static void step_configuration(const mr_model *m, const mr_data *d, mr_step_deri
  * external forces' q-derivative that does not turn with their bodies) */
 static mr_status velocity_step_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                            const mr_step_params *p, const double *q,
-                                           const double *v, const double *tau,
-                                           const double *extra, double *vn, mr_error *err) {
+                                           const double *v, const double *tau, const double *extra,
+                                           double *vn, mr_error *err) {
   const int nv = m->nv;
   double *bias = work_vector(sd, 0), *a = work_vector(sd, 1);
   mr_status st = velocity(m, d, p, q, v, tau, bias, work_vector(sd, 6), vn, err);
@@ -636,8 +639,7 @@ mr_status mr_contact_curvature(const mr_model *m, const mr_data *d, const mr_con
   return MR_OK;
 }
 
-mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius,
-                            mr_error *err) {
+mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius, mr_error *err) {
   const mr_geom *g0 = &m->geoms[c->geom[0]], *g1 = &m->geoms[c->geom[1]];
   if (g1->type != MR_GEOM_HALFSPACE || !is_static(m, g1->body))
     return mr_error_set(err, MR_ERR_INVALID,
@@ -698,12 +700,12 @@ static mr_vec3 v3_at(const double *J, int nv, int k, int row0) {
  * a static body's are zero) */
 typedef struct {
   const mr_contact_geometry *c;
-  mr_mat3 C;          /* the frame of the rows: the contact frame, the world's for a point */
-  mr_vec3 p[2];       /* where the rows act on each body */
-  mr_vec3 n;          /* the normal (contact) */
+  mr_mat3 C;               /* the frame of the rows: the contact frame, the world's for a point */
+  mr_vec3 p[2];            /* where the rows act on each body */
+  mr_vec3 n;               /* the normal (contact) */
   mr_contact_side side[2]; /* the sides' models (side_model), contacts only */
-  int point;          /* a point constraint */
-  const double *J[2]; /* 6 x nv body Jacobians (NULL for a static body) */
+  int point;               /* a point constraint */
+  const double *J[2];      /* 6 x nv body Jacobians (NULL for a static body) */
 } block_geom;
 
 /* the rate of the contact frame (t₁, t₂, n) = mr_contact_frame(n) (src/collision/shape.c) along
@@ -760,8 +762,8 @@ static void block_motion(const block_geom *b, int nv, int k, mr_vec3 dp[2], mr_m
   const double phi = b->c->phi, r1 = b->side[0].radius, r2 = b->side[1].radius;
   const mr_vec3 x1 = mr_v3_add(p, mr_v3_scale(n, 0.5 * phi));
   const mr_vec3 x2 = mr_v3_sub(p, mr_v3_scale(n, 0.5 * phi));
-  const double dphi = mr_v3_dot(n, mr_v3_sub(mr_v3_add(v[0], mr_v3_cross(w[0], p)),
-                                             mr_v3_add(v[1], mr_v3_cross(w[1], p))));
+  const double dphi = mr_v3_dot(
+      n, mr_v3_sub(mr_v3_add(v[0], mr_v3_cross(w[0], p)), mr_v3_add(v[1], mr_v3_cross(w[1], p))));
   mr_vec3 dn, q;
   if (r2 < 0.0) {
     const mr_vec3 c1 = mr_v3_add(x1, mr_v3_scale(n, r1));
@@ -851,8 +853,8 @@ static void block_force(const mr_model *m, mr_data *d, const block_geom *b, cons
       cn = mr_v3_sub(cn, mr_v3_add(mr_v3_cross(ws, mr_v3_cross(ps, f)), mr_v3_cross(vs, f)));
       cn = mr_v3_scale(cn, sg);
       for (int j = 0; j < nv; ++j)
-        X[(size_t)j * nv + k] += mr_v3_dot(v3_at(b->J[s], nv, j, 0), cf) +
-                                 mr_v3_dot(v3_at(b->J[s], nv, j, 3), cn);
+        X[(size_t)j * nv + k] +=
+            mr_v3_dot(v3_at(b->J[s], nv, j, 0), cf) + mr_v3_dot(v3_at(b->J[s], nv, j, 3), cn);
     }
   }
 }
@@ -879,8 +881,8 @@ static void partial_velocities(const mr_model *m, int a, const double *Ja, const
  * of body s's point at x, so along column k
  *   d(J w) = Cᵀ (dV₁ − dV₂) + dCᵀ (V₁(p₁) − V₂(p₂)),  dVₛ = dvₛ + dωₛ × pₛ + ωₛ × dpₛ,
  * (dvₛ, dωₛ) = ∂(Jₛ w)/∂qₖ; u: 12 nv scratch */
-static void block_jacobian_rate(const mr_model *m, const block_geom *b, const double *w,
-                                double *u, double *E) {
+static void block_jacobian_rate(const mr_model *m, const block_geom *b, const double *w, double *u,
+                                double *E) {
   const int nv = m->nv;
   const int body[2] = {b->c->body1, b->c->body2};
   double V[2][6] = {{0}};
@@ -908,8 +910,7 @@ static void block_jacobian_rate(const mr_model *m, const block_geom *b, const do
         dw = mr_v3_cross(ws, uw);
       }
       const mr_vec3 om = mr_v3(V[s][3], V[s][4], V[s][5]);
-      const mr_vec3 dV = mr_v3_add(mr_v3_add(dv, mr_v3_cross(dw, b->p[s])),
-                                   mr_v3_cross(om, dp[s]));
+      const mr_vec3 dV = mr_v3_add(mr_v3_add(dv, mr_v3_cross(dw, b->p[s])), mr_v3_cross(om, dp[s]));
       rate = s == 0 ? mr_v3_add(rate, dV) : mr_v3_sub(rate, dV);
     }
     const mr_vec3 in_frame = mr_v3_add(mr_m3_tmulv(&b->C, rate), mr_m3_tmulv(&dC, rel));
@@ -1058,8 +1059,8 @@ static mr_status solve_multipliers(const mr_contact_step *cs, int nv, double dt,
 
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
-                                      const double *tau, const mr_contact_step *cs,
-                                      double *q_next, double *v_next, void *work, mr_error *err) {
+                                      const double *tau, const mr_contact_step *cs, double *q_next,
+                                      double *v_next, void *work, mr_error *err) {
   const int nv = m->nv, nc = cs->prob->nc, n = 3 * nc, nb = m->nbodies;
   const size_t n2 = (size_t)nv * (size_t)nv, nn = (size_t)n * (size_t)nv;
   if (cs->assembly->dt != p->dt)
@@ -1114,8 +1115,7 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
     mr_arena ar = {(unsigned char *)(vn + nv), consistency_bytes((size_t)n, (size_t)nv), 0, 0};
     explicit_q_rate(m, d, cs, v, vn, J1, J2, u, E, T, &ar);
     double *const L[3] = {Lq, Lv, Lt};
-    st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, (const double *const *)dv, E,
-                           err);
+    st = solve_multipliers(cs, nv, p->dt, A, B, piv, col, T, L, (const double *const *)dv, E, err);
     if (st != MR_OK) return st;
     for (int x = 0; spin && x < 3; ++x) /* G_f out again */
       for (size_t r = 0; r < n2; ++r)

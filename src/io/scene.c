@@ -12,6 +12,7 @@
 #include "core/file.h"
 #include "dynamics/model_inertia.h"
 #include "io/scene_internal.h"
+#include "moreau/assembly.h"
 #include "moreau/collision.h"
 
 /* the registered solver names, NULL-terminated, into names (capacity cap) */
@@ -253,17 +254,25 @@ static mr_status nonneg(mr_scene_ctx *c, const mr_ynode *map, const char *key, d
 }
 
 static mr_status parse_contact(mr_scene_ctx *c, const mr_ynode *n) {
-  static const char *const keys[] = {
-      "margin",      "baumgarte", "restitution_threshold", "max_contacts", "limit_margin",
-      "speculative", NULL};
+  static const char *const keys[] = {"margin",       "baumgarte",    "restitution_threshold",
+                                     "max_contacts", "limit_margin", "speculative",
+                                     "band",         "rest_depth",   NULL};
   mr_scene_contact *o = &c->s->contact;
   if (mr_yaml_check_map(&c->y, n, keys, "'contact'") || nonneg(c, n, "margin", &o->margin) ||
       nonneg(c, n, "baumgarte", &o->baumgarte) ||
       nonneg(c, n, "restitution_threshold", &o->restitution_threshold) ||
       mr_yaml_opt_int(&c->y, n, "max_contacts", &o->max_contacts) ||
       nonneg(c, n, "limit_margin", &o->limit_margin) ||
-      mr_yaml_opt_bool(&c->y, n, "speculative", &o->speculative))
+      mr_yaml_opt_bool(&c->y, n, "speculative", &o->speculative) ||
+      nonneg(c, n, "band", &o->band) || nonneg(c, n, "rest_depth", &o->rest_depth))
     return scene_status(c);
+  if (o->band > MR_SCENE_BAND_MAX)
+    return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "band"), MR_ERR_INVALID,
+                         "'band': must be in [0, %g] m, got %g", MR_SCENE_BAND_MAX, o->band);
+  if (o->rest_depth > o->band)
+    return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "rest_depth"), MR_ERR_INVALID,
+                         "'rest_depth': must be in [0, band = %g] m, got %g", o->band,
+                         o->rest_depth);
   if (o->baumgarte > 1.0)
     return mr_yaml_error(&c->y, mr_yaml_get(&c->y, n, "baumgarte"), MR_ERR_INVALID,
                          "'baumgarte': must be in [0, 1], got %g", o->baumgarte);
@@ -553,6 +562,8 @@ static void scene_defaults(mr_scene *s) {
   s->contact.restitution_threshold = 0.01;
   s->contact.limit_margin = 0.01;
   s->contact.speculative = 1;
+  s->contact.band = mr_assembly_settings_default().band;
+  s->contact.rest_depth = mr_assembly_settings_default().rest_depth;
   s->record.every = 1;
   s->record.solver_stats = 1;
   s->record.energy = 1;

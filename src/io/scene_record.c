@@ -1,6 +1,5 @@
-/* A world with the record options of its scene (moreau/query.h): what `moreau run --out` would
+/* A world with the record options of its scene (moreau/scene.h): what `moreau run --out` would
  * write for it, for bindings that record a run themselves. */
-#include "moreau/query.h"
 #include "moreau/scene.h"
 
 mr_world *mr_world_load_recorded(const char *path, mr_record_options *rec, mr_error *err) {

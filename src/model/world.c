@@ -261,3 +261,7 @@ int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, do
   if (!isnan(hit->compliance)) *compliance = hit->compliance;
   return 1;
 }
+
+const mr_model *mr_world_model(const mr_world *w) {
+  return w->model;
+}

@@ -1,20 +1,11 @@
-/* Analytical derivatives of the rigid-body dynamics (Carpentier & Mansard, "Analytical
- * derivatives of rigid body dynamics algorithms", RSS 2018), in Pinocchio's conventions:
- *
- *   inverse dynamics  τ = RNEA(q, v, a)          ∂τ/∂q, ∂τ/∂v (and ∂τ/∂a = M)
- *   forward dynamics  q̈ = ABA(q, v, τ)           ∂q̈/∂q = −M⁻¹ ∂τ/∂q |_{a = q̈},
- *                                                 ∂q̈/∂v = −M⁻¹ ∂τ/∂v |_{a = q̈},  ∂q̈/∂τ = M⁻¹.
- *
- * Derivatives with respect to q are taken in the tangent space (nv columns): column k is
- * d/dε at ε = 0 of the function at q ⊕ ε e_k, with ⊕ the exponential map of mr_integrate
- * (free-flyer and spherical joints move by a twist in their local frame). The external forces
- * d->f_ext (body frames, so they turn with their bodies) are included, as in mr_rnea and mr_aba.
- *
- * All matrices are nv x nv, row-major: entry [i * nv + k] is ∂(output i)/∂(input k). Memory is
- * allocated once by mr_derivatives_create; the functions allocate nothing. docs/derivatives.md
- * has the derivation, the accuracy measured against finite differences and the timings. */
-#ifndef MOREAU_DERIVATIVES_H
-#define MOREAU_DERIVATIVES_H
+/* Derivatives of the simulator's step (the integrate layer): one free-motion step and one step
+ * with contacts written from their equations and differentiated with respect to q, v and τ,
+ * and the Jacobians of an mr_sim_step taken with the step's own data. The rigid-body dynamics
+ * derivatives they go through are in dynamics.h (mr_rnea_derivatives, mr_aba_derivatives) and
+ * the derivative of a contact solution in contact.h (mr_contact_solution_derivative).
+ * Conventions: nv x nv row-major, q in the tangent space (dynamics.h); docs/derivatives.md. */
+#ifndef MOREAU_SIM_DERIVATIVES_H
+#define MOREAU_SIM_DERIVATIVES_H
 
 #include <stddef.h>
 
@@ -22,32 +13,7 @@
 #include "moreau/collision.h"
 #include "moreau/contact.h"
 #include "moreau/dynamics.h"
-
-typedef struct mr_derivatives {
-  int nv;
-  double *dtau_dq;   /* ∂τ/∂q of the inverse dynamics (nv x nv) */
-  double *dtau_dv;   /* ∂τ/∂v of the inverse dynamics (nv x nv) */
-  double *dddq_dq;   /* ∂q̈/∂q of the forward dynamics (nv x nv) */
-  double *dddq_dv;   /* ∂q̈/∂v of the forward dynamics (nv x nv) */
-  double *dddq_dtau; /* ∂q̈/∂τ = M⁻¹ (nv x nv) */
-  void *work;        /* per-body and per-dof workspace */
-} mr_derivatives;
-
-/* Memory for the derivatives of a model; NULL when out of memory. */
-mr_derivatives *mr_derivatives_create(const mr_model *m);
-void mr_derivatives_free(mr_derivatives *dd);
-
-/* ∂τ/∂q and ∂τ/∂v of τ = RNEA(q, v, a) with d->f_ext, into dd->dtau_dq and dd->dtau_dv. Also
- * writes τ into d->tau_id and ∂τ/∂a = M(q) into d->M (its row storage, armature included), and
- * the placements into d->liMi, d->oMi. Cost O(nv · depth). */
-void mr_rnea_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
-                         const double *v, const double *a);
-
-/* ∂q̈/∂q, ∂q̈/∂v and ∂q̈/∂τ of q̈ = ABA(q, v, τ) with d->f_ext, into dd->dddq_*. Also writes q̈
- * into d->ddq, leaves dd->dtau_dq and dd->dtau_dv at a = q̈, d->M and its LDLᵀ factor in d.
- * MR_ERR_NUMERIC (err may be NULL) when M(q) is not positive definite. */
-mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, const double *q,
-                             const double *v, const double *tau, mr_error *err);
+#include "moreau/sim.h"
 
 /* ---- one time step of the free motion ----
  *
@@ -59,9 +25,9 @@ mr_status mr_aba_derivatives(const mr_model *m, mr_data *d, mr_derivatives *dd, 
  *   q⁺ = q ⊕ Δt v⁺,
  * with the external forces d->f_ext held in their bodies' frames. */
 typedef struct {
-  double dt;              /* time step Δt (s), > 0 */
-  const double *kp;       /* PD stiffness per dof (nv), NULL for none; nonzero on 1-dof joints only */
-  const double *kd;       /* PD damping per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  double dt;        /* time step Δt (s), > 0 */
+  const double *kp; /* PD stiffness per dof (nv), NULL for none; nonzero on 1-dof joints only */
+  const double *kd; /* PD damping per dof (nv), NULL for none; nonzero on 1-dof joints only */
   const double *q_target; /* per dof (nv): the target of the dof's coordinate, read where kp ≠ 0 */
 } mr_step_params;
 
@@ -78,8 +44,8 @@ mr_step_derivatives *mr_step_derivatives_create(const mr_model *m);
 void mr_step_derivatives_free(mr_step_derivatives *sd);
 
 /* One free-motion step from (q, v) under torques tau into q_next, v_next (d->a, d->ddq and
- * d->tau are used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p without
- * targets; MR_ERR_NUMERIC when M̃ is not positive definite. */
+ * d->tau are used as scratch). MR_ERR_INVALID for dt <= 0, gains on a multi-dof joint or k_p
+ * without targets; MR_ERR_NUMERIC when M̃ is not positive definite. */
 mr_status mr_step_free(const mr_model *m, mr_data *d, const mr_step_params *p, const double *q,
                        const double *v, const double *tau, double *q_next, double *v_next,
                        mr_error *err);
@@ -91,28 +57,6 @@ mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_deriva
                                    const mr_step_params *p, const double *q, const double *v,
                                    const double *tau, double *q_next, double *v_next,
                                    mr_error *err);
-
-/* ---- the contact solution ----
- *
- * dλ/dg of a contact problem's solution at (λ, c = (G + R) λ + g), by implicit differentiation
- * of the NCP conditions on the active set (src/contact/contact_derivatives.c): a separated
- * contact keeps λ = 0, a sticking one (and a bilateral constraint) keeps c = 0, a sliding one
- * keeps c_N = 0 and λ_T = −μ λ_N c_T / ‖c_T‖ on the cone boundary. tol (force and velocity
- * units) decides the modes: separated when λ_N <= tol, sliding when ‖c_T‖ > tol. On the
- * boundary between two modes λ(g) is not differentiable and the mode chosen gives one of the
- * one-sided derivatives. The contact velocity follows as dc/dg = (G + R) dλ/dg + 1. */
-enum { MR_CONTACT_SEPARATED = 0, MR_CONTACT_STICKING = 1, MR_CONTACT_SLIDING = 2 };
-
-/* bytes of the work buffer for nc contacts */
-size_t mr_contact_derivative_work_size(int nc);
-
-/* dλ/dg (3nc x 3nc, row-major) into dlambda_dg, and each contact's mode into modes (nc, may be
- * NULL); work holds mr_contact_derivative_work_size(nc) bytes, aligned for double.
- * MR_ERR_NUMERIC when the active-set system is singular (e.g. more sticking contacts than the
- * bodies' degrees of freedom, G singular). */
-mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const double *lambda,
-                                         const double *c, double tol, double *dlambda_dg,
-                                         int *modes, void *work, mr_error *err);
 
 /* ---- the step with contacts ----
  *
@@ -135,21 +79,21 @@ mr_status mr_contact_solution_derivative(const mr_contact_problem *p, const doub
  * - redundant sticking sets (a box on four corners: λ not unique) are solved with the active-set
  *   rows regularised by ρ = 1e-12 max diag G, which leaves Jᵀ dλ, hence dv⁺, unique. */
 typedef struct {
-  const mr_contact_problem *prob;   /* the step's problem (G, R, μ, kind) */
-  const mr_contact_geometry *rows;  /* its prob->nc blocks as assembled (contacts, limits) */
-  const double *radius;             /* per block: body1's side model at the point: its radius
-                                       of curvature (0 for a vertex or an edge) or
-                                       MR_CONTACT_FLAT (a face); NULL: all 0 */
-  const double *J;                  /* 3nc x nv contact Jacobian at q (mr_contact_jacobian) */
-  const double *lambda, *c;         /* the solution and c = (G + R) λ + g */
+  const mr_contact_problem *prob;       /* the step's problem (G, R, μ, kind) */
+  const mr_contact_geometry *rows;      /* its prob->nc blocks as assembled (contacts, limits) */
+  const double *radius;                 /* per block: body1's side model at the point: its radius
+                                           of curvature (0 for a vertex or an edge) or
+                                           MR_CONTACT_FLAT (a face); NULL: all 0 */
+  const double *J;                      /* 3nc x nv contact Jacobian at q (mr_contact_jacobian) */
+  const double *lambda, *c;             /* the solution and c = (G + R) λ + g */
   const mr_assembly_settings *assembly; /* Δt, band, rest depth, k_B: the gap correction */
-  double tol;                       /* mode tolerance, as in mr_contact_solution_derivative */
-  const struct mr_contact_side *sides; /* per block: both sides' models (2 per block; when
-                                       given, radius is not read); NULL: body1's from radius,
-                                       body2 flat (a halfspace, the ground) */
-  const double *rest;               /* per block: the restitution target of the assembly
-                                       (mr_contact_assembly.rest), nonzero on an impact; NULL:
-                                       an impact decided from J_N v alone */
+  double tol;                           /* mode tolerance, as in mr_contact_solution_derivative */
+  const struct mr_contact_side *sides;  /* per block: both sides' models (2 per block; when
+                                        given, radius is not read); NULL: body1's from radius,
+                                        body2 flat (a halfspace, the ground) */
+  const double *rest;                   /* per block: the restitution target of the assembly
+                                           (mr_contact_assembly.rest), nonzero on an impact; NULL:
+                                           an impact decided from J_N v alone */
 } mr_contact_step;
 
 /* a side of a contact that is a face: the normal turns with its body */
@@ -180,8 +124,7 @@ mr_status mr_contact_curvature(const mr_model *m, const mr_data *d, const mr_con
 /* the radius of curvature of the first surface of a contact on a static halfspace: a sphere's
  * or capsule's radius, 0 for a box or mesh (a vertex); MR_ERR_INVALID for another pair or shape
  * (mr_contact_curvature covers every pair) */
-mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius,
-                            mr_error *err);
+mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radius, mr_error *err);
 
 /* The six Jacobians of the step with contacts from (q, v, τ) into sd (dvn_dq, dvn_dv, dvn_dtau,
  * dqn_dq, dqn_dv, dqn_dtau, conventions of mr_step_free_derivatives), and the step's v⁺ and q⁺
@@ -191,8 +134,8 @@ mr_status mr_contact_radius(const mr_model *m, const mr_contact *c, double *radi
  * stays singular. */
 mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_derivatives *sd,
                                       const mr_step_params *p, const double *q, const double *v,
-                                      const double *tau, const mr_contact_step *cs,
-                                      double *q_next, double *v_next, void *work, mr_error *err);
+                                      const double *tau, const mr_contact_step *cs, double *q_next,
+                                      double *v_next, void *work, mr_error *err);
 
 /* ---- the simulator's step ----
  *
@@ -205,8 +148,6 @@ mr_status mr_step_contact_derivatives(const mr_model *m, mr_data *d, mr_step_der
  * are those of the velocity update w⁺ in the frame of q and of q ⊕ Δt w⁺, which agree with
  * mr_sim's when the body does not turn (docs/derivatives.md).
  * All memory is allocated by mr_sim_derivatives_create; the call allocates nothing. */
-#include "moreau/sim.h"
-
 typedef struct mr_sim_derivatives mr_sim_derivatives;
 
 /* memory for the derivatives of s's steps; NULL with err set when out of memory */
