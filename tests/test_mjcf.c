@@ -306,6 +306,37 @@ static void test_joints(void **state) {
   mr_scene_free(&s);
 }
 
+/* frictionloss is the joint's dry friction (docs/physics.md, "Joint friction"): a horizontal
+ * pendulum (1 kg at l = 0.5 m, I = 0.25 + 1e-3 kg m² about the hinge) under the gravity torque
+ * m g l = 4.905 N m is held by frictionloss 6 (q stays to round-off) and released by frictionloss
+ * 4, its first step's velocity Δt (m g l − f)/I (the friction force saturated at f; 1e-12 rad/s,
+ * as tests/test_joint_friction.c); <flag frictionloss='disable'/> removes it */
+static void test_frictionloss(void **state) {
+  const char *fmt = "<mujoco>\n<option timestep='0.002'><flag frictionloss='%s'/></option>\n"
+                    "<worldbody>\n<body>\n"
+                    "<joint name='h' type='hinge' axis='0 1 0' frictionloss='%g'/>\n"
+                    "<inertial pos='0.5 0 0' mass='1' diaginertia='1e-3 1e-3 1e-3'/>\n"
+                    "</body></worldbody></mujoco>\n";
+  const double fs[] = {6.0, 4.0, 4.0}, tau = 0.5 * 9.81, inertia = 0.25 + 1e-3, dt = 0.002;
+  for (int k = 0; k < 3; ++k) {
+    char text[512];
+    snprintf(text, sizeof text, fmt, k == 2 ? "disable" : "enable", fs[k]);
+    mr_scene s;
+    load("frictionloss", text, &s);
+    const mr_joint *h = joint(&s, "frictionloss/h");
+    assert_near(s.model->joint_friction[h->idx_v], k == 2 ? 0.0 : fs[k], 0);
+    mr_error e = {MR_OK, ""};
+    mr_sim *sim = mr_sim_from_scene(&s, NULL, &e);
+    assert_non_null(sim);
+    assert_int_equal(mr_sim_step(sim, &e), MR_OK);
+    double v = fabs(mr_sim_v(sim)[h->idx_v]);
+    double want = k == 0 ? 0.0 : dt * (tau - (k == 1 ? fs[k] : 0.0)) / inertia;
+    assert_near(v, want, 1e-12);
+    mr_sim_free(sim);
+    mr_scene_free(&s);
+  }
+}
+
 /* ---- includes and messages ---- */
 
 static void test_include(void **state) {
@@ -327,7 +358,7 @@ static void test_include(void **state) {
 /* what moreau does not model is refused by element, attribute, file and line */
 static void test_refusals(void **state) {
   refused("friction",
-          "<mujoco>\n<worldbody>\n<body>\n<joint name='j' frictionloss='0.1'/>\n"
+          "<mujoco>\n<worldbody>\n<body>\n<joint name='j' frictionloss='-0.1'/>\n"
           "<geom size='.1'/></body></worldbody></mujoco>\n",
           (const char *const[]){"friction.xml:4:", "<joint name=\"j\">", "frictionloss", NULL});
   refused("fluid", "<mujoco>\n<option density='1.2'/>\n</mujoco>\n",
@@ -629,14 +660,15 @@ static int remove_dir(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),        cmocka_unit_test(test_frames),
-      cmocka_unit_test(test_fromto),          cmocka_unit_test(test_masses),
-      cmocka_unit_test(test_joints),          cmocka_unit_test(test_include),
-      cmocka_unit_test(test_refusals),        cmocka_unit_test(test_ignored),
-      cmocka_unit_test(test_contact_filters), cmocka_unit_test(test_friction),
-      cmocka_unit_test(test_keyframe),        cmocka_unit_test(test_motor),
-      cmocka_unit_test(test_servos),          cmocka_unit_test(test_tendon_motor),
-      cmocka_unit_test(test_tendon_limit),    cmocka_unit_test(test_reset_keyframe),
+      cmocka_unit_test(test_defaults),       cmocka_unit_test(test_frames),
+      cmocka_unit_test(test_fromto),         cmocka_unit_test(test_masses),
+      cmocka_unit_test(test_joints),         cmocka_unit_test(test_frictionloss),
+      cmocka_unit_test(test_include),        cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_ignored),        cmocka_unit_test(test_contact_filters),
+      cmocka_unit_test(test_friction),       cmocka_unit_test(test_keyframe),
+      cmocka_unit_test(test_motor),          cmocka_unit_test(test_servos),
+      cmocka_unit_test(test_tendon_motor),   cmocka_unit_test(test_tendon_limit),
+      cmocka_unit_test(test_reset_keyframe),
   };
   return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -364,7 +364,7 @@ typedef struct {
   int *type_of_joint;    /* [njoints] MJ_FREE ... */
   int *geom_of_mj;       /* [ngeoms] model geometry, -1 when not a collision geometry */
   double *spring_k, *spring_ref; /* [nv] joint springs (hinge and slide) */
-  double *frictionloss;          /* [nv] kept for when dry joint friction is modelled */
+  double *frictionloss;          /* [nv] each dof's frictionloss as written */
   int nactuators;
   mr_world_actuator *actuators;
   int nkeys;

@@ -136,10 +136,8 @@ static mr_status check_joint(mj_ctx *c, const mj_joint_el *e) {
                    "margin=\"%g\" (a limit active before the joint reaches its range) is not "
                    "modelled",
                    j->margin);
-  if (j->frictionloss != 0 && !(c->disable & (MJ_DSBL_FRICTIONLOSS | MJ_DSBL_CONSTRAINT)))
-    return mj_fail(c, e->node, MR_ERR_UNSUPPORTED,
-                   "frictionloss=\"%g\": joint dry friction is not modelled yet (it changes the "
-                   "dynamics)",
+  if (!(j->frictionloss >= 0.0))
+    return mj_fail(c, e->node, MR_ERR_INVALID, "frictionloss=\"%g\": must be >= 0",
                    j->frictionloss);
   return MR_OK;
 }
@@ -151,9 +149,13 @@ static mr_status joint_dofs(mj_ctx *c, mj_result *r, const mj_joint_el *e, int b
   const mj_joint *j = &e->j;
   const mr_joint *jt = &m->bodies[body].joint;
   int passive = !(c->disable & MJ_DSBL_PASSIVE);
+  /* frictionloss: dry friction on each of the joint's dofs, a box row of the contact problem
+   * (docs/physics.md, "Joint friction"); MuJoCo's is a soft constraint, this one is hard */
+  int friction = !(c->disable & (MJ_DSBL_FRICTIONLOSS | MJ_DSBL_CONSTRAINT));
   for (int k = 0; k < jt->nv; ++k) {
     m->damping[jt->idx_v + k] = passive ? j->damping : 0.0;
     m->armature[jt->idx_v + k] = j->armature;
+    m->joint_friction[jt->idx_v + k] = friction ? j->frictionloss : 0.0;
     r->frictionloss[jt->idx_v + k] = j->frictionloss;
   }
   if (jt->nv == 1) {
