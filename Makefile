@@ -240,9 +240,11 @@ fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-run
 
-# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
+# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md);
+# MUTANTS passes options, e.g. MUTANTS="--only ID,ID --tests test_foo,python"
+MUTANTS ?=
 mutants: deps
-	/usr/bin/python3 tools/mutants.py --shared $(SHARED)
+	/usr/bin/python3 tools/mutants.py --shared $(SHARED) $(MUTANTS)
 
 bench-bins: $(BENCH_BIN)
 
