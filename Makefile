@@ -178,7 +178,7 @@ $(BUILD)/bench/%: bench/%.c $(LIBRARY)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $(filter %.c,$^) $(LIBRARY) $(LIBS) -o $@
 
-$(BUILD)/bench/corpus: bench/scale_scenes.c bench/scale_scenes.h
+$(BUILD)/bench/corpus $(BUILD)/bench/collision: bench/scale_scenes.c bench/scale_scenes.h
 
 # Run every test program and the Python tests, TEST_JOBS at a time (tools/run_tests.sh): one line
 # per program (name, passed/failed, seconds), the whole output of the failing ones, and the

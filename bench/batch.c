@@ -16,10 +16,14 @@
  * thread's CPU time on 2 threads) is the speed-up two idle cores would give: it includes the
  * imbalance between the shares and any extra work per step that sharing caches or memory adds,
  * but not the time a thread waits for a core.
- * Run: make bench (or build/bench/bench/batch [rounds]). */
+ * Under load: `burners` child processes spinning on the CPU for the whole run (one is the load
+ * of another program on one of two cores).
+ * Run: make bench (or build/bench/bench/batch [rounds [burners [N,...]]], default 7 rounds, no
+ * burner, N = 1, 2, 8, 16). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -159,18 +163,44 @@ static int bench_n(const mr_world *w, int n, int rounds) {
   return 0;
 }
 
+/* a CPU burner: a child process that spins until killed (the load of another program) */
+static pid_t start_burner(void) {
+  fflush(stdout);
+  pid_t p = fork();
+  if (p == 0) {
+    volatile unsigned long x = 0;
+    for (;;)
+      x++;
+  }
+  return p;
+}
+
 int main(int argc, char **argv) {
-  int rounds = argc > 1 ? atoi(argv[1]) : 7;
-  if (rounds < 1 || rounds > MAX_ROUNDS)
-    return fprintf(stderr, "rounds: %s, expected 1 to %d\n", argv[1], MAX_ROUNDS), 1;
+  int rounds = argc > 1 ? atoi(argv[1]) : 7, burners = argc > 2 ? atoi(argv[2]) : 0;
+  if (rounds < 1 || rounds > MAX_ROUNDS || burners < 0 || burners > 8)
+    return fprintf(stderr, "usage: batch [rounds (1..%d) [burners (0..8) [N,...]]]\n", MAX_ROUNDS),
+           1;
+  int ns[8] = {1, 2, 8, 16}, nn = 4;
+  if (argc > 3) {
+    nn = 0;
+    for (char *p = argv[3]; *p && nn < 8; p += strcspn(p, ","), p += *p == ',')
+      ns[nn++] = atoi(p);
+  }
   mr_error err;
   mr_world *w = mr_world_load(SCENE, &err);
   if (!w) return fprintf(stderr, "%s\n", err.msg), 1;
+  pid_t burner[8];
+  for (int k = 0; k < burners; ++k)
+    burner[k] = start_burner();
   printf("Batch: %s, %d warm-up then %d timed steps per environment, median of %d rounds; %ld "
-         "processors online\n\n",
-         SCENE, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN));
-  int status = bench_n(w, 1, rounds) || bench_n(w, 2, rounds) || bench_n(w, 8, rounds) ||
-               bench_n(w, 16, rounds);
+         "processors online; %d CPU burner process%s running\n\n",
+         SCENE, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN), burners,
+         burners == 1 ? "" : "es");
+  int status = 0;
+  for (int k = 0; k < nn && !status; ++k)
+    status = bench_n(w, ns[k], rounds);
+  for (int k = 0; k < burners; ++k)
+    if (burner[k] > 0) kill(burner[k], SIGKILL), waitpid(burner[k], NULL, 0);
   mr_world_free(w);
   return status;
 }

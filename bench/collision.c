@@ -1,5 +1,7 @@
-/* Collision benchmark: contacts per second for n random spheres, boxes and capsules resting on
- * a plane (n = 1, 10, 100, 1000), and the cost of a query (broadphase + narrowphase) as n grows
+/* Collision benchmark: the narrowphase per pair type (random poses near contact and resting
+ * poses, and the pairs met in the mixed drop and the cube bin of bench/scale.c), contacts per
+ * second for n random spheres, boxes and capsules resting on a plane (n = 1, 10, 100, 1000), and
+ * the cost of a query (broadphase + narrowphase) as n grows
  * at constant density (n = 100..10000, shapes jittered between frames so that the insertion sort
  * exploits coherence), with the growth exponent from a least-squares fit of log t on log n,
  * for sweep and prune, the dynamic AABB tree and brute force; and a humanoid-like robot of 40
@@ -9,9 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "moreau/collision.h"
+#include "moreau/scene.h"
+#include "moreau/sim.h"
+#include "scale_scenes.h"
 
 static double now(void) {
   struct timespec t;
@@ -230,7 +236,202 @@ static void bench_robot(void) {
   mr_model_free(m);
 }
 
-int main(void) {
+/* ---- the narrowphase per pair type ---- */
+
+static mr_se3 random_placement(uint64_t *s) {
+  mr_quat q = {urand(s, -1, 1), urand(s, -1, 1), urand(s, -1, 1), urand(s, -1, 1)};
+  return mr_se3_make(mr_quat_to_m3(mr_quat_normalize(q)),
+                     mr_v3(urand(s, -1, 1), urand(s, -1, 1), urand(s, -1, 1)));
+}
+
+/* the gap of a and b along unit u: min_A ⟨u, x⟩ − max_B ⟨u, x⟩ */
+static double gap_along(const mr_geom *a, const mr_se3 *Xa, const mr_geom *b, const mr_se3 *Xb,
+                        mr_vec3 u) {
+  mr_vec3 sa = mr_se3_act_point(Xa, mr_geom_support(a, mr_m3_tmulv(&Xa->R, mr_v3_neg(u))));
+  if (b->type == MR_GEOM_HALFSPACE) return mr_v3_dot(u, sa) - mr_v3_dot(u, Xb->p);
+  mr_vec3 sb = mr_se3_act_point(Xb, mr_geom_support(b, mr_m3_tmulv(&Xb->R, u)));
+  return mr_v3_dot(u, mr_v3_sub(sa, sb));
+}
+
+enum { POSES = 2000 };
+
+/* POSES poses of the pair (ta, tb): random rotations (resting = 0) or b's rotation turned by
+ * quarter turns with a lying along one of b's axes (resting = 1); a moved along u (a halfspace's
+ * normal) to a gap in [lo, hi] */
+static void pair_poses(mr_geom_type ta, mr_geom_type tb, int resting, mr_geom *ga, mr_geom *gb,
+                       mr_se3 *Xa, mr_se3 *Xb) {
+  uint64_t s = 17 + 31 * (uint64_t)ta + 7 * (uint64_t)tb + (uint64_t)resting;
+  static const double rpy[4][3] = {{0, 0, 0}, {M_PI / 2, 0, 0}, {0, M_PI / 2, 0}, {0, 0, M_PI}};
+  for (int k = 0; k < POSES; ++k) {
+    ga[k] = mr_geom_default(ta, 0), gb[k] = mr_geom_default(tb, 0);
+    for (int q = 0; q < 3; ++q)
+      ga[k].size[q] = urand(&s, 0.04, 0.15), gb[k].size[q] = urand(&s, 0.04, 0.15);
+    Xb[k] = tb == MR_GEOM_HALFSPACE ? mr_se3_identity() : random_placement(&s);
+    Xa[k] = random_placement(&s);
+    Xa[k].p = Xb[k].p;
+    mr_vec3 u = mr_v3_normalize(mr_v3(urand(&s, -1, 1), urand(&s, -1, 1), urand(&s, -1, 1)));
+    if (resting) {
+      mr_mat3 Q = mr_m3_rpy(rpy[k % 4][0], rpy[k % 4][1], rpy[k % 4][2]);
+      Xa[k].R = mr_m3_mul(&Xb[k].R, &Q);
+      u = mr_v3(Xb[k].R.m[0][k % 3], Xb[k].R.m[1][k % 3], Xb[k].R.m[2][k % 3]);
+    }
+    if (tb == MR_GEOM_HALFSPACE) u = mr_v3(0, 0, 1);
+    double target = resting ? urand(&s, -1e-6, 0) : urand(&s, -5e-3, 1e-3);
+    Xa[k].p = mr_v3_madd(Xa[k].p, target - gap_along(&ga[k], &Xa[k], &gb[k], &Xb[k], u), u);
+  }
+}
+
+/* ns per mr_collide call and contacts per call over the poses (margin 0: the pair's skins) */
+static void time_pair(const mr_geom *ga, const mr_se3 *Xa, const mr_geom *gb, const mr_se3 *Xb,
+                      double *ns, double *contacts) {
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  long calls = 0, nc = 0;
+  double t0 = now(), t;
+  do {
+    for (int k = 0; k < POSES; ++k)
+      nc += mr_collide(&ga[k], &Xa[k], &gb[k], &Xb[k], 0.0, 0, c, NULL);
+    calls += POSES;
+  } while ((t = now() - t0) < 0.2);
+  *ns = 1e9 * t / calls, *contacts = (double)nc / calls;
+}
+
+static const char *const type_name[] = {"halfspace", "sphere",    "box",  "capsule",
+                                        "cylinder",  "ellipsoid", "mesh", "heightfield"};
+
+static void bench_pairs(void) {
+  static const mr_geom_type pairs[][2] = {
+      {MR_GEOM_SPHERE, MR_GEOM_SPHERE},      {MR_GEOM_SPHERE, MR_GEOM_CAPSULE},
+      {MR_GEOM_SPHERE, MR_GEOM_BOX},         {MR_GEOM_SPHERE, MR_GEOM_CYLINDER},
+      {MR_GEOM_CAPSULE, MR_GEOM_CAPSULE},    {MR_GEOM_CAPSULE, MR_GEOM_BOX},
+      {MR_GEOM_CAPSULE, MR_GEOM_CYLINDER},   {MR_GEOM_CYLINDER, MR_GEOM_CYLINDER},
+      {MR_GEOM_CYLINDER, MR_GEOM_BOX},       {MR_GEOM_BOX, MR_GEOM_BOX},
+      {MR_GEOM_SPHERE, MR_GEOM_HALFSPACE},   {MR_GEOM_CAPSULE, MR_GEOM_HALFSPACE},
+      {MR_GEOM_CYLINDER, MR_GEOM_HALFSPACE}, {MR_GEOM_BOX, MR_GEOM_HALFSPACE}};
+  printf("narrowphase per pair type: %d poses each, sizes 4-15 cm, margin 0; random: random "
+         "rotations, gap in [-5, 1] mm; resting: axes aligned (quarter turns), gap in [-1e-6, 0] "
+         "m along one of the second shape's axes\n",
+         POSES);
+  printf("| pair | random: ns per pair | contacts per pair | resting: ns per pair | contacts per "
+         "pair |\n|---|---:|---:|---:|---:|\n");
+  static mr_geom ga[POSES], gb[POSES];
+  static mr_se3 Xa[POSES], Xb[POSES];
+  for (size_t i = 0; i < sizeof pairs / sizeof *pairs; ++i) {
+    double ns[2], nc[2];
+    for (int resting = 0; resting < 2; ++resting) {
+      pair_poses(pairs[i][0], pairs[i][1], resting, ga, gb, Xa, Xb);
+      time_pair(ga, Xa, gb, Xb, &ns[resting], &nc[resting]);
+    }
+    printf("| %s–%s | %.0f | %.2f | %.0f | %.2f |\n", type_name[pairs[i][0]],
+           type_name[pairs[i][1]], ns[0], nc[0], ns[1], nc[1]);
+  }
+}
+
+/* the placement of every geometry of a scene of free bodies at configuration q */
+static void geom_placements(const mr_model *m, const double *q, mr_se3 *X) {
+  for (int g = 0; g < m->ngeoms; ++g) {
+    const mr_geom *geom = &m->geoms[g];
+    mr_se3 B = mr_se3_identity();
+    const mr_joint *j = &m->bodies[geom->body].joint;
+    if (geom->body > 0 && j->nq == 7) {
+      const double *x = q + j->idx_q;
+      mr_quat r = {x[3], x[4], x[5], x[6]};
+      B = mr_se3_make(mr_quat_to_m3(r), mr_v3(x[0], x[1], x[2]));
+    }
+    X[g] = mr_se3_mul(&B, &geom->placement);
+  }
+}
+
+/* a dropping scene of bench/scale.c (the mixed drop of 200 bodies, the bin of 100 cubes;
+ * ncp-pgs), its configurations every 10 steps from step 200 to 1000; per pair type the candidate
+ * pairs of those frames, each collided again and timed */
+static void bench_drop_pairs(scale_kind kind, int nbodies) {
+  enum { STEPS = 1000, FROM = 200, EVERY = 10, FRAMES = (STEPS - FROM) / EVERY };
+  char *yaml = scale_moreau_scene(kind, nbodies, NULL);
+  mr_scene sc;
+  mr_error err = {0};
+  if (mr_scene_parse(yaml, "mixed.yaml", ".", &sc, &err)) {
+    fprintf(stderr, "mixed: %s\n", err.msg);
+    free(yaml);
+    return;
+  }
+  free(yaml);
+  mr_sim *s = mr_sim_from_scene(&sc, "ncp-pgs", &err);
+  const mr_model *m = sc.model;
+  int nq = m->nq, ng = m->ngeoms;
+  double *qs = malloc((size_t)FRAMES * nq * sizeof *qs), tcoll = 0;
+  for (int k = 0, f = 0; s && k < STEPS; ++k) {
+    if (mr_sim_step(s, &err)) {
+      fprintf(stderr, "mixed: %s\n", err.msg);
+      break;
+    }
+    if (k >= FROM) tcoll += mr_sim_last(s)->timing.collision;
+    if (k >= FROM && (k - FROM) % EVERY == 0 && f < FRAMES)
+      memcpy(qs + (size_t)f++ * nq, mr_sim_q(s), (size_t)nq * sizeof *qs);
+  }
+  mr_collision_settings cs = mr_collision_settings_default();
+  cs.margin = 0.0;
+  mr_collision *c = mr_collision_create(m, &cs, 8 * ng, &err);
+  mr_se3 *X = malloc((size_t)ng * sizeof *X);
+  /* per unordered type pair: calls, contacts, seconds */
+  double calls[8][8] = {{0}}, cts[8][8] = {{0}}, secs[8][8] = {{0}}, tq = 0;
+  mr_contact out[MR_PAIR_MAX_CONTACTS];
+  for (int f = 0; f < FRAMES; ++f) {
+    geom_placements(m, qs + (size_t)f * nq, X);
+    double t0 = now();
+    mr_collision_detect_geoms(c, X, &err);
+    tq += now() - t0;
+    const mr_geom_pair *p;
+    int np = mr_collision_pairs(c, &p);
+    for (int i = 0; i < np; ++i) {
+      const mr_geom *a = &m->geoms[p[i].a], *b = &m->geoms[p[i].b];
+      int ta = a->type < b->type ? a->type : b->type, tb = a->type ^ b->type ^ ta;
+      int reps = 20, n = 0;
+      double t1 = now();
+      for (int r = 0; r < reps; ++r)
+        n = mr_collide(a, &X[p[i].a], b, &X[p[i].b], 0.0, 0, out, NULL);
+      secs[ta][tb] += (now() - t1) / reps, calls[ta][tb] += 1, cts[ta][tb] += n;
+    }
+  }
+  printf("\n%s drop (bench/scale.c, %d bodies, ncp-pgs), %d frames of steps %d-%d: query "
+         "%.1f µs per frame (collision stage of the simulation: %.1f µs per step)\n",
+         scale_kind_name[kind], nbodies, FRAMES, FROM, STEPS, 1e6 * tq / FRAMES,
+         tcoll / (STEPS - FROM));
+  printf("| pair | pairs per frame | contacts per pair | ns per pair | µs per frame |\n"
+         "|---|---:|---:|---:|---:|\n");
+  for (int a = 0; a < 8; ++a)
+    for (int b = a; b < 8; ++b)
+      if (calls[a][b] > 0)
+        printf("| %s–%s | %.1f | %.2f | %.0f | %.1f |\n", type_name[b], type_name[a],
+               calls[a][b] / FRAMES, cts[a][b] / calls[a][b], 1e9 * secs[a][b] / calls[a][b],
+               1e6 * secs[a][b] / FRAMES);
+  mr_collision_free(c);
+  free(X), free(qs);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* one pass over the poses of one pair kind (for instruction counts under callgrind):
+ * collision once TYPE_A TYPE_B RESTING, types as mr_geom_type numbers */
+static int pairs_once(int ta, int tb, int resting) {
+  static mr_geom ga[POSES], gb[POSES];
+  static mr_se3 Xa[POSES], Xb[POSES];
+  pair_poses(ta, tb, resting, ga, gb, Xa, Xb);
+  mr_contact c[MR_PAIR_MAX_CONTACTS];
+  long nc = 0;
+  for (int k = 0; k < POSES; ++k)
+    nc += mr_collide(&ga[k], &Xa[k], &gb[k], &Xb[k], 0.0, 0, c, NULL);
+  printf("%s–%s %s: %d calls, %ld contacts\n", type_name[ta], type_name[tb],
+         resting ? "resting" : "random", POSES, nc);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 4 && !strcmp(argv[1], "once"))
+    return pairs_once(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+  bench_pairs();
+  bench_drop_pairs(SCALE_MIXED, 200);
+  bench_drop_pairs(SCALE_BIN, 100);
+  if (argc > 1 && !strcmp(argv[1], "pairs")) return 0;
   bench_resting();
   bench_growth(0);
   bench_growth(2);

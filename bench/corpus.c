@@ -229,7 +229,7 @@ static void add_robot(corpus *cs, const char *file, long max_steps) {
  * island solved on its own) for at most max_steps steps; at PER_SIZE evenly spaced steps with
  * contacts, the step's largest island of at most SCALING_MAX_NC contacts */
 static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
-  char *yaml = scale_moreau_scene(kind, n), label[32];
+  char *yaml = scale_moreau_scene(kind, n, NULL), label[32];
   mr_scene sc;
   mr_error err = {0};
   snprintf(label, sizeof label, "%s N %d", scale_kind_name[kind], n);

@@ -11,9 +11,11 @@ extern "C" {
 
 namespace {
 
-// a primitive from moreau's type code (2 box, 3 capsule, 4 cylinder, 5 ellipsoid) and size
+// a primitive from moreau's type code (1 sphere, 2 box, 3 capsule, 4 cylinder, 5 ellipsoid) and size
 std::shared_ptr<fcl::CollisionGeometryd> make_shape(int type, const double *s) {
   switch (type) {
+  case 1:
+    return std::make_shared<fcl::Sphered>(s[0]);
   case 2:
     return std::make_shared<fcl::Boxd>(2 * s[0], 2 * s[1], 2 * s[2]);
   case 3:

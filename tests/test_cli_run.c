@@ -72,6 +72,20 @@ static void test_run_outputs(void **state) {
   assert_near(mr_json_get(js, "steps")->number, 200, 0);
   /* the same double printed with 17 digits in both files: read back exactly */
   assert_near(mr_json_get(js, "energy_end")->number, energy_last, 0);
+  /* the stages' shares of the step: the step's time is the sum of its stages (sim.h), so the
+   * shares add up to 1 to round-off (7 sums of 200 terms and 7 divisions: 1e-12) */
+  const char *shares[] = {"collision_share",  "assembly_share", "consistency_share",
+                          "solver_share",     "dynamics_share", "kinematics_share",
+                          "integration_share"};
+  double total = 0.0;
+  for (size_t k = 0; k < sizeof shares / sizeof shares[0]; ++k) {
+    const mr_json *v = mr_json_get(js, shares[k]);
+    if (!v) fail_msg("summary lacks '%s'", shares[k]);
+    assert_true(v->number >= 0.0 && v->number <= 1.0);
+    total += v->number;
+  }
+  assert_near(total, 1.0, 1e-12);
+  assert_true(mr_json_get(js, "mean_step_us")->number > 0.0);
   mr_json_free(js);
   remove(csv), remove(sum), remove(scene);
 }

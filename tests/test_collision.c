@@ -293,10 +293,20 @@ static void test_deep_and_parallel(void **state) {
   mr_mat3 R = mr_m3_rpy(0.3, 0.7, -0.2);
   mr_vec3 perp = mr_v3(R.m[0][0], R.m[1][0], R.m[2][0]); /* ⟂ to both axes (local z) */
   mr_se3 Xa = mr_se3_make(R, mr_v3_zero()), Xc = mr_se3_make(R, mr_v3_scale(perp, 0.12));
-  assert_int_equal(mr_collide(&a, &Xa, &b, &Xc, 1e-3, 0, c, NULL), 1);
-  assert_near(c[0].phi, 0.12 - 0.15, 1e-14);
-  for (int i = 0; i < 3; ++i)
-    assert_near(normal_of(&c[0]).v[i], -perp.v[i], 1e-14);
+  /* parallel capsules lie on a line: the two ends of the segments' overlap (b's ends, ±0.3
+   * along the axis), each at Φ = 0.12 − 0.15, midway between the surfaces (0.085 along perp) */
+  mr_vec3 ax = mr_v3(R.m[0][2], R.m[1][2], R.m[2][2]);
+  assert_int_equal(mr_collide(&a, &Xa, &b, &Xc, 1e-3, 0, c, NULL), 2);
+  for (int k = 0; k < 2; ++k) {
+    assert_near(c[k].phi, 0.12 - 0.15, 1e-14);
+    for (int i = 0; i < 3; ++i)
+      assert_near(normal_of(&c[k]).v[i], -perp.v[i], 1e-14);
+    mr_vec3 p =
+        mr_v3_madd(mr_v3_scale(perp, 0.085), mr_v3_dot(c[k].point, ax) > 0 ? 0.3 : -0.3, ax);
+    for (int i = 0; i < 3; ++i)
+      assert_near(c[k].point.v[i], p.v[i], 1e-14);
+  }
+  assert_true(mr_v3_dot(c[0].point, ax) * mr_v3_dot(c[1].point, ax) < 0);
   mr_geom plane = mr_geom_default(MR_GEOM_HALFSPACE, 0);
   mr_se3 I = mr_se3_identity(), Xd = mr_se3_make(mr_m3_rpy(0.1, 0, 0), mr_v3(0, 0, -0.1));
   int n = mr_collide(&box, &Xd, &plane, &I, 1e-3, 0, c, NULL);

@@ -1,6 +1,7 @@
-/* The general convex pairs and box–box against FCL 0.7 (Debian libfcl-dev; tests/fcl_ref.cpp):
- * the distance of capsule–box, cylinder–box, cylinder–cylinder, cylinder–capsule, box–box,
- * ellipsoid–box, ellipsoid–ellipsoid and ellipsoid–capsule pairs placed 0.1 to 5 mm apart along a random axis (further apart along others), 1000 poses
+/* The pair routines against FCL 0.7 (Debian libfcl-dev; tests/fcl_ref.cpp): the distance of
+ * capsule–box, cylinder–box, cylinder–cylinder, cylinder–capsule, box–box, capsule–capsule,
+ * sphere–cylinder, ellipsoid–box, ellipsoid–ellipsoid and ellipsoid–capsule pairs placed 0.1 to
+ * 5 mm apart along a random axis (further apart along others), 1000 poses
  * each, a quarter with the two shapes' axes aligned (face-on-face, parallel edges); and boxes
  * with nearly parallel faces, also against a brute-force distance.
  *
@@ -104,14 +105,20 @@ static void test_cylinder_capsule(void **state) {
 static void test_box_box(void **state) {
   run_kind("box-box", MR_GEOM_BOX, MR_GEOM_BOX, 15);
 }
+static void test_capsule_capsule(void **state) {
+  run_kind("capsule-capsule", MR_GEOM_CAPSULE, MR_GEOM_CAPSULE, 17);
+}
+static void test_sphere_cylinder(void **state) {
+  run_kind("sphere-cylinder", MR_GEOM_SPHERE, MR_GEOM_CYLINDER, 18);
+}
 static void test_ellipsoid_box(void **state) {
-  run_kind("ellipsoid-box", MR_GEOM_ELLIPSOID, MR_GEOM_BOX, 16);
+  run_kind("ellipsoid-box", MR_GEOM_ELLIPSOID, MR_GEOM_BOX, 19);
 }
 static void test_ellipsoid_ellipsoid(void **state) {
-  run_kind("ellipsoid-ellipsoid", MR_GEOM_ELLIPSOID, MR_GEOM_ELLIPSOID, 17);
+  run_kind("ellipsoid-ellipsoid", MR_GEOM_ELLIPSOID, MR_GEOM_ELLIPSOID, 20);
 }
 static void test_ellipsoid_capsule(void **state) {
-  run_kind("ellipsoid-capsule", MR_GEOM_ELLIPSOID, MR_GEOM_CAPSULE, 18);
+  run_kind("ellipsoid-capsule", MR_GEOM_ELLIPSOID, MR_GEOM_CAPSULE, 21);
 }
 
 /* corner v (bits x, y, z) of box g at X */
@@ -221,6 +228,7 @@ int main(void) {
       cmocka_unit_test(test_capsule_box),       cmocka_unit_test(test_cylinder_box),
       cmocka_unit_test(test_cylinder_cylinder), cmocka_unit_test(test_cylinder_capsule),
       cmocka_unit_test(test_box_box),           cmocka_unit_test(test_box_box_near_parallel),
+      cmocka_unit_test(test_capsule_capsule),   cmocka_unit_test(test_sphere_cylinder),
       cmocka_unit_test(test_ellipsoid_box),     cmocka_unit_test(test_ellipsoid_ellipsoid),
       cmocka_unit_test(test_ellipsoid_capsule),
   };

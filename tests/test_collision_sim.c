@@ -1,6 +1,7 @@
 /* Collision in simulation: bodies resting on the manifolds of the general convex pairs, with
  * every rigid NCP solver (ncp-pgs, ncp-admm, ncp-stagproj), and a box and a plate settling on
- * sine, bumpy and file heightfields.
+ * sine, bumpy and file heightfields; resting sets and rolling on the short exact routines
+ * (capsules and cylinders on the ground, on boxes, on each other) at their closed-form heights.
  *
  * - A capsule dropped 2 cm onto a box comes to rest on it: over the last 4 s of 5 s its centre
  *   stays within 1 mm of the resting height r + box top (the tolerance of the acceptance
@@ -201,6 +202,162 @@ static void test_column_keeps_contacts(void **state) {
   column_at_rest("0.001", 0.001, 1e-3, 0.0);
 }
 
+/* A scene resting from its start, stepped 1500 steps with ncp-hybrid, ncp-pgs and ncp-admm: from
+ * step 500 on, every step has the same contacts (keys, in any order) and nc of them, and free
+ * body k's centre stays at height z[k] within 1e-6 m (the closed-form rest height; the contact
+ * model aims at Φ = −1e-12 m per contact, and the solvers' residual moves a body by far less over
+ * 1000 steps: measured below 1e-10 m). */
+static void rests(const char *what, const char *bodies, int nc, int nbodies, const double *z) {
+  char text[2000];
+  snprintf(text, sizeof text,
+           "timestep: 0.001\nduration: 1.5\ncontact: {margin: 0.0}\nbodies:\n"
+           "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.8}]}\n%s",
+           bodies);
+  static const char *const ncp[] = {"ncp-hybrid", "ncp-pgs", "ncp-admm"};
+  for (int k = 0; k < 3; ++k) {
+    mr_scene sc;
+    mr_sim *s = open_scene(text, ncp[k], &sc);
+    uint64_t key[16];
+    int n = 0, changed = 0;
+    double dz = 0.0;
+    for (int step = 0; step < 1500; ++step) {
+      mr_error err = {0};
+      if (mr_sim_step(s, &err)) fail_msg("%s, %s: step %d: %s", what, ncp[k], step, err.msg);
+      int same = same_keys(s, key, &n);
+      if (step < 500) continue;
+      changed += !same || n != nc;
+      for (int b = 0; b < nbodies; ++b)
+        dz = fmax(dz, fabs(mr_sim_q(s)[7 * b + 2] - z[b]));
+    }
+    printf("%s, %-10s steps 500-1500: %d contacts, %d steps with another contact set, |z − z*| "
+           "%.2g m\n",
+           what, ncp[k], n, changed, dz);
+    assert_int_equal(changed, 0);
+    assert_true(dz <= 1e-6);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
+/* resting on the short exact routines (cylinder.c) and capsule–capsule, each from its
+ * closed-form rest pose: a capsule (r 5 cm, 30 cm between its end centres) on its side on the
+ * ground: its two end contacts, centre at z = r; the same capsule on a box (top z = 0.1): centre
+ * at 0.15 (capsule–box); a cylinder (r 5 cm, 20 cm long) standing on the box, turned 0.4 rad:
+ * 4 contacts, z = 0.2 (box–cylinder); a cylinder standing on a cylinder standing on the ground:
+ * 4 + 4 contacts, z = 0.1 and 0.3 (cylinder–cylinder); a capsule on its side in the groove of two
+ * parallel capsules lying 12 cm apart on the ground: two line contacts of 2 points each and the
+ * lower capsules' 2 + 2 on the ground, z = r for the lower and r + sqrt((2r)² − 0.06²) = 0.13 for
+ * the upper one (capsule–capsule; μ = 0.8 holds the lower ones, which need tan(θ/2) = 0.33) */
+static void test_resting_sets(void **state) {
+  const char *lying = "orientation: [0, 0.70710678118654752, 0, 0.70710678118654752]";
+  const char *cap = "geoms: [{type: capsule, radius: 0.05, length: 0.3, friction: 0.8}]";
+  const char *cyl = "geoms: [{type: cylinder, radius: 0.05, length: 0.2, friction: 0.8}]";
+  char b[1500];
+  double z1[1] = {0.05};
+  snprintf(b, sizeof b, "  - {name: c, mass: 1, position: [0.1, 0.2, 0.05], %s, %s}\n", lying, cap);
+  rests("capsule on its side", b, 2, 1, z1);
+  const char *table = "  - {name: table, fixed: true, position: [0, 0, 0.05], geoms: [{type: box, "
+                      "size: [1, 1, 0.1], friction: 0.8}]}\n";
+  double z2[1] = {0.15};
+  snprintf(b, sizeof b, "%s  - {name: c, mass: 1, position: [0.1, 0.2, 0.15], %s, %s}\n", table,
+           lying, cap);
+  rests("capsule on a box", b, 2, 1, z2);
+  double z3[1] = {0.2};
+  snprintf(b, sizeof b,
+           "%s  - {name: c, mass: 1, position: [0.1, 0.2, 0.2], orientation: [0, 0, "
+           "0.19866933079506122, 0.98006657784124163], %s}\n",
+           table, cyl);
+  rests("cylinder on a box", b, 4, 1, z3);
+  double z4[2] = {0.1, 0.3};
+  snprintf(b, sizeof b,
+           "  - {name: c1, mass: 1, position: [0.1, 0.2, 0.1], %s}\n"
+           "  - {name: c2, mass: 1, position: [0.12, 0.21, 0.3], orientation: [0, 0, "
+           "0.19866933079506122, 0.98006657784124163], %s}\n",
+           cyl, cyl);
+  rests("cylinder on a cylinder", b, 8, 2, z4);
+  double z5[3] = {0.05, 0.05, 0.13};
+  snprintf(b, sizeof b,
+           "  - {name: l1, mass: 1, position: [0, -0.06, 0.05], %s, %s}\n"
+           "  - {name: l2, mass: 1, position: [0, 0.06, 0.05], %s, %s}\n"
+           "  - {name: top, mass: 1, position: [0, 0, 0.13], %s, %s}\n",
+           lying, cap, lying, cap, lying, cap);
+  rests("capsule on two capsules", b, 8, 3, z5);
+}
+
+/* the capsule on its side: its two contacts are its end spheres' lowest points, on the ground
+ * (z = 0, Φ = 0 to the 1e-12 m the step aims at) 0.15 m either side of its centre along x */
+static void test_capsule_end_contacts(void **state) {
+  static const char text[] =
+      "timestep: 0.001\nduration: 1.0\ncontact: {margin: 0.0}\nbodies:\n"
+      "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.8}]}\n"
+      "  - {name: c, mass: 1, position: [0.1, 0.2, 0.05], orientation: [0, 0.70710678118654752, "
+      "0, 0.70710678118654752], geoms: [{type: capsule, radius: 0.05, length: 0.3, friction: "
+      "0.8}]}\n";
+  mr_scene sc;
+  mr_sim *s = open_scene(text, "ncp-hybrid", &sc);
+  for (int step = 0; step < 500; ++step) {
+    mr_error err = {0};
+    if (mr_sim_step(s, &err)) fail_msg("capsule: step %d: %s", step, err.msg);
+  }
+  const mr_contact *c;
+  int nc = mr_sim_contacts(s, &c, NULL), ends = 0;
+  assert_int_equal(nc, 2);
+  for (int i = 0; i < nc; ++i) {
+    assert_true(fabs(c[i].point.v[2]) <= 1e-9 && fabs(c[i].phi) <= 1e-9);
+    assert_true(fabs(c[i].point.v[1] - 0.2) <= 1e-9);
+    ends |= fabs(c[i].point.v[0] - 0.25) <= 1e-9 ? 1 : fabs(c[i].point.v[0] + 0.05) <= 1e-9 ? 2 : 0;
+  }
+  assert_int_equal(ends, 3);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* a cylinder (r 5 cm, 20 cm long) lying along y, rolling without slipping along x at 1 m/s
+ * (ω = v / r = 20 rad/s about y) on the ground and on a box's top (z = 0.1; box–cylinder): its
+ * side line's two end contacts carry it; over 1 s its axis stays at z = r (+ 0.1 on the box)
+ * within 1e-6 m and its speed within 1e-3 m/s of 1 m/s (rolling dissipates nothing; the
+ * contact's Φ is exact, so the axis height is the rest height to the solver's residual) */
+static void test_cylinder_rolling(void **state) {
+  for (int on_box = 0; on_box < 2; ++on_box) {
+    char text[1500];
+    double z0 = on_box ? 0.15 : 0.05;
+    snprintf(text, sizeof text,
+             "timestep: 0.001\nduration: 1.0\ncontact: {margin: 0.0}\nbodies:\n"
+             "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 1.0}]}\n"
+             "%s"
+             "  - {name: c, mass: 1, position: [-0.5, 0, %.17g], orientation: "
+             "[-0.70710678118654752, 0, 0, 0.70710678118654752], linear_velocity: [1, 0, 0], "
+             "angular_velocity: [0, 20, 0], geoms: [{type: cylinder, radius: 0.05, length: 0.2, "
+             "friction: 1.0}]}\n",
+             on_box ? "  - {name: table, fixed: true, position: [0, 0, 0.05], geoms: [{type: box, "
+                      "size: [3, 1, 0.1], friction: 1.0}]}\n"
+                    : "",
+             z0);
+    mr_scene sc;
+    mr_sim *s = open_scene(text, "ncp-hybrid", &sc);
+    double dz = 0.0, dv = 0.0;
+    for (int step = 0; step < 1000; ++step) {
+      mr_error err = {0};
+      if (mr_sim_step(s, &err)) fail_msg("rolling: step %d: %s", step, err.msg);
+      const double *q = mr_sim_q(s);
+      dz = fmax(dz, fabs(q[2] - z0));
+    }
+    /* the speed: the position over the last 100 steps */
+    double x0 = mr_sim_q(s)[0];
+    for (int step = 0; step < 100; ++step) {
+      mr_error err = {0};
+      if (mr_sim_step(s, &err)) fail_msg("rolling: %s", err.msg);
+    }
+    dv = fabs((mr_sim_q(s)[0] - x0) / 0.1 - 1.0);
+    printf("cylinder rolling on %s: |z − z*| %.2g m, |v − 1| %.2g m/s\n",
+           on_box ? "a box" : "the ground", dz, dv);
+    assert_true(dz <= 1e-6);
+    assert_true(dv <= 1e-3);
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
 /* a box and a plate dropped onto heightfields: every step runs, Φ_N stays above −5 mm */
 static void settle(const char *ground, const char *body, double z) {
   char text[1200];
@@ -257,9 +414,10 @@ static void test_hfield_settle(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_capsule_drop),  cmocka_unit_test(test_cylinder_standing),
-      cmocka_unit_test(test_mesh_standing), cmocka_unit_test(test_column_keeps_contacts),
-      cmocka_unit_test(test_hfield_settle),
+      cmocka_unit_test(test_capsule_drop),     cmocka_unit_test(test_cylinder_standing),
+      cmocka_unit_test(test_mesh_standing),    cmocka_unit_test(test_column_keeps_contacts),
+      cmocka_unit_test(test_hfield_settle),    cmocka_unit_test(test_resting_sets),
+      cmocka_unit_test(test_cylinder_rolling), cmocka_unit_test(test_capsule_end_contacts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

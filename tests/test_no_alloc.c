@@ -205,7 +205,9 @@ static void test_many_bodies(void **state) {
 /* Scenes whose contacts grow: 10 cubes dropped one above another onto the ground land into ever
  * larger islands (more than 8 trees: no worst case is reserved at creation), and a layer of 5 x 5
  * touching cubes dropped 1 cm lands with 4 + 4 x 4 / 2 = 12 contacts per cube (260 with its side
- * contacts), past the initial room of 8 per geometry (208). Storage grows only at the start of
+ * contacts), past the initial room of 8 per geometry (208); a column of standing cylinders and
+ * one of crossed lying capsules, dropped, go through the cylinder and capsule routines as they
+ * land and topple. Storage grows only at the start of
  * a step, before its stages, when the contacts exceed any met before, by half again each time:
  * every step that allocates is one whose warnings.storage_grown went up, and it goes up at most
  * log₁.₅(final / initial room) + 2 times per kind of storage (contacts; the islands' pools).
@@ -253,6 +255,17 @@ static void test_storage_grows_between_steps(void **state) {
                      "size: [0.1, 0.1, 0.1]}]}\n",
                      k, 0.1 * i, 0.1 * j);
   grows_between_steps("layer of 25 cubes", text, 100);
+  at = snprintf(text, sizeof text, "%s", head);
+  for (int k = 0; k < 10; ++k) /* a column of standing cylinders, one of crossed capsules */
+    at += snprintf(text + at, sizeof text - (size_t)at,
+                   "  - {name: y%d, mass: 1, position: [0, 0, %g], geoms: [{type: cylinder, "
+                   "radius: 0.05, length: 0.1}]}\n"
+                   "  - {name: c%d, mass: 1, position: [0.5, 0, %g], orientation: [%s], geoms: "
+                   "[{type: capsule, radius: 0.04, length: 0.2}]}\n",
+                   k, 0.06 + 0.15 * k, k, 0.05 + 0.12 * k,
+                   k % 2 ? "0.70710678118654752, 0, 0, 0.70710678118654752"
+                         : "0, 0.70710678118654752, 0, 0.70710678118654752");
+  grows_between_steps("columns of cylinders and capsules", text, 600);
 }
 
 /* the derivatives of the dynamics, of the free step and of the sphere's contact step of the

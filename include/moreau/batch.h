@@ -4,13 +4,17 @@
  * Environment i is an ordinary mr_sim (mr_batch_sim): set its controls with control.h between
  * batch steps, or in bulk with mr_batch_set_controls. mr_batch_step(b, k) advances every
  * environment by k steps of the world's Δt. The environments share nothing but the read-only
- * world, and environment i is always stepped by the same thread (a static partition:
- * environments [t n / T, (t + 1) n / T) go to thread t of T), so the results are bit for bit
- * those of stepping each simulator alone with mr_sim_step, whatever the thread count.
+ * world, and in each call every environment is stepped by exactly one thread, so the results are
+ * bit for bit those of stepping each simulator alone with mr_sim_step, whatever the thread count
+ * and whichever thread steps it. Thread t of T steps its share, environments
+ * [t n / T, (t + 1) n / T), and then those of the others' shares that they have not begun (a
+ * thread the machine does not schedule holds nobody up).
  *
  * The T − 1 worker threads are created by mr_batch_create and live until mr_batch_free; the
  * calling thread does the first share. A batch step allocates nothing: it wakes the workers,
- * steps its own share and waits for theirs (one synchronisation per call, not per step).
+ * steps its own share (and what the workers have not begun) and waits for those being stepped
+ * (one synchronisation per call, not per step); waiting threads watch briefly before they sleep
+ * only while that pays and the machine is not oversubscribed (src/integrate/batch.c).
  *
  * Bulk arrays are row-major, one row per environment: q [n × nq], v [n × nv],
  * torque [n × nv], target [n × nq] (sizes in mr_world_get_info). A batch is driven from one
@@ -37,10 +41,10 @@ int mr_batch_threads(const mr_batch *b);
 /* Time each thread's share from now on (on ≠ 0) or not (0, the default: the thread CPU clock
  * is a system call, a few µs per batch step and thread on a virtual machine). */
 void mr_batch_time_threads(mr_batch *b, int on);
-/* the CPU seconds thread t (0: the caller) spent stepping its environments in the last
- * mr_batch_step while timed (0 when not timed, before the first step, or for t out of range):
- * the work of each share, whatever else the machine runs, so the largest bounds the wall time
- * on idle cores */
+/* the CPU seconds thread t (0: the caller) spent stepping environments in the last
+ * mr_batch_step while timed (0 when not timed, before the first step, for a thread that stepped
+ * none, or for t out of range): each thread's work, whatever else the machine runs, so the
+ * largest bounds the wall time on idle cores */
 double mr_batch_thread_cpu(const mr_batch *b, int t);
 /* environment i's simulator (NULL out of range): read it and control it between batch steps */
 mr_sim *mr_batch_sim(mr_batch *b, int i);

@@ -132,6 +132,23 @@ static void accumulate(mr_run_summary *r, const mr_step_stats *st) {
   if (st->iterations > r->max_iterations) r->max_iterations = st->iterations;
   r->max_eps_abs = fmax(r->max_eps_abs, st->eps_abs);
   r->max_penetration = fmax(r->max_penetration, st->penetration);
+  /* the stage times, summed */
+  mr_step_timing *t = &r->mean_timing;
+  const mr_step_timing *u = &st->timing;
+  t->kinematics += u->kinematics, t->collision += u->collision, t->dynamics += u->dynamics;
+  t->assembly += u->assembly, t->consistency += u->consistency, t->solver += u->solver;
+  t->integration += u->integration, t->total += u->total;
+}
+
+/* the stage times' means over n steps */
+static void timing_mean(mr_step_timing *t, double n) {
+  t->kinematics /= n, t->collision /= n, t->dynamics /= n, t->assembly /= n;
+  t->consistency /= n, t->solver /= n, t->integration /= n, t->total /= n;
+}
+
+/* a stage's share of the step (%) */
+static double share(double stage, const mr_step_timing *t) {
+  return t->total > 0 ? 100.0 * stage / t->total : 0.0;
 }
 
 static void finish(mr_run_summary *r, mr_sim *s, double wall) {
@@ -139,6 +156,7 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
   r->mean_contacts /= n;
   r->mean_iterations /= n;
   r->mean_solve_us /= n;
+  timing_mean(&r->mean_timing, n);
   r->sim_time = mr_sim_time(s);
   r->wall_time = wall;
   r->realtime_factor = wall > 0.0 ? r->sim_time / wall : INFINITY;
@@ -205,6 +223,13 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
   fprintf(f, "contacts        mean %.2f, max %d\n", s->mean_contacts, s->max_contacts);
   fprintf(f, "iterations      mean %.1f, max %d (solve %.1f us per step)\n", s->mean_iterations,
           s->max_iterations, s->mean_solve_us);
+  const mr_step_timing *t = &s->mean_timing;
+  fprintf(f,
+          "step            %.1f us: collision %.0f %%, assembly %.0f %%, consistency %.0f %%, "
+          "solver %.0f %% (dynamics %.0f %%, kinematics %.0f %%, integration %.0f %%)\n",
+          t->total, share(t->collision, t), share(t->assembly, t), share(t->consistency, t),
+          share(t->solver, t), share(t->dynamics, t), share(t->kinematics, t),
+          share(t->integration, t));
   fprintf(f, "max eps_abs     %.3g\n", s->max_eps_abs);
   fprintf(f, "max penetration %.3g m\n", s->max_penetration);
   fprintf(f, "energy          %.6g J -> %.6g J (drift %+.3g J)\n", s->energy_start, s->energy_end,
@@ -243,6 +268,15 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   json_field(f, "mean_iterations", s->mean_iterations, 0);
   json_field(f, "max_iterations", s->max_iterations, 0);
   json_field(f, "mean_solve_us", s->mean_solve_us, 0);
+  const mr_step_timing *t = &s->mean_timing;
+  json_field(f, "mean_step_us", t->total, 0);
+  json_field(f, "collision_share", share(t->collision, t) / 100, 0);
+  json_field(f, "assembly_share", share(t->assembly, t) / 100, 0);
+  json_field(f, "consistency_share", share(t->consistency, t) / 100, 0);
+  json_field(f, "solver_share", share(t->solver, t) / 100, 0);
+  json_field(f, "dynamics_share", share(t->dynamics, t) / 100, 0);
+  json_field(f, "kinematics_share", share(t->kinematics, t) / 100, 0);
+  json_field(f, "integration_share", share(t->integration, t) / 100, 0);
   json_field(f, "energy_start", s->energy_start, 0);
   json_field(f, "energy_end", s->energy_end, 0);
   json_field(f, "warnings", (double)(s->not_converged + s->collision_failures + s->falls), 0);

@@ -23,7 +23,8 @@ typedef struct {
   long falls;             /* robots under MPC control that fell (mpc.h) */
   long ncp_not_converged; /* steps above eps_abs on the NCP criterion (whatever the model) */
   double mean_solve_us;
-  int interrupted; /* the run stopped early on a request (SIGINT), after a whole row */
+  mr_step_timing mean_timing; /* mean stage times per step (µs): mr_step_stats' timing */
+  int interrupted;            /* the run stopped early on a request (SIGINT), after a whole row */
 } mr_run_summary;
 
 typedef struct {

@@ -74,9 +74,11 @@ static mr_vec3 corner(const obb *o, int v) {
   return x;
 }
 
-/* one point for the edge i of A (in -n) against the edge k of B (in +n) */
+/* one point for the edge i of A (in -n) against the edge k of B (in +n); *inside is set when the
+ * closest points of the two lines lie on both edges (then their distance is the axis's
+ * separation, exactly) */
 static int edge_edge(const obb *A, const obb *B, int i, int k, mr_vec3 n, double sep, double margin,
-                     raw_contact *out) {
+                     int *inside, raw_contact *out) {
   mr_vec3 pa = corner(A, corner_bits(A, mr_v3_neg(n)) & ~(1 << i)),
           pb = corner(B, corner_bits(B, n) & ~(1 << k));
   /* pa, pb are the edges' low ends; lines pa + s ua, pb + t ub */
@@ -84,6 +86,7 @@ static int edge_edge(const obb *A, const obb *B, int i, int k, mr_vec3 n, double
   double b = mr_v3_dot(ua, ub), den = 1.0 - b * b, e = mr_v3_dot(ua, r), f = mr_v3_dot(ub, r);
   double s = den > 1e-12 ? (b * f - e) / den : 0.0;
   double t = b * s + f;
+  *inside = den > 1e-12 && s >= 0 && s <= 2 * A->h[i] && t >= 0 && t <= 2 * B->h[k];
   s = fmin(fmax(s, 0.0), 2 * A->h[i]);
   t = fmin(fmax(t, 0.0), 2 * B->h[k]);
   if (sep > margin) return 0;
@@ -175,16 +178,25 @@ int box_box(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
   double sep;
   int ax = best_axis(&A, &B, &n, &sep);
   if (ax < 0 || sep > c->margin) return 0;
-  int m;
+  int m, exact = 0;
   if (ax < 3)
     m = face_contacts(&A, ax, mr_v3_neg(n), &B, -1.0, 0, c->margin, out);
   else if (ax < 6)
     m = face_contacts(&B, ax - 3, n, &A, 1.0, 200, c->margin, out);
   else
-    m = edge_edge(&A, &B, (ax - 6) / 3, (ax - 6) % 3, n, sep, c->margin, out);
-  /* apart: check that the axis distance is the true distance, else the general routine's
-   * exact contacts (vertex-edge, vertex-vertex closest features) */
-  if (sep > 0 || m == 0) {
+    m = edge_edge(&A, &B, (ax - 6) / 3, (ax - 6) % 3, n, sep, c->margin, &exact, out);
+  /* a face axis whose clipped manifold keeps a point at the axis's separation: that point lies
+   * over the reference face, sep from it, so the distance is sep (at least sep by separating-axis
+   * theory, at most the point's) */
+  if (ax < 6 && m > 0) {
+    double low = INFINITY, tol = 1e-9 * (A.h[0] + A.h[1] + A.h[2] + B.h[0] + B.h[1] + B.h[2]);
+    for (int i = 0; i < m; ++i)
+      low = fmin(low, out[i].phi);
+    exact = low <= sep + tol;
+  }
+  /* apart: unless exact as above, check that the axis distance is the true distance, else the
+   * general routine's exact contacts (vertex-edge, vertex-vertex closest features) */
+  if ((sep > 0 && !exact) || m == 0) {
     raw_contact e[MR_PAIR_MAX_CONTACTS];
     int ne = convex_collide(a, b, c, e);
     if (ne == 0) return m;

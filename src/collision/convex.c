@@ -135,8 +135,8 @@ static int mesh_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 *x, int *
 }
 
 /* the face and edge directions of a shape near its support along d (for candidate axes) */
-static void shape_dirs(const shape *s, mr_vec3 d, double eps, mr_vec3 *face, int *nf,
-                       mr_vec3 *edge, int *ne) {
+static void shape_dirs(const shape *s, mr_vec3 d, double eps, mr_vec3 *face, int *nf, mr_vec3 *edge,
+                       int *ne) {
   *nf = *ne = 0;
   switch (s->g->type) {
   case MR_GEOM_BOX:
@@ -286,10 +286,11 @@ static int first_normal(const convex *ca, const convex *cb, const gjk_vertex *s,
 /* ---- support features and clipping ---- */
 
 typedef struct {
-  int n;              /* 1 point, 2 segment, >= 3 convex polygon (counter-clockwise in 2D) */
-  mr_vec3 x[FEAT_MAX]; /* world points on the core */
+  int n;                 /* 1 point, 2 segment, >= 3 convex polygon (counter-clockwise in 2D) */
+  mr_vec3 x[FEAT_MAX];   /* world points on the core */
   double u[FEAT_MAX][2]; /* their coordinates in the plane ⊥ n */
   int tag[FEAT_MAX];
+  double disc[3]; /* a cylinder cap: its centre (2D) and radius, else radius 0 */
 } feature;
 
 /* the cylinder's support feature along d: its cap as an octagon from the lowest rim point when
@@ -333,13 +334,15 @@ static int box_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 *x, int *t
     if (fabs(dl.v[k]) > fabs(dl.v[top])) top = k;
   /* the axis most along d never frees (at most an edge's or a face's vertices) */
   for (int k = 0; k < 3; ++k) {
-    if (k != top && 2 * h[k] * fabs(dl.v[k]) <= eps) free_axes |= 1 << k;
-    else if (dl.v[k] > 0) fixed |= 1 << k;
+    if (k != top && 2 * h[k] * fabs(dl.v[k]) <= eps)
+      free_axes |= 1 << k;
+    else if (dl.v[k] > 0)
+      fixed |= 1 << k;
   }
   for (int v = 0; v < 8; ++v) {
     if ((v & ~free_axes) != fixed) continue;
-    x[n] = mr_se3_act_point(&s->X, mr_v3(v & 1 ? h[0] : -h[0], v & 2 ? h[1] : -h[1],
-                                         v & 4 ? h[2] : -h[2]));
+    x[n] = mr_se3_act_point(
+        &s->X, mr_v3(v & 1 ? h[0] : -h[0], v & 2 ? h[1] : -h[1], v & 4 ? h[2] : -h[2]));
     tag[n++] = v;
   }
   return n;
@@ -376,8 +379,7 @@ static int mesh_face(const shape *s, mr_vec3 d, double eps, double tol, mr_vec3 
 }
 
 /* the core's points within eps of its supporting plane along unit d */
-static int core_feature(const shape *s, mr_vec3 d, double eps, double tol, mr_vec3 *x,
-                        int *tag) {
+static int core_feature(const shape *s, mr_vec3 d, double eps, double tol, mr_vec3 *x, int *tag) {
   switch (s->g->type) {
   case MR_GEOM_BOX:
     return box_feature(s, d, eps, x, tag);
@@ -449,6 +451,11 @@ static void make_feature(const shape *s, mr_vec3 d, double eps, mr_vec3 o, mr_ve
   for (int i = 0; i < f->n; ++i) {
     mr_vec3 r = mr_v3_sub(f->x[i], o);
     f->u[i][0] = mr_v3_dot(r, t1), f->u[i][1] = mr_v3_dot(r, t2);
+  }
+  f->disc[2] = 0.0;
+  if (s->g->type == MR_GEOM_CYLINDER && f->n == RIM_POINTS) {
+    mr_vec3 r = mr_v3_sub(mr_v3_scale(mr_v3_add(f->x[0], f->x[RIM_POINTS / 2]), 0.5), o);
+    f->disc[0] = mr_v3_dot(r, t1), f->disc[1] = mr_v3_dot(r, t2), f->disc[2] = s->g->size[0];
   }
   if (f->n > 1) hull2d(f, tol);
 }
@@ -552,13 +559,27 @@ static int overlap_points(const feature *fa, const feature *fb, double tol, clip
   return n;
 }
 
-/* the offset along n from a core feature to its surface: r, or for a capsule's segment tilted
- * by α out of the plane ⊥ n, r / cos α (the lowest line of the tilted swept disc) */
-static double lift_radius(const feature *f, double r) {
+/* the offset s from the point x of a core feature to its surface along −n (x − s n on the
+ * surface): r, or for a capsule's segment the lowest of its cylindrical part (r / cos α for a
+ * segment tilted by α out of the plane ⊥ n, where the foot of x − s n stays on the segment) and
+ * its two end spheres (|x − s n − end| = r) */
+static double surface_offset(const feature *f, double r, mr_vec3 x, mr_vec3 n) {
   if (f->n != 2 || r == 0) return r;
-  double e3 = mr_v3_norm(mr_v3_sub(f->x[1], f->x[0]));
-  double e2 = hypot(f->u[1][0] - f->u[0][0], f->u[1][1] - f->u[0][1]);
-  return e2 > 0.5 * e3 ? r * e3 / e2 : r;
+  mr_vec3 e = mr_v3_sub(f->x[1], f->x[0]);
+  double len = mr_v3_norm(e), best = -INFINITY;
+  if (!(len > 0)) return r;
+  mr_vec3 u = mr_v3_scale(e, 1.0 / len);
+  double c2 = 1.0 - mr_v3_dot(n, u) * mr_v3_dot(n, u);
+  if (c2 > 0) {
+    double s = r / sqrt(c2), t = mr_v3_dot(mr_v3_sub(mr_v3_madd(x, -s, n), f->x[0]), u);
+    if (t >= 0 && t <= len) best = s;
+  }
+  for (int k = 0; k < 2; ++k) {
+    mr_vec3 w = mr_v3_sub(x, f->x[k]);
+    double b = mr_v3_dot(w, n), disc = b * b - mr_v3_dot(w, w) + r * r;
+    if (disc >= 0) best = fmax(best, b + sqrt(disc));
+  }
+  return isfinite(best) ? best : r;
 }
 
 /* the one contact of a vertex (or curved point) against anything, or of crossing edges: on the
@@ -571,7 +592,8 @@ static int single_point(const feature *fa, const feature *fb, mr_vec3 wa, double
     out->p = mr_v3_madd(fb->x[0], rb + 0.5 * phi, n);
     return 1;
   }
-  mr_vec3 xa = mr_v3_madd(fa->n == 1 ? fa->x[0] : wa, -ra, n);
+  mr_vec3 xa = fa->n == 1 ? fa->x[0] : wa;
+  xa = mr_v3_madd(xa, -surface_offset(fa, ra, xa, n), n);
   if (fa->n == 2 && fb->n == 2) {
     /* crossing edges: the lines' intersection in the plane, lifted on both */
     double ex = fa->u[1][0] - fa->u[0][0], ey = fa->u[1][1] - fa->u[0][1];
@@ -582,23 +604,76 @@ static int single_point(const feature *fa, const feature *fb, mr_vec3 wa, double
       double t = (gx * fy - gy * fx) / den, v = (gx * ey - gy * ex) / den;
       double u[2] = {fa->u[0][0] + t * ex, fa->u[0][1] + t * ey};
       if (t >= -1e-9 && t <= 1 + 1e-9 && v >= -1e-9 && v <= 1 + 1e-9) {
-        xa = mr_v3_madd(lift(fa, u, o, t1, t2, n), -lift_radius(fa, ra), n);
-        mr_vec3 xb = mr_v3_madd(lift(fb, u, o, t1, t2, n), lift_radius(fb, rb), n);
+        mr_vec3 la = lift(fa, u, o, t1, t2, n), lb = lift(fb, u, o, t1, t2, n);
+        xa = mr_v3_madd(la, -surface_offset(fa, ra, la, n), n);
+        mr_vec3 xb = mr_v3_madd(lb, surface_offset(fb, rb, lb, mr_v3_neg(n)), n);
         out->p = mr_v3_madd(xa, -0.5 * phi, n);
         out->p = mr_v3_scale(mr_v3_add(out->p, mr_v3_madd(xb, 0.5 * phi, n)), 0.5);
         return 1;
       }
-      xa = mr_v3_madd(wa, -ra, n);
+      xa = mr_v3_madd(wa, -surface_offset(fa, ra, wa, n), n);
     }
   }
   out->p = mr_v3_madd(xa, -0.5 * phi, n);
   return 1;
 }
 
-/* the manifold for normal n and signed distance phi: clipped support features, or the witness
- * point (wa on A's core, wb on B's core) alone */
-static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_vec3 wa, mr_vec3 wb,
-                    double margin, raw_contact *out) {
+/* the point of polygon (or segment, or point) f nearest to 2D point x, in y; its squared
+ * distance (0 inside) */
+static double polygon_nearest(const feature *f, const double *x, double *y) {
+  double best = INFINITY;
+  int edges = f->n == 1 ? 1 : f->n == 2 ? 1 : f->n, inside = f->n >= 3;
+  for (int e = 0; e < edges; ++e) {
+    const double *s0 = f->u[e], *s1 = f->u[(e + 1) % f->n];
+    double d0 = s1[0] - s0[0], d1 = s1[1] - s0[1], dd = d0 * d0 + d1 * d1;
+    double t = dd > 0 ? ((x[0] - s0[0]) * d0 + (x[1] - s0[1]) * d1) / dd : 0.0;
+    t = fmin(fmax(t, 0.0), 1.0);
+    double y0 = s0[0] + t * d0, y1 = s0[1] + t * d1;
+    double d = (x[0] - y0) * (x[0] - y0) + (x[1] - y1) * (x[1] - y1);
+    if (d < best) best = d, y[0] = y0, y[1] = y1;
+    inside &= cross2(s0, s1, x) >= 0;
+  }
+  if (inside) y[0] = x[0], y[1] = x[1], best = 0.0;
+  return best;
+}
+
+/* the 2D point where two features' projections meet (the midpoint of their closest pair), a
+ * cylinder cap taken as its disc: the witness of a single contact whose features do not overlap
+ * to round-off (a segment along a face's edge, a disc touching a face's edge); returns the
+ * distance between the projections */
+static double closest_2d(const feature *fa, const feature *fb, double *u) {
+  const feature *f[2] = {fa, fb};
+  if (fa->disc[2] > 0 && fb->disc[2] > 0) {
+    /* two discs: along the line of their centres */
+    double d0 = fb->disc[0] - fa->disc[0], d1 = fb->disc[1] - fa->disc[1], d = hypot(d0, d1);
+    double ta = d > 0 ? fmin(fa->disc[2] / d, 1.0) : 0.0;
+    double tb = d > 0 ? fmin(fb->disc[2] / d, 1.0) : 0.0;
+    u[0] = 0.5 * (fa->disc[0] + ta * d0 + fb->disc[0] - tb * d0);
+    u[1] = 0.5 * (fa->disc[1] + ta * d1 + fb->disc[1] - tb * d1);
+    return fmax(d - fa->disc[2] - fb->disc[2], 0.0);
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (!(f[k]->disc[2] > 0)) continue;
+    /* a disc and a polygon: the polygon's point nearest the centre, and the disc's nearest it */
+    const double *c = f[k]->disc;
+    double y[2], d = sqrt(polygon_nearest(f[1 - k], c, y));
+    double t = d > c[2] ? c[2] / d : 1.0;
+    u[0] = 0.5 * (y[0] + c[0] + t * (y[0] - c[0])), u[1] = 0.5 * (y[1] + c[1] + t * (y[1] - c[1]));
+    return fmax(d - c[2], 0.0);
+  }
+  /* two polygons: every vertex of one against the other */
+  double best = INFINITY;
+  for (int k = 0; k < 2; ++k)
+    for (int i = 0; i < f[k]->n; ++i) {
+      double y[2], d = polygon_nearest(f[1 - k], f[k]->u[i], y);
+      if (d < best)
+        best = d, u[0] = 0.5 * (y[0] + f[k]->u[i][0]), u[1] = 0.5 * (y[1] + f[k]->u[i][1]);
+    }
+  return sqrt(best);
+}
+
+int convex_manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_vec3 wa, mr_vec3 wb,
+                    double margin, int witness, raw_contact *out) {
   double ra = core_radius(a), rb = core_radius(b), scale = fmax(extent(a), extent(b));
   /* features within the margin of their supporting plane (at most 5 % of the size: a margin
    * comparable to the shapes would take whole shapes for features) */
@@ -616,10 +691,10 @@ static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_ve
   mr_vec3 flat[CLIP_MAX]; /* each point on the flatter feature's surface */
   int a_flat = fa.n >= 3 && fb.n < 3;
   int m = 0;
-  double la = lift_radius(&fa, ra), lb = lift_radius(&fb, rb);
   for (int i = 0; i < np; ++i) {
-    mr_vec3 xa = mr_v3_madd(lift(&fa, pts[i].u, o, t1, t2, n), -la, n);
-    mr_vec3 xb = mr_v3_madd(lift(&fb, pts[i].u, o, t1, t2, n), lb, n);
+    mr_vec3 ya = lift(&fa, pts[i].u, o, t1, t2, n), yb = lift(&fb, pts[i].u, o, t1, t2, n);
+    mr_vec3 xa = mr_v3_madd(ya, -surface_offset(&fa, ra, ya, n), n);
+    mr_vec3 xb = mr_v3_madd(yb, surface_offset(&fb, rb, yb, mr_v3_neg(n)), n);
     double p = mr_v3_dot(mr_v3_sub(xa, xb), n);
     if (p > margin + tol || !isfinite(p)) continue;
     /* a point already kept (an incident vertex on a reference edge) */
@@ -640,6 +715,12 @@ static int manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_ve
   int arg = 0;
   for (int i = 0; i < m; ++i)
     if (tmp[i].phi < deepest) deepest = tmp[i].phi, arg = i;
+  double u[2];
+  if (m == 0 && !witness && fa.n >= 2 && fb.n >= 2 && closest_2d(&fa, &fb, u) <= eps) {
+    /* the witness on A's feature where the features' projections meet (apart they must, to
+     * round-off; overlapping shapes' supports may lie apart sideways, then wa stays) */
+    wa = lift(&fa, u, o, t1, t2, n);
+  }
   if (m == 0 || (deepest > phi + tphi && (fa.n == 1 || fb.n == 1)))
     return single_point(&fa, &fb, wa, ra, rb, n, phi, o, t1, t2, out);
   for (int i = 0; i < m; ++i)
@@ -668,7 +749,7 @@ int convex_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *o
     if (phi > c->margin) return 0;
     n = mr_v3_normalize(mr_v3_sub(wa, wb));
     /* a polytope's face or edge normal is exact to round-off; curved pairs gain nothing */
-    return manifold(a, b, n, phi, wa, wb, c->margin, out);
+    return convex_manifold(a, b, n, phi, wa, wb, c->margin, 1, out);
   }
   /* touching or overlapping: a first normal, then the best axis */
   if (!first_normal(&ca, &cb, s, ns, scale, c, &n)) {
@@ -685,5 +766,5 @@ int convex_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *o
   if (phi > c->margin) return 0;
   n = B.n;
   wa = convex_support(&ca, mr_v3_neg(n)), wb = convex_support(&cb, n);
-  return manifold(a, b, n, phi, wa, wb, c->margin, out);
+  return convex_manifold(a, b, n, phi, wa, wb, c->margin, 1, out);
 }

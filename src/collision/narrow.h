@@ -78,6 +78,14 @@ int epa_run(const convex *a, const convex *b, const gjk_vertex *s, int ns, mr_ve
 /* general convex pairs (convex.c): exact signed distance and normal, manifold by clipping the
  * two shapes' support features; at most 4 contacts */
 int convex_collide(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+/* the manifold of a pair for its exact normal n (from b towards a) and signed distance phi: the
+ * two shapes' support features along n clipped against each other, each point lifted onto both
+ * surfaces with its own Φ, reduced to 4 (or the one witness contact); wa and wb are points of
+ * a's and b's cores on their supporting planes along −n and n: the witness points when witness
+ * is 1 (GJK's closest points), else any (then a single contact's witness is where the two
+ * features' projections meet) (convex.c) */
+int convex_manifold(const shape *a, const shape *b, mr_vec3 n, double phi, mr_vec3 wa, mr_vec3 wb,
+                    double margin, int witness, raw_contact *out);
 
 /* analytic routines (pairs.c, box.c) */
 int sphere_sphere(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
@@ -91,6 +99,13 @@ int cylinder_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contac
 int mesh_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 int convex_halfspace(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 int box_box(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+/* pairs with a cylinder and capsule–box (cylinder.c): the exact normal among the normals the
+ * pair's features can have, then the manifold of convex_manifold */
+int sphere_cylinder(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+int capsule_cylinder(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+int cylinder_cylinder(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+int box_cylinder(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
+int capsule_box(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 /* heightfield routines (hfield.c): b is the heightfield */
 int convex_hfield(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out);
 

@@ -137,12 +137,48 @@ static void segments_closest(mr_vec3 p0, mr_vec3 p1, mr_vec3 q0, mr_vec3 q1, mr_
   *y = mr_v3_madd(q0, t, d2);
 }
 
+/* capsules whose segments meet (at x = y): the normal is their common perpendicular (the
+ * segments' difference is a flat parallelogram: no direction in its plane separates them more),
+ * towards a's centre; parallel segments on one line: any direction across them */
+static int crossing_segments(const shape *a, const shape *b, mr_vec3 x, mr_vec3 y, double margin,
+                             raw_contact *out) {
+  mr_vec3 za = axis(&a->X, 2), n = mr_v3_cross(za, axis(&b->X, 2));
+  if (!(mr_v3_norm(n) > 1e-12))
+    n = mr_v3_cross(za, fabs(za.v[0]) < 0.9 ? mr_v3(1, 0, 0) : mr_v3(0, 1, 0));
+  n = mr_v3_normalize(n);
+  if (mr_v3_dot(n, mr_v3_sub(a->X.p, b->X.p)) < 0) n = mr_v3_neg(n);
+  double ra = a->g->size[0], rb = b->g->size[0], phi = mr_v3_dot(n, mr_v3_sub(x, y)) - ra - rb;
+  if (phi > margin) return 0;
+  out->n = n, out->phi = phi, out->feature = 0;
+  out->p = mr_v3_scale(mr_v3_add(mr_v3_madd(x, -ra, n), mr_v3_madd(y, rb, n)), 0.5);
+  return 1;
+}
+
+/* half the diagonal of a capsule's bounding box */
+static double capsule_extent(const shape *s) {
+  double r = s->g->size[0], l = r + s->g->size[1];
+  return sqrt(2 * r * r + l * l);
+}
+
+/* capsule a against capsule b: the closest points of the segments; when both segments lie
+ * within the feature tolerance of the plane ⊥ n (convex.c: the margin, at most 5 % of the size,
+ * plus 1e-9), a line contact: the manifold of the two segments, their overlap's two ends (a
+ * capsule lying beside another rests on two points, not one) */
 int capsule_capsule(const shape *a, const shape *b, narrow_ctx *c, raw_contact *out) {
   mr_vec3 p0, p1, q0, q1, x, y;
   capsule_ends(a, &p0, &p1);
   capsule_ends(b, &q0, &q1);
   segments_closest(p0, p1, q0, q1, &x, &y);
-  return two_spheres(x, a->g->size[0], y, b->g->size[0], c->margin, 0, out);
+  double scale = fmax(capsule_extent(a), capsule_extent(b));
+  if (mr_v3_norm(mr_v3_sub(x, y)) <= 1e-12 * (1.0 + scale))
+    return crossing_segments(a, b, x, y, c->margin, out);
+  if (!two_spheres(x, a->g->size[0], y, b->g->size[0], c->margin, 0, out)) return 0;
+  double eps = fmin(c->margin, 0.05 * scale) + 1e-9 * (1.0 + scale);
+  mr_vec3 n = out->n;
+  if (2 * a->g->size[1] * fabs(mr_v3_dot(n, axis(&a->X, 2))) > eps ||
+      2 * b->g->size[1] * fabs(mr_v3_dot(n, axis(&b->X, 2))) > eps)
+    return 1;
+  return convex_manifold(a, b, n, out->phi, x, y, c->margin, 1, out);
 }
 
 /* capsule a on halfspace b: each end sphere, up to 2 points */

@@ -1,29 +1,51 @@
 /* A batch of simulators on one world, stepped on a fixed pool of POSIX threads (batch.h).
  *
- * With T threads and n environments, thread t (t = 0 is the caller) owns the environments
- * [⌊t n / T⌋, ⌊(t + 1) n / T⌋): a static partition, so which thread steps an environment never
- * depends on timing, and since the simulators share only the read-only world, each one's
- * trajectory is that of mr_sim_step called alone, bit for bit, for any T.
+ * With T threads and n environments, thread t (t = 0 is the caller) has the environments
+ * [⌊t n / T⌋, ⌊(t + 1) n / T⌋) as its share. Each call, every environment is claimed by exactly
+ * one thread (an atomic compare-and-swap of the environment's stamp to the call's generation)
+ * and stepped by it; a thread claims its own share first, then whatever the others have not
+ * claimed yet (theirs from the end): on idle cores each thread steps its share, and a thread
+ * that the machine does not schedule holds nobody up, since the others step its environments.
+ * The simulators share only the read-only world, so each one's trajectory is that of mr_sim_step
+ * called alone, bit for bit, whichever thread steps it and for any T.
  *
  * Pool protocol (one mutex, two condition variables): mr_batch_step stores nsteps, bumps a
- * generation counter, sets pending = T − 1 and broadcasts `go`; each worker that sees a new
- * generation steps its share, decrements pending and signals `done` at zero; the caller steps
- * share 0 meanwhile and waits for pending = 0. Every buffer exists from mr_batch_create on.
- * Before sleeping on a condition variable, a worker watches the generation and the caller
- * watches pending for up to SPIN_NS (atomic loads, no lock): a learning loop that steps one step
- * per call finds the other thread still awake instead of paying a wake-up (a system call on each
- * side) per call. Every change is still made under the mutex and followed by the broadcast or
- * signal, and the waits re-check under the mutex, so no wake-up can be lost. */
+ * generation counter and broadcasts `go`; each worker that sees a new generation counts itself
+ * busy, claims and steps what it can, and signals `done` when the busy count falls to 0; the
+ * caller claims and steps meanwhile and then waits for busy = 0. A worker counts itself busy
+ * before it claims, so a caller that finds every environment claimed and busy = 0 knows that no
+ * environment is being stepped; a worker that wakes late finds nothing to claim and touches
+ * nothing. Every buffer exists from mr_batch_create on.
+ * Before sleeping on a condition variable, a worker may watch the generation and the caller the
+ * busy count (atomic loads, no lock), for as long as the adaptive wait below finds it pays: a
+ * learning loop that steps one step per call then finds the other thread still awake instead of
+ * paying a wake-up (a system call on each side) per call, and a busy machine finds them asleep.
+ * Every change is still made under the mutex and followed by the broadcast or signal, and the
+ * waits re-check under the mutex, so no wake-up can be lost. */
 #include "moreau/batch.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "moreau/control.h"
+
+/* whether a thread's watching (or the caller's waking of the workers) pays: the running average
+ * of how often its waits paid (on from 0.5), and of the paying waits' lengths; and whether the
+ * thread has lately waited for a core (its run-queue time, sampled) */
+typedef struct {
+  double rate;     /* running average over about 8 waits of 1 (paid) and 0 (did not) */
+  double quick_ns; /* running average of the paying waits' lengths (ns) */
+  unsigned waits;  /* waits so far (for the probes) */
+  long sample_ns;  /* when the run-queue time was last read (monotonic ns), 0 never */
+  long queued_ns;  /* the run-queue time then (ns) */
+  int crowded;     /* the last sample found the thread waiting for a core */
+} wait_stats;
 
 typedef struct {
   struct mr_batch *b;
@@ -44,10 +66,13 @@ struct mr_batch {
   int sync_ready;       /* mutex and condition variables initialised */
   pthread_mutex_t lock; /* guards the fields below */
   pthread_cond_t go;    /* a new generation (or quit) */
-  pthread_cond_t done;  /* pending reached 0 */
+  pthread_cond_t done;  /* busy reached 0 */
   atomic_ulong generation;
-  atomic_int pending; /* workers still stepping the current generation */
-  int nsteps;  /* steps of the current generation */
+  atomic_ulong *claim; /* [n] the generation that last claimed each environment */
+  atomic_int busy;     /* workers claiming or stepping in the current generation */
+  wait_stats wait;     /* the caller's waits for the workers (the adaptive wait, below) */
+  wait_stats wake;     /* whether waking the workers for one-step calls pays (below) */
+  int nsteps;          /* steps of the current generation */
   int quit;
 };
 
@@ -74,19 +99,63 @@ static double thread_cpu_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* thread t's environments, and when timed the CPU time they took on this thread (the thread
- * CPU clock is a system call, a few µs on a virtual machine: off unless asked for) */
-static void step_share(mr_batch *b, int t, int nsteps) {
-  long n = b->n, T = b->threads;
-  double c0 = b->timed ? thread_cpu_seconds() : 0.0;
-  step_range(b, (int)(t * n / T), (int)((t + 1) * n / T), nsteps);
-  if (b->timed) b->cpu[t] = thread_cpu_seconds() - c0;
+/* claim environment i for generation g: 1 when this thread is the one to step it */
+static int claim_env(mr_batch *b, int i, unsigned long g) {
+  unsigned long old = atomic_load(&b->claim[i]);
+  return old < g && atomic_compare_exchange_strong(&b->claim[i], &old, g);
 }
 
-/* how long a thread watches a counter before it sleeps (ns): about four Solo-12 steps, longer
- * than a learning loop's work between two calls, short enough to cost little when the machine
- * has other work */
-#define SPIN_NS 50000L
+/* share s's environments that this thread claims in generation g, stepped (backwards: taking
+ * another thread's share from its end); returns how many */
+static int step_claimed(mr_batch *b, int s, unsigned long g, int nsteps, int backwards) {
+  long n = b->n, T = b->threads;
+  int lo = (int)(s * n / T), hi = (int)((s + 1) * n / T), done = 0;
+  for (int k = 0; k < hi - lo; ++k) {
+    int i = backwards ? hi - 1 - k : lo + k;
+    if (claim_env(b, i, g)) step_range(b, i, i + 1, nsteps), ++done;
+  }
+  return done;
+}
+
+/* thread t's work in generation g: its own share, then what the others have not claimed; when
+ * timed, the CPU time it took (the thread CPU clock is a system call, a few µs on a virtual
+ * machine: off unless asked for), recorded when this thread stepped something (a worker that
+ * wakes after the call has returned steps nothing and writes nothing) */
+static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
+  double c0 = b->timed ? thread_cpu_seconds() : 0.0;
+  int done = step_claimed(b, t, g, nsteps, 0);
+  for (int k = 1; k < b->threads; ++k)
+    done += step_claimed(b, (t + k) % b->threads, g, nsteps, 1);
+  if (b->timed && done) b->cpu[t] = thread_cpu_seconds() - c0;
+  return done;
+}
+
+/* The adaptive wait. A thread that waits (the caller for the workers, a worker for the next
+ * call) may watch its counter (atomic loads, no lock) before it sleeps on a condition variable:
+ * when the other thread ends soon, the watcher is still awake and costs no wake-up (two system
+ * calls and a context switch, several µs each on a virtual machine). But a watching thread holds
+ * a core: on a machine with other work it takes the core from the thread it waits for, and two
+ * threads end slower than one. So a thread watches only while watching pays: a wait pays when
+ * it ends within SPIN_MAX_NS (and, for a worker, finds work: environments left to claim). It
+ * keeps a running average of how often its waits paid; below one half watching is off (the
+ * other thread is descheduled: the machine is oversubscribed; or the caller works between
+ * calls), and one wait in PROBE still watches for SPIN_MAX_NS, so that watching turns on again
+ * (the average set to 3/4) as soon as a wait pays (a thread asleep would wake too late to learn
+ * that the machine has freed up). While on, it watches for twice the typical paying wait, at
+ * most SPIN_MAX_NS. And a thread never watches while the machine is oversubscribed: every
+ * SAMPLE_NS it reads how long it has waited for a core lately (Linux's schedstat), and over a
+ * tenth of the time means other programs want the cores, which a watch would only take from
+ * them and from the thread it waits for. The caller watches only the busy count, which counts the
+ * workers stepping right now (a worker that has not started is asleep or waiting for a core, and
+ * its environments are the caller's to take). Likewise the caller wakes sleeping workers for a
+ * one-step call only while that pays (they stepped something), and one call in PROBE otherwise:
+ * when the machine gives this process about one core, the caller ends up stepping every
+ * environment itself, and workers woken to find nothing only cost system calls. */
+
+/* the longest watch (ns): about four Solo-12 steps */
+#define SPIN_MAX_NS 50000L
+/* one wait in PROBE probes while watching is off */
+#define PROBE 16
 
 static long monotonic_ns(void) {
   struct timespec ts;
@@ -94,26 +163,83 @@ static long monotonic_ns(void) {
   return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-/* watch the generation until it differs from seen, for at most SPIN_NS */
-static void spin_for_generation(const mr_batch *b, unsigned long seen) {
-  long end = monotonic_ns() + SPIN_NS;
-  for (int k = 1; atomic_load(&b->generation) == seen; ++k)
-    if (k % 64 == 0 && monotonic_ns() > end) return;
+/* the calling thread's time spent runnable but waiting for a core (ns, Linux's
+ * /proc/thread-self/schedstat, second field), or -1 when it cannot be read */
+static long queued_ns(void) {
+  char buf[96];
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY);
+  if (fd < 0) return -1;
+  ssize_t k = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (k <= 0) return -1;
+  buf[k] = 0;
+  char *p = buf, *end;
+  strtoll(p, &end, 10);
+  long long q = strtoll(end, &p, 10);
+  return p == end ? -1 : (long)q;
 }
 
-/* watch pending until it reaches 0, for at most SPIN_NS */
-static void spin_for_done(const mr_batch *b) {
-  long end = monotonic_ns() + SPIN_NS;
-  for (int k = 1; atomic_load(&b->pending) > 0; ++k)
-    if (k % 64 == 0 && monotonic_ns() > end) return;
+/* whether the machine is oversubscribed for this thread: of the wall time since the last
+ * sample, more than CROWDED spent waiting for a core; sampled at most every SAMPLE_NS (three
+ * system calls) */
+#define SAMPLE_NS 2000000L
+#define CROWDED 0.1
+static int crowded(wait_stats *w, long now) {
+  if (now - w->sample_ns < SAMPLE_NS) return w->crowded;
+  long q = queued_ns();
+  if (q >= 0 && w->sample_ns > 0)
+    w->crowded = (double)(q - w->queued_ns) > CROWDED * (double)(now - w->sample_ns);
+  w->sample_ns = now, w->queued_ns = q;
+  return w->crowded;
+}
+
+/* whether watching (waking) is on, or this wait probes: not on a crowded machine */
+static int pays(wait_stats *w) {
+  if (crowded(w, monotonic_ns())) return 0;
+  return w->rate >= 0.5 || ++w->waits % PROBE == 0;
+}
+
+/* how long to watch before sleeping (ns), 0 for not at all */
+static long watch_ns(wait_stats *w) {
+  if (!pays(w)) return 0;
+  if (w->rate < 0.5) return SPIN_MAX_NS;
+  double t = 2.0 * w->quick_ns + 2000.0;
+  return t < SPIN_MAX_NS ? (long)t : SPIN_MAX_NS;
+}
+
+/* a wait of ns nanoseconds ended, and paid or not */
+static void waited(wait_stats *w, long ns, int paid) {
+  if (paid && w->rate < 0.5) {
+    w->rate = 0.75;
+  } else {
+    w->rate += 0.125 * ((paid ? 1.0 : 0.0) - w->rate);
+  }
+  if (paid) w->quick_ns += 0.25 * ((double)ns - w->quick_ns);
+}
+
+/* watch the generation until it differs from seen, for at most budget ns */
+static void spin_for_generation(const mr_batch *b, unsigned long seen, long start, long budget) {
+  if (budget <= 0) return;
+  for (int k = 1; atomic_load(&b->generation) == seen; ++k)
+    if (k % 64 == 0 && monotonic_ns() - start > budget) return;
+}
+
+/* watch the busy count until it reaches 0 (workers are stepping meanwhile), for at most budget
+ * ns */
+static void spin_for_done(const mr_batch *b, long start, long budget) {
+  if (budget <= 0) return;
+  for (int k = 1; atomic_load(&b->busy) > 0; ++k)
+    if (k % 64 == 0 && monotonic_ns() - start > budget) return;
 }
 
 static void *worker_main(void *p) {
   worker_arg *a = p;
   mr_batch *b = a->b;
   unsigned long seen = 0;
+  wait_stats ws = {0.75, 0.0, 0, 0, 0, 0};
   for (;;) {
-    spin_for_generation(b, seen);
+    long start = monotonic_ns();
+    spin_for_generation(b, seen, start, watch_ns(&ws));
     pthread_mutex_lock(&b->lock);
     while (b->generation == seen && !b->quit)
       pthread_cond_wait(&b->go, &b->lock);
@@ -123,10 +249,14 @@ static void *worker_main(void *p) {
     }
     seen = atomic_load(&b->generation);
     int nsteps = b->nsteps;
+    atomic_fetch_add(&b->busy, 1);
     pthread_mutex_unlock(&b->lock);
-    step_share(b, a->t, nsteps);
+    long wait = monotonic_ns() - start;
+    /* a worker that wakes to find every environment taken waited for nothing */
+    int work = step_share(b, a->t, seen, nsteps);
+    waited(&ws, wait, work && wait <= SPIN_MAX_NS);
     pthread_mutex_lock(&b->lock);
-    if (--b->pending == 0) pthread_cond_signal(&b->done);
+    if (atomic_fetch_sub(&b->busy, 1) == 1) pthread_cond_signal(&b->done);
     pthread_mutex_unlock(&b->lock);
   }
 }
@@ -145,24 +275,32 @@ static mr_status batch_outcome(const mr_batch *b, mr_error *err) {
                       first, b->errors[first].msg);
 }
 
+/* whether this call wakes the sleeping workers: a call of several steps always (a wake-up is
+ * little beside that work), a call of one step while that pays (the adaptive wait above) */
+static int wake_workers(mr_batch *b, int nsteps) {
+  return nsteps > 1 || pays(&b->wake);
+}
+
 mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
   if (nsteps < 0)
     return mr_error_set(err, MR_ERR_INVALID, "batch step: nsteps = %d is negative", nsteps);
+  if (b->timed) memset(b->cpu, 0, (size_t)b->threads * sizeof *b->cpu);
+  pthread_mutex_lock(&b->lock);
+  b->nsteps = nsteps;
+  unsigned long g = ++b->generation;
+  if (b->started > 0 && wake_workers(b, nsteps)) pthread_cond_broadcast(&b->go);
+  pthread_mutex_unlock(&b->lock);
+  int own = step_share(b, 0, g, nsteps);
   if (b->started > 0) {
+    long start = monotonic_ns();
+    spin_for_done(b, start, watch_ns(&b->wait));
     pthread_mutex_lock(&b->lock);
-    b->nsteps = nsteps;
-    b->pending = b->started;
-    ++b->generation;
-    pthread_cond_broadcast(&b->go);
-    pthread_mutex_unlock(&b->lock);
-  }
-  step_share(b, 0, nsteps);
-  if (b->started > 0) {
-    spin_for_done(b);
-    pthread_mutex_lock(&b->lock);
-    while (b->pending > 0)
+    while (atomic_load(&b->busy) > 0)
       pthread_cond_wait(&b->done, &b->lock);
     pthread_mutex_unlock(&b->lock);
+    long wait = monotonic_ns() - start;
+    waited(&b->wait, wait, wait <= SPIN_MAX_NS);
+    if (nsteps == 1) waited(&b->wake, 0, own < b->n);
   }
   return batch_outcome(b, err);
 }
@@ -203,6 +341,7 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   mr_batch *b = calloc(1, sizeof *b);
   if (!b) return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory"), NULL;
   b->w = w, b->n = n, b->threads = threads < n ? threads : n;
+  b->wait.rate = b->wake.rate = 0.75;
   b->nq = w->model->nq, b->nv = w->model->nv;
   b->sims = calloc((size_t)n, sizeof *b->sims);
   b->status = calloc((size_t)n, sizeof *b->status);
@@ -210,7 +349,8 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   b->workers = calloc((size_t)b->threads, sizeof *b->workers);
   b->args = calloc((size_t)b->threads, sizeof *b->args);
   b->cpu = calloc((size_t)b->threads, sizeof *b->cpu);
-  if (!b->sims || !b->status || !b->errors || !b->workers || !b->args || !b->cpu) {
+  b->claim = calloc((size_t)n, sizeof *b->claim);
+  if (!b->sims || !b->status || !b->errors || !b->workers || !b->args || !b->cpu || !b->claim) {
     mr_batch_free(b);
     return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory for %d environments", n), NULL;
   }
@@ -237,7 +377,7 @@ void mr_batch_free(mr_batch *b) {
   for (int i = 0; b->sims && i < b->n; ++i)
     mr_sim_free(b->sims[i]);
   free(b->sims), free(b->status), free(b->errors), free(b->workers), free(b->args);
-  free(b->cpu);
+  free(b->cpu), free(b->claim);
   free(b);
 }
 
