@@ -14,7 +14,8 @@
 #   make bench-peers moreau against MuJoCo (installs libmujoco-dev first), -O3 -march=native
 #   make deps       install the Debian packages the build needs
 #   make experiments  the contact-model experiments B1–B11: docs/results/*.csv and *.png
-#   make robots-table the example-robot-data table of docs/robots.md (tests/test_robots_corpus.c)
+#   make robots-table the example-robot-data and MJCF tables of docs/robots.md
+#                   (tests/test_robots_corpus.c)
 #   make format     apply .clang-format to the sources
 #   make shared     build/libmoreau.so (versioned soname) and build/moreau.pc
 #   make install    library (static and shared), headers, moreau.pc, the CMake package
@@ -39,10 +40,10 @@ DEB_PKGS = gcc make pkg-config libccd-dev libcglm-dev libyaml-dev libcmocka-dev 
            libsuitesparse-dev libjansson-dev libwebsockets-dev
 # plotting, for make experiments only
 EXP_PKGS = gnuplot-nox
-# the test suite's reference implementations (FCL for tests/test_collision_fcl.c), the CMake
-# build it checks (tests/test_cmake.c, the find_package consumers of tests/test_install.c) and
-# libspng for the viewer tests' screenshots
-TEST_PKGS = libfcl-dev cmake libspng-dev
+# the test suite's reference implementations (FCL for tests/test_collision_fcl.c, MuJoCo 2.2.2
+# for tests/test_mjcf_mujoco.c), the CMake build it checks (tests/test_cmake.c, the find_package
+# consumers of tests/test_install.c) and libspng for the viewer tests' screenshots
+TEST_PKGS = libfcl-dev cmake libspng-dev libmujoco-dev
 # libFuzzer (clang's -fsanitize=fuzzer and its runtime), for make fuzz and make check
 FUZZ_PKGS = clang libclang-rt-14-dev
 
@@ -78,7 +79,7 @@ LIBRARY  = $(BUILD)/libmoreau.a
 PROGRAM  = $(BUILD)/moreau
 
 # one libFuzzer harness per parser (fuzz/fuzz_NAME.c, seeds in fuzz/corpus/NAME/)
-FUZZ_NAMES = scene urdf mesh problem qpcc live
+FUZZ_NAMES = scene urdf mjcf mesh problem qpcc live
 FUZZ_TIME  ?= 60
 FUZZ_SMOKE ?= 5
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -155,6 +156,8 @@ $(BUILD)/tests/%: tests/%.c $(LIBRARY)
 
 # the viewer tests decode PNG screenshots with libspng
 $(BUILD)/tests/test_viewer $(BUILD)/tests/test_viewer_live: TEST_LIBS = $(shell pkg-config --libs spng)
+# the MJCF cross-check loads every model in MuJoCo too
+$(BUILD)/tests/test_mjcf_mujoco: TEST_LIBS = -lmujoco
 
 # the FCL cross-check links a C++ helper against FCL (and through fcl.pc Eigen and octomap)
 $(BUILD)/tests/fcl_ref.o: tests/fcl_ref.cpp tests/fcl_ref.h
@@ -237,9 +240,11 @@ fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
 	  CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" fuzz-run
 
-# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md)
+# one-line bugs applied one at a time to a scratch copy (tools/mutants.tsv, docs/testing.md);
+# MUTANTS passes options, e.g. MUTANTS="--only ID,ID --tests test_foo,python"
+MUTANTS ?=
 mutants: deps
-	/usr/bin/python3 tools/mutants.py --shared $(SHARED)
+	/usr/bin/python3 tools/mutants.py --shared $(SHARED) $(MUTANTS)
 
 bench-bins: $(BENCH_BIN)
 
@@ -281,10 +286,13 @@ experiments: deps
 # table markers of the page (steps/s are this machine's, at the time of the run)
 robots-table: deps $(BUILD)/tests/test_robots_corpus
 	MOREAU_SHARED=$(SHARED) MOREAU_ROBOTS_TABLE=$(BUILD)/robots_table.md \
-	  $(BUILD)/tests/test_robots_corpus
-	awk -v t=$(BUILD)/robots_table.md '/<!-- robots-table -->/ {print; while ((getline l < t) > 0) \
-	  print l; skip = 1; next} /<!-- end robots-table -->/ {skip = 0} !skip' docs/robots.md \
-	  > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md
+	  MOREAU_MJCF_TABLE=$(BUILD)/mjcf_table.md $(BUILD)/tests/test_robots_corpus
+	for m in robots mjcf; do \
+	  awk -v t=$(BUILD)/$${m}_table.md -v m=$$m '$$0 == "<!-- " m "-table -->" {print; \
+	    while ((getline l < t) > 0) print l; skip = 1; next} \
+	    $$0 == "<!-- end " m "-table -->" {skip = 0} !skip' docs/robots.md \
+	    > $(BUILD)/robots.md && mv $(BUILD)/robots.md docs/robots.md || exit 1; \
+	done
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(BENCH_SRC) $(PEERS_SRC) \

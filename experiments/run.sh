@@ -452,10 +452,11 @@ B6_R="0 1e-4 3e-4 1e-3 3e-3 1e-2 3e-2 1e-1"
 B6_SOLVERS="ncp-pgs ncp-admm ccp-admm"
 
 # solo_with_feet "MATERIAL KEYS": the Solo-12 push scene with its robot's friction replaced by a
-# material 'foot' holding those keys
+# material 'foot' holding those keys; the URDF path, relative to the scene, made absolute since
+# the copy is written elsewhere
 solo_with_feet() {
-  sed "s/^robots:/materials:\n  foot: {$1}\nrobots:/; s/^    friction: 0.9\$/    material: foot/" \
-    scenes/b8_solo_push.yaml
+  sed "s/^robots:/materials:\n  foot: {$1}\nrobots:/; s/^    friction: 0.9\$/    material: foot/;
+    s|^\(    urdf: \)\.\./|\1$PWD/|" scenes/b8_solo_push.yaml
 }
 
 b6() {

@@ -11,7 +11,7 @@ extern "C" {
 
 namespace {
 
-// a primitive from moreau's type code (1 sphere, 2 box, 3 capsule, 4 cylinder) and size
+// a primitive from moreau's type code (1 sphere, 2 box, 3 capsule, 4 cylinder, 5 ellipsoid) and size
 std::shared_ptr<fcl::CollisionGeometryd> make_shape(int type, const double *s) {
   switch (type) {
   case 1:
@@ -22,6 +22,8 @@ std::shared_ptr<fcl::CollisionGeometryd> make_shape(int type, const double *s) {
     return std::make_shared<fcl::Capsuled>(s[0], 2 * s[1]);
   case 4:
     return std::make_shared<fcl::Cylinderd>(s[0], 2 * s[1]);
+  case 5:
+    return std::make_shared<fcl::Ellipsoidd>(s[0], s[1], s[2]);
   default:
     return nullptr;
   }

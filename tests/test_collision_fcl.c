@@ -1,6 +1,7 @@
 /* The pair routines against FCL 0.7 (Debian libfcl-dev; tests/fcl_ref.cpp): the distance of
- * capsule–box, cylinder–box, cylinder–cylinder, cylinder–capsule, box–box, capsule–capsule and
- * sphere–cylinder pairs placed 0.1 to 5 mm apart along a random axis (further apart along others), 1000 poses
+ * capsule–box, cylinder–box, cylinder–cylinder, cylinder–capsule, box–box, capsule–capsule,
+ * sphere–cylinder, ellipsoid–box, ellipsoid–ellipsoid and ellipsoid–capsule pairs placed 0.1 to
+ * 5 mm apart along a random axis (further apart along others), 1000 poses
  * each, a quarter with the two shapes' axes aligned (face-on-face, parallel edges); and boxes
  * with nearly parallel faces, also against a brute-force distance.
  *
@@ -56,7 +57,8 @@ static void run_kind(const char *name, mr_geom_type ta, mr_geom_type tb, uint64_
   for (int k = 0; k < 1000; ++k) {
     mr_geom a = make_geom(ta, test_rand(&s, 0.04, 0.2), test_rand(&s, 0.04, 0.3));
     mr_geom b = make_geom(tb, test_rand(&s, 0.04, 0.2), test_rand(&s, 0.04, 0.3));
-    if (tb == MR_GEOM_BOX) b.size[2] = test_rand(&s, 0.04, 0.3);
+    if (tb == MR_GEOM_BOX || tb == MR_GEOM_ELLIPSOID) b.size[2] = test_rand(&s, 0.04, 0.3);
+    if (ta == MR_GEOM_ELLIPSOID) a.size[2] = test_rand(&s, 0.04, 0.3);
     mr_se3 Xb = random_pose(&s), Xa = random_pose(&s);
     Xa.p = Xb.p;                 /* then moved along u to the target gap */
     if (k % 4 == 1) Xa.R = Xb.R; /* face-on-face, parallel edges */
@@ -108,6 +110,15 @@ static void test_capsule_capsule(void **state) {
 }
 static void test_sphere_cylinder(void **state) {
   run_kind("sphere-cylinder", MR_GEOM_SPHERE, MR_GEOM_CYLINDER, 18);
+}
+static void test_ellipsoid_box(void **state) {
+  run_kind("ellipsoid-box", MR_GEOM_ELLIPSOID, MR_GEOM_BOX, 19);
+}
+static void test_ellipsoid_ellipsoid(void **state) {
+  run_kind("ellipsoid-ellipsoid", MR_GEOM_ELLIPSOID, MR_GEOM_ELLIPSOID, 20);
+}
+static void test_ellipsoid_capsule(void **state) {
+  run_kind("ellipsoid-capsule", MR_GEOM_ELLIPSOID, MR_GEOM_CAPSULE, 21);
 }
 
 /* corner v (bits x, y, z) of box g at X */
@@ -218,6 +229,8 @@ int main(void) {
       cmocka_unit_test(test_cylinder_cylinder), cmocka_unit_test(test_cylinder_capsule),
       cmocka_unit_test(test_box_box),           cmocka_unit_test(test_box_box_near_parallel),
       cmocka_unit_test(test_capsule_capsule),   cmocka_unit_test(test_sphere_cylinder),
+      cmocka_unit_test(test_ellipsoid_box),     cmocka_unit_test(test_ellipsoid_ellipsoid),
+      cmocka_unit_test(test_ellipsoid_capsule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,12 @@ static mr_vec3 local_support(const mr_geom *g, mr_vec3 d) {
   case MR_GEOM_CYLINDER:
     return mr_v3(rho > 0 ? s[0] * d.v[0] / rho : 0, rho > 0 ? s[0] * d.v[1] / rho : 0,
                  d.v[2] >= 0 ? s[1] : -s[1]);
+  case MR_GEOM_ELLIPSOID: { /* the point of the surface whose normal is d: D² d / |D d| */
+    mr_vec3 Dd = mr_v3(s[0] * d.v[0], s[1] * d.v[1], s[2] * d.v[2]);
+    double n = mr_v3_norm(Dd);
+    return n > 0 ? mr_v3(s[0] * Dd.v[0] / n, s[1] * Dd.v[1] / n, s[2] * Dd.v[2] / n)
+                 : mr_v3(0, 0, s[2]);
+  }
   case MR_GEOM_MESH: {
     const mr_mesh *m = g->mesh;
     int best = 0;
@@ -152,9 +158,33 @@ static double oracle(const body *a, const body *b, int ndirs, const mr_vec3 *see
   return best;
 }
 
-/* closed-form signed distances in a shape's frame: sphere, box, capsule, cylinder */
+/* an ellipsoid's signed distance: the nearest surface point x_i = a_i² p_i / (t + a_i²) where
+ * f(t) = Σ (a_i p_i / (t + a_i²))² = 1, f decreasing on (−min a², ∞); outside the root is t > 0,
+ * inside t ∈ (−min a², 0) (the nearest of the stationary points); bisection to round-off */
+static double sdf_ellipsoid(const double *a, mr_vec3 p) {
+  double lo = -fmin(a[0] * a[0], fmin(a[1] * a[1], a[2] * a[2])), hi = 0;
+  double in = 0;
+  for (int k = 0; k < 3; ++k)
+    in += p.v[k] * p.v[k] / (a[k] * a[k]);
+  if (in > 1) lo = 0, hi = mr_v3_norm(p) * fmax(a[0], fmax(a[1], a[2])) + 1;
+  for (int it = 0; it < 200; ++it) {
+    double t = 0.5 * (lo + hi), f = 0;
+    for (int k = 0; k < 3; ++k)
+      f += pow(a[k] * p.v[k] / (t + a[k] * a[k]), 2);
+    if (f > 1) lo = t;
+    else hi = t;
+  }
+  double t = 0.5 * (lo + hi), d2 = 0;
+  for (int k = 0; k < 3; ++k)
+    d2 += pow(p.v[k] - a[k] * a[k] * p.v[k] / (t + a[k] * a[k]), 2);
+  return in > 1 ? sqrt(d2) : -sqrt(d2);
+}
+
+/* closed-form signed distances in a shape's frame: sphere, box, capsule, cylinder (an
+ * ellipsoid's by bisection) */
 static double sdf_local(const mr_geom *g, mr_vec3 x) {
   const double *s = g->size;
+  if (g->type == MR_GEOM_ELLIPSOID) return sdf_ellipsoid(s, x);
   if (g->type == MR_GEOM_SPHERE) return mr_v3_norm(x) - s[0];
   if (g->type == MR_GEOM_BOX) {
     double q[3], out = 0, in = -INFINITY;
@@ -410,6 +440,15 @@ static void test_capsule_capsule(void **state) {
 static void test_sphere_cylinder(void **state) {
   run_kind("sphere-cylinder", MR_GEOM_SPHERE, MR_GEOM_CYLINDER, 9, 0);
 }
+static void test_ellipsoid_box(void **state) {
+  run_kind("ellipsoid-box", MR_GEOM_ELLIPSOID, MR_GEOM_BOX, 10, 9);
+}
+static void test_ellipsoid_ellipsoid(void **state) {
+  run_kind("ellipsoid-ellipsoid", MR_GEOM_ELLIPSOID, MR_GEOM_ELLIPSOID, 11, 0);
+}
+static void test_ellipsoid_capsule(void **state) {
+  run_kind("ellipsoid-capsule", MR_GEOM_ELLIPSOID, MR_GEOM_CAPSULE, 12, 21);
+}
 
 /* ---- resting manifolds: at least 3 points on the face, Φ = 0 ± 1e-9 ---- */
 
@@ -473,6 +512,8 @@ int main(void) {
       cmocka_unit_test(test_mesh_mesh),        cmocka_unit_test(test_cylinder_cylinder),
       cmocka_unit_test(test_cylinder_capsule), cmocka_unit_test(test_capsule_mesh),
       cmocka_unit_test(test_capsule_capsule),  cmocka_unit_test(test_sphere_cylinder),
+      cmocka_unit_test(test_ellipsoid_box), cmocka_unit_test(test_ellipsoid_ellipsoid),
+      cmocka_unit_test(test_ellipsoid_capsule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,35 @@ static void test_ldlt_names_joint(void **state) {
   mr_model_free(m);
 }
 
+/* two arms numbered breadth-first (shoulder 1, shoulder 2, then the first arm's elbow): the
+ * first shoulder's subtree {0, 2} is not a contiguous range, so the factorisation walks λ
+ * chains (ldlt.c, factor_chains); the elbow's entry set to −5 is met first and named */
+static void test_ldlt_chains_names_joint(void **state) {
+  mr_model *m = mr_model_create("arms");
+  mr_inertia Y = {1.0, mr_v3(0, 0, -0.25), mr_m3_diag(0.01, 0.01, 0.001)};
+  mr_error err = {0};
+  mr_se3 down = mr_se3_make(mr_m3_identity(), mr_v3(0, 0, -0.5));
+  assert_int_equal(mr_model_add_body(m, 0, "shoulder1", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(0, 1, 0), "upper1", Y, &err),
+                   1);
+  assert_int_equal(mr_model_add_body(m, 0, "shoulder2", MR_JOINT_REVOLUTE, mr_se3_identity(),
+                                     mr_v3(1, 0, 0), "upper2", Y, &err),
+                   2);
+  assert_int_equal(
+      mr_model_add_body(m, 1, "elbow", MR_JOINT_REVOLUTE, down, mr_v3(0, 1, 0), "lower", Y, &err),
+      3);
+  mr_data *d = mr_data_create(m);
+  double q[3] = {0.3, 0.1, -0.2};
+  mr_crba(m, d, q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_OK);
+  d->M[mr_tri_at(d, 2, 2)] = -5.0;
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_ERR_NUMERIC);
+  assert_non_null(strstr(err.msg, "ldlt: pivot -5 of dof 2 (body 'lower', joint 'elbow' "
+                                  "coordinate 0 of 1) is not positive"));
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
 /* a free body: dof 3 is the first angular coordinate of its 6 */
 static void test_ldlt_names_free_coordinate(void **state) {
   mr_model *m = mr_model_create("ball");
@@ -78,6 +107,7 @@ static void test_run_names_contact(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ldlt_names_joint),
+      cmocka_unit_test(test_ldlt_chains_names_joint),
       cmocka_unit_test(test_ldlt_names_free_coordinate),
       cmocka_unit_test(test_run_names_contact),
   };

@@ -17,7 +17,11 @@
  *
  * The robots run in parallel worker processes (MOREAU_TEST_JOBS, default 2). With
  * MOREAU_ROBOTS_TABLE=FILE the results are written as the Markdown table of docs/robots.md
- * (`make robots-table`). */
+ * (`make robots-table`).
+ *
+ * The MJCF reference models ($MOREAU_SHARED/reference/mjcf): each loads as `moreau check` loads
+ * it and steps 1 s with the default solver and zero controls, or is refused with its reason;
+ * MOREAU_MJCF_TABLE=FILE writes their table of docs/robots.md. */
 #include "test_util.h"
 
 #include <errno.h>
@@ -539,9 +543,129 @@ static void test_corpus(void **state) {
   assert_int_equal(failed, 0);
 }
 
+/* ---- MJCF models ($MOREAU_SHARED/reference/mjcf, docs/mjcf.md) ---- */
+
+/* Every reference MJCF model: loaded as `moreau check` loads it (mr_scene_load), then stepped 1 s
+ * of its own timestep with the default solver and zero controls (no error, finite state), or
+ * refused with its reason. */
+typedef struct {
+  const char *file;    /* under reference/mjcf */
+  const char *refused; /* a substring of the refusal, NULL when the model loads */
+} mjcf_case;
+
+static const mjcf_case mjcf_cases[] = {
+    {"dm_control/suite/acrobot.xml", NULL},
+    {"dm_control/suite/cartpole.xml", NULL},
+    {"dm_control/suite/cheetah.xml", NULL},
+    {"dm_control/suite/finger.xml", NULL},
+    {"dm_control/suite/fish.xml", "a fixed tendon with stiffness"},
+    {"dm_control/suite/hopper.xml", NULL},
+    {"dm_control/suite/humanoid.xml", NULL},
+    {"dm_control/suite/manipulator.xml", NULL},
+    {"dm_control/suite/pendulum.xml", NULL},
+    {"dm_control/suite/point_mass.xml", NULL},
+    {"dm_control/suite/reacher.xml", NULL},
+    {"dm_control/suite/stacker.xml", NULL},
+    {"dm_control/suite/swimmer.xml", "fluid forces"},
+    {"mujoco/model/humanoid/humanoid.xml", NULL},
+    {"mujoco/model/car/car.xml", "unrecognized attribute 'actuatorfrcrange'"},
+    {"mujoco/model/balloons/balloons.xml", "unrecognized attribute 'gravcomp'"},
+    {"mujoco/model/adhesion/active_adhesion.xml", "unrecognized attribute 'memory'"},
+    {"mujoco/model/slider_crank/slider_crank.xml", "slider-crank transmission"},
+    {"mujoco/model/tendon_arm/arm26.xml", "muscle actuators"},
+};
+#define NMJCF ((int)(sizeof mjcf_cases / sizeof mjcf_cases[0]))
+
+typedef struct {
+  int ok, nq, nv, nu, stepped;
+  long unconverged;
+  double mass, penetration;
+  char msg[MR_ERROR_MSG_MAX];
+} mjcf_result;
+
+static void run_mjcf(const char *root, const mjcf_case *c, mjcf_result *r) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", root, c->file);
+  memset(r, 0, sizeof *r);
+  mr_scene s;
+  mr_error e = {MR_OK, ""};
+  if (mr_scene_load(path, &s, &e)) {
+    snprintf(r->msg, sizeof r->msg, "%s", e.msg);
+    r->ok = c->refused && strstr(e.msg, c->refused);
+    return;
+  }
+  r->nq = s.model->nq, r->nv = s.model->nv, r->nu = s.nactuators;
+  r->mass = mr_model_total_mass(s.model);
+  mr_sim *sim = mr_sim_from_scene(&s, NULL, &e);
+  int n = (int)lround(1.0 / s.timestep);
+  r->ok = sim != NULL && !c->refused;
+  for (int k = 0; r->ok && k < n; ++k) {
+    if (mr_sim_step(sim, &e)) {
+      snprintf(r->msg, sizeof r->msg, "step %d: %.480s", k + 1, e.msg);
+      r->ok = 0;
+    }
+    for (int i = 0; r->ok && i < s.model->nq; ++i)
+      r->ok = isfinite(mr_sim_q(sim)[i]);
+    if (r->ok)
+      r->stepped = k + 1, r->penetration = fmax(r->penetration, mr_sim_last(sim)->penetration);
+  }
+  if (sim) r->unconverged = mr_sim_get_warnings(sim)->not_converged;
+  if (!sim) snprintf(r->msg, sizeof r->msg, "simulator: %.480s", e.msg);
+  if (c->refused) snprintf(r->msg, sizeof r->msg, "loads, expected a refusal");
+  mr_sim_free(sim);
+  mr_scene_free(&s);
+}
+
+static void write_mjcf_table(const char *path, const mjcf_result *res) {
+  FILE *f = fopen(path, "w");
+  if (!f) fail_msg("%s: %s", path, strerror(errno));
+  fprintf(f, "| model | nq / nv | actuators | loads | steps (1 s, zero controls) | unconverged "
+             "steps | max penetration (m) | mass (kg) |\n|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < NMJCF; ++i) {
+    const mjcf_case *c = &mjcf_cases[i];
+    const mjcf_result *r = &res[i];
+    if (c->refused) {
+      const char *why = strstr(r->msg, ": ");
+      fprintf(f, "| %s | | | refused: %s | | | | |\n", c->file, why ? why + 2 : r->msg);
+      continue;
+    }
+    fprintf(f, "| %s | %d / %d | %d | %s | %d | %ld | %.3g | %.4g |\n", c->file, r->nq, r->nv,
+            r->nu, r->ok ? "yes" : "**no**", r->stepped, r->unconverged, r->penetration, r->mass);
+  }
+  fclose(f);
+}
+
+static void test_mjcf_corpus(void **state) {
+  char root[4096];
+  const char *shared = getenv("MOREAU_SHARED");
+  snprintf(root, sizeof root, "%s/reference/mjcf", shared ? shared : "../shared");
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s/README.md", root);
+  FILE *f = fopen(probe, "r");
+  if (!f) {
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) fail_msg("the MJCF reference models are missing");
+    skip();
+  }
+  fclose(f);
+  static mjcf_result res[NMJCF];
+  int failed = 0;
+  for (int i = 0; i < NMJCF; ++i) {
+    run_mjcf(root, &mjcf_cases[i], &res[i]);
+    printf("%-46s %s nq %3d nv %3d steps %4d unconverged %4ld %s\n", mjcf_cases[i].file,
+           res[i].ok ? "ok  " : "FAIL", res[i].nq, res[i].nv, res[i].stepped, res[i].unconverged,
+           res[i].ok && !mjcf_cases[i].refused ? "" : res[i].msg);
+    failed += !res[i].ok;
+  }
+  const char *table = getenv("MOREAU_MJCF_TABLE");
+  if (table) write_mjcf_table(table, res);
+  assert_int_equal(failed, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_corpus),
+      cmocka_unit_test(test_mjcf_corpus),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,16 +87,25 @@ static void test_srdf_package_layout(void **state) {
   mr_scene_free(&sc);
 }
 
-/* what is neither: another XML document is refused by its root element; a damaged .urdf gets
- * the URDF reader's message, not the YAML parser's; a URDF that needs a repair fails with the
- * loader's message and where such keys go */
+/* what is neither: an XML document whose root is <mujoco> is an MJCF model (after a prolog and
+ * comments), another XML document is refused by its root element; a damaged .urdf gets the URDF
+ * reader's message, not the YAML parser's; a URDF that needs a repair fails with the loader's
+ * message and where such keys go */
 static void test_not_a_scene(void **state) {
   char path[64];
   mr_scene sc;
   mr_error err;
-  cli_write_temp("<?xml version='1.0'?>\n<!-- a model -->\n<mujoco model='m'/>\n", ".xml", path);
+  cli_write_temp("<?xml version='1.0'?>\n<!-- a model -->\n<mujoco model='m'><option "
+                 "timestep='0.004'/></mujoco>\n",
+                 ".xml", path);
+  assert_int_equal(mr_scene_load(path, &sc, &err), MR_OK);
+  assert_near(sc.timestep, 0.004, 0); /* the model's own option */
+  mr_scene_free(&sc);
+  remove(path);
+  cli_write_temp("<?xml version='1.0'?>\n<!-- a model -->\n<sdf version='1.6'/>\n", ".xml", path);
   assert_int_equal(mr_scene_load(path, &sc, &err), MR_ERR_UNSUPPORTED);
-  assert_non_null(strstr(err.msg, "root element is <mujoco>"));
+  assert_non_null(strstr(err.msg, "root element is <sdf>"));
+  assert_non_null(strstr(err.msg, "MJCF model (<mujoco>)"));
   remove(path);
   cli_write_temp("robot: {name: r\n", ".urdf", path);
   assert_int_equal(mr_scene_load(path, &sc, &err), MR_ERR_PARSE);

@@ -13,7 +13,8 @@ row must follow it; 2 or more: the row must quote more context). --check does on
 working tree, and exits. The scratch copy keeps one build directory, so each mutation rebuilds
 only the mutated file and relinks; the test programs then run --jobs at a time, fastest first,
 until one fails (the others are stopped), each under a time limit (a hang counts as caught: the
-suite does not pass). The result table is markdown, written to --out (default build/mutants.md)
+suite does not pass). A mutation that does not compile (-Werror: a variable it leaves unused)
+is `NO BUILD`, with the compiler's error, and counts as not caught. The result table is markdown, written to --out (default build/mutants.md)
 and stdout, with the run's wall time. --tests builds and runs only the named test programs: a
 `caught` stands, a `SURVIVED` then means only that those programs miss the mutation (the table
 says which programs ran).
@@ -210,23 +211,26 @@ def main():
         programs = order_by_speed(work, programs, env)
         results = []
         for mid, file, old, new, what in rows:
+            t0 = time.monotonic()
             path = os.path.join(work, file)
             src = open(path).read()
             open(path, "w").write(src.replace(old, new, 1))
             r = build(work, args.jobs, programs)
-            if r.returncode != 0:
-                verdict, by = "caught", "build"
+            if r.returncode != 0:  # not a bug the tests could see: the row must change
+                err = [ln for ln in r.stdout.splitlines() if "error" in ln]
+                verdict, by = "NO BUILD", (err[0] if err else "the build fails")[:120]
             else:
                 failed = run_tests(work, programs, env, args.jobs)
                 verdict, by = ("caught", failed) if failed else ("SURVIVED", "-")
             open(path, "w").write(src)
-            results.append((mid, file, what, verdict, by))
-            print(f"{mid:28s} {verdict:9s} {by}", flush=True)
+            secs = time.monotonic() - t0
+            results.append((mid, file, what, verdict, by, secs))
+            print(f"{mid:28s} {verdict:9s} {by} ({secs:.0f} s)", flush=True)
         build(work, args.jobs, programs)  # leave the scratch tree clean for a rerun
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    lines = ["| mutation | file | the bug | verdict | caught by |", "|---|---|---|---|---|"]
-    lines += [f"| {m} | {f} | {w} | {v} | {b} |" for m, f, w, v, b in results]
+    lines = ["| mutation | file | the bug | verdict | caught by | s |", "|---|---|---|---|---|---|"]
+    lines += [f"| {m} | {f} | {w} | {v} | {b} | {t:.0f} |" for m, f, w, v, b, t in results]
     caught = sum(1 for r in results if r[3] == "caught")
     lines.append("")
     lines.append(f"{caught} of {len(results)} mutations caught"

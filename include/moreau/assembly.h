@@ -24,7 +24,9 @@
 typedef enum {
   MR_ROWS_CONTACT = 0, /* a contact from the collision module */
   MR_ROWS_LIMIT,       /* a joint limit: a frictionless contact (μ = 0) on one velocity dof,
-                          rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound */
+                          rows (0, 0, sign e_dofᵀ), Φ_N = the distance to the bound; with a
+                          non-zero ratio, a limit on two joints: rows (0, 0, sign (e_dofᵀ −
+                          ratio e_dof2ᵀ)), Φ_N the distance of q_dof − ratio q_dof2 to its bound */
   MR_ROWS_POINT,       /* a bilateral point constraint: rows = the world-frame relative
                           velocity of point (on body1) and point2 (on body2), λ ∈ R³ */
   MR_ROWS_MIMIC,       /* a bilateral joint coupling: rows (0, 0, e_dofᵀ − ratio e_dof2ᵀ),
@@ -49,8 +51,9 @@ typedef struct {
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT, MR_ROWS_FRICTION: the velocity index of the joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
-  int dof2;         /* MR_ROWS_MIMIC: the leader's velocity index (dof is the follower's) */
-  double ratio;     /* MR_ROWS_MIMIC: the multiplier */
+  int dof2;         /* MR_ROWS_MIMIC: the leader's velocity index (dof is the follower's);
+                       MR_ROWS_LIMIT with a ratio: the second joint's */
+  double ratio;     /* MR_ROWS_MIMIC: the multiplier; MR_ROWS_LIMIT: 0 for one joint */
   mr_vec3 point2;   /* MR_ROWS_POINT: the anchor on body2, world frame (point is body1's) */
   double baumgarte; /* MR_ROWS_POINT, MR_ROWS_MIMIC: fraction of the position error (point −
                        point2, or Φ) removed per step, g += baumgarte error / Δt² */

@@ -83,9 +83,10 @@ typedef struct {
                            (default 1000) */
   double ccd_tolerance; /* libccd MPR tolerance (default 1e-9) */
   const mr_geom_pair *exclude;
-  int nexclude; /* pairs never tested */
+  int nexclude; /* pairs never tested (besides the model's filter_exclude) */
   const mr_geom_pair *include;
-  int ninclude; /* pairs always tested (bypass other filters) */
+  int ninclude; /* pairs always tested, bypassing other filters (besides the model's
+                   filter_include) */
   const mr_pair_material *materials;
   int nmaterials; /* per-pair material overrides */
 } mr_collision_settings;

@@ -133,6 +133,11 @@ typedef struct {
   int *dof_body;          /* the body whose joint owns each velocity coordinate */
   int nmimics;
   mr_mimic *mimics;       /* [nmimics] joint couplings */
+  /* collision filters beyond groups and masks (an MJCF model's <contact> exclusions and
+     pairs): geometry pairs never tested, and pairs always tested whatever the other filters
+     say; 2 x n geometry indices each */
+  int nfilter_exclude, nfilter_include;
+  int *filter_exclude, *filter_include;
 
   /* capacities of the arrays above (building only) */
   int cap_bodies, cap_frames, cap_geoms, cap_q, cap_v, cap_mimics;
@@ -175,6 +180,10 @@ mr_geom mr_geom_default(mr_geom_type type, int body);
 int mr_model_is_mimic_follower(const mr_model *m, int b);
 int mr_model_add_mimic(mr_model *m, int follower, int leader, double multiplier, double offset,
                        mr_error *err);
+
+/* Add a geometry pair to the collision filters: never tested (include 0) or always tested
+ * (include 1). MR_ERR_INVALID on an index out of range, MR_ERR_NOMEM. */
+mr_status mr_model_add_filter_pair(mr_model *m, int g1, int g2, int include, mr_error *err);
 
 /* Set the joint's position limits (per configuration coordinate of a 1-dof joint). */
 mr_status mr_model_set_limits(mr_model *m, int body, double lower, double upper,

@@ -16,6 +16,8 @@
 #include "moreau/sim.h"
 #include "moreau/sim_derivatives.h"
 #include "moreau/control.h"
+#include "moreau/actuator.h"
+#include "moreau/mjcf.h"
 #include "moreau/batch.h"
 #include "moreau/live.h"
 #include "moreau/qpcc.h"

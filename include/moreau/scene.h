@@ -76,6 +76,12 @@ typedef struct {
   mr_scene_force *forces;
   int nconstraints;
   mr_scene_constraint *constraints;
+  int nactuators; /* actuators and keyframes of MJCF models (world.h) */
+  mr_world_actuator *actuators;
+  int nkeyframes;
+  mr_world_keyframe *keyframes;
+  int ncoupled_limits; /* limits on two coupled joints (MJCF tendons, world.h) */
+  mr_world_coupled_limit *coupled_limits;
   mr_scene_record record;
   int nwarnings;                  /* load warnings (a collision mesh far from convex: collision
                                      uses its hull) */
@@ -89,8 +95,15 @@ typedef struct {
  * element is <robot>, or a .urdf file) loads as the robot in its default scene: a ground plane,
  * a floating base unless the root link is the world, the first posture of its SRDF when one is
  * found, no controller, the default solver; default_scene then says so (docs/scene-format.md,
- * "A URDF as a scene"). Another XML document is MR_ERR_UNSUPPORTED. */
+ * "A URDF as a scene"). An XML document whose root element
+ * is <mujoco> is an MJCF model (mr_mjcf_load with default options, mjcf.h: the model as one
+ * robot with its own timestep, gravity and initial state). Another XML document is
+ * MR_ERR_UNSUPPORTED. */
 mr_status mr_scene_load(const char *path, mr_scene *scene, mr_error *err);
+/* Start a loaded scene from a keyframe of one of its MJCF robots ("ROBOT/NAME", or NAME when
+ * one robot has it): the robot's initial q, v and controls become the keyframe's.
+ * MR_ERR_INVALID lists the keyframes when the name is unknown. */
+mr_status mr_scene_set_keyframe(mr_scene *scene, const char *name, mr_error *err);
 /* The same from text; name is used in messages and relative paths resolve against dir (NULL:
  * the current directory). */
 mr_status mr_scene_parse(const char *text, const char *name, const char *dir, mr_scene *scene,

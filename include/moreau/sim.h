@@ -16,6 +16,8 @@
  * - joint limits: a robot's 1-dof joint (joint_limits, default on) within limit_margin + 2 Δt |v|
  *   of its nearer URDF bound is a frictionless contact (μ = 0, one nonzero row ±e_dofᵀ, λ ≥ 0)
  *   with gap Φ = the distance to the bound and the contacts' gap/Baumgarte correction;
+ * - coupled limits (the world's coupled_limits, MJCF tendons of two joints): the same on
+ *   q_dof − ratio q_dof2, one row ±(e_dof − ratio e_dof2)ᵀ;
  * - point constraints (the scene's constraints): three bilateral rows, the world-frame relative
  *   velocity of the two anchors, λ ∈ R³ unbounded (mr_contact_problem.kind), corrected by
  *   baumgarte (default 1) × the anchors' position error / Δt.
@@ -87,13 +89,15 @@ typedef enum {
   MR_SIM_LIMIT = 0,
   MR_SIM_POINT,
   MR_SIM_MIMIC,
+  MR_SIM_COUPLED_LIMIT,
   MR_SIM_FRICTION /* a joint's dry friction (every step, on each dof with joint_friction > 0):
                      its force, N m or N, is the third entry of its λ */
 } mr_sim_constraint_type;
 typedef struct {
   mr_sim_constraint_type type;
   int index; /* MR_SIM_LIMIT, MR_SIM_FRICTION: the velocity dof; MR_SIM_POINT: the world's
-                 constraint; MR_SIM_MIMIC: the model's mimic coupling */
+                 constraint; MR_SIM_MIMIC: the model's mimic coupling; MR_SIM_COUPLED_LIMIT: the
+                 world's coupled limit */
   int upper; /* MR_SIM_LIMIT: 1 at the upper bound, 0 at the lower one */
 } mr_sim_constraint;
 

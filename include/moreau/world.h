@@ -65,6 +65,9 @@ typedef struct {
   mr_world_sine *sines;
   int joint_limits;          /* 1 (default): the URDF position limits of its 1-dof joints are
                                 unilateral constraints of the contact problem */
+  double *spring_k, *spring_ref; /* [nv] joint springs τ = k (ref − q) (N m/rad, N/m; rad,
+                                    m) of an MJCF model, folded into the PD gains and targets
+                                    (actuator.h); NULL when it has none */
   double *torque;            /* [nv] commanded joint torques, N m or N (default 0), clamped
                                 with the PD torque to the URDF effort limits */
   char controller[16];       /* the controller the scene declares for the robot ("" none, "mpc":
@@ -99,6 +102,48 @@ typedef struct {
   double friction, restitution, compliance; /* NAN when not given */
   double tangential_compliance;             /* NAN when not given */
 } mr_world_pair;
+
+/* A limit on a linear combination of two 1-dof joints of a robot (an MJCF fixed tendon of two
+ * joints with a range): lower <= q[coord] − ratio q[coord2] <= upper, a unilateral constraint of
+ * the contact problem like a joint limit (sim.h), active when the robot's joint_limits is. With
+ * ratio 0 it bounds the first joint alone. */
+typedef struct {
+  int robot;           /* the robot it belongs to */
+  int dof, dof2;       /* the two joints' dofs (indices into v) */
+  double ratio;        /* 0: dof alone */
+  double lower, upper; /* rad or m (of the first joint's unit) */
+} mr_world_coupled_limit;
+
+/* An actuator (MJCF <motor>, <position>, <velocity>, <general>; docs/mjcf.md): a scalar control
+ * u (clamped to ctrlrange when ctrllimited) gives the force F = gain u + bias[0] + bias[1] L +
+ * bias[2] L', where L = Σ arm_k q_k is the actuator's length and L' its rate, and the force acts
+ * on its dofs as τ_k = arm_k F. Motor: bias 0; position: gain kp, bias (0, −kp, 0); velocity:
+ * gain kv, bias (0, 0, −kv). The terms in L and L' act as implicit PD gains (k_p = −bias[1]
+ * arm², k_d = −bias[2] arm²), so they need a single dof. */
+#define MR_ACTUATOR_DOFS_MAX 16
+typedef struct {
+  char name[MR_NAME_MAX];
+  char type[16];                    /* "motor", "position", "velocity" or "general" */
+  int ndofs;                        /* dofs it drives (1 for a joint, more for a fixed tendon) */
+  int dof[MR_ACTUATOR_DOFS_MAX];    /* their indices in v */
+  double arm[MR_ACTUATOR_DOFS_MAX]; /* moment arm on each: gear x tendon coefficient */
+  double gain;                      /* N per unit of control (N m for a hinge arm of 1) */
+  double bias[3];                   /* N, N/m (or N/rad), N s/m */
+  int ctrllimited;                  /* 1: u is clamped to ctrlrange */
+  double ctrlrange[2];
+} mr_world_actuator;
+
+/* A named initial state of a robot (MJCF <key>): its configuration, velocity and controls. */
+typedef struct {
+  char name[MR_NAME_MAX]; /* "ROBOT/NAME" */
+  int robot;              /* the robot it sets */
+  double time;            /* s */
+  double *q;              /* [robot nq] */
+  double *v;              /* [robot nv] */
+  int first_actuator;     /* its controls: actuators first_actuator ... + nctrl − 1 */
+  int nctrl;
+  double *ctrl; /* [nctrl] */
+} mr_world_keyframe;
 
 typedef enum {
   MR_FORCE_CONSTANT = 0, /* f0 (torque t0) over [start, start + duration) */
@@ -152,6 +197,12 @@ typedef struct mr_world {
   mr_world_force *forces;
   int nconstraints;
   mr_world_constraint *constraints;
+  int nactuators;               /* actuators (actuator.h), 0 without an MJCF model */
+  mr_world_actuator *actuators;
+  int nkeyframes;
+  mr_world_keyframe *keyframes;
+  int ncoupled_limits;
+  mr_world_coupled_limit *coupled_limits;
 } mr_world;
 
 /* ---- building and freeing ---- */
@@ -200,6 +251,23 @@ const char *mr_world_robot_name(const mr_world *w, int r);
 /* robot r's slices of q and v and its bodies; -1 when r is out of range */
 int mr_world_robot_slice(const mr_world *w, int r, int *idx_q, int *nq, int *idx_v, int *nv,
                          int *first_body, int *nbodies);
+
+/* ---- actuators and keyframes (actuator.h) ---- */
+
+/* the number of actuators */
+int mr_world_actuator_count(const mr_world *w);
+/* the name of actuator a ("ROBOT/NAME"); NULL out of range */
+const char *mr_world_actuator_name(const mr_world *w, int a);
+/* the actuator of that name, -1 if none */
+int mr_world_actuator_index(const mr_world *w, const char *name);
+/* the keyframe of that name ("ROBOT/NAME"), -1 if none */
+int mr_world_keyframe_index(const mr_world *w, const char *name);
+/* The actuation of controls ctrl [nactuators] (NULL: all zero) written into tau, kp, kd [nv]
+ * and qt [nq] for the dofs actuators and joint springs act on (formulas in actuator.h); other
+ * entries are left as they are. Controls are clamped to their ranges here; they must be
+ * finite. */
+void mr_world_actuation(const mr_world *w, const double *ctrl, double *tau, double *qt,
+                        double *kp, double *kd);
 
 /* ---- evaluation ---- */
 

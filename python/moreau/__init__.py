@@ -40,6 +40,7 @@ from .batch import Batch
 from .record import Recorder
 from .sim import CONTACT_DTYPE, DERIVATIVE_NAMES, BodyView, JointView, Sim
 from .world import BodyInfo, FrameInfo, GeomInfo, JointInfo, Pose, World
+from . import actuators as _actuators  # noqa: F401,E402 (World.actuator_names, Sim.set_ctrl)
 
 __all__ = ["World", "Sim", "Batch", "Recorder", "Pose", "JointInfo", "BodyInfo", "FrameInfo",
            "GeomInfo", "JointView", "BodyView", "MoreauError", "InvalidInputError",

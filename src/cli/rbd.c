@@ -16,15 +16,17 @@
 #include "core/json.h"
 #include "moreau/dynamics.h"
 #include "moreau/dynamics.h"
+#include "moreau/mjcf.h"
 #include "moreau/scene.h"
 #include "moreau/urdf.h"
 
 #define RBD_MAX_ROOTS 32
 
 static const char usage_text[] =
-    "usage: moreau rbd MODEL.urdf [options]\n"
+    "usage: moreau rbd MODEL.urdf|MODEL.xml [options]\n"
     "\n"
-    "Load a URDF model and print its rigid-body dynamics at one state (q, v):\n"
+    "Load a URDF or MJCF model (an MJCF file's kinematic tree: docs/mjcf.md) and print\n"
+    "its rigid-body dynamics at one state (q, v):\n"
     "sizes, joints, the mass matrix M(q), the nonlinear effects b(q, v), the gravity\n"
     "torques g(q), the forward dynamics ddq = M^-1 (tau - b) (ABA), the inverse dynamics\n"
     "tau_id = M a + b (RNEA), kinetic and potential energy, total mass and centre of mass.\n"
@@ -41,7 +43,8 @@ static const char usage_text[] =
     "  --package-root DIR   with --collision: search DIR for package://NAME/... mesh paths\n"
     "                       (repeatable; then the model's ancestor directories, then\n"
     "                       MOREAU_PACKAGE_PATH, colon-separated)\n"
-    "  --q LIST             configuration, nq comma-separated numbers (default: neutral;\n"
+    "  --q LIST             configuration, nq comma-separated numbers (default: neutral,\n"
+    "                       an MJCF model's qpos0;\n"
     "                       free-flyer: x,y,z,qx,qy,qz,qw, quaternions are normalised)\n"
     "  --v LIST             velocity, nv numbers (default: zero)\n"
     "  --tau LIST           joint torques for the forward dynamics, nv numbers (default: zero)\n"
@@ -219,6 +222,8 @@ static int state_alloc(rbd_state *s, int nq, int nv, int with_M) {
   return ok ? 0 : -1;
 }
 
+static void copy(double *dst, const double *src, int n);
+
 /* --frame: each name's frame index and the buffers of its placement and Jacobians; 2 with a
  * message for a name that is not a frame of the model (bodies are frames too) */
 static int find_frames(const mr_model *m, const rbd_args *a, rbd_state *s) {
@@ -266,9 +271,10 @@ static void compute_frames(const mr_model *m, mr_data *d, const rbd_args *a, rbd
   }
 }
 
-/* q, v, tau, a from the options (defaults: neutral, zeros) */
-static int read_state(const mr_model *m, const rbd_args *a, rbd_state *s) {
+/* q, v, tau, a from the options (defaults: q0 when given, else neutral; zeros) */
+static int read_state(const mr_model *m, const rbd_args *a, const double *q0, rbd_state *s) {
   mr_neutral(m, s->q);
+  if (q0) copy(s->q, q0, m->nq);
   if (a->q && parse_list("--q", a->q, s->q, m->nq, "nq")) return 2;
   if (a->v && parse_list("--v", a->v, s->v, m->nv, "nv")) return 2;
   if (a->tau && parse_list("--tau", a->tau, s->tau, m->nv, "nv")) return 2;
@@ -503,6 +509,30 @@ static void print_warning(void *user, const char *msg) {
   fprintf(stderr, "moreau rbd: warning: %s\n", msg);
 }
 
+/* an MJCF model's kinematic tree (mjcf.h, tree_only) and its qpos0 */
+static int load_mjcf(const rbd_args *a, mr_model **m, double **q0) {
+  if (a->floating || a->inertia_fix || a->lock_massless || a->nlocks || a->nroots) {
+    fprintf(stderr,
+            "moreau rbd: --floating, --inertia-fix, --lock, --lock-massless and "
+            "--package-root apply to URDF models, not to the MJCF file '%s'\n",
+            a->model);
+    return 2;
+  }
+  mr_mjcf_options o = mr_mjcf_options_default();
+  o.tree_only = 1;
+  o.warn = print_warning;
+  mr_scene sc;
+  mr_error e = {MR_OK, ""};
+  if (mr_mjcf_load(a->model, &o, &sc, &e)) {
+    fprintf(stderr, "moreau rbd: %s\n", e.msg);
+    return 2;
+  }
+  *m = sc.model, *q0 = sc.q0;
+  sc.model = NULL, sc.q0 = NULL;
+  mr_scene_free(&sc);
+  return 0;
+}
+
 /* the package roots of --collision: the given ones, then every ancestor directory of the model
  * (as scenes search them), into roots (cap entries of MR_PATH_MAX bytes); their number */
 static int package_roots(const rbd_args *a, char (*roots)[MR_PATH_MAX], int cap) {
@@ -556,7 +586,7 @@ static int load(const rbd_args *a, mr_model **m) {
 }
 
 /* the state, the results and their output, for a loaded model */
-static int run(const mr_model *m, const rbd_args *a) {
+static int run(const mr_model *m, const double *q0, const rbd_args *a) {
   rbd_state s;
   mr_data *d = NULL;
   int rc = 0;
@@ -568,7 +598,7 @@ static int run(const mr_model *m, const rbd_args *a) {
     fprintf(stderr, "moreau rbd: out of memory\n");
     rc = 1;
   }
-  if (!rc) rc = read_state(m, a, &s);
+  if (!rc) rc = read_state(m, a, q0, &s);
   if (!rc) rc = find_frames(m, a, &s);
   if (!rc && s.dd) rc = compute_derivatives(m, d, &s);
   if (!rc) {
@@ -597,8 +627,13 @@ int mr_cmd_rbd(int argc, char **argv) {
   }
   if (rc) return rc;
   mr_model *m = NULL;
-  if ((rc = load(&a, &m))) return rc;
-  rc = run(m, &a);
+  double *q0 = NULL;
+  int mjcf = mr_mjcf_is_mjcf(a.model);
+  rc = mjcf ? load_mjcf(&a, &m, &q0) : load(&a, &m);
+  if (rc) return rc;
+  if (mjcf) a.collision = 1; /* an MJCF model's geometries are always read (no mesh files) */
+  rc = run(m, q0, &a);
   mr_model_free(m);
+  free(q0);
   return rc;
 }

@@ -15,9 +15,11 @@
 #include "core/output.h"
 
 static const char run_usage[] =
-    "usage: moreau run SCENE.yaml [options]\n"
-    "Step a scene from its initial state to its duration and print a summary. A URDF file\n"
-    "runs in its default scene (docs/scene-format.md, \"A URDF as a scene\").\n"
+    "usage: moreau run SCENE.yaml|MODEL.xml [options]\n"
+    "Step a scene (or an MJCF model, docs/mjcf.md) from its initial state to its duration and\n"
+    "print a summary. A URDF file runs in its default scene (docs/scene-format.md, \"A URDF\n"
+    "as a scene\").\n"
+    "  --keyframe NAME     start an MJCF robot from its keyframe NAME (q, v, controls)\n"
     "  --solver NAME       contact solver (default: the scene's; 'moreau solve --list')\n"
     "  --dt X              time step in s (default: the scene's)\n"
     "  --duration T        simulated time in s (default: the scene's)\n"
@@ -43,14 +45,14 @@ static const char run_usage[] =
     "written, 2 bad usage or bad scene, 130 interrupted by SIGINT.\n";
 
 static const char compare_usage[] =
-    "usage: moreau compare SCENE.yaml [--solvers a,b,...] [--dt X] [--duration T]\n"
-    "                      [--set KEY=VALUE]... [--html FILE.html [--fps N]]\n"
+    "usage: moreau compare SCENE.yaml|MODEL.xml [--solvers a,b,...] [--dt X] [--duration T]\n"
+    "                      [--set KEY=VALUE]... [--keyframe NAME] [--html FILE.html [--fps N]]\n"
     "Run the scene once per solver (default: every solver) and print the summaries side by\n"
     "side; --html writes one replay page with every run overlaid (docs/viewer.md).\n"
     "Exit status: 0 every run finished, 1 some run diverged, 2 bad usage or bad scene.\n";
 
 typedef struct {
-  const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump, *html;
+  const char *scene, *solver, *solvers, *out, *contacts, *summary, *dump, *html, *keyframe;
   const char *sets[64];
   int nsets, quiet;
   double dt, duration, fps; /* fps < 0: not given (60) */
@@ -101,6 +103,7 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
                         : !strcmp(o, "--summary")       ? &a->summary
                         : !strcmp(o, "--dump-problems") ? &a->dump
                         : !strcmp(o, "--html")          ? &a->html
+                        : !strcmp(o, "--keyframe")      ? &a->keyframe
                                                         : NULL;
     if (slot) {
       if (!(*slot = option_value(cmd, argc, argv, &i))) return 2;
@@ -178,6 +181,11 @@ static int load_scene(const char *cmd, const run_args *a, mr_scene *sc) {
   mr_cli_scene_note(cmd, sc);
   if (sc->nwarnings)
     fprintf(stderr, "moreau %s: %d warning(s), the last: %s\n", cmd, sc->nwarnings, sc->warning);
+  if (a->keyframe && mr_scene_set_keyframe(sc, a->keyframe, &err)) {
+    fprintf(stderr, "moreau %s: --keyframe: %s\n", cmd, err.msg);
+    mr_scene_free(sc);
+    return 2;
+  }
   if (a->dt > 0.0) sc->timestep = a->dt;
   if (a->duration > 0.0) sc->duration = a->duration;
   long steps;

@@ -112,6 +112,21 @@ static uint64_t *pair_keys(const mr_geom_pair *p, int n, int ngeoms, const char 
   return k;
 }
 
+/* the settings' pairs followed by the model's filter pairs (2 x nm indices), as sorted keys */
+static uint64_t *filter_keys(const mr_geom_pair *p, int n, const int *pm, int nm, int ngeoms,
+                             const char *what, int *total, mr_error *err) {
+  mr_geom_pair *all = malloc((size_t)(n + nm > 0 ? n + nm : 1) * sizeof *all);
+  if (!all) return mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory"), NULL;
+  for (int i = 0; i < n; ++i)
+    all[i] = p[i];
+  for (int i = 0; i < nm; ++i)
+    all[n + i] = (mr_geom_pair){pm[2 * i], pm[2 * i + 1]};
+  uint64_t *k = pair_keys(all, n + nm, ngeoms, what, err);
+  free(all);
+  *total = n + nm;
+  return k;
+}
+
 /* per-pair materials sorted by key, with their keys */
 static int copy_materials(mr_collision *c, mr_error *err) {
   int n = c->s.nmaterials;
@@ -244,8 +259,10 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
     mr_collision_free(c);
     return NULL;
   }
-  if (!(c->exclude = pair_keys(s->exclude, s->nexclude, m->ngeoms, "exclude", err)) ||
-      !(c->include = pair_keys(s->include, s->ninclude, m->ngeoms, "include", err)) ||
+  if (!(c->exclude = filter_keys(s->exclude, s->nexclude, m->filter_exclude, m->nfilter_exclude,
+                                  m->ngeoms, "exclude", &c->s.nexclude, err)) ||
+      !(c->include = filter_keys(s->include, s->ninclude, m->filter_include, m->nfilter_include,
+                                  m->ngeoms, "include", &c->s.ninclude, err)) ||
       copy_materials(c, err)) {
     mr_collision_free(c);
     return NULL;

@@ -59,14 +59,22 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   memset(a, 0, sizeof *a);
 }
 
+/* the second dof of a joint coupling or of a limit on two joints, −1 otherwise */
+static int second_dof(const mr_contact_geometry *c) {
+  int two = c->type == MR_ROWS_MIMIC || (c->type == MR_ROWS_LIMIT && c->ratio != 0.0);
+  return two ? c->dof2 : -1;
+}
+
 /* the contact Jacobian with dof k in column col[k] of ncols (col NULL: k of nv) */
 static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
                              const int *col, int ncols, double *J, double *scratch) {
   mr_zero(J, 3 * ncols);
 #define COL(k) (col ? col[k] : (k))
-  /* a joint limit or friction: the normal row selects the dof */
+  /* a joint limit (on one dof, or on two coupled by a tendon) or a joint's friction: the normal
+   * row selects the dof */
   if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_FRICTION) {
     J[2 * ncols + COL(c->dof)] = c->type == MR_ROWS_LIMIT ? c->sign : 1.0;
+    if (second_dof(c) >= 0) J[2 * ncols + COL(c->dof2)] -= c->sign * c->ratio;
     return;
   }
   /* a joint coupling: v_dof − ratio v_dof2 */
@@ -208,7 +216,7 @@ static int block_support(const mr_model *m, const mr_data *d, const mr_contact_g
   const int *par = d->parent_dof;
   int a, b, n = 0;
   if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_FRICTION) {
-    a = c->dof, b = c->type == MR_ROWS_MIMIC ? c->dof2 : -1;
+    a = c->dof, b = second_dof(c);
   } else {
     a = mr_body_last_dof(m, c->body1), b = mr_body_last_dof(m, c->body2);
   }
@@ -323,10 +331,11 @@ static void dof_row_block(const mr_data *d, const mr_contact_geometry *c, const 
   x[c->dof] = w1;
   J[2 * (size_t)nv + col[c->dof]] = w1;
   vel[2] = w1 * v[c->dof], g[2] = w1 * vf[c->dof];
-  if (c->type == MR_ROWS_MIMIC) {
-    x[c->dof2] -= c->ratio;
-    J[2 * (size_t)nv + col[c->dof2]] -= c->ratio;
-    vel[2] -= c->ratio * v[c->dof2], g[2] -= c->ratio * vf[c->dof2];
+  if (second_dof(c) >= 0) {
+    double w2 = w1 * c->ratio;
+    x[c->dof2] -= w2;
+    J[2 * (size_t)nv + col[c->dof2]] -= w2;
+    vel[2] -= w2 * v[c->dof2], g[2] -= w2 * vf[c->dof2];
   }
   solve_support(d, S, ns, x);
   for (int t = 0; t < ns; ++t) {
@@ -438,9 +447,9 @@ static inline void add_term(lanes4 acc[3], const double *zi, const double *yj) {
  * descending dof order: for two paths to a root the common tail of both lists, else their
  * merge. A joint limit's rows 0 and 1 are +0, so their products add +0 to +0 sums: the entries
  * are those of the normal row alone. */
-static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a,
-                                 int i, int j, const double *Zi, const int *chain,
-                                 tail_memo *memo, double *acc) {
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
+                                 int j, const double *Zi, const int *chain, tail_memo *memo,
+                                 double *acc) {
   int nv = a->nv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
@@ -509,8 +518,8 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
-static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                            mr_contact_assembly *a, int nc, const int *chain, double *Z) {
+static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_contact_assembly *a,
+                            int nc, const int *chain, double *Z) {
   int *cursor = a->Gb_work;
   tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
@@ -538,8 +547,8 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
 
 /* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
  * mirrored */
-static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub,
-                           mr_contact_assembly *a, int nc, const int *chain, double *Z) {
+static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_contact_assembly *a,
+                           int nc, const int *chain, double *Z) {
   size_t n = 3 * (size_t)nc;
   tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i) {
@@ -586,7 +595,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     w.chain[i] = c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_FRICTION; /* a dof's path */
     w.alone[i] = 0;
     if (c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_MIMIC || c->type == MR_ROWS_FRICTION) {
-      if (c->type == MR_ROWS_MIMIC) w.chain[i] = is_chain(d, S, ns);
+      if (second_dof(c) >= 0) w.chain[i] = is_chain(d, S, ns);
       dof_row_block(d, c, S, ns, col, x, a->J + (size_t)3 * i * nv, Y, nv, v, vf, a->vel + 3 * i,
                     a->g + 3 * i);
       continue;
@@ -677,9 +686,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
 /* the problem of the blocks contacts[blocks[i]] (blocks NULL: contacts[i]) over the dofs of sub
  * (NULL: all) in a's buffers, whose nv is the number of those dofs */
 static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
-                          const mr_assembly_subset *sub, int nc, const double *v,
-                          const double *vf, const mr_assembly_settings *s,
-                          mr_contact_assembly *a, mr_error *err) {
+                          const mr_assembly_subset *sub, int nc, const double *v, const double *vf,
+                          const mr_assembly_settings *s, mr_contact_assembly *a, mr_error *err) {
   int nv = a->nv, n = 3 * nc;
   const int *col = sub ? sub->col : NULL;
   mr_status st = check_settings(s, err);
@@ -758,7 +766,6 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
   return MR_OK;
 }
 
-
 mr_status mr_contact_assemble(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
                               int nc, const double *v, const double *vf,
                               const mr_assembly_settings *s, mr_contact_assembly *a,
@@ -789,9 +796,8 @@ void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lam
 }
 
 void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
-                                        const mr_contact_assembly *a,
-                                        const mr_assembly_subset *sub, const double *lambda,
-                                        double dt, double *dv) {
+                                        const mr_contact_assembly *a, const mr_assembly_subset *sub,
+                                        const double *lambda, double dt, double *dv) {
   int n = 3 * a->problem.nc, nv = a->nv;
   double *x = sub->x;
   for (int r = 0; r < n; ++r) {

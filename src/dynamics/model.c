@@ -114,7 +114,22 @@ void mr_model_free(mr_model *m) {
   free(m->joint_friction);
   free(m->dof_body);
   free(m->mimics);
+  free(m->filter_exclude);
+  free(m->filter_include);
   free(m);
+}
+
+mr_status mr_model_add_filter_pair(mr_model *m, int g1, int g2, int include, mr_error *err) {
+  if (g1 < 0 || g1 >= m->ngeoms || g2 < 0 || g2 >= m->ngeoms)
+    return mr_error_set(err, MR_ERR_INVALID, "collision filter pair (%d, %d): the model has %d "
+                        "geometries", g1, g2, m->ngeoms);
+  int *n = include ? &m->nfilter_include : &m->nfilter_exclude;
+  int **arr = include ? &m->filter_include : &m->filter_exclude;
+  int *p = realloc(*arr, (size_t)(*n + 1) * 2 * sizeof *p);
+  if (!p) return mr_error_set(err, MR_ERR_NOMEM, "out of memory adding a collision filter pair");
+  p[2 * *n] = g1, p[2 * *n + 1] = g2;
+  *arr = p, ++*n;
+  return MR_OK;
 }
 
 static mr_status check_inertia(const mr_inertia *Y, const char *body, mr_error *err) {

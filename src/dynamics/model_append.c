@@ -148,10 +148,18 @@ int mr_model_append(mr_model *dst, const mr_model *src, int parent_body, mr_se3 
     mr_error_set(err, MR_ERR_NOMEM, "out of memory appending model '%s'", src->name);
     return -1;
   }
-  int first = dst->nbodies;
+  int first = dst->nbodies, first_geom = dst->ngeoms;
   int rc = append_bodies(dst, src, parent_body, placement, prefix, body_map, err);
   if (!rc) rc = append_frames(dst, src, body_map, placement, prefix, err);
   if (!rc) rc = append_geoms(dst, src, body_map, placement, prefix, err);
+  for (int inc = 0; inc < 2; ++inc) { /* collision filter pairs, their geometries renumbered */
+    int n = inc ? src->nfilter_include : src->nfilter_exclude;
+    const int *p = inc ? src->filter_include : src->filter_exclude;
+    for (int k = 0; !rc && k < n; ++k)
+      if (mr_model_add_filter_pair(dst, first_geom + p[2 * k], first_geom + p[2 * k + 1], inc,
+                                   err))
+        rc = -1;
+  }
   for (int k = 0; !rc && k < src->nmimics; ++k) {
     const mr_mimic *c = &src->mimics[k];
     if (mr_model_add_mimic(dst, body_map[c->follower], body_map[c->leader], c->multiplier,
@@ -197,6 +205,8 @@ mr_model *mr_model_copy(const mr_model *src, mr_error *err) {
   m->joint_friction = dup_array(src->joint_friction, nv, sizeof(double), &fail);
   m->dof_body = dup_array(src->dof_body, nv, sizeof(int), &fail);
   m->mimics = dup_array(src->mimics, src->nmimics, sizeof *m->mimics, &fail);
+  m->filter_exclude = dup_array(src->filter_exclude, 2 * src->nfilter_exclude, sizeof(int), &fail);
+  m->filter_include = dup_array(src->filter_include, 2 * src->nfilter_include, sizeof(int), &fail);
   m->cap_bodies = src->nbodies, m->cap_frames = src->nframes, m->cap_geoms = src->ngeoms;
   m->cap_q = nq, m->cap_v = nv, m->cap_mimics = src->nmimics;
   if (!fail) return m;

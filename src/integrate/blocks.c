@@ -73,10 +73,8 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
     g->compliance = c->compliance;
     g->tangential_compliance = c->tangential_compliance;
     if (s->w->npairs > 0) {
-      mr_world_pair_params(s->w, c->geom[0], c->geom[1], &g->mu, &g->restitution,
-                           &g->compliance);
-      mr_world_pair_tangential_compliance(s->w, c->geom[0], c->geom[1],
-                                          &g->tangential_compliance);
+      mr_world_pair_params(s->w, c->geom[0], c->geom[1], &g->mu, &g->restitution, &g->compliance);
+      mr_world_pair_tangential_compliance(s->w, c->geom[0], c->geom[1], &g->tangential_compliance);
     }
     warm_start(s, i, c->key);
     /* an impact: the contact carried no normal force last step (absent, or present within the
@@ -151,6 +149,30 @@ static int gather_friction(mr_sim *s, int n) {
   return n;
 }
 
+/* the world's limits on two coupled joints, as joint limits on q_dof − ratio q_dof2 */
+static int gather_coupled_limits(mr_sim *s, int n) {
+  double dt = s->ctx.dt, margin = s->ctx.limit_margin;
+  for (int k = 0; k < s->w->ncoupled_limits; ++k) {
+    const mr_world_coupled_limit *l = &s->w->coupled_limits[k];
+    if (!s->w->robots[l->robot].joint_limits) continue;
+    int c1 = mr_world_dof_coordinate(s->w, l->dof), c2 = mr_world_dof_coordinate(s->w, l->dof2);
+    double u = s->q[c1] - l->ratio * s->q[c2];
+    double vmax = fmax(fabs(s->v[l->dof] - l->ratio * s->v[l->dof2]),
+                       fabs(s->v_next[l->dof] - l->ratio * s->v_next[l->dof2]));
+    int upper = l->upper - u < u - l->lower;
+    double gap = upper ? l->upper - u : u - l->lower;
+    if (!(gap < margin + 2.0 * dt * vmax)) continue;
+    uint64_t key = (UINT64_C(1) << 59) | ((uint64_t)k << 1) | (uint64_t)upper;
+    mr_sim_constraint info = {MR_SIM_COUPLED_LIMIT, k, upper};
+    mr_contact_geometry *g = add_block(s, n++, key, info);
+    g->type = MR_ROWS_LIMIT;
+    g->dof = l->dof, g->dof2 = l->dof2, g->ratio = l->ratio;
+    g->sign = upper ? -1.0 : 1.0;
+    g->phi = gap;
+  }
+  return n;
+}
+
 /* a point of body b's frame in the world (body 0: the world) */
 static mr_vec3 body_to_world(const mr_data *d, int b, mr_vec3 p) {
   return b > 0 ? mr_v3_add(d->oMi[b].p, mr_m3_mulv(&d->oMi[b].R, p)) : p;
@@ -191,7 +213,9 @@ static int gather_mimics(mr_sim *s, int n) {
 void mr_sim_gather_blocks(mr_sim *s) {
   s->nc = mr_collision_ncontacts(s->col);
   gather_contacts(s, mr_collision_contacts(s->col), s->nc);
-  s->nk = gather_friction(s, gather_mimics(s, gather_points(s, gather_limits(s, s->nc)))) - s->nc;
+  s->nk = gather_friction(s, gather_mimics(s, gather_points(s, gather_coupled_limits(
+                                                                   s, gather_limits(s, s->nc))))) -
+          s->nc;
 }
 
 int mr_sim_same_blocks(const mr_sim *s) {

@@ -118,7 +118,8 @@ static void unite(int *uf, int a, int b) {
 static void block_trees(const mr_islands *is, const mr_contact_geometry *g, int *a, int *b) {
   if (g->type == MR_ROWS_LIMIT || g->type == MR_ROWS_MIMIC || g->type == MR_ROWS_FRICTION) {
     *a = is->dof_tree[g->dof];
-    *b = g->type == MR_ROWS_MIMIC ? is->dof_tree[g->dof2] : -1;
+    int two = g->type == MR_ROWS_MIMIC || g->ratio != 0.0;
+    *b = two ? is->dof_tree[g->dof2] : -1;
     return;
   }
   *a = is->body_tree[g->body1];

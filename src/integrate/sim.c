@@ -146,7 +146,8 @@ static int resize(void *p, size_t old, size_t n, size_t z) {
 /* the per-block arrays for max_contacts contacts (plus the limits and constraints), keeping
  * their contents: the storage that grows between steps */
 static mr_status grow_blocks(mr_sim *s, int max_contacts, mr_error *err) {
-  int rows = max_contacts + s->max_limits + s->w->nconstraints + s->m->nmimics;
+  int rows =
+      max_contacts + s->max_limits + s->w->ncoupled_limits + s->w->nconstraints + s->m->nmimics;
   size_t o = s->cg ? (size_t)s->max_rows : 0, n = (size_t)rows, d = sizeof(double);
   size_t oc = s->prev_contacts ? (size_t)s->max_contacts : 0;
   if (resize(&s->cg, o, n, sizeof *s->cg) || resize(&s->lambda, 3 * o, 3 * n, d) ||

@@ -569,6 +569,11 @@ static void scene_defaults(mr_scene *s) {
   s->record.energy = 1;
 }
 
+void scene_init(mr_scene *s, const char *path) {
+  scene_defaults(s);
+  snprintf(s->path, sizeof s->path, "%s", path ? path : "");
+}
+
 static mr_status parse_root(mr_scene_ctx *c, const mr_ynode *root) {
   mr_ydoc *y = &c->y;
   mr_ynode *n;
@@ -653,6 +658,8 @@ void mr_scene_free(mr_scene *s) {
     free(s->robots[i].sines);
     free(s->robots[i].torque);
     free(s->robots[i].controller_settings);
+    free(s->robots[i].spring_k);
+    free(s->robots[i].spring_ref);
     for (int k = 0; k < s->robots[i].npostures; ++k)
       free(s->robots[i].postures[k].q);
     free(s->robots[i].postures);
@@ -662,5 +669,10 @@ void mr_scene_free(mr_scene *s) {
   free(s->pairs);
   free(s->forces);
   free(s->constraints);
+  free(s->actuators);
+  free(s->coupled_limits);
+  for (int k = 0; k < s->nkeyframes; ++k)
+    free(s->keyframes[k].q), free(s->keyframes[k].v), free(s->keyframes[k].ctrl);
+  free(s->keyframes);
   memset(s, 0, sizeof *s);
 }

@@ -1,6 +1,8 @@
 /* Files given where a scene is expected, by format (one branch each): a YAML scene
- * (docs/scene-format.md), or a bare URDF robot, run in its default scene (scene_default.c). The
- * format comes from the content, an XML document whose root element is <robot> being URDF, then
+ * (docs/scene-format.md), a bare URDF robot, run in its default scene (scene_default.c), or an
+ * MJCF model (mjcf.h: the model as one robot with its own options, docs/mjcf.md). The format
+ * comes from the content, an XML document whose root element is <robot> being URDF and one whose
+ * root is <mujoco> MJCF, then
  * from the extension for a file that does not start like XML (a damaged .urdf gets the URDF
  * reader's message, not the YAML parser's). */
 #include <ctype.h>
@@ -9,8 +11,9 @@
 #include <strings.h>
 
 #include "io/scene_internal.h"
+#include "moreau/mjcf.h"
 
-typedef enum { FILE_YAML, FILE_URDF, FILE_XML } file_format;
+typedef enum { FILE_YAML, FILE_URDF, FILE_MJCF, FILE_XML } file_format;
 
 /* past "<?...?>", "<!--...-->" or "<!...>" at s; NULL when unterminated */
 static const char *skip_markup(const char *s) {
@@ -44,7 +47,8 @@ static int has_ext(const char *path, const char *ext) {
 
 /* the format of a file's text; root gets the XML root element's name */
 static file_format file_format_of(const char *path, const char *text, char *root, size_t len) {
-  if (!xml_root(text, root, len)) return !strcmp(root, "robot") ? FILE_URDF : FILE_XML;
+  if (!xml_root(text, root, len))
+    return !strcmp(root, "robot") ? FILE_URDF : !strcmp(root, "mujoco") ? FILE_MJCF : FILE_XML;
   return has_ext(path, ".urdf") ? FILE_URDF : FILE_YAML;
 }
 
@@ -54,12 +58,15 @@ mr_status scene_load_file(const char *path, const char *text, const char *dir, m
   switch (file_format_of(path, text, root, sizeof root)) {
   case FILE_URDF:
     return scene_default_for_urdf(path, dir, s, err);
+  case FILE_MJCF:
+    return mr_mjcf_load(path, NULL, s, err);
   case FILE_XML:
     mr_scene_free(s);
-    return mr_error_set(err, MR_ERR_UNSUPPORTED,
-                        "%s: an XML file whose root element is <%s>: moreau reads a scene (YAML, "
-                        "docs/scene-format.md) or a URDF robot (<robot>) here",
-                        path, root);
+    return mr_error_set(
+        err, MR_ERR_UNSUPPORTED,
+        "%s: an XML file whose root element is <%s>: moreau reads a scene (YAML, "
+        "docs/scene-format.md), a URDF robot (<robot>) or an MJCF model (<mujoco>) here",
+        path, root);
   case FILE_YAML:
     break;
   }

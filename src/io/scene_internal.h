@@ -15,6 +15,9 @@ typedef struct {
   int cap_q, cap_v;
 } mr_scene_ctx;
 
+/* a scene with the defaults of docs/scene-format.md, for the file path (no model yet) */
+void scene_init(mr_scene *s, const char *path);
+
 /* the error status currently in ctx->err (MR_ERR_INVALID when no error struct was given) */
 mr_status scene_status(const mr_scene_ctx *c);
 
@@ -43,6 +46,8 @@ mr_status scene_geoms(mr_scene_ctx *c, const mr_ynode *seq, const char *body_nam
 int scene_geom_unit_inertia(const mr_geom *g, mr_inertia *Y);
 
 mr_status scene_robots(mr_scene_ctx *c, const mr_ynode *seq);
+/* robot `index` from an MJCF file (its map has an mjcf key) */
+mr_status scene_mjcf_robot(mr_scene_ctx *c, const mr_ynode *n, int index);
 mr_status scene_forces(mr_scene_ctx *c, const mr_ynode *seq);
 mr_status scene_pairs(mr_scene_ctx *c, const mr_ynode *seq);
 mr_status scene_constraints(mr_scene_ctx *c, const mr_ynode *seq);

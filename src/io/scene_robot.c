@@ -741,6 +741,7 @@ static mr_status parse_robot(mr_scene_ctx *c, const mr_ynode *n, int index) {
   mr_model *m = NULL;
   mr_se3 X;
   mr_quat qb;
+  if (mr_yaml_get(&c->y, n, "mjcf")) return scene_mjcf_robot(c, n, index);
   if (mr_yaml_check_map(&c->y, n, robot_keys, "a robot") || robot_name(c, n, index) ||
       scene_pose(c, n, &X, &qb) || load_urdf(c, n, r, &m))
     return scene_status(c);

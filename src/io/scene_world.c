@@ -28,7 +28,13 @@ static mr_world parts(const mr_scene *sc) {
                 .nforces = sc->nforces,
                 .forces = sc->forces,
                 .nconstraints = sc->nconstraints,
-                .constraints = sc->constraints};
+                .constraints = sc->constraints,
+                .nactuators = sc->nactuators,
+                .actuators = sc->actuators,
+                .nkeyframes = sc->nkeyframes,
+                .keyframes = sc->keyframes,
+                .ncoupled_limits = sc->ncoupled_limits,
+                .coupled_limits = sc->coupled_limits};
   memcpy(w.solver, sc->solver, sizeof w.solver);
   return w;
 }

@@ -34,6 +34,8 @@ static void free_robot(mr_world_robot *r) {
   free(r->sines);
   free(r->torque);
   free(r->controller_settings);
+  free(r->spring_k);
+  free(r->spring_ref);
   for (int k = 0; k < r->npostures; ++k)
     free(r->postures[k].q);
   free(r->postures);
@@ -49,12 +51,32 @@ static void copy_robot(mr_world_robot *r, int *fail) {
   r->controller_settings = r->controller_settings
                                ? dup_array(r->controller_settings, 1, r->controller_size, fail)
                                : NULL;
+  r->spring_k = dup_array(r->spring_k, r->nv, sizeof(double), fail);
+  r->spring_ref = dup_array(r->spring_ref, r->nv, sizeof(double), fail);
   if (!r->sines) r->nsines = 0;
   mr_world_posture *src = r->postures;
   r->postures = dup_array(src, r->npostures, sizeof *src, fail);
   if (!r->postures) r->npostures = 0;
   for (int k = 0; k < r->npostures; ++k)
     r->postures[k].q = dup_array(src[k].q, r->nq, sizeof(double), fail);
+}
+
+/* the actuators and keyframes (the struct itself and the robots already copied) */
+static void copy_actuation(mr_world *w, int *fail) {
+  w->actuators = dup_array(w->actuators, w->nactuators, sizeof *w->actuators, fail);
+  if (!w->actuators) w->nactuators = 0;
+  w->coupled_limits =
+      dup_array(w->coupled_limits, w->ncoupled_limits, sizeof *w->coupled_limits, fail);
+  if (!w->coupled_limits) w->ncoupled_limits = 0;
+  mr_world_keyframe *src = w->keyframes;
+  w->keyframes = dup_array(src, w->nkeyframes, sizeof *src, fail);
+  if (!w->keyframes) w->nkeyframes = 0;
+  for (int k = 0; k < w->nkeyframes; ++k) {
+    const mr_world_robot *r = &w->robots[src[k].robot];
+    w->keyframes[k].q = dup_array(src[k].q, r->nq, sizeof(double), fail);
+    w->keyframes[k].v = dup_array(src[k].v, r->nv, sizeof(double), fail);
+    w->keyframes[k].ctrl = dup_array(src[k].ctrl, src[k].nctrl, sizeof(double), fail);
+  }
 }
 
 mr_world *mr_world_copy(const mr_world *src, mr_error *err) {
@@ -75,6 +97,7 @@ mr_world *mr_world_copy(const mr_world *src, mr_error *err) {
   if (!w->robots) w->nrobots = 0;
   for (int r = 0; r < w->nrobots; ++r)
     copy_robot(&w->robots[r], &fail);
+  copy_actuation(w, &fail);
   if (w->model && !fail) return w;
   mr_world_free(w);
   if (fail) mr_error_set(err, MR_ERR_NOMEM, "world: out of memory");
@@ -93,6 +116,11 @@ void mr_world_free(mr_world *w) {
   free(w->pairs);
   free(w->forces);
   free(w->constraints);
+  free(w->actuators);
+  free(w->coupled_limits);
+  for (int k = 0; k < w->nkeyframes; ++k)
+    free(w->keyframes[k].q), free(w->keyframes[k].v), free(w->keyframes[k].ctrl);
+  free(w->keyframes);
   free(w);
 }
 
