@@ -20,6 +20,7 @@
 
 #include "core/file.h"
 #include "io/mjcf_internal.h"
+#include "io/xml_util.h"
 
 /* ---- messages ---- */
 
@@ -234,24 +235,6 @@ static int grow(void **p, int *cap, int n, size_t elem) {
 
 /* ---- documents and includes ---- */
 
-typedef struct {
-  int seen, line;
-  char msg[MR_ERROR_MSG_MAX];
-} xml_first_error;
-
-#if LIBXML_VERSION >= 21200
-static void on_xml_error(void *user, const xmlError *e) {
-#else
-static void on_xml_error(void *user, xmlErrorPtr e) {
-#endif
-  xmlParserCtxt *pc = user;
-  xml_first_error *first = pc ? pc->_private : NULL;
-  if (!first || first->seen || !e) return;
-  first->seen = 1;
-  first->line = e->line;
-  snprintf(first->msg, sizeof first->msg, "%s", e->message ? e->message : "not well-formed");
-}
-
 /* parse a file; NULL with err naming the file (and the line of an XML error) */
 static xmlDoc *read_doc(mj_ctx *c, const char *path, const xmlNode *from) {
   char *text = NULL;
@@ -264,29 +247,11 @@ static xmlDoc *read_doc(mj_ctx *c, const char *path, const xmlNode *from) {
       mr_error_set(c->err, e.status, "%s", e.msg);
     return NULL;
   }
-  xmlParserCtxt *pc = xmlNewParserCtxt();
-  xmlDoc *doc = NULL;
-  xml_first_error first = {0, 0, ""};
-  if (pc && len <= INT_MAX) {
-    pc->_private = &first;
-    pc->sax->serror = on_xml_error;
-    int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
-    doc = xmlCtxtReadMemory(pc, text, (int)len, NULL, NULL, flags);
-    if (doc && !pc->wellFormed) xmlFreeDoc(doc), doc = NULL;
-    if (!doc && !first.seen) {
-      first.line = pc->lastError.line;
-      snprintf(first.msg, sizeof first.msg, "%s",
-               pc->lastError.message ? pc->lastError.message : "not well-formed");
-    }
-  }
-  if (!doc) {
-    size_t n = strlen(first.msg);
-    while (n > 0 && (first.msg[n - 1] == '\n' || first.msg[n - 1] == ' '))
-      first.msg[--n] = '\0';
-    mr_error_set(c->err, pc ? MR_ERR_PARSE : MR_ERR_NOMEM, "%s:%d: malformed XML: %s", path,
-                 first.line, first.msg);
-  }
-  if (pc) xmlFreeParserCtxt(pc);
+  xmlDoc *doc;
+  int line;
+  char msg[MR_ERROR_MSG_MAX];
+  mr_status st = mr_xml_read(text, len, &doc, &line, msg, sizeof msg);
+  if (st) mr_error_set(c->err, st, "%s:%d: malformed XML: %s", path, line, msg);
   free(text);
   return doc;
 }

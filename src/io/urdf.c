@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "dynamics/model_inertia.h"
 #include "moreau/collision.h"
+#include "io/xml_util.h"
 #include "moreau/urdf.h"
 
 #include <errno.h>
@@ -947,60 +948,24 @@ static mr_status build(urdf_ctx *c, const xmlNode *robot) {
   return st;
 }
 
-/* the first error libxml2 reports (it keeps only the last one, often a consequence) */
-typedef struct {
-  int seen, line;
-  char msg[MR_ERROR_MSG_MAX];
-} xml_first_error;
-
-#if LIBXML_VERSION >= 21200
-static void on_xml_error(void *user, const xmlError *e) {
-#else
-static void on_xml_error(void *user, xmlErrorPtr e) {
-#endif
-  xmlParserCtxt *pc = user;
-  xml_first_error *first = pc ? pc->_private : NULL;
-  if (!first || first->seen || !e) return;
-  first->seen = 1;
-  first->line = e->line;
-  snprintf(first->msg, sizeof first->msg, "%s", e->message ? e->message : "not well-formed");
-}
-
-/* the parse error, without libxml2's trailing newline */
-static mr_status xml_error(urdf_ctx *c, const xmlParserCtxt *pc, xml_first_error *first) {
-  if (!first->seen) {
-    first->line = pc->lastError.line;
-    snprintf(first->msg, sizeof first->msg, "%s",
-             pc->lastError.message ? pc->lastError.message : "not well-formed");
-  }
-  size_t n = strlen(first->msg);
-  while (n > 0 && (first->msg[n - 1] == '\n' || first->msg[n - 1] == ' '))
-    first->msg[--n] = '\0';
-  return mr_error_set(c->err, MR_ERR_PARSE, "%s:%d: malformed XML: %s", c->file, first->line,
-                      first->msg);
-}
-
 static mr_status parse_buffer(const char *xml, size_t len, const char *file, const char *dir,
                               const mr_urdf_options *opt, mr_model **out, mr_error *err) {
   mr_urdf_options def = mr_urdf_options_default();
   urdf_ctx c = {file, dir, opt ? opt : &def, err, NULL, "", 0.0, 0, 0, NULL, NULL, NULL, NULL};
   if (len > INT_MAX) return fail(&c, NULL, MR_ERR_IO, "file too large (%zu bytes)", len);
-  xmlParserCtxt *pc = xmlNewParserCtxt();
-  if (!pc) return fail(&c, NULL, MR_ERR_NOMEM, "out of memory");
-  xml_first_error first = {0, 0, ""};
-  pc->_private = &first;
-  pc->sax->serror = on_xml_error;
-  int flags = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES;
-  xmlDoc *doc = xmlCtxtReadMemory(pc, xml, (int)len, NULL, NULL, flags);
-  mr_status st =
-      (!doc || !pc->wellFormed) ? xml_error(&c, pc, &first) : build(&c, xmlDocGetRootElement(doc));
+  xmlDoc *doc;
+  int line;
+  char msg[MR_ERROR_MSG_MAX];
+  mr_status st = mr_xml_read(xml, len, &doc, &line, msg, sizeof msg);
+  if (st == MR_ERR_NOMEM) return fail(&c, NULL, MR_ERR_NOMEM, "out of memory");
+  st = st ? mr_error_set(c.err, MR_ERR_PARSE, "%s:%d: malformed XML: %s", c.file, line, msg)
+          : build(&c, xmlDocGetRootElement(doc));
   for (int i = 0; i < c.nlinks; ++i)
     free(c.links[i].name);
   for (int i = 0; i < c.njoints; ++i)
     free(c.joints[i].name);
   free(c.links), free(c.joints), free(c.link_names), free(c.joint_names);
   xmlFreeDoc(doc);
-  xmlFreeParserCtxt(pc);
   if (st)
     mr_model_free(c.m);
   else
