@@ -9,19 +9,24 @@
  * The simulators share only the read-only world, so each one's trajectory is that of mr_sim_step
  * called alone, bit for bit, whichever thread steps it and for any T.
  *
- * Pool protocol (one mutex, two condition variables): mr_batch_step stores nsteps, bumps a
- * generation counter and broadcasts `go`; each worker that sees a new generation counts itself
- * busy, claims and steps what it can, and signals `done` when the busy count falls to 0; the
- * caller claims and steps meanwhile and then waits for busy = 0. A worker counts itself busy
+ * Pool protocol: mr_batch_step stores nsteps, then bumps a generation counter; each worker that
+ * sees a new generation counts itself busy, claims and steps what it can, and uncounts itself;
+ * the caller claims and steps meanwhile and then waits for busy = 0. A worker counts itself busy
  * before it claims, so a caller that finds every environment claimed and busy = 0 knows that no
- * environment is being stepped; a worker that wakes late finds nothing to claim and touches
- * nothing. Every buffer exists from mr_batch_create on.
+ * environment is being stepped; a worker that sees a generation late finds nothing to claim and
+ * touches nothing (every environment carries that generation or a later one). These counters
+ * are atomics (sequentially consistent) and need no lock; the mutex and the two condition
+ * variables serve only a thread that sleeps: a sleeper counts itself (sleepers, or the caller's
+ * waiting flag) under the mutex before it re-checks its condition, and the other side, after its
+ * store, takes the mutex and signals only when it reads a sleeper counted. Of the store and the
+ * count one is seen by the other (both sequentially consistent), so no wake-up can be lost, and
+ * a call whose threads are awake makes no system call. Every buffer exists from mr_batch_create
+ * on.
  * Before sleeping on a condition variable, a worker may watch the generation and the caller the
  * busy count (atomic loads, no lock), for as long as the adaptive wait below finds it pays: a
  * learning loop that steps one step per call then finds the other thread still awake instead of
  * paying a wake-up (a system call on each side) per call, and a busy machine finds them asleep.
- * Every change is still made under the mutex and followed by the broadcast or signal, and the
- * waits re-check under the mutex, so no wake-up can be lost. */
+ * The waits re-check under the mutex, so no wake-up can be lost. */
 #include "moreau/batch.h"
 
 #include <fcntl.h>
@@ -64,16 +69,18 @@ struct mr_batch {
   worker_arg *args;     /* [threads] */
   int started;          /* workers running */
   int sync_ready;       /* mutex and condition variables initialised */
-  pthread_mutex_t lock; /* guards the fields below */
+  pthread_mutex_t lock; /* held by a thread going to sleep, and by one waking it */
   pthread_cond_t go;    /* a new generation (or quit) */
   pthread_cond_t done;  /* busy reached 0 */
   atomic_ulong generation;
-  atomic_ulong *claim; /* [n] the generation that last claimed each environment */
-  atomic_int busy;     /* workers claiming or stepping in the current generation */
+  atomic_ulong *claim;  /* [n] the generation that last claimed each environment */
+  atomic_int busy;      /* workers claiming or stepping in the current generation */
+  atomic_int sleepers;  /* workers asleep on go (or going to sleep) */
+  atomic_int caller_waits; /* the caller asleep on done (or going to sleep) */
   wait_stats wait;     /* the caller's waits for the workers (the adaptive wait, below) */
   wait_stats wake;     /* whether waking the workers for one-step calls pays (below) */
-  int nsteps;          /* steps of the current generation */
-  int quit;
+  atomic_int nsteps;   /* steps of the current generation (stored before the generation) */
+  atomic_int quit;
 };
 
 /* ---- stepping ---- */
@@ -232,6 +239,14 @@ static void spin_for_done(const mr_batch *b, long start, long budget) {
     if (k % 64 == 0 && monotonic_ns() - start > budget) return;
 }
 
+/* wake whoever sleeps on cv while *count says a sleeper is counted */
+static void wake(mr_batch *b, pthread_cond_t *cv, atomic_int *count) {
+  if (atomic_load(count) == 0) return;
+  pthread_mutex_lock(&b->lock);
+  pthread_cond_broadcast(cv);
+  pthread_mutex_unlock(&b->lock);
+}
+
 static void *worker_main(void *p) {
   worker_arg *a = p;
   mr_batch *b = a->b;
@@ -240,24 +255,23 @@ static void *worker_main(void *p) {
   for (;;) {
     long start = monotonic_ns();
     spin_for_generation(b, seen, start, watch_ns(&ws));
-    pthread_mutex_lock(&b->lock);
-    while (b->generation == seen && !b->quit)
-      pthread_cond_wait(&b->go, &b->lock);
-    if (b->quit) {
+    if (atomic_load(&b->generation) == seen && !atomic_load(&b->quit)) {
+      pthread_mutex_lock(&b->lock);
+      atomic_fetch_add(&b->sleepers, 1);
+      while (atomic_load(&b->generation) == seen && !atomic_load(&b->quit))
+        pthread_cond_wait(&b->go, &b->lock);
+      atomic_fetch_sub(&b->sleepers, 1);
       pthread_mutex_unlock(&b->lock);
-      return NULL;
     }
-    seen = atomic_load(&b->generation);
-    int nsteps = b->nsteps;
+    if (atomic_load(&b->quit)) return NULL;
     atomic_fetch_add(&b->busy, 1);
-    pthread_mutex_unlock(&b->lock);
+    seen = atomic_load(&b->generation);
+    int nsteps = atomic_load(&b->nsteps);
     long wait = monotonic_ns() - start;
     /* a worker that wakes to find every environment taken waited for nothing */
     int work = step_share(b, a->t, seen, nsteps);
     waited(&ws, wait, work && wait <= SPIN_MAX_NS);
-    pthread_mutex_lock(&b->lock);
-    if (atomic_fetch_sub(&b->busy, 1) == 1) pthread_cond_signal(&b->done);
-    pthread_mutex_unlock(&b->lock);
+    if (atomic_fetch_sub(&b->busy, 1) == 1) wake(b, &b->done, &b->caller_waits);
   }
 }
 
@@ -285,19 +299,21 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
   if (nsteps < 0)
     return mr_error_set(err, MR_ERR_INVALID, "batch step: nsteps = %d is negative", nsteps);
   if (b->timed) memset(b->cpu, 0, (size_t)b->threads * sizeof *b->cpu);
-  pthread_mutex_lock(&b->lock);
-  b->nsteps = nsteps;
-  unsigned long g = ++b->generation;
-  if (b->started > 0 && wake_workers(b, nsteps)) pthread_cond_broadcast(&b->go);
-  pthread_mutex_unlock(&b->lock);
+  atomic_store(&b->nsteps, nsteps);
+  unsigned long g = atomic_fetch_add(&b->generation, 1) + 1;
+  if (b->started > 0 && wake_workers(b, nsteps)) wake(b, &b->go, &b->sleepers);
   int own = step_share(b, 0, g, nsteps);
   if (b->started > 0) {
     long start = monotonic_ns();
     spin_for_done(b, start, watch_ns(&b->wait));
-    pthread_mutex_lock(&b->lock);
-    while (atomic_load(&b->busy) > 0)
-      pthread_cond_wait(&b->done, &b->lock);
-    pthread_mutex_unlock(&b->lock);
+    if (atomic_load(&b->busy) > 0) {
+      pthread_mutex_lock(&b->lock);
+      atomic_store(&b->caller_waits, 1);
+      while (atomic_load(&b->busy) > 0)
+        pthread_cond_wait(&b->done, &b->lock);
+      atomic_store(&b->caller_waits, 0);
+      pthread_mutex_unlock(&b->lock);
+    }
     long wait = monotonic_ns() - start;
     waited(&b->wait, wait, wait <= SPIN_MAX_NS);
     if (nsteps == 1) waited(&b->wake, 0, own < b->n);
@@ -364,8 +380,8 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
 void mr_batch_free(mr_batch *b) {
   if (!b) return;
   if (b->sync_ready) {
+    atomic_store(&b->quit, 1);
     pthread_mutex_lock(&b->lock);
-    b->quit = 1;
     pthread_cond_broadcast(&b->go);
     pthread_mutex_unlock(&b->lock);
     for (int t = 1; t <= b->started; ++t)
