@@ -73,13 +73,13 @@ struct mr_batch {
   pthread_cond_t go;    /* a new generation (or quit) */
   pthread_cond_t done;  /* busy reached 0 */
   atomic_ulong generation;
-  atomic_ulong *claim;  /* [n] the generation that last claimed each environment */
-  atomic_int busy;      /* workers claiming or stepping in the current generation */
-  atomic_int sleepers;  /* workers asleep on go (or going to sleep) */
+  atomic_ulong *claim;     /* [n] the generation that last claimed each environment */
+  atomic_int busy;         /* workers claiming or stepping in the current generation */
+  atomic_int sleepers;     /* workers asleep on go (or going to sleep) */
   atomic_int caller_waits; /* the caller asleep on done (or going to sleep) */
-  wait_stats wait;     /* the caller's waits for the workers (the adaptive wait, below) */
-  wait_stats wake;     /* whether waking the workers for one-step calls pays (below) */
-  atomic_int nsteps;   /* steps of the current generation (stored before the generation) */
+  wait_stats wait;         /* the caller's waits for the workers (the adaptive wait, below) */
+  wait_stats wake;         /* whether waking the workers for one-step calls pays (below) */
+  atomic_int nsteps;       /* steps of the current generation (stored before the generation) */
   atomic_int quit;
 };
 
