@@ -255,6 +255,7 @@ static void test_errors(void **state) {
   expect_error("solver: {name: ncp-pg}\n", "1:16:", "did you mean 'ncp-pgs'?");
   expect_error("solver: {name: magic}\n", "unknown solver 'magic'", "known: lcp-pgs");
   expect_error("solver: {max_itr: 3}\n", "1:10: unknown key 'max_itr'", "did you mean 'max_iter'");
+  expect_error("solver: {retry: maybe}\n", "1:17:", "'retry'");
   const char *b = "bodies:\n  - name: c\n    mass: %s\n    orientation: %s\n    geoms: [%s]\n";
   char t[512];
   snprintf(t, sizeof t, b, "-1", "[0, 0, 0, 1]", "{type: sphere, radius: 0.1}");
@@ -349,6 +350,50 @@ static void test_quaternion_tolerance(void **state) {
                          &s, &err),
                    MR_OK);
   assert_near(s.q0[6], 1.0, ulps(1.0, 1)); /* w / |w| for a lone w: at most one rounding */
+  mr_scene_free(&s);
+}
+
+/* the largest iteration count of a step over 0.2 s of the sliding cube (4 corner contacts) at
+ * max_iter 3 and eps_abs 0 (no solve converges), with the solver's retries on or off */
+static int budget_max_iterations(const char *solver, int retry) {
+  char text[2048];
+  snprintf(text, sizeof text, "%s", minimal);
+  char *sv = strstr(text, "solver:"), *nl = strchr(sv, '\n');
+  char tail[2048];
+  snprintf(tail, sizeof tail, "%s", nl);
+  snprintf(sv, sizeof text - (size_t)(sv - text),
+           "solver: {name: %s, max_iter: 3, eps_abs: 0, retry: %s}%s", solver,
+           retry ? "true" : "false", tail);
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(text, &s, &err), MR_OK);
+  assert_int_equal(s.contact.no_retry, !retry);
+  mr_sim *sim = mr_sim_from_scene(&s, NULL, &err);
+  assert_non_null(sim);
+  int most = 0;
+  for (int k = 0; k < 200; ++k) {
+    assert_int_equal(mr_sim_step(sim, &err), MR_OK);
+    const mr_step_stats *st = mr_sim_last(sim);
+    if (st->iterations > most) most = st->iterations;
+  }
+  mr_sim_free(sim);
+  mr_scene_free(&s);
+  return most;
+}
+
+/* solver.retry: false makes the iteration limit a fixed budget (no step above max_iter), where
+ * the default retries a warm solve that did not converge from λ = 0 (its iterations added) */
+static void test_fixed_budget(void **state) {
+  (void)state;
+  static const char *const solvers[] = {"ncp-pgs", "raisim", "raisim-ds", "ccp-admm"};
+  for (size_t i = 0; i < sizeof solvers / sizeof *solvers; ++i) {
+    assert_true(budget_max_iterations(solvers[i], 1) > 3);
+    assert_true(budget_max_iterations(solvers[i], 0) <= 3);
+  }
+  mr_scene s;
+  mr_error err;
+  assert_int_equal(parse(minimal, &s, &err), MR_OK);
+  assert_int_equal(s.contact.no_retry, 0); /* the default: retries on */
   mr_scene_free(&s);
 }
 
@@ -832,6 +877,7 @@ int main(void) {
       cmocka_unit_test(test_contact_record),
       cmocka_unit_test(test_io_errors),
       cmocka_unit_test(test_settings_materials_pairs),
+      cmocka_unit_test(test_fixed_budget),
       cmocka_unit_test(test_forces),
       cmocka_unit_test(test_heightfields),
       cmocka_unit_test(test_model_append),

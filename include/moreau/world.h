@@ -177,6 +177,9 @@ typedef struct {
                           at δ/Δt plus k_B of the excess (default 1e-4; assembly.h) */
   double rest_depth;   /* d in [0, δ] (m): the depth resting contacts settle at (default
                           1e-12; assembly.h) */
+  int no_retry;        /* 1: each island solved once, at the solver's budget (scene key
+                          solver.retry: false); 0 (default): a warm solve that did not converge
+                          is solved again cold, a failed one again without push-out */
 } mr_world_contact;
 
 /* The compiled world. Read-only after mr_world_copy / mr_world_load returns it. */

@@ -6,8 +6,8 @@
 
 #include "moreau/contact.h"
 
-/* the keys of run --set besides solver.FIELD */
-static const char *const contact_keys[] = {"contact.baumgarte", "contact.margin",
+/* the keys of run --set besides solver.FIELD (solver.retry is no mr_solver_settings field) */
+static const char *const contact_keys[] = {"solver.retry", "contact.baumgarte", "contact.margin",
                                            "contact.restitution_threshold", NULL};
 /* and those sweep --grid adds */
 static const char *const sweep_keys[] = {"timestep", "duration", NULL};

@@ -24,7 +24,8 @@ static const char run_usage[] =
     "  --dt X              time step in s (default: the scene's)\n"
     "  --duration T        simulated time in s (default: the scene's)\n"
     "  --set KEY=VALUE     override a setting: solver.FIELD (any solver setting, e.g.\n"
-    "                      solver.max_iter=100), contact.baumgarte, contact.margin,\n"
+    "                      solver.max_iter=100), solver.retry (true|false),\n"
+    "                      contact.baumgarte, contact.margin,\n"
     "                      contact.restitution_threshold (repeatable)\n"
     "  --out FILE.csv      trajectory: t, q0..., v0..., energy, ncontacts, iterations,\n"
     "                      eps_abs, penetration, solve_us, iterations_sum (every\n"
@@ -137,6 +138,17 @@ static int parse_args(const char *cmd, int argc, char **argv, run_args *a) {
   return 0;
 }
 
+/* --set solver.retry=true|false (or 1|0): the solver's retries on or off (world.h, no_retry) */
+static mr_status set_retry(mr_scene *sc, const char *val, mr_error *err) {
+  int on = !strcmp(val, "true") || !strcmp(val, "1"),
+      off = !strcmp(val, "false") || !strcmp(val, "0");
+  if (!on && !off)
+    return mr_error_set(err, MR_ERR_INVALID, "--set solver.retry: '%s' is not true, false, 1 or 0",
+                        val);
+  sc->contact.no_retry = off;
+  return MR_OK;
+}
+
 /* --set KEY=VALUE on a loaded scene (runner.h) */
 mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err) {
   const char *eq = strchr(kv, '=');
@@ -146,6 +158,7 @@ mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err) {
   const char *val = eq + 1;
   mr_error kerr;
   if (mr_cli_check_key(key, 0, &kerr)) return mr_error_set(err, kerr.status, "--set: %s", kerr.msg);
+  if (!strcmp(key, "solver.retry")) return set_retry(sc, val, err);
   if (!strncmp(key, "solver.", 7)) return mr_scene_settings_set(&sc->settings, key + 7, val, err);
   double *target = !strcmp(key, "contact.baumgarte") ? &sc->contact.baumgarte
                    : !strcmp(key, "contact.margin")  ? &sc->contact.margin
@@ -154,7 +167,7 @@ mr_status mr_cli_apply_set(mr_scene *sc, const char *kv, mr_error *err) {
                        : NULL;
   if (!target)
     return mr_error_set(err, MR_ERR_INVALID,
-                        "--set: unknown key '%s' (solver.FIELD, contact.baumgarte, "
+                        "--set: unknown key '%s' (solver.FIELD, solver.retry, contact.baumgarte, "
                         "contact.margin, contact.restitution_threshold)",
                         key);
   /* the ranges of the scene's contact block (docs/scene-format.md) */

@@ -24,7 +24,9 @@ typedef struct {
   const mr_assembly_settings *assembly;
   const mr_solver_info *solver;
   const mr_solver_settings *settings;
-  double retry; /* a solve left above retry × eps_abs is solved again without push-out */
+  double retry; /* a solve left above retry × eps_abs is solved again without push-out; 0: one
+                 * run of the solver per island, neither that nor mr_solve's cold retry of a
+                 * warm start (a fixed budget: at most max_iter iterations) */
   const mr_contact_geometry *cg; /* the blocks, n of them */
   int n;
   const uint64_t *keys;      /* their identities (n) */

@@ -45,7 +45,7 @@ static mr_step_ctx step_context(const mr_world *w, const mr_solver_info *solver)
   c.accel = mr_v3_norm(w->model->gravity);
   c.solver = solver;
   c.settings = w->settings;
-  c.retry = RETRY_FACTOR;
+  c.retry = w->contact.no_retry ? 0.0 : RETRY_FACTOR; /* 0: no retry (a fixed budget) */
   c.contact_cap = w->contact.max_contacts;
   return c;
 }

@@ -21,7 +21,7 @@ typedef struct {
   const mr_solver_info *solver;     /* the registry's solver */
   mr_solver_settings settings;      /* its settings */
   double retry;                     /* a solve above retry × eps_abs is solved again without
-                                       push-out (contact_stage.h) */
+                                       push-out; 0: no retry at all (contact_stage.h) */
   int contact_cap;                  /* the world's max_contacts: 0 lets storage grow */
 } mr_step_ctx;
 

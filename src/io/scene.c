@@ -182,14 +182,19 @@ static mr_status solver_name(mr_scene_ctx *c, const mr_ynode *n) {
 
 static mr_status parse_solver(mr_scene_ctx *c, const mr_ynode *n) {
   if (mr_yaml_is_scalar(n)) return solver_name(c, n);
-  const char *keys[NFIELDS + 2];
+  const char *keys[NFIELDS + 3];
   keys[0] = "name";
   for (int f = 0; f < NFIELDS; ++f)
     keys[f + 1] = settings_fields[f].name;
-  keys[NFIELDS + 1] = NULL;
+  keys[NFIELDS + 1] = "retry";
+  keys[NFIELDS + 2] = NULL;
   if (mr_yaml_check_map(&c->y, n, keys, "'solver'")) return scene_status(c);
   mr_ynode *name = mr_yaml_get(&c->y, n, "name");
   if (name && solver_name(c, name)) return scene_status(c);
+  /* retry: false, one solve per island at the solver's budget (world.h, no_retry) */
+  int retry = !c->s->contact.no_retry;
+  if (mr_yaml_opt_bool(&c->y, n, "retry", &retry)) return scene_status(c);
+  c->s->contact.no_retry = !retry;
   for (int f = 0; f < NFIELDS; ++f) {
     mr_ynode *v = mr_yaml_get(&c->y, n, settings_fields[f].name);
     if (v && set_field(&c->y, v, f, &c->s->settings)) return scene_status(c);
