@@ -506,73 +506,68 @@ GP
   b6_tangential
 }
 
-# B6, tangential part: the same push with the tangential compliance R_T of the feet (material
-# `tangential_compliance`, normal compliance 0) swept. A sticking foot then creeps at
-# Δt R_T λ_T (docs/solvers.md, "Compliance"); with the four feet sticking and carrying the push F
-# equally the base creeps at v* = Δt R_T F / 4. Per R_T and solver, over t ∈ [0.5, 1] s: the mean
-# base velocity v_x (against v*), the mean x velocity of the feet's contact points, the standard
-# deviation of v_x, the number of oscillations of v_x
-# about its final value (crossings of the band ±1e-4 m/s around the mean over [0.8, 1] s, from
-# the push at 0.1 s, halved), the peak v_x, the mean tangential force of each foot (x), the
-# internal tangential force Σ‖f_T,i‖ − ‖Σ f_T,i‖, the fraction of foot-steps at the friction
-# limit (‖f_T‖ ≥ 0.999 μ f_N: sliding) and the mean number of iterations. Time series per R_T
-# for ncp-admm: t, base v_x, then per foot (FL FR HL HR) the x force and the x velocity of the
-# contact point (finite difference of its position).
+# B6, tangential part: Solo-12 standing under PD, pushed at the base by a periodic force
+# F(t) = 10 sin(2π f (t − 0.1)) N along x, f = 1 Hz, from t = 0.1 s for two periods
+# (scenes/b6_solo_sway.yaml), with the tangential compliance R_T of the feet (material `foot`,
+# normal compliance 0) swept. A sticking foot creeps at c_T = −Δt R_T λ_T (docs/solvers.md,
+# "Compliance"); with the four feet carrying the push equally each moves at Δt R_T F(t) / 4, so
+# that its x swings through Δt R_T A / (4 π f) from crest to crest (A = 10 N) and comes back. Per
+# R_T and solver, over t ≥ 0.1 s: the base's x excursion (max − min) and its end drift, the
+# feet's x excursion (mean over the feet of the contact points' max − min) against that closed
+# form, the standard deviation of the base v_x, the internal tangential force
+# Σ‖f_T,i‖ − ‖Σ f_T,i‖, the fraction of foot-steps at the friction limit (‖f_T‖ ≥ 0.999 μ f_N:
+# sliding) and the mean iterations. Time series per R_T for ncp-admm: t, base x and v_x, the FL
+# foot's x force and contact-point x.
 B6_RT="0 0.1 0.3 1 3 10 30 100"
 B6_PUSH=10
+B6_FREQ=1
 B6_MU=0.9
 
+# b6_sway RT: the sway scene with the feet's tangential compliance RT, the URDF path made
+# absolute since the copy is written elsewhere
+b6_sway() {
+  sed "s/^  foot: {friction: $B6_MU, tangential_compliance: 0}\$/  foot: {friction: $B6_MU, tangential_compliance: $1}/;
+    s|^\(    urdf: \)\.\./|\1$PWD/|" scenes/b6_solo_sway.yaml
+}
+
 b6_tangential() {
-  log "B6 tangential compliance on Solo-12"
-  local f=$OUT/b6_tangential.csv R solver
-  echo "RT,solver,creep_vx_mps,creep_closed_form_mps,foot_vx_mps,vx_std_mps,oscillations,peak_vx_mps,ft_FL_N,ft_FR_N,ft_HL_N,ft_HR_N,internal_tangential_N,slip_fraction,mean_iterations" >"$f"
+  log "B6 tangential compliance on Solo-12 under a periodic push"
+  local f=$OUT/b6_tangential.csv R solver bstat
+  echo "RT,solver,base_excursion_m,base_drift_m,feet_excursion_m,feet_excursion_closed_form_m,vx_std_mps,internal_tangential_N,slip_fraction,mean_iterations" >"$f"
   for solver in $B6_SOLVERS; do
     for R in $B6_RT; do
-      solo_with_feet "friction: $B6_MU, tangential_compliance: $R" >"$TMP/b6t.yaml"
+      b6_sway "$R" >"$TMP/b6t.yaml"
+      grep -q "tangential_compliance: $R}" "$TMP/b6t.yaml" || { echo "run.sh: B6 scene not rewritten" >&2; return 1; }
       "$MOREAU" run "$TMP/b6t.yaml" --solver "$solver" --out "$TMP/b6t.csv" --contacts "$TMP/b6tc.csv" \
         --summary "$TMP/summary.json" --quiet
-      cols "$TMP/b6t.csv" t solo/root_joint_vx >"$TMP/b6v.csv"
-      # base velocity statistics
-      local vstat
-      vstat=$(awk -F, 'NR == 1 { next }
-        { t[NR] = $1; v[NR] = $2; n = NR }
-        $1 >= 0.5 { s += $2; s2 += $2 * $2; m++ }
-        $1 >= 0.8 { f += $2; mf++ }
-        $1 >= 0.1 && $2 > peak { peak = $2 }
-        END { mean = s / m; sd = sqrt(s2 / m - mean * mean); if (sd != sd) sd = 0; f /= mf;
-          side = 0; cross = 0
-          for (i = 2; i <= n; i++) { if (t[i] < 0.1) continue;
-            d = v[i] - f; s_ = d > 1e-4 ? 1 : (d < -1e-4 ? -1 : 0)
-            if (s_ != 0 && side != 0 && s_ != side) cross++; if (s_ != 0) side = s_ }
-          printf "%.6g,%.6g,%.3g,%.6g", mean, sd, cross / 2, peak }' "$TMP/b6v.csv")
-      awk -F, -v R="$R" -v s="$solver" -v vs="$vstat" -v F="$B6_PUSH" -v mu="$B6_MU" \
+      cols "$TMP/b6t.csv" t solo/root_joint_x solo/root_joint_vx >"$TMP/b6v.csv"
+      # base: x excursion and drift from the push's start, std of v_x
+      bstat=$(awk -F, 'NR == 1 || $1 < 0.1 - 1e-9 { next }
+        { if (x0 == "") { x0 = $2; mn = $2; mx = $2 } if ($2 < mn) mn = $2; if ($2 > mx) mx = $2;
+          x = $2; s += $3; s2 += $3 * $3; m++ }
+        END { mean = s / m; sd = sqrt(s2 / m - mean * mean); if (sd != sd) sd = 0;
+          printf "%.5g,%.4g,%.5g", mx - mn, x - x0, sd }' "$TMP/b6v.csv")
+      awk -F, -v R="$R" -v s="$solver" -v bs="$bstat" -v A="$B6_PUSH" -v fq="$B6_FREQ" -v mu="$B6_MU" \
         -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
-        NR == 1 || $1 < 0.5 { next }
-        { foot = $3; sub(/.*\//, "", foot); ft[foot] += $15; nft[foot]++; nc++;
-          if (!(foot in x0)) { x0[foot] = $5; t0[foot] = $1 } x1[foot] = $5; t1[foot] = $1
+        NR == 1 || $1 < 0.1 - 1e-9 { next }
+        { foot = $3; sub(/.*\//, "", foot); nc++;
+          if (!(foot in mn) || $5 < mn[foot]) mn[foot] = $5; if (!(foot in mx) || $5 > mx[foot]) mx[foot] = $5
           if (sqrt($15 * $15 + $16 * $16) >= 0.999 * mu * $17) slip++
           if ($1 != t) { close_step(); t = $1 }
           sx += $15; sy += $16; sn += sqrt($15 * $15 + $16 * $16) }
         function close_step() { if (t != "") { in_sum += sn - sqrt(sx * sx + sy * sy); nt++ }
           sx = sy = sn = 0 }
-        END { close_step(); split(vs, v, ",");
-          for (k in x0) { fv += (x1[k] - x0[k]) / (t1[k] - t0[k]); nf++ }
-          printf "%s,%s,%s,%.6g,%.6g,%s,%s,%s,%.4f,%.4f,%.4f,%.4f,%.4g,%.4g,%.4g\n", R, s, v[1],
-            1e-3 * R * F / 4, fv / nf, v[2], v[3], v[4], ft["FL_foot"] / nft["FL_foot"],
-            ft["FR_foot"] / nft["FR_foot"], ft["HL_foot"] / nft["HL_foot"],
-            ft["HR_foot"] / nft["HR_foot"], in_sum / nt, slip / nc, it }' "$TMP/b6tc.csv" >>"$f"
+        END { close_step(); split(bs, b, ",");
+          for (k in mn) { fe += mx[k] - mn[k]; nf++ }
+          printf "%s,%s,%s,%s,%.5g,%.5g,%s,%.4g,%.4g,%.4g\n", R, s, b[1], b[2], fe / nf,
+            1e-3 * R * A / (4 * 3.14159265358979 * fq), b[3], in_sum / nt, slip / nc, it }' \
+        "$TMP/b6tc.csv" >>"$f"
       if [ "$solver" = ncp-admm ]; then
-        # t, base vx, then per foot: fx and the x velocity of its contact point
-        awk -F, 'NR == FNR { if (FNR > 1) vx[$1] = $2; next }
-          FNR == 1 { print "t,vx,fx_FL,vx_FL,fx_FR,vx_FR,fx_HL,vx_HL,fx_HR,vx_HR"; next }
-          { if ($1 != t) { flush(); t = $1 }
-            foot = $3; sub(/.*\//, "", foot); fx[foot] = $15;
-            pv[foot] = (foot in px) ? ($5 - px[foot]) / 1e-3 : 0; px[foot] = $5 }
-          function flush() { if (t == "") return; line = t "," vx[t];
-            line = line "," fx["FL_foot"] "," pv["FL_foot"] "," fx["FR_foot"] "," pv["FR_foot"];
-            line = line "," fx["HL_foot"] "," pv["HL_foot"] "," fx["HR_foot"] "," pv["HR_foot"];
-            print line }
-          END { flush() }' "$TMP/b6v.csv" "$TMP/b6tc.csv" >"$OUT/b6_tangential_RT$R.csv"
+        # t, base x and v_x, the FL foot x force and contact-point x
+        awk -F, 'NR == FNR { if (FNR > 1) { bx[$1] = $2; bv[$1] = $3 } next }
+          FNR == 1 { print "t,x,vx,fx_FL,px_FL"; next }
+          $3 ~ /FL_foot$/ { print $1 "," bx[$1] "," bv[$1] "," $15 "," $5 }' \
+          "$TMP/b6v.csv" "$TMP/b6tc.csv" >"$OUT/b6_tangential_RT$R.csv"
       fi
     done
   done
@@ -580,21 +575,19 @@ b6_tangential() {
   for R in $B6_RT; do series="$series $R"; done
   plot <<GP
 set output 'b6_tangential.png'
-set multiplot layout 2,2 title 'B6 Solo-12 pushed with 10 N from t = 0.1 s, tangential compliance R_T of the feet (ncp-admm unless said)'
-set key top right font ',8'; set xlabel 't (s)'
-set title 'base velocity |v_x| (m/s), log scale: the dips are sign changes'; set ylabel '|v_x| (m/s)'; set logscale y; set yrange [1e-5:1]
-plot $(curves "'b6_tangential_RT@.csv' u 1:(abs(column(2))) w l lw 1.5 t 'R_T = @'" $series)
-unset logscale y; set yrange [*:*]
-set title 'tangential force of the FL foot f_x (N)'; set ylabel 'f_x (N)'
-plot $(curves "'b6_tangential_RT@.csv' u 1:3 w l lw 1.5 t 'R_T = @'" $series)
+set multiplot layout 2,2 title 'B6 Solo-12 pushed with 10 sin(2 pi t) N from t = 0.1 s, tangential compliance R_T of the feet (ncp-admm unless said)'
+set key top left font ',8'; set xlabel 't (s)'
+set title 'base x (m)'; set ylabel 'x (m)'
+plot $(curves "'b6_tangential_RT@.csv' u 1:2 w l lw 1.5 t 'R_T = @'" $series)
+set title 'x force of the FL foot f_x (N)'; set ylabel 'f_x (N)'
+plot $(curves "'b6_tangential_RT@.csv' u 1:4 w l lw 1.5 t 'R_T = @'" $series)
 set logscale xy; set xlabel 'R_T (kg^-1)'; set key top left
-set title 'creep: mean base v_x over [0.5, 1] s vs closed form dt R_T F / 4'; set ylabel 'v_x (m/s)'
-plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):3 w lp lw 2 pt 7 t '@ (base)'" $B6_SOLVERS), \
-  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):5 w p pt 6 ps 2 lc rgb '#d62728' t 'ncp-admm (feet)', \
-  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):4 w l lw 2 dt 2 lc rgb '#000000' t 'dt R_T F / 4'
-unset logscale y
-set title 'internal tangential force (N), mean over [0.5, 1] s'; set ylabel 'N'
-plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):13 w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
+set title 'x excursion, crest to crest (m)'; set ylabel 'm'
+plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):3 w lp lw 2 pt 7 t '@ (base)'" $B6_SOLVERS), \\
+  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):5 w p pt 6 ps 2 lc rgb '#d62728' t 'ncp-admm (feet)', \\
+  'b6_tangential.csv' u (pick(2, 'ncp-admm', column(1) > 0 ? column(1) : NaN)):6 w l lw 2 dt 2 lc rgb '#000000' t 'dt R_T A / (4 pi f)'
+set title 'internal tangential force (N), mean over the push'; set ylabel 'N'
+plot $(curves "'b6_tangential.csv' u (pick(2, '@', column(1) > 0 ? column(1) : NaN)):(column(8) > 1e-9 ? column(8) : 1e-9) w lp lw 2 pt 7 t '@'" $B6_SOLVERS)
 unset multiplot
 GP
 }
@@ -823,14 +816,97 @@ b10() {
   log "B10 Solo-12 walking under MPC on the bumpy ground"
   walk b10 scenes/b10_solo_trot_bumpy.yaml \
     'B10 Solo-12 walking at 0.3 m/s under MPC, bumpy ground, mu = 0.3' "$RIGID"
+  b10steep
 }
 
-# B11: a fixed budget of 20 iterations per step (eps_abs 0 so that no solver stops early)
+# B10, steep variant (scenes/b10_solo_trot_steep.yaml: the sine ground at a 1.2 m wavelength,
+# slopes to 14.7°): B10_SEEDS runs per solver, each from an initial base pose perturbed by its
+# seed (b10_seeded), so that a model's effect on the walk is read against the run-to-run spread.
+B10_SEEDS=8
+
+# b10_seeded SEED: the steep scene with the base's initial pose perturbed: x and y shifted by up
+# to ±1 cm and the yaw turned by up to ±1°, uniform draws of the Park–Miller generator
+# (x ← 16807 x mod 2³¹ − 1, exact in doubles, the same under every awk) seeded with SEED + 1;
+# seed 0 is the scene as shipped. The URDF path, relative to the scene, made absolute.
+b10_seeded() {
+  awk -v seed="$1" -v dir="$PWD" '
+    function draw() { r = (16807 * r) % 2147483647; return r / 2147483647 }
+    BEGIN { r = seed + 1; for (i = 0; i < 3; i++) draw()
+      dx = seed ? 0.02 * draw() - 0.01 : 0; dy = seed ? 0.02 * draw() - 0.01 : 0
+      yaw = seed ? (2 * draw() - 1) * 3.14159265358979 / 180 : 0 }
+    /^    position: \[0, 0, 0\.29\]$/ {
+      printf "    position: [%.6f, %.6f, 0.29]\n    orientation: [0, 0, %.12f, %.12f]\n", dx, dy,
+        sin(yaw / 2), cos(yaw / 2); found = 1; next }
+    { sub(/^    urdf: \.\.\//, "    urdf: " dir "/"); print }
+    END { if (!found) { print "b10_seeded: no initial position in the scene" > "/dev/stderr"; exit 1 } }' \
+    scenes/b10_solo_trot_steep.yaml
+}
+
+b10steep() {
+  log "B10 on the steep sine ground (1.2 m wavelength), $B10_SEEDS runs per solver"
+  local runs=$OUT/b10_steep_runs.csv solver seed
+  echo "seed,$walk_header" >"$runs"
+  for solver in $RIGID; do
+    for seed in $(seq 0 $((B10_SEEDS - 1))); do
+      b10_seeded "$seed" >"$TMP/b10s.yaml"
+      run "$TMP/b10s.yaml" "$solver" "$TMP/b10s.csv"
+      walk_series "$TMP/b10s.csv" >"$TMP/b10s_series.csv"
+      [ "$seed" = 0 ] && cp "$TMP/b10s_series.csv" "$OUT/b10_steep_$solver.csv"
+      echo "$seed,$(walk_row "$solver" "$TMP/b10s_series.csv" "$TMP/summary.json")" >>"$runs"
+    done
+  done
+  b10steep_summary
+}
+
+# the summary and plots of results/b10_steep_runs.csv
+b10steep_summary() {
+  # per solver over its runs: mean, sample standard deviation, min and max of the mean forward
+  # velocity (after the first second) and of the end x; its difference from ncp-pgs's mean in %
+  # and in Welch's t (the difference over the standard error of the two means); runs with a
+  # fall, the lowest end height, the geometric mean and the largest eps_abs, mean iterations
+  # and steps not converged per run
+  awk -F, 'NR == 1 { next }
+    { s = $2; if (!(s in n)) order[++ns] = s; k = ++n[s]; v[s, k] = $3; x[s, k] = $7
+      if ($15 > 0) fell[s]++; if (!(s in zmin) || $9 < zmin[s]) zmin[s] = $9
+      if ($6 > 0) { le[s] += log($6); ne[s]++ } if ($12 > emax[s]) emax[s] = $12
+      it[s] += $11; nc[s] += $13 }
+    function stats(a, s, m,   i, t, t2) { t = t2 = 0; lo[0] = hi[0] = a[s, 1]
+      for (i = 1; i <= m; i++) { t += a[s, i]; if (a[s, i] < lo[0]) lo[0] = a[s, i]; if (a[s, i] > hi[0]) hi[0] = a[s, i] }
+      mean[0] = t / m; for (i = 1; i <= m; i++) t2 += (a[s, i] - mean[0]) ^ 2
+      sd[0] = m > 1 ? sqrt(t2 / (m - 1)) : 0 }
+    END { print "solver,runs,v_fwd_mean,v_fwd_sd,v_fwd_min,v_fwd_max,x_end_mean_m,x_end_sd_m,dv_vs_ncp_pgs_pct,welch_t_vs_ncp_pgs,runs_with_falls,z_end_min_m,geomean_eps_abs_N,max_eps_abs_N,mean_iterations,not_converged_per_run"
+      stats(v, "ncp-pgs", n["ncp-pgs"]); rm = mean[0]; rs = sd[0]; rn = n["ncp-pgs"]
+      for (j = 1; j <= ns; j++) { s = order[j]; m = n[s]
+        stats(v, s, m); vm = mean[0]; vs = sd[0]; vlo = lo[0]; vhi = hi[0]
+        stats(x, s, m); se = sqrt(vs * vs / m + rs * rs / rn)
+        printf "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%d,%.4f,%.3g,%.4g,%.4g,%.4g\n", s, m, vm, vs,
+          vlo, vhi, mean[0], sd[0], 100 * (vm - rm) / rm, (se > 0 ? (vm - rm) / se : 0), fell[s] + 0,
+          zmin[s], ne[s] ? exp(le[s] / ne[s]) : 0, emax[s], it[s] / m, nc[s] / m } }' \
+    "$OUT/b10_steep_runs.csv" >"$OUT/b10_steep_summary.csv"
+  # shellcheck disable=SC2086
+  walk_plot b10_steep 'B10 steep ground (wavelength 1.2 m, slopes to 14.7 deg), mu = 0.3, seed 0' $RIGID
+  plot <<GP
+set output 'b10_steep_spread.png'
+set multiplot layout 1,2 title 'B10 steep ground: $B10_SEEDS runs per solver from perturbed initial poses (points), mean +- sd (bars)'
+set xtics rotate by -45 font ',8'; set key off; set xrange [-0.5:9.5]
+set title 'mean forward velocity after 1 s (m/s); target 0.3'; set ylabel 'm/s'
+plot 'b10_steep_summary.csv' u 0:3:4:xtic(1) every ::1 w yerrorbars lw 2 pt 7 lc rgb '#1f77b4', \\
+  $(i=0; for s in $RIGID; do printf "'b10_steep_runs.csv' u (pick(2, '%s', %d)):(column(3)) every ::1 w p pt 6 lc rgb '#7f7f7f', " "$s" "$i"; i=$((i + 1)); done) 0.3 w l dt 2 lc rgb 'black'
+set title 'end x (m) after 5 s'; set ylabel 'm'
+plot 'b10_steep_summary.csv' u 0:7:8:xtic(1) every ::1 w yerrorbars lw 2 pt 7 lc rgb '#1f77b4', \\
+  $(i=0; sep=""; for s in $RIGID; do printf "%s'b10_steep_runs.csv' u (pick(2, '%s', %d)):(column(7)) every ::1 w p pt 6 lc rgb '#7f7f7f'" "$sep" "$s" "$i"; sep=", "; i=$((i + 1)); done)
+unset multiplot
+GP
+}
+
+# B11: a fixed budget of 20 iterations per step (eps_abs 0 so that no solver stops early, and
+# solver.retry false so that no solve is run again: cold after a warm start that did not
+# converge, or without push-out)
 b11() {
   log "B11 raisim, raisim-ds and ncp-pgs at a fixed iteration budget on the bumpy ground"
   walk b11 scenes/b10_solo_trot_bumpy.yaml \
     'B11 bumpy ground, mu = 0.3, 20 iterations per step' "raisim raisim-ds ncp-pgs" \
-    --set solver.max_iter=20 --set solver.eps_abs=0
+    --set solver.max_iter=20 --set solver.eps_abs=0 --set solver.retry=false
 }
 
 main() {
