@@ -8,9 +8,9 @@
 #include "moreau/contact.h"
 
 /* residual ratio beyond which ρ is rebalanced, and the factor it changes by */
-#define RHO_RATIO 10.0
+#define RHO_RATIO 5.0
 #define RHO_STEP 5.0
-#define RHO_CHECK 25
+#define RHO_CHECK 10
 
 mr_cone_qp_settings mr_cone_qp_settings_default(void) {
   return (mr_cone_qp_settings){.max_iter = 400, .eps = 1e-6};
@@ -71,7 +71,8 @@ int mr_cone_qp_solve(const mr_cone_qp *p, const mr_cone_qp_settings *s, double *
   block_scaling(p, d, Hs, gs);
   mr_cone_qp sp = {.nb = p->nb, .H = Hs, .g = gs, .mu = p->mu};
   p = &sp;
-  double scale = 1.0 + mr_norm_inf(p->g, n), rho = initial_rho(p->H, n);
+  double scale = 1.0 + mr_norm_inf(p->g, n);
+  double rho = s->rho > 0.0 ? s->rho : initial_rho(p->H, n);
   for (int k = 0; k < n; ++k)
     u[k] /= d[k / 3];
   project(p, u, z);
