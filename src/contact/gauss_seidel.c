@@ -220,8 +220,7 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   /* sweep until the criterion, a stall, the iteration limit or the deadline, keeping the
    * iterate of smallest criterion */
   double e = criterion(p, lambda, c), e_best = e;
-  mr_copy(best, lambda, n);
-  int k = 0;
+  int k = 0, best_at = 0; /* the sweep the best iterate came from */
   while (e > s->eps_abs && k < s->max_iter) {
     if (k % LATE_EVERY == LATE_EVERY - 1 && mr_solver_late(s)) break;
     mr_copy(prev, lambda, n);
@@ -229,11 +228,16 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
     ++k;
     if (k % RESYNC_EVERY == 0) mr_problem_velocity(p, lambda, c);
     e = criterion(p, lambda, c);
-    if (e < e_best) e_best = e, mr_copy(best, lambda, n);
+    /* the best iterate is copied only when a sweep leaves it (prev holds it then): none while
+     * the criterion decreases */
+    if (e < e_best)
+      e_best = e, best_at = k;
+    else if (best_at == k - 1)
+      mr_copy(best, prev, n);
     if (!(e == e) || mr_gs_stalled(lambda, prev, n, s->eps_rel)) break;
   }
   /* unconverged: the best iterate (its criterion on the drifting c, re-evaluated below) */
-  if (e > s->eps_abs && e_best < e) mr_copy(lambda, best, n);
+  if (e > s->eps_abs && best_at != k && e_best < e) mr_copy(lambda, best, n);
   /* the exact velocity at the returned λ */
   mr_problem_velocity(p, lambda, c);
   e = criterion(p, lambda, c);

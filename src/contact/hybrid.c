@@ -77,6 +77,8 @@
 /* the first two chunks where the Newton stages can take over: their rates decide the handover */
 #define HYB_PGS_FIRST 25
 #define HYB_ADMM_SHARE 20
+/* the iterations of ncp-admm tried first from a warm start that carries its dual and ρ */
+#define HYB_ADMM_PROBE 10
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_NEWTON 20
@@ -533,6 +535,29 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   int box = mr_problem_has_box(p);
   int early = p->nc <= HYB_DENSE_MAX_NC && !box;
   int reserve = !box && (!w->blocks || early) ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
+  /* 0b. a warm start that carries the dual y and ρ of last step's ncp-admm (the state is valid
+   * only when last step's result came from it): ncp-admm first, at most HYB_ADMM_PROBE
+   * iterations. A resting stack or tower then ends in one iteration, where ncp-pgs from the same
+   * warm start takes its whole first chunk of 100 sweeps and hands over to ncp-admm anyway */
+  if (w->warm && state && state->valid && !box && s->max_iter > 0) {
+    sub.max_iter = s->max_iter < HYB_ADMM_PROBE ? s->max_iter : HYB_ADMM_PROBE;
+    mr_copy(trial, lambda, n);
+    memset(&st, 0, sizeof st);
+    w->admm_ran = 1;
+    mr_status rp = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    if (rp) return rp;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (*e <= s->eps_abs || mr_solver_late(s)) return MR_OK;
+  }
+  /* 0c. a warm start on an island with the Newton stages: the active-set polish first (stage 4
+   * alone), whose classification at a resting patch's warm start is the solution's: a column of
+   * cubes then ends in one or two steps where stage 1 takes its chunks first */
+  if (w->warm && early && !w->blocks) {
+    *e = polish(p, s, w, lambda, c, *e, iters);
+    if (*e <= s->eps_abs) return MR_OK;
+  }
   mr_status rc =
       first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
