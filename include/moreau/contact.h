@@ -114,7 +114,34 @@ typedef struct {
   double soft_k;      /* normal stiffness N/m (default 1e5) */
   double soft_d;      /* normal damping N s/m (default 1e2; explicit, so d Δt / m_eff < 1) */
   double soft_vreg;   /* friction regularisation velocity m/s (default 1e-3) */
+  /* the budget (docs/solvers.md, "The budget"): max_iter bounds the iterations of one island's
+   * solve with its retries (the cold retry of a warm start, the retry without push-out);
+   * max_work the iterations times contacts of a simulator step, shared by its islands (each
+   * island may run max_work / (contacts not yet solved) iterations, at least MR_WORK_MIN_ITER);
+   * max_time, when set, the wall time of a step's contact solve, shared by its islands in
+   * proportion to their contacts. At the budget a solver returns the best iterate it has seen
+   * with converged = 0 and stats.budget = 1. */
+  int max_work;       /* contact-iterations of a simulator step (default 200000; 0: none) */
+  double max_time;    /* wall-time budget in s of a simulator step's contact solve (default 0:
+                       * none, so that a run is deterministic); a solve outside a simulator
+                       * (mr_solve) has none */
+  int work_iter;      /* the solve's share of max_work in sweeps of its problem (the simulator's
+                       * contact stage sets it, and max_iter no larger, for each island; 0:
+                       * none): ncp-hybrid then gives its staggered projections, whose outer
+                       * iteration runs two inner ADMM solves of up to inner_iter iterations
+                       * each, as many outer iterations as the sweeps left allow */
+  double deadline;    /* the solve's end, CLOCK_MONOTONIC time in s (mr_solver_clock); 0: none.
+                       * Set from max_time by the simulator's contact stage for each island;
+                       * a caller of mr_solve may set it */
 } mr_solver_settings;
+
+/* the fewest iterations max_work leaves an island */
+#define MR_WORK_MIN_ITER 25
+
+/* the clock of mr_solver_settings.deadline: CLOCK_MONOTONIC in s */
+double mr_solver_clock(void);
+/* 1 when s has a deadline and it has passed */
+int mr_solver_late(const mr_solver_settings *s);
 
 /* Statistics of one solve. */
 typedef struct {
@@ -124,6 +151,8 @@ typedef struct {
   double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
+  int budget;         /* 1 when the solve stopped at its budget (deadline or max_iter) before
+                       * eps_abs: λ is the best iterate seen, converged = 0 */
   int factorizations; /* Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
                        * value), of the Newton Hessian (ccp-newton, once per iteration), of the
                        * two subproblem matrices (ncp-stagproj) */

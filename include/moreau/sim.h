@@ -77,6 +77,9 @@ typedef struct {
   long ncp_not_converged;  /* steps whose NCP criterion ε_abs exceeds the solver's eps_abs
                             * (differs from not_converged for the LCP, CCP and RaiSim models,
                             * which stop on their own model's criterion) */
+  long budget;             /* steps in which a solve stopped at its budget (max_iter or the
+                            * time budget max_time, mr_solver_settings) before its tolerance:
+                            * the best iterate was used, counted in not_converged too */
   long storage_grown;      /* times the storage of contacts and islands grew, at the start of
                             * a step, before its stages, when the step's contacts exceeded any
                             * met before (by half again each time: O(log n) times) */

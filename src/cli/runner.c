@@ -132,6 +132,7 @@ static void accumulate(mr_run_summary *r, const mr_step_stats *st) {
   if (st->iterations > r->max_iterations) r->max_iterations = st->iterations;
   r->max_eps_abs = fmax(r->max_eps_abs, st->eps_abs);
   r->max_penetration = fmax(r->max_penetration, st->penetration);
+  r->max_step_us = fmax(r->max_step_us, st->timing.total);
   /* the stage times, summed */
   mr_step_timing *t = &r->mean_timing;
   const mr_step_timing *u = &st->timing;
@@ -165,6 +166,7 @@ static void finish(mr_run_summary *r, mr_sim *s, double wall) {
   r->collision_failures = mr_sim_get_warnings(s)->collision_failures;
   r->falls = mr_sim_get_warnings(s)->falls;
   r->ncp_not_converged = mr_sim_get_warnings(s)->ncp_not_converged;
+  r->budget = mr_sim_get_warnings(s)->budget;
 }
 
 mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_summary *summary,
@@ -237,6 +239,8 @@ void mr_run_summary_print(FILE *f, const char *solver, const mr_run_summary *s) 
   fprintf(f, "warnings        %ld not converged, %ld collision failures\n", s->not_converged,
           s->collision_failures);
   fprintf(f, "NCP criterion   %ld steps above eps_abs\n", s->ncp_not_converged);
+  fprintf(f, "budget          %ld steps stopped at the solver's budget; longest step %.3g ms\n",
+          s->budget, 1e-3 * s->max_step_us);
   if (s->falls)
     fprintf(f,
             "falls           %ld: a robot under MPC control fell (base below half its standing "
@@ -270,6 +274,7 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   json_field(f, "mean_solve_us", s->mean_solve_us, 0);
   const mr_step_timing *t = &s->mean_timing;
   json_field(f, "mean_step_us", t->total, 0);
+  json_field(f, "max_step_us", s->max_step_us, 0);
   json_field(f, "collision_share", share(t->collision, t) / 100, 0);
   json_field(f, "assembly_share", share(t->assembly, t) / 100, 0);
   json_field(f, "consistency_share", share(t->consistency, t) / 100, 0);
@@ -282,6 +287,7 @@ void mr_run_summary_json(FILE *f, const char *scene, const char *solver, const m
   json_field(f, "warnings", (double)(s->not_converged + s->collision_failures + s->falls), 0);
   json_field(f, "not_converged", (double)s->not_converged, 0);
   json_field(f, "ncp_not_converged", (double)s->ncp_not_converged, 0);
+  json_field(f, "budget", (double)s->budget, 0);
   json_field(f, "collision_failures", (double)s->collision_failures, 0);
   json_field(f, "falls", (double)s->falls, 1);
   fputs("}\n", f);

@@ -22,6 +22,8 @@ typedef struct {
   long not_converged, collision_failures;
   long falls;             /* robots under MPC control that fell (mpc.h) */
   long ncp_not_converged; /* steps above eps_abs on the NCP criterion (whatever the model) */
+  long budget;            /* steps in which a solve stopped at its budget (mr_sim_warnings) */
+  double max_step_us;     /* the longest step's wall time (µs) */
   double mean_solve_us;
   mr_step_timing mean_timing; /* mean stage times per step (µs): mr_step_stats' timing */
   int interrupted;            /* the run stopped early on a request (SIGINT), after a whole row */

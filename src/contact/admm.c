@@ -378,7 +378,7 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
       best_eps = stats->eps_model;
       mr_copy(best, w->z, n);
     }
-    if (stats->converged || stalled(w, s->eps_rel)) break;
+    if (stats->converged || stalled(w, s->eps_rel) || mr_solver_late(s)) break;
     if (k % every == 0 && admm_adapt(q, w, s, s->power_iter) < 0) return MR_ERR_NUMERIC;
   }
   /* unconverged: the best iterate */

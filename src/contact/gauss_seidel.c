@@ -28,6 +28,9 @@
 #include "core/linalg.h"
 
 #define RESYNC_EVERY 64
+/* sweeps between reads of the clock against the deadline (a read costs ~25 ns, a sweep of the
+ * smallest island about as much) */
+#define LATE_EVERY 8
 
 mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err) {
   if (!p || !s) return mr_error_set(err, MR_ERR_INVALID, "contact solver: no problem or settings");
@@ -210,19 +213,31 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   int n = 3 * p->nc;
   size_t mark = mr_arena_mark(work);
   double *prev = mr_arena_doubles(work, (size_t)n > 0 ? (size_t)n : 1);
-  if (!prev) return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
+  double *best = mr_arena_doubles(work, (size_t)n > 0 ? (size_t)n : 1);
+  if (!prev || !best)
+    return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
   mr_gs_start(p, s, lambda, c);
-  /* sweep until the criterion, a stall or the iteration limit */
-  double e = criterion(p, lambda, c);
-  int k = 0;
+  /* sweep until the criterion, a stall, the iteration limit or the deadline, keeping the
+   * iterate of smallest criterion */
+  double e = criterion(p, lambda, c), e_best = e;
+  int k = 0, best_at = 0; /* the sweep the best iterate came from */
   while (e > s->eps_abs && k < s->max_iter) {
+    if (k % LATE_EVERY == LATE_EVERY - 1 && mr_solver_late(s)) break;
     mr_copy(prev, lambda, n);
     sweep(p, s, ctx, lambda, c);
     ++k;
     if (k % RESYNC_EVERY == 0) mr_problem_velocity(p, lambda, c);
     e = criterion(p, lambda, c);
+    /* the best iterate is copied only when a sweep leaves it (prev holds it then): none while
+     * the criterion decreases */
+    if (e < e_best)
+      e_best = e, best_at = k;
+    else if (best_at == k - 1)
+      mr_copy(best, prev, n);
     if (!(e == e) || mr_gs_stalled(lambda, prev, n, s->eps_rel)) break;
   }
+  /* unconverged: the best iterate (its criterion on the drifting c, re-evaluated below) */
+  if (e > s->eps_abs && best_at != k && e_best < e) mr_copy(lambda, best, n);
   /* the exact velocity at the returned λ */
   mr_problem_velocity(p, lambda, c);
   e = criterion(p, lambda, c);

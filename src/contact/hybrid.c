@@ -16,6 +16,8 @@
  *      lowers ε_abs tenfold (sliding feet on rough ground: ncp-pgs stalls, Newton ends it);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
+ *   2b. above HYB_DENSE_MAX_NC contacts, ncp-pgs again from the best iterate while each chunk
+ *      lowers ε_abs (a large pile: cheaper per unit of progress than stage 3);
  *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
  *      contacts, which its convex normal and tangential subproblems set exactly), first a probe
  *      of HYB_SP_PROBE outer iterations with stages 4 and 5 tried from its iterate (it often
@@ -39,7 +41,10 @@
  *   6. the lattice polish (polish.c): when what is left is within a few units in the last place
  *      of λ, integer moves of the forces' last bits that lower the exact criterion.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
- * for every solver: a warm start is never worse than a cold one.
+ * for every solver, on what it left of max_iter. Every stage stops at the budget
+ * (docs/solvers.md, "The budget": max_iter, the deadline of max_time, and under a simulator's
+ * max_work the staggered projections' outer iterations weighed by their inner ones); the
+ * result is then the best iterate, converged = 0.
  * A problem with box constraints (joint friction, MR_KIND_BOX) runs stage 1 (without the
  * handover to the Newton stages) and then ncp-admm on the whole remaining budget: both project
  * on the box, while stages 3–6 are written for cones only.
@@ -72,6 +77,8 @@
 /* the first two chunks where the Newton stages can take over: their rates decide the handover */
 #define HYB_PGS_FIRST 25
 #define HYB_ADMM_SHARE 20
+/* the iterations of ncp-admm tried first from a warm start that carries its dual and ρ */
+#define HYB_ADMM_PROBE 10
 #define HYB_POLISH 8
 #define HYB_REFINE 12
 #define HYB_NEWTON 20
@@ -283,7 +290,8 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
   mr_copy(cur, best, n);
   /* c = c(cur) on every pass: here, then from the criterion of the step taken */
   mr_problem_velocity_dot2(p, cur, c);
-  for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter; ++k) {
+  for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter && !mr_solver_late(s);
+       ++k) {
     classify(p, cur, c, w);
     if (w->m == 0) break;
     base_point(p, w, cur, w->l, c);
@@ -311,7 +319,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
 /* at most HYB_NEWTON semismooth Newton steps on the natural map from best (ε_abs e) */
 static double newton(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                      double *best, double *c, double e, int *iters) {
-  if (!(e > s->eps_abs) || *iters >= s->max_iter) return e;
+  if (!(e > s->eps_abs) || *iters >= s->max_iter || mr_solver_late(s)) return e;
   natmap_ws nw = {w->M, w->Mf, w->r, w->x, w->t, w->l, w->lt, w->piv};
   int left = s->max_iter - *iters;
   return mr_natmap_newton(p, s->eps_abs, left < HYB_NEWTON ? left : HYB_NEWTON, &nw, best, c, e,
@@ -333,6 +341,7 @@ static int dense_copy(const mr_contact_problem *p, mr_arena *work, mr_contact_pr
  * its active-set matrices made here (up to HYB_DENSE_MAX_NC contacts; left out above) */
 static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                             mr_arena *work, double *best, double *c, double e, int *iters) {
+  if (mr_solver_late(s)) return e;
   if (!w->blocks) {
     e = polish(p, s, w, best, c, e, iters);
     return newton(p, s, w, best, c, e, iters);
@@ -365,6 +374,8 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
   mr_copy(trial, lambda, n);
   double eprev = *e;
   int len = first, k = 0;
+  /* the first chunk runs even past the deadline: ncp-pgs makes its first LATE_EVERY sweeps
+   * whatever the clock (an island solved after a slow one still gets them) */
   while (*iters < s->max_iter - reserve) {
     int left = s->max_iter - reserve - *iters;
     sub.max_iter = left < len ? left : len;
@@ -374,7 +385,7 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
     if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1;
-    if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged or stalled */
+    if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged, stalled, late */
     /* chunks still needed at the last chunk's rate, against the chunks left */
     double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
     eprev = et;
@@ -401,7 +412,8 @@ static double newton_rounds(const mr_contact_problem *p, const mr_solver_setting
   do {
     before = e;
     e = newton_stages(p, s, w, work, lambda, c, e, iters);
-  } while (e > s->eps_abs && e < 0.1 * before && *iters < s->max_iter - reserve);
+  } while (e > s->eps_abs && e < 0.1 * before && *iters < s->max_iter - reserve &&
+           !mr_solver_late(s));
   return e;
 }
 
@@ -428,6 +440,17 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   mr_solver_stats st;
   sub.warm_start = 1;
   mr_copy(w->sp, lambda, n);
+  /* a share of a step's work (mr_solver_settings.work_iter): the outer iterations the sweeps
+   * left allow, each costing two inner runs of up to inner_iter iterations */
+  mr_solver_settings capped;
+  if (s->work_iter > 0) {
+    int cost = 2 * (s->inner_iter > 0 ? s->inner_iter : 1);
+    int outer = (s->max_iter - *iters - keep) / cost;
+    if (outer <= 0) return MR_OK;
+    capped = *s;
+    capped.max_iter = *iters + keep + outer;
+    s = &capped;
+  }
   /* the probe: HYB_SP_PROBE outer iterations, then stages 4 and 5 from its iterate */
   if (reserve >= 0 && s->max_iter - *iters - keep > 2 * HYB_SP_PROBE) {
     mr_copy(trial, lambda, n);
@@ -445,7 +468,7 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   }
   /* the run on the rest of the budget from the same start as the probe */
   sub.max_iter = s->max_iter - *iters - keep;
-  if (sub.max_iter <= 0) return MR_OK;
+  if (sub.max_iter <= 0 || mr_solver_late(s)) return MR_OK;
   mr_copy(trial, w->sp, n);
   memset(&st, 0, sizeof st);
   /* the state goes with it only for its sparse factor (ncp-stagproj keeps no y or ρ) */
@@ -477,7 +500,7 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
   mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
                          handover, lambda, c, trial, e, iters, moved, &slow, err);
-  if (rc || *e <= s->eps_abs) return rc;
+  if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
    * rate that misses eps_abs within the budget): a few steps, each about n/3 sweeps, where
    * stages 2 and 3 may run thousands of iterations (the rough-ground trot's sliding feet leave
@@ -512,9 +535,32 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   int box = mr_problem_has_box(p);
   int early = p->nc <= HYB_DENSE_MAX_NC && !box;
   int reserve = !box && (!w->blocks || early) ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
+  /* 0b. a warm start that carries the dual y and ρ of last step's ncp-admm (the state is valid
+   * only when last step's result came from it): ncp-admm first, at most HYB_ADMM_PROBE
+   * iterations. A resting stack or tower then ends in one iteration, where ncp-pgs from the same
+   * warm start takes its whole first chunk of 100 sweeps and hands over to ncp-admm anyway */
+  if (w->warm && state && state->valid && !box && s->max_iter > 0) {
+    sub.max_iter = s->max_iter < HYB_ADMM_PROBE ? s->max_iter : HYB_ADMM_PROBE;
+    mr_copy(trial, lambda, n);
+    memset(&st, 0, sizeof st);
+    w->admm_ran = 1;
+    mr_status rp = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
+    if (rp) return rp;
+    *iters += st.iterations;
+    double et = ncp_eps(p, trial, c);
+    if (et < *e) mr_copy(lambda, trial, n), *e = et;
+    if (*e <= s->eps_abs || mr_solver_late(s)) return MR_OK;
+  }
+  /* 0c. a warm start on an island with the Newton stages: the active-set polish first (stage 4
+   * alone), whose classification at a resting patch's warm start is the solution's: a column of
+   * cubes then ends in one or two steps where stage 1 takes its chunks first */
+  if (w->warm && early && !w->blocks) {
+    *e = polish(p, s, w, lambda, c, *e, iters);
+    if (*e <= s->eps_abs) return MR_OK;
+  }
   mr_status rc =
       first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
-  if (rc || *e <= s->eps_abs) return rc;
+  if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   /* 1c. from a warm start, stages 1 and 1b again from λ = 0 before the long stages: a warm
    * start from a step whose contacts slid or changed can lead ncp-pgs and the Newton stages
    * astray where the cold start does not (the rough-ground trot: ncp-pgs stalls at the warm
@@ -530,6 +576,10 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (*e < e_warm)
       rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
     if (rc || *e <= s->eps_abs) return rc;
+    if (mr_solver_late(s)) {
+      if (e_warm <= *e) mr_copy(lambda, w->sp, n), *e = e_warm;
+      return MR_OK;
+    }
     if (e_warm <= *e)
       mr_copy(lambda, w->sp, n), *e = e_warm;
     else
@@ -540,6 +590,11 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * the state's dual y and ρ (the previous step's ADMM solve) go with the warm start, so they are
    * dropped when stage 1 moved the best iterate away from it */
   sub.max_iter = (s->max_iter - *iters - reserve) / (box ? 1 : HYB_ADMM_SHARE);
+  /* and the same share of the time left */
+  if (s->deadline > 0.0 && !box) {
+    double now = mr_solver_clock();
+    sub.deadline = now + (s->deadline - now) / HYB_ADMM_SHARE;
+  }
   if (sub.max_iter > 0) {
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
@@ -552,15 +607,27 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs) return MR_OK;
   }
-  if (box) return MR_OK;
+  if (box || mr_solver_late(s)) return MR_OK;
+  /* 2b. above HYB_DENSE_MAX_NC contacts (no Newton stages): ncp-pgs again from the best
+   * iterate while each chunk lowers ε_abs, before stage 3, whose outer iterations (two inner
+   * ADMM runs each) cost tens of sweeps: on the 200-body drop of bench/scale.c, in a budget
+   * of 20 ms a step, going to stage 3 leaves ε_abs above 1e3 N on 45 steps of 800, ncp-pgs
+   * on none */
+  if (!early) {
+    int slow = 0;
+    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
+                 lambda, c, trial, e, iters, &moved, &slow, err);
+    if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
+  }
   /* 3. staggered projections, stages 4 and 5 after its probe */
   rc = stagproj_stage(p, s, state, work, w, early ? reserve : -1, lambda, c, trial, e, iters, err);
-  if (rc || *e <= s->eps_abs) return rc;
+  if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   /* 4. the active-set Newton polish, 5. semismooth Newton on the natural map (finds the active
    * set by itself) */
   *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   /* 5b. when 4 and 5 stall far from eps_abs: the stick/separate mode search (modes.c), 4, 5 */
-  if (*e > MR_MODES_TRIGGER * s->eps_abs && mr_contact_modes(p, w->M, w->Mf, work, lambda, c, e))
+  if (*e > MR_MODES_TRIGGER * s->eps_abs && !mr_solver_late(s) &&
+      mr_contact_modes(p, w->M, w->Mf, work, lambda, c, e))
     *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   return MR_OK;
 }
@@ -632,7 +699,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (blocks && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC && dense_copy(p, work, &dense) == 0)
     p = &dense;
   /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs */
-  if (!mr_problem_has_box(p)) e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
+  if (!mr_problem_has_box(p) && !mr_solver_late(s))
+    e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
   mr_problem_velocity_dot2(p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = iters;

@@ -70,6 +70,9 @@ mr_solver_settings mr_solver_settings_default(void) {
       .soft_k = 1e5,
       .soft_d = 1e2,
       .soft_vreg = 1e-3,
+      .max_work = 200000,
+      .max_time = 0.0,
+      .deadline = 0.0,
   };
   return s;
 }
@@ -110,6 +113,16 @@ static double now_us(void) {
   return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
 }
 
+double mr_solver_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int mr_solver_late(const mr_solver_settings *s) {
+  return s->deadline > 0.0 && mr_solver_clock() >= s->deadline;
+}
+
 /* 1 when the n entries are finite */
 static int finite_vec(const double *x, int n) {
   for (int k = 0; k < n; ++k)
@@ -140,6 +153,7 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
   stats->time_us = now_us() - t0;
   if (st) return st;
+  stats->budget = !stats->converged && (stats->iterations >= s->max_iter || mr_solver_late(s));
   mr_problem_velocity_dot2(p, lambda, c);
   stats->eps_abs =
       mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
@@ -187,6 +201,9 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
   int warm = s->warm_start && n > 0 && !(mr_norm_inf(lambda, n) == 0.0);
   mr_status st = run_timed(info, p, s, state, work, lambda, c, stats, err);
   if (st || !warm || stats->converged) return st;
+  /* the cold retry draws on what the warm run left of the budget */
+  int left = s->max_iter - stats->iterations;
+  if (left <= 0 || mr_solver_late(s)) return MR_OK;
   /* a warm start that did not converge: solved again from λ = 0 and the better result kept
    * (converged first, then the lower NCP ε_abs), so that a warm start never makes a step worse
    * than a cold one; the solver's state (ADMM's y and ρ) goes with the run that produced it */
@@ -199,6 +216,7 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
   mr_solver_settings cold = *s;
   mr_solver_stats sc;
   cold.warm_start = 0;
+  cold.max_iter = left;
   mr_zero(lc, n);
   if (state) state->valid = 0;
   /* a cold run that fails (a numerical error) leaves the warm result, which is valid */
@@ -207,12 +225,13 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
     if (state) state->valid = 0;
   } else {
     sc.iterations += stats->iterations, sc.time_us += stats->time_us;
+    sc.budget = !sc.converged && (sc.iterations >= s->max_iter || mr_solver_late(s));
     if (sc.converged > stats->converged ||
         (sc.converged == stats->converged && sc.eps_abs < stats->eps_abs)) {
       mr_copy(lambda, lc, n), mr_copy(c, cc, n);
       *stats = sc;
     } else {
-      stats->iterations = sc.iterations, stats->time_us = sc.time_us;
+      stats->iterations = sc.iterations, stats->time_us = sc.time_us, stats->budget = sc.budget;
       if (state) state->valid = 0;
     }
   }

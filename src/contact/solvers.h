@@ -72,8 +72,9 @@ typedef void (*mr_gs_sweep_fn)(const mr_contact_problem *p, const mr_solver_sett
                                double *lambda, double *c);
 
 /* The common loop: start, check the criterion before the first sweep and after each, stop on
- * eps_abs, on stall (eps_rel) or at max_iter; resynchronise c every 64 sweeps against drift;
- * fill iterations, converged and eps_model. Needs 3nc doubles from work. */
+ * eps_abs, on stall (eps_rel), at max_iter or at the deadline (the best iterate seen returned
+ * when unconverged); resynchronise c every 64 sweeps against drift; fill iterations, converged
+ * and eps_model. Needs 6nc doubles from work. */
 mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
                     struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
                     mr_gs_criterion_fn criterion, double *lambda, double *c, mr_solver_stats *stats,

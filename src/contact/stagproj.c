@@ -175,6 +175,7 @@ static int sub_solve(subproblem *sp, const mr_contact_problem *p, const mr_solve
   for (int k = 1; k <= s->inner_iter; ++k) {
     admm_step(&sp->qp, w, s->omega);
     if (w->rp <= tol && w->rd <= tol) break;
+    if (k % 8 == 0 && mr_solver_late(s)) break;
     if (k % every == 0 && admm_adapt(&sp->qp, w, s, s->power_iter) < 0) return -1;
   }
   for (int k = 0; k < sp->m; ++k)
@@ -220,7 +221,7 @@ static int stagproj_loop(const mr_contact_problem *p, const mr_solver_settings *
     double moved = 0.0;
     for (int q = 0; q < n; ++q)
       moved = fmax(moved, fabs(lambda[q] - prev[q]));
-    if (moved <= s->eps_rel * mr_norm_inf(lambda, n)) break;
+    if (moved <= s->eps_rel * mr_norm_inf(lambda, n) || mr_solver_late(s)) break;
   }
   return 0;
 }

@@ -381,16 +381,16 @@ static mr_status solve_once(const mr_solver_info *info, const mr_contact_problem
   return MR_OK;
 }
 
-/* the registry's solver on a problem, from an emptied workspace, timed */
+/* the registry's solver on a problem with settings set, from an emptied workspace, timed */
 static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
-                       const mr_contact_problem *p, mr_solver_state *state, double *lambda,
-                       double *c, mr_solver_stats *stats, mr_contact_output *out, mr_error *err) {
+                       const mr_solver_settings *set, const mr_contact_problem *p,
+                       mr_solver_state *state, double *lambda, double *c, mr_solver_stats *stats,
+                       mr_contact_output *out, mr_error *err) {
   double t = clock_us();
   mr_arena_reset(&st->work, 0);
-  mr_status s =
-      in->retry > 0.0
-          ? mr_solve(in->solver->name, p, in->settings, state, &st->work, lambda, c, stats, err)
-          : solve_once(in->solver, p, in->settings, state, &st->work, lambda, c, stats, err);
+  mr_status s = in->retry > 0.0
+                     ? mr_solve(in->solver->name, p, set, state, &st->work, lambda, c, stats, err)
+                     : solve_once(in->solver, p, set, state, &st->work, lambda, c, stats, err);
   out->t_solver += clock_us() - t;
   return s;
 }
@@ -401,11 +401,16 @@ static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
  * other rows (an arm on its world root whose hand is on the ground, its shoulder on a limit)
  * makes the problem infeasible and the forces grow without bound, while v_N ≥ 0 is always
  * feasible (v = 0 meets it). */
-static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_input *in, int k,
+static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_input *in,
+                                        const mr_solver_settings *set, int k,
                                         const mr_assembly_subset *sub, mr_solver_stats *stats,
                                         mr_contact_output *out, mr_error *err) {
   mr_assembly_settings as = *in->assembly;
   if (as.band == 0.0 && as.rest_depth == 0.0) return MR_OK;
+  /* the retry draws on what the first solve left of the island's budget */
+  mr_solver_settings rest = *set;
+  rest.max_iter = set->max_iter - stats->iterations;
+  if (rest.max_iter <= 0 || mr_solver_late(set)) return MR_OK;
   as.band = as.rest_depth = 0.0;
   mr_contact_assembly *a = &st->as[k];
   int b0 = st->set.first_block[k], n = 3 * a->max_contacts;
@@ -418,7 +423,7 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   mr_solver_stats st2;
   mr_zero(lam, n);
   st->states[k].valid = 0;
-  if ((s = solve(st, in, &a->problem, &st->states[k], lam, c, &st2, out, err))) return s;
+  if ((s = solve(st, in, &rest, &a->problem, &st->states[k], lam, c, &st2, out, err))) return s;
   if (!(st2.eps_abs < stats->eps_abs)) {
     mr_copy(a->g, g_first, n); /* keep the first solution and its problem */
     return MR_OK;
@@ -426,14 +431,15 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   mr_copy(st->lambda + 3 * b0, lam, n);
   mr_copy(st->c + 3 * b0, c, n);
   st2.iterations += stats->iterations;
+  st2.budget |= stats->budget;
   *stats = st2;
   return MR_OK;
 }
 
 /* assemble and solve island k; λ warm start and results in island order */
-static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in, int k, size_t *at,
-                              double *dv, mr_solver_stats *stats, mr_contact_output *out,
-                              mr_error *err) {
+static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
+                              const mr_solver_settings *set, int k, size_t *at, double *dv,
+                              mr_solver_stats *stats, mr_contact_output *out, mr_error *err) {
   mr_assembly_subset sub;
   island_view(st, k, at, &sub);
   mr_contact_assembly *a = &st->as[k];
@@ -445,17 +451,34 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in, 
   mr_solver_state *state = &st->states[k];
   state->y = st->y + 3 * b0;
   state->cap = 3 * nc;
-  s = solve(st, in, &a->problem, state, st->lambda + 3 * b0, st->c + 3 * b0, stats, out, err);
+  s = solve(st, in, set, &a->problem, state, st->lambda + 3 * b0, st->c + 3 * b0, stats, out, err);
   /* a solve that failed by far (not one that stopped just short of its tolerance) */
-  if (!s && in->retry > 0.0 && !stats->converged &&
-      stats->eps_abs > in->retry * in->settings->eps_abs)
-    s = solve_without_push_out(st, in, k, &sub, stats, out, err);
+  if (!s && in->retry > 0.0 && !stats->converged && stats->eps_abs > in->retry * set->eps_abs)
+    s = solve_without_push_out(st, in, set, k, &sub, stats, out, err);
   if (s) return s;
   double t = clock_us();
   mr_contact_impulse_velocity_subset(in->m, in->d, a, &sub, st->lambda + 3 * b0,
                                      in->assembly->dt, dv);
   out->t_impulse += clock_us() - t;
   return MR_OK;
+}
+
+/* the deadline of an island of nk of the left blocks still to solve (of n in the step), the
+ * step's budget ending at t_end: its share of the time left, and at least a tenth of its share
+ * of the whole budget (so an island after a slow one still gets some sweeps; the step then
+ * takes at most 1.1 max_time) */
+static double island_deadline(const mr_solver_settings *set, double t_end, int nk, int left,
+                              int n) {
+  double now = mr_solver_clock(), share = (double)nk / (double)(left > 0 ? left : 1);
+  double floor = 0.1 * set->max_time * (double)nk / (double)(n > 0 ? n : 1);
+  return now + fmax(share * (t_end - now), floor);
+}
+
+/* the iterations of an island when work contact-iterations are left for the left blocks still
+ * to solve: the same for each block, at least MR_WORK_MIN_ITER, at most max_iter */
+static int island_iterations(int max_iter, double work, int left) {
+  double it = fmax(floor(work / (double)(left > 0 ? left : 1)), MR_WORK_MIN_ITER);
+  return it < max_iter ? (int)it : max_iter;
 }
 
 mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *in, double *lambda,
@@ -470,10 +493,21 @@ mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *i
   for (int j = 0; j < n; ++j) /* the warm start in island order */
     mr_copy(st->lambda + 3 * j, lambda + 3 * is->blocks[j], 3);
   size_t at[3] = {0, 0, 0}; /* in the matrix, support and block-sparse index pools */
-  for (int k = 0; k < is->n; ++k) {
+  /* the step's budgets: work and time shared by the islands in proportion to their blocks */
+  mr_solver_settings set = *in->settings;
+  double t_end = set.max_time > 0.0 ? mr_solver_clock() + set.max_time : 0.0;
+  double work = set.max_work;
+  for (int k = 0, left = n; k < is->n; ++k) {
     mr_solver_stats sk;
-    mr_status s = solve_island(st, in, k, at, dv, &sk, out, err);
+    int nk = is->first_block[k + 1] - is->first_block[k];
+    if (t_end > 0.0) set.deadline = island_deadline(&set, t_end, nk, left, n);
+    if (work > 0.0)
+      set.max_iter = set.work_iter = island_iterations(in->settings->max_iter, work, left);
+    left -= nk;
+    mr_status s = solve_island(st, in, &set, k, at, dv, &sk, out, err);
     if (s) return s;
+    work = fmax(work - (double)sk.iterations * nk, 1.0);
+    out->budget += sk.budget;
     out->iterations_sum += sk.iterations;
     out->iterations = sk.iterations > out->iterations ? sk.iterations : out->iterations;
     out->converged &= sk.converged;

@@ -44,6 +44,7 @@ typedef struct {
   int iterations;     /* the largest iteration count over the islands */
   int iterations_sum; /* summed over the islands */
   int converged;      /* every island converged (1 without blocks) */
+  int budget;         /* islands whose solve stopped at its budget (mr_solver_stats.budget) */
   double eps_abs;     /* the largest NCP criterion */
   double solve_us;    /* summed solver time (µs) */
   double t_consistency, t_solver, t_impulse; /* wall time of the consistent laws, the solves (and

@@ -141,6 +141,7 @@ static mr_status contacts(mr_sim *s, mr_contact_output *out, mr_error *err) {
   s->last.eps_abs = out->eps_abs;
   s->last.solve_us = out->solve_us;
   if (!out->converged) s->warnings.not_converged++;
+  if (out->budget) s->warnings.budget++;
   if (out->eps_abs > s->ctx.settings.eps_abs) s->warnings.ncp_not_converged++;
   mr_axpy(s->v_next, 1.0, s->dv, s->m->nv);
   mr_free_flyer_impulse_gyroscopic(s->m, s->d, s->ctx.dt, s->dv, s->v_next, s->accel, s->lag);

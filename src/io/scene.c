@@ -57,6 +57,8 @@ static const struct {
     FIELD(soft_k, F_DOUBLE, 0, 0),
     FIELD(soft_d, F_DOUBLE, 0, 0),
     FIELD(soft_vreg, F_DOUBLE, 0, 0),
+    FIELD(max_work, F_INT, 0, 2000000000),
+    FIELD(max_time, F_DOUBLE, 0, 0),
 #undef FIELD
 };
 #define NFIELDS ((int)(sizeof settings_fields / sizeof settings_fields[0]))
