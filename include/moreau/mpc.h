@@ -10,9 +10,8 @@
  * PD. The controller writes the robot's commanded torques, PD targets and gains (control.h)
  * before each step; its memory is allocated when it is attached, none in the step.
  *
- * A fall — the base lower than half its standing height above the feet's last ground contacts,
- * or tilted more than 60° — is counted once in the simulator's warnings (falls) and kept in the
- * controller's status. */
+ * A fall — the trunk (the base body) on the ground, or the base tilted more than 60° — is counted once in the simulator's warnings (falls) and kept
+ * in the controller's status. */
 #ifndef MOREAU_MPC_H
 #define MOREAU_MPC_H
 
@@ -29,18 +28,20 @@ typedef struct mr_mpc_settings {
   double velocity[3]; /* commanded forward, sideways velocity (m/s, heading frame) and yaw rate
                          (rad/s) */
   mr_gait gait;
-  double period;       /* gait period, s (default 0.3) */
-  double duty;         /* fraction of the period a foot is in stance, (0, 1) (0.5) */
-  double step_height;  /* swing apex above the lift-off height, m (0.05) */
-  double horizon;      /* prediction horizon, s (0.3) */
-  double dt;           /* MPC step and re-solve interval, s (0.025) */
-  double mu;           /* friction coefficient of the MPC's cones (0.5) */
-  double kp, kd;       /* swing-leg joint gains, N m/rad and N m s/rad (20, 0.3) */
-  double stance_kd;    /* stance-leg joint damping, N m s/rad (0.02) */
-  double torque_limit; /* bound on a stance joint's commanded torque, N m (2.7: Solo-12's
-                          actuators, 0.025 N m/A x 12 A x 9:1 gearing) */
-  double raibert_gain; /* foothold correction per unit velocity error, s (0.15: about √(h/g)) */
-  int max_iter;        /* ADMM iterations per solve (200) */
+  double period;        /* gait period, s (default 0.3) */
+  double duty;          /* fraction of the period a foot is in stance, (0, 1) (0.5) */
+  double step_height;   /* swing apex above the lift-off height, m (0.05) */
+  double horizon;       /* prediction horizon, s (0.3) */
+  double dt;            /* MPC step and re-solve interval, s (0.025) */
+  double mu;            /* friction coefficient of the MPC's cones (0.5) */
+  double kp, kd;        /* swing-leg joint gains, N m/rad and N m s/rad (20, 0.3) */
+  double stance_kd;     /* stance-leg joint damping, N m s/rad (0.02) */
+  double torque_limit;  /* bound on a stance joint's commanded torque, N m (2.7: Solo-12's
+                           actuators, 0.025 N m/A x 12 A x 9:1 gearing) */
+  double raibert_gain;  /* foothold correction per unit velocity error, s (0.15: about √(h/g)) */
+  double integral_gain; /* integral action on the velocity error: the command the plan uses
+                           grows by this times the error per second, 1/s (1; 0 = off) */
+  int max_iter;         /* ADMM iterations per solve (400) */
   char feet[MR_MPC_FEET][MR_NAME_MAX]; /* the robot's foot frames (FL_FOOT, FR_FOOT, HL_FOOT,
                                           HR_FOOT), without the robot prefix */
 } mr_mpc_settings;
@@ -51,6 +52,7 @@ typedef struct {
   long solves;        /* QP solves since the last reset */
   long not_converged; /* solves that stopped at max_iter */
   int iterations;     /* ADMM iterations of the last solve */
+  int max_iterations; /* most ADMM iterations of a solve since the last reset */
   double kkt;         /* KKT residual of the last solve (mpc_qp.h) */
   double height;      /* base height above the ground estimate, m */
   double tilt;        /* angle of the base's z axis from the vertical, rad */

@@ -15,7 +15,8 @@ class _MpcStatus(ctypes.Structure):
     """mr_mpc_status (mpc.h)"""
     _fields_ = [("fallen", ctypes.c_int), ("fall_time", ctypes.c_double),
                 ("solves", ctypes.c_long), ("not_converged", ctypes.c_long),
-                ("iterations", ctypes.c_int), ("kkt", ctypes.c_double),
+                ("iterations", ctypes.c_int), ("max_iterations", ctypes.c_int),
+                ("kkt", ctypes.c_double),
                 ("height", ctypes.c_double), ("tilt", ctypes.c_double)]
 
 
@@ -351,7 +352,8 @@ class Sim:
 
     def mpc_status(self, robot):
         """A robot's MPC controller status: fallen, fall_time, solves, not_converged,
-        iterations, kkt (of the last solve), height, tilt."""
+        iterations (of the last solve), max_iterations (of a solve since the reset), kkt (of the
+        last solve), height, tilt."""
         err, st = _Error(), _MpcStatus()
         _check(lib.mr_sim_get_mpc_status(self._ptr, as_name(robot, "robot").encode(),
                                          ctypes.byref(st), ctypes.byref(err)), err)

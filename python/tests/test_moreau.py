@@ -211,6 +211,9 @@ bodies:
         st = sim.mpc_status("solo")
         self.assertEqual(st["fallen"], 0)
         self.assertEqual(st["solves"], 60)
+        # the status's layout matches mpc.h: counts within the iteration cap, a small residual
+        self.assertTrue(0 < st["iterations"] <= st["max_iterations"] <= 400)
+        self.assertLess(st["kkt"], 0.1)
         with self.assertRaisesRegex(moreau.MoreauError, "not finite"):
             sim.set_mpc_velocity("solo", (float("nan"), 0.0, 0.0))
         with self.assertRaisesRegex(moreau.MoreauError, "no robot 'robo'"):

@@ -34,10 +34,12 @@
   0.01 /* m: a swing ends this far below the ground estimate, so that                              \
            the foot meets ground a little lower than estimated */
 #define LATE_DEPTH                                                                                 \
-  0.03                    /* m: a foot in stance that has not met the ground yet reaches this      \
-                              far below itself or the ground estimate, whichever is lower */
-#define CONTACT_FORCE 0.5 /* N: a foot whose body the ground pushed harder is in contact */
-#define MAX_SLOPE 0.6     /* the ground estimate's largest gradient (31°) */
+  0.03                     /* m: a foot in stance that has not met the ground yet reaches this     \
+                               far below itself or the ground estimate, whichever is lower */
+#define CONTACT_FORCE 0.5  /* N: a foot whose body the ground pushed harder is in contact */
+#define MAX_SLOPE 0.6      /* the ground estimate's largest gradient (31°) */
+#define INT_MAX_SHARE 0.5  /* the integral correction stays within this share of the command */
+#define INT_MAX_FLOOR 0.05 /* m/s: plus this (a command of 0 may still need a correction) */
 
 /* the state weights Q: roll, pitch, yaw; x, y, z; ω; ṗ */
 static const double q_weight[NX] = {10, 10, 20, 2, 2, 50, 0.1, 0.1, 0.5, 2, 2, 1};
@@ -59,13 +61,13 @@ struct mr_mpc {
   int base, first_body, nbodies;
   int N, nb_max; /* horizon steps; most force blocks */
   double mass;
-  double com_height;  /* standing: centre of mass above the mean foot height */
-  double base_height; /* standing: base origin above the mean foot height */
+  double com_height; /* standing: centre of mass above the mean foot height */
   mpc_foot foot[MR_MPC_FEET];
   int started;
   double t_prev, t_next, t_plan; /* last control, next solve, first step of the plan */
   double yaw_des;
   mr_vec3 p_des;
+  double v_int[2];    /* the integral action: the plan's command minus the user's, heading frame */
   double plane[3];    /* the ground estimate z = a + b x + c y through the feet */
   mr_mat3 cone_frame; /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
   double *plan;       /* [N][feet][3] the last solve's forces */
@@ -94,7 +96,8 @@ mr_mpc_settings mr_mpc_settings_default(void) {
                        .stance_kd = 0.02,
                        .torque_limit = 2.7,
                        .raibert_gain = 0.15,
-                       .max_iter = 200};
+                       .integral_gain = 1.0,
+                       .max_iter = 400};
   static const char *const feet[MR_MPC_FEET] = {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"};
   for (int i = 0; i < MR_MPC_FEET; ++i)
     strcpy(c.feet[i], feet[i]);
@@ -119,7 +122,8 @@ mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err) {
                 {"kd", c->kd},
                 {"stance_kd", c->stance_kd},
                 {"torque_limit", c->torque_limit},
-                {"raibert_gain", c->raibert_gain}};
+                {"raibert_gain", c->raibert_gain},
+                {"integral_gain", c->integral_gain}};
   for (size_t k = 0; k < sizeof nonneg / sizeof nonneg[0]; ++k)
     if (!(isfinite(nonneg[k].x) && nonneg[k].x >= 0.0))
       return mr_error_set(err, MR_ERR_INVALID, "mpc: '%s' must be finite and >= 0, got %g",
@@ -275,10 +279,11 @@ static void ground_plane(mr_mpc *c) {
     c->cone_frame.m[k][2] = n.v[k];
 }
 
-/* the commanded velocity in the world frame at heading yaw */
+/* the velocity the plan commands (the user's command and the integral action) in the world
+ * frame at heading yaw */
 static mr_vec3 command_world(const mr_mpc *c, double yaw) {
-  return mr_v3(cos(yaw) * c->cfg.velocity[0] - sin(yaw) * c->cfg.velocity[1],
-               sin(yaw) * c->cfg.velocity[0] + cos(yaw) * c->cfg.velocity[1], 0.0);
+  double vx = c->cfg.velocity[0] + c->v_int[0], vy = c->cfg.velocity[1] + c->v_int[1];
+  return mr_v3(cos(yaw) * vx - sin(yaw) * vy, sin(yaw) * vx + cos(yaw) * vy, 0.0);
 }
 
 /* Raibert's foothold of foot i for a touchdown at t_td: the hip's predicted position at the
@@ -376,7 +381,6 @@ static void standing_geometry(mr_mpc *c, const double *q) {
     c->foot[i].hip.v[2] = 0.0;
   }
   c->com_height = com.v[2] - zf;
-  c->base_height = X->p.v[2] - zf;
 }
 
 mr_mpc *mr_mpc_create(const mr_world *w, int r, const mr_mpc_settings *cfg, mr_error *err) {
@@ -436,6 +440,7 @@ static void start(mr_mpc *c, double t) {
   const mr_se3 *X = &c->d->oMi[c->base];
   c->yaw_des = yaw_of(&X->R);
   c->p_des = composite(c, NULL);
+  c->v_int[0] = c->v_int[1] = 0.0;
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     c->foot[i].lift = foot_position(c, i);
     c->foot[i].stance = 1;
@@ -581,11 +586,19 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   int nb = blocks(c, t, com, vcom);
   input_matrix(c, nb, &I_yaw);
   cost(c, nb);
-  /* warm start: each step's weight shared by its stance feet */
+  /* warm start: the last plan's force for the same foot and time (one step on), in the cone's
+     frame; else (a new stance, or no plan one step ago) the step's weight shared by its feet */
+  int shift = c->t_plan < t && fabs(t - c->t_plan - c->cfg.dt) < 1e-9;
   for (int b = 0; b < nb; ++b) {
-    int share = 0;
+    int k = c->blk_k[b], share = 0;
+    const double *f = c->plan + 3 * (MR_MPC_FEET * (k + 1) + c->blk_foot[b]);
+    if (shift && k + 1 < c->N && f[0] * f[0] + f[1] * f[1] + f[2] * f[2] > 0.0) {
+      mr_vec3 u = mr_m3_tmulv(&c->cone_frame, mr_v3(f[0], f[1], f[2]));
+      mr_copy(c->u + 3 * b, u.v, 3);
+      continue;
+    }
     for (int e = 0; e < nb; ++e)
-      share += c->blk_k[e] == c->blk_k[b];
+      share += c->blk_k[e] == k;
     c->u[3 * b] = c->u[3 * b + 1] = 0.0;
     c->u[3 * b + 2] = -c->mass * c->m->gravity.v[2] / share;
   }
@@ -599,6 +612,7 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   if (mr_cone_qp_solve(&p, &s, c->work, c->u, &info)) return;
   c->status.not_converged += !info.converged;
   c->status.iterations = info.iterations;
+  if (info.iterations > c->status.max_iterations) c->status.max_iterations = info.iterations;
   c->status.kkt = mr_cone_qp_kkt(&p, c->u, c->y);
   for (int b = 0; b < nb; ++b) {
     mr_vec3 f = mr_m3_mulv(&c->cone_frame, mr_v3(c->u[3 * b], c->u[3 * b + 1], c->u[3 * b + 2]));
@@ -708,9 +722,25 @@ static void reach_down(mr_mpc *c, int i, const double *q, const double *grav, do
 
 /* ---- the control step ---- */
 
+/* The integral action: the legs' unmodelled effects (their mass swinging, the stance's
+ * compliance) leave the walk a few per cent short of its command, a share that grows with the
+ * speed; the plan's command grows by integral_gain times the velocity error (the centre of
+ * mass's, in the heading frame) per second, within INT_MAX_SHARE of the command plus
+ * INT_MAX_FLOOR. The error oscillates with the gait; the integral averages it out. */
+static void integrate_error(mr_mpc *c, double dt, const double *x0) {
+  double cy = cos(c->yaw_des), sy = sin(c->yaw_des);
+  double v[2] = {cy * x0[9] + sy * x0[10], -sy * x0[9] + cy * x0[10]};
+  for (int k = 0; k < 2; ++k) {
+    double bound = INT_MAX_SHARE * fabs(c->cfg.velocity[k]) + INT_MAX_FLOOR;
+    double x = c->v_int[k] + c->cfg.integral_gain * dt * (c->cfg.velocity[k] - v[k]);
+    c->v_int[k] = fmax(-bound, fmin(bound, x));
+  }
+}
+
 /* advance the integrated references by the elapsed time, kept near the state */
 static void advance_references(mr_mpc *c, double t, const double *x0) {
   double dt = t - c->t_prev, wz = c->cfg.velocity[2];
+  integrate_error(c, dt, x0);
   c->p_des = mr_v3_madd(c->p_des, dt, command_world(c, c->yaw_des + 0.5 * wz * dt));
   c->yaw_des += wz * dt;
   c->t_prev = t;
@@ -731,13 +761,17 @@ static void update_gait(mr_mpc *c, double t) {
   }
 }
 
-/* a fall: the base below half its standing height above the ground, or tilted beyond 60° */
-static int check_fall(mr_mpc *c, double t) {
+/* A fall: the trunk on the ground (a contact force on the base body in the last step), or the
+ * base tilted beyond 60°. Not the base's height: over rough ground the height above the feet's
+ * plane swings with the terrain; nor a thigh's touch, which a stumble the robot walks out of
+ * gives. */
+static int check_fall(mr_mpc *c, double t, const mr_force *wrench) {
   const mr_se3 *X = &c->d->oMi[c->base];
   c->status.height = X->p.v[2] - ground_at(c, X->p.v[0], X->p.v[1]);
   c->status.tilt = acos(fmax(-1.0, fmin(1.0, X->R.m[2][2])));
   if (c->status.fallen) return 0;
-  if (c->status.height >= 0.5 * c->base_height && c->status.tilt <= FALL_TILT) return 0;
+  int trunk_down = wrench && mr_v3_norm(wrench[c->base].f) > CONTACT_FORCE;
+  if (!trunk_down && c->status.tilt <= FALL_TILT) return 0;
   c->status.fallen = 1;
   c->status.fall_time = t;
   return 1;
@@ -776,7 +810,7 @@ int mr_mpc_control(mr_mpc *c, double t, const double *q, const double *v, const 
   update_gait(c, t);
   update_contacts(c, t, wrench);
   ground_plane(c);
-  int fell = check_fall(c, t);
+  int fell = check_fall(c, t, wrench);
   advance_references(c, t, x0);
   if (t >= c->t_next - 1e-9) {
     solve(c, t, x0, com, &I);

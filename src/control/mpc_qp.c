@@ -8,9 +8,9 @@
 #include "moreau/contact.h"
 
 /* residual ratio beyond which ρ is rebalanced, and the factor it changes by */
-#define RHO_RATIO 10.0
+#define RHO_RATIO 5.0
 #define RHO_STEP 5.0
-#define RHO_CHECK 25
+#define RHO_CHECK 10
 
 mr_cone_qp_settings mr_cone_qp_settings_default(void) {
   return (mr_cone_qp_settings){.max_iter = 400, .eps = 1e-6};

@@ -44,12 +44,11 @@
  * of how often its waits paid (on from 0.5), and of the paying waits' lengths; and whether the
  * thread has lately waited for a core (its run-queue time, sampled) */
 typedef struct {
-  double rate;     /* running average over about 8 waits of 1 (paid) and 0 (did not) */
-  double quick_ns; /* running average of the paying waits' lengths (ns) */
-  unsigned waits;  /* waits so far (for the probes) */
-  long sample_ns;  /* when the run-queue time was last read (monotonic ns), 0 never */
-  long queued_ns;  /* the run-queue time then (ns) */
-  int crowded;     /* the last sample found the thread waiting for a core */
+  double rate;    /* running average over about 8 waits of 1 (paid) and 0 (did not) */
+  unsigned waits; /* waits so far (for the probes) */
+  long sample_ns; /* when the run-queue time was last read (monotonic ns), 0 never */
+  long queued_ns; /* the run-queue time then (ns) */
+  int crowded;    /* the last sample found the thread waiting for a core */
 } wait_stats;
 
 typedef struct {
@@ -148,16 +147,19 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * other thread is descheduled: the machine is oversubscribed; or the caller works between
  * calls), and one wait in PROBE still watches for SPIN_MAX_NS, so that watching turns on again
  * (the average set to 3/4) as soon as a wait pays (a thread asleep would wake too late to learn
- * that the machine has freed up). While on, it watches for twice the typical paying wait, at
- * most SPIN_MAX_NS. And a thread never watches while the machine is oversubscribed: every
- * SAMPLE_NS it reads how long it has waited for a core lately (Linux's schedstat), and over a
- * tenth of the time means other programs want the cores, which a watch would only take from
- * them and from the thread it waits for. The caller watches only the busy count, which counts the
- * workers stepping right now (a worker that has not started is asleep or waiting for a core, and
- * its environments are the caller's to take). Likewise the caller wakes sleeping workers for a
- * one-step call only while that pays (they stepped something), and one call in PROBE otherwise:
- * when the machine gives this process about one core, the caller ends up stepping every
- * environment itself, and workers woken to find nothing only cost system calls. */
+ * that the machine has freed up). While on, it watches for up to SPIN_MAX_NS: how long a wait
+ * lasts varies with the other thread's step (a few µs in twenty), and a watch cut short costs a
+ * wake-up of tens of µs (watching for twice the typical wait, one wait in twenty of the
+ * worker's in one-step calls of two Solo-12 ended asleep, most of the 2.4 µs a call that two
+ * threads added over the ideal on idle cores). And a thread never watches
+ * while the machine is oversubscribed: every SAMPLE_NS it reads how long it has waited for a core
+ * lately (Linux's schedstat), and over a tenth of the time means other programs want the cores,
+ * which a watch would only take from them and from the thread it waits for. The caller watches only
+ * the busy count, which counts the workers stepping right now (a worker that has not started is
+ * asleep or waiting for a core, and its environments are the caller's to take). Likewise the caller
+ * wakes sleeping workers for a one-step call only while that pays (they stepped something), and one
+ * call in PROBE otherwise: when the machine gives this process about one core, the caller ends up
+ * stepping every environment itself, and workers woken to find nothing only cost system calls. */
 
 /* the longest watch (ns): about four Solo-12 steps */
 #define SPIN_MAX_NS 50000L
@@ -208,35 +210,45 @@ static int pays(wait_stats *w) {
 
 /* how long to watch before sleeping (ns), 0 for not at all */
 static long watch_ns(wait_stats *w) {
-  if (!pays(w)) return 0;
-  if (w->rate < 0.5) return SPIN_MAX_NS;
-  double t = 2.0 * w->quick_ns + 2000.0;
-  return t < SPIN_MAX_NS ? (long)t : SPIN_MAX_NS;
+  return pays(w) ? SPIN_MAX_NS : 0;
 }
 
-/* a wait of ns nanoseconds ended, and paid or not */
-static void waited(wait_stats *w, long ns, int paid) {
+/* a wait ended, and paid or not */
+static void waited(wait_stats *w, int paid) {
   if (paid && w->rate < 0.5) {
     w->rate = 0.75;
   } else {
     w->rate += 0.125 * ((paid ? 1.0 : 0.0) - w->rate);
   }
-  if (paid) w->quick_ns += 0.25 * ((double)ns - w->quick_ns);
+}
+
+/* one turn of a watch loop: the processor's spin-wait hint where there is one (it saves power
+ * and leaves a hardware sibling thread its share of the core) */
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
 }
 
 /* watch the generation until it differs from seen, for at most budget ns */
 static void spin_for_generation(const mr_batch *b, unsigned long seen, long start, long budget) {
   if (budget <= 0) return;
-  for (int k = 1; atomic_load(&b->generation) == seen; ++k)
+  for (int k = 1; atomic_load(&b->generation) == seen; ++k) {
+    relax();
     if (k % 64 == 0 && monotonic_ns() - start > budget) return;
+  }
 }
 
 /* watch the busy count until it reaches 0 (workers are stepping meanwhile), for at most budget
  * ns */
 static void spin_for_done(const mr_batch *b, long start, long budget) {
   if (budget <= 0) return;
-  for (int k = 1; atomic_load(&b->busy) > 0; ++k)
+  for (int k = 1; atomic_load(&b->busy) > 0; ++k) {
+    relax();
     if (k % 64 == 0 && monotonic_ns() - start > budget) return;
+  }
 }
 
 /* wake whoever sleeps on cv while *count says a sleeper is counted */
@@ -251,7 +263,7 @@ static void *worker_main(void *p) {
   worker_arg *a = p;
   mr_batch *b = a->b;
   unsigned long seen = 0;
-  wait_stats ws = {0.75, 0.0, 0, 0, 0, 0};
+  wait_stats ws = {0.75, 0, 0, 0, 0};
   for (;;) {
     long start = monotonic_ns();
     spin_for_generation(b, seen, start, watch_ns(&ws));
@@ -270,7 +282,7 @@ static void *worker_main(void *p) {
     long wait = monotonic_ns() - start;
     /* a worker that wakes to find every environment taken waited for nothing */
     int work = step_share(b, a->t, seen, nsteps);
-    waited(&ws, wait, work && wait <= SPIN_MAX_NS);
+    waited(&ws, work && wait <= SPIN_MAX_NS);
     if (atomic_fetch_sub(&b->busy, 1) == 1) wake(b, &b->done, &b->caller_waits);
   }
 }
@@ -315,8 +327,8 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
       pthread_mutex_unlock(&b->lock);
     }
     long wait = monotonic_ns() - start;
-    waited(&b->wait, wait, wait <= SPIN_MAX_NS);
-    if (nsteps == 1) waited(&b->wake, 0, own < b->n);
+    waited(&b->wait, wait <= SPIN_MAX_NS);
+    if (nsteps == 1) waited(&b->wake, own < b->n);
   }
   return batch_outcome(b, err);
 }
