@@ -271,6 +271,26 @@ static void test_fall_detected(void **state) {
   mr_scene_free(&sc);
 }
 
+/* Legs without torque (torque limit and gains 0) fold under the trunk's weight and the trunk
+ * comes to rest on the ground nearly level: a fall by the trunk's contact, though the tilt stays
+ * far below 60°. */
+static void test_fall_by_trunk_contact(void **state) {
+  (void)state;
+  mr_scene sc = tsim_parse(
+      SOLO_MPC(FLAT, "0.9", "[0.0, 0.0, 0.0], torque_limit: 0, kp: 0, kd: 0, stance_kd: 0", ""),
+      ".");
+  mr_sim *s = tsim_create(&sc, NULL);
+  mr_error err = {0};
+  tsim_steps(s, 2000);
+  mr_mpc_status st;
+  assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+  assert_int_equal(st.fallen, 1);
+  assert_true(st.tilt < M_PI / 6.0);
+  assert_int_equal(mr_sim_get_warnings(s)->falls, 1);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 /* ---- configuration ---- */
 
 static void expect_scene_error(const char *text, const char *n1, const char *n2) {
@@ -354,6 +374,7 @@ int main(void) {
       cmocka_unit_test(test_flat_tracking),
       cmocka_unit_test(test_bumpy_tracking),
       cmocka_unit_test(test_fall_detected),
+      cmocka_unit_test(test_fall_by_trunk_contact),
       cmocka_unit_test(test_yaml_errors),
       cmocka_unit_test(test_api),
   };

@@ -10,8 +10,8 @@
  * PD. The controller writes the robot's commanded torques, PD targets and gains (control.h)
  * before each step; its memory is allocated when it is attached, none in the step.
  *
- * A fall — the trunk (the base body) on the ground, or the base tilted more than 60° — is counted once in the simulator's warnings (falls) and kept
- * in the controller's status. */
+ * A fall — the trunk (the base body) on the ground, or the base tilted more than 60° — is counted
+ * once in the simulator's warnings (falls) and kept in the controller's status. */
 #ifndef MOREAU_MPC_H
 #define MOREAU_MPC_H
 

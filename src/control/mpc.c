@@ -68,6 +68,7 @@ struct mr_mpc {
   double yaw_des;
   mr_vec3 p_des;
   double v_int[2];    /* the integral action: the plan's command minus the user's, heading frame */
+  double rho;         /* the last QP solve's final ADMM penalty, 0 before the first */
   double plane[3];    /* the ground estimate z = a + b x + c y through the feet */
   mr_mat3 cone_frame; /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
   double *plan;       /* [N][feet][3] the last solve's forces */
@@ -441,6 +442,7 @@ static void start(mr_mpc *c, double t) {
   c->yaw_des = yaw_of(&X->R);
   c->p_des = composite(c, NULL);
   c->v_int[0] = c->v_int[1] = 0.0;
+  c->rho = 0.0;
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     c->foot[i].lift = foot_position(c, i);
     c->foot[i].stance = 1;
@@ -606,11 +608,13 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   mr_cone_qp_settings s = mr_cone_qp_settings_default();
   s.max_iter = c->cfg.max_iter;
   s.eps = 1e-4;
+  s.rho = c->rho; /* the last solve's penalty: the next problem is much like it */
   mr_cone_qp_info info;
   mr_zero(c->plan, c->N * MR_MPC_FEET * 3);
   c->status.solves++;
   if (mr_cone_qp_solve(&p, &s, c->work, c->u, &info)) return;
   c->status.not_converged += !info.converged;
+  c->rho = info.rho;
   c->status.iterations = info.iterations;
   if (info.iterations > c->status.max_iterations) c->status.max_iterations = info.iterations;
   c->status.kkt = mr_cone_qp_kkt(&p, c->u, c->y);

@@ -71,7 +71,8 @@ int mr_cone_qp_solve(const mr_cone_qp *p, const mr_cone_qp_settings *s, double *
   block_scaling(p, d, Hs, gs);
   mr_cone_qp sp = {.nb = p->nb, .H = Hs, .g = gs, .mu = p->mu};
   p = &sp;
-  double scale = 1.0 + mr_norm_inf(p->g, n), rho = initial_rho(p->H, n);
+  double scale = 1.0 + mr_norm_inf(p->g, n);
+  double rho = s->rho > 0.0 ? s->rho : initial_rho(p->H, n);
   for (int k = 0; k < n; ++k)
     u[k] /= d[k / 3];
   project(p, u, z);

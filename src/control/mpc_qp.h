@@ -26,6 +26,8 @@ typedef struct {
   int max_iter; /* ADMM iterations (default 400) */
   double eps; /* stop when ‖u − z‖∞ and ‖ρ (z − z_prev)‖∞ of the scaled problem are below
                  eps (1 + ‖g̃‖∞) (1e-6) */
+  double rho; /* the starting penalty on the scaled problem (a previous solve's final ρ), or 0
+                 for the mean diagonal of the scaled H (default 0) */
 } mr_cone_qp_settings;
 
 typedef struct {
