@@ -12,7 +12,7 @@ rank() {
   contact | contact.h | assembly.h) echo 3 ;;
   model | world.h) echo 4 ;;
   integrate | sim.h | control.h | batch.h | sim_derivatives.h | actuator.h) echo 5 ;;
-  control | mpc.h | qpcc.h) echo 6 ;;
+  control | mpc.h | qpcc.h | inverse.h) echo 6 ;;
   io | scene.h | urdf.h | mjcf.h | runner.h) echo 7 ;;
   viewer | live.h) echo 8 ;;
   cli | moreau.h) echo 9 ;;

@@ -21,6 +21,7 @@
 #include "moreau/batch.h"
 #include "moreau/live.h"
 #include "moreau/qpcc.h"
+#include "moreau/inverse.h"
 #include "moreau/query.h"
 
 #endif

@@ -183,6 +183,10 @@ def _declare(lib):
         "mr_batch_set_controls": (I, [P, DP, DP, E]), "mr_batch_reset": (None, [P, I]),
         # dynamics.h, sim_derivatives.h
         "mr_data_create": (P, [P]), "mr_data_free": (None, [P]),
+        # inverse.h
+        "mr_sim_contacts": (I, [P, ctypes.POINTER(P), ctypes.POINTER(DP)]),
+        "mr_contact_id_create": (P, [P, I, E]), "mr_contact_id_free": (None, [P]),
+        "mr_contact_id_solve": (I, [P, P, DP, DP, DP, P, I, DP, P, DP, DP, P, E]),
         "mr_neutral": (None, [P, DP]),
         "mr_random_configuration": (None, [P, ctypes.POINTER(ctypes.c_uint64), DP]),
         "mr_integrate": (None, [P, DP, DP, D, DP]), "mr_difference": (None, [P, DP, DP, DP]),

@@ -20,6 +20,12 @@ class _MpcStatus(ctypes.Structure):
                 ("height", ctypes.c_double), ("tilt", ctypes.c_double)]
 
 
+class _ContactIdInfo(ctypes.Structure):
+    """mr_contact_id_info (inverse.h)"""
+    _fields_ = [("residual", ctypes.c_double), ("iterations", ctypes.c_int),
+                ("converged", ctypes.c_int)]
+
+
 class _Timing(ctypes.Structure):
     _fields_ = [(k, ctypes.c_double) for k in
                 ("kinematics", "collision", "dynamics", "assembly", "consistency", "solver",
@@ -415,6 +421,34 @@ class Sim:
     def aba(self, tau):
         """world.aba(sim.q, sim.v, tau)"""
         return self.world.aba(self._q, self._v, tau)
+
+    def contact_inverse(self, a, f_ref=None):
+        """Contact inverse dynamics at the current state on the last step's contacts
+        (docs/inverse.md): the generalised forces and contact forces that realise the
+        acceleration a (nv,), the floating bases balanced by the contacts alone, each force in
+        its friction cone, closest to f_ref ((ncontacts, 3), contact frames (t1, t2, n), None
+        for the smallest). A dict: tau (nv,), forces (ncontacts, 3), residual (what the contacts
+        could not supply on an unactuated dof, 0 when a is feasible), converged, iterations."""
+        aa = self.world._v(a, "a")
+        contacts, lam = ctypes.c_void_p(), ctypes.POINTER(ctypes.c_double)()
+        nc = lib.mr_sim_contacts(self._ptr, ctypes.byref(contacts), ctypes.byref(lam))
+        ref = None if f_ref is None else as_array(f_ref, (nc, 3), "f_ref")
+        err, info = _Error(), _ContactIdInfo()
+        w = lib.mr_contact_id_create(self.world._model, nc, ctypes.byref(err))
+        if not w:
+            _check(err.status or 1, err)
+        d = lib.mr_data_create(self.world._model)
+        tau, f = np.empty(self.world.nv), np.empty((nc, 3))
+        try:
+            _check(lib.mr_contact_id_solve(w, d, dptr(self._q), dptr(self._v), dptr(aa), contacts,
+                                           nc, dptr(ref) if ref is not None else None, None,
+                                           dptr(tau), dptr(f), ctypes.byref(info),
+                                           ctypes.byref(err)), err)
+        finally:
+            lib.mr_data_free(d)
+            lib.mr_contact_id_free(w)
+        return {"tau": tau, "forces": f, "residual": info.residual,
+                "converged": bool(info.converged), "iterations": info.iterations}
 
     def placement(self, name):
         """world.placement(name, sim.q)"""

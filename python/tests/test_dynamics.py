@@ -317,6 +317,27 @@ class TestModelAndNamedAccess(unittest.TestCase):
         self.assertIn("solo/base_link", repr(base))
 
 
+class TestContactInverse(unittest.TestCase):
+    def test_solo_standing(self):
+        """Sim.contact_inverse at rest on Solo-12's four feet (flat ground, normals vertical):
+        the normal forces carry the robot's weight (to 1e-5: the settled base's tilt), the
+        base is balanced to 1e-6 and the feet stay in their cones; a misshapen f_ref is a ValueError naming it"""
+        world = moreau.World(os.path.join(ROOT, "scenes", "solo_stand.yaml"))
+        sim = moreau.Sim(world)
+        sim.step(1000)
+        r = sim.contact_inverse(np.zeros(world.nv))
+        f = r["forces"]
+        weight = 9.81 * world.mass
+        self.assertTrue(r["converged"])
+        self.assertLess(r["residual"], 1e-6)
+        self.assertEqual(f.shape, (4, 3))
+        self.assertTrue(np.all(np.hypot(f[:, 0], f[:, 1]) <= 0.9 * f[:, 2] + 1e-9))
+        # the base's level to 1e-3 rad after settling: its weight split by cos(tilt) ≈ 1 − 5e-7
+        self.assertAlmostEqual(f[:, 2].sum(), weight, delta=1e-5 * weight)
+        with self.assertRaisesRegex(ValueError, r"f_ref: expected shape \(4, 3\)"):
+            sim.contact_inverse(np.zeros(world.nv), f_ref=np.zeros((2, 3)))
+
+
 class TestThreads(unittest.TestCase):
     def test_concurrent_queries(self):
         """each thread has its own scratch memory: four threads querying one world at once get
