@@ -14,9 +14,17 @@
  *   cor = (−δ + k_B (Φ + δ))/Δt          below it (push-out δ/Δt plus k_B of the excess);
  * and for a contact that carried no normal force last step (new) approaching faster than the
  * restitution threshold, once its free motion closes the gap within the step (Φ ≤ −v_f Δt,
- * v_f = v − g Δt):
- *   cor = e v                            if Φ ≥ 0 (the rebound alone),
- *   cor = k_B Φ/Δt + e v                 if Φ < 0 (an impact that starts in penetration).
+ * v_f = v − g Δt), an impact:
+ *   cor = (Φ + d)/Δt as above            if Φ > 0 (it lands on the surface, and defers the
+ *                                        rebound w = max(0, e u − g Δt/2) to the next step,
+ *                                        u = √((v − g Δt/2)² + 2 g Φ) the speed at which the
+ *                                        step's free motion reaches the surface),
+ *   cor = k_B Φ/Δt + e v                 if Φ ≤ 0 (at once, an impact that starts in
+ *                                        penetration);
+ * and in the step after a landing with w > 0, the contact carrying force (or its gap closed):
+ *   cor = min(0, k_B Φ/Δt) − w           (it leaves at w).
+ * A carried contact takes no restitution even while it still approaches (the step after a
+ * plastic landing, test_carried_contact_no_rebound).
  * Each step's v⁺ is predicted from the library's state at the step's start (Φ, v, and whether
  * the contact carried force), so errors do not accumulate; the tolerance is the solver's on one
  * contact, |δv| ≤ ε Δt/m = 1e-9 m/s (ε_abs = 1e-6 N), as in tests/test_restitution.c, plus the
@@ -40,7 +48,12 @@ typedef struct {
   double kb, e;    /* Baumgarte k_B, restitution */
   int steps;
   double band, rest; /* contact.band and contact.rest_depth (0, 0: the defaults) */
+  double threshold;  /* contact.restitution_threshold (0: THRESHOLD) */
 } gap_case;
+
+static double threshold_of(const gap_case *c) {
+  return c->threshold > 0.0 ? c->threshold : THRESHOLD;
+}
 
 /* the case's band δ and rest depth d */
 static void band_of(const gap_case *c, double *band, double *d) {
@@ -63,49 +76,66 @@ static mr_scene ball(const gap_case *c) {
            "  - name: ball\n    mass: 1.0\n    position: [0, 0, %.17g]\n"
            "    linear_velocity: [0, 0, %.17g]\n"
            "    geoms: [{type: sphere, radius: %g, material: m}]\n",
-           DT, MARGIN, c->kb, THRESHOLD, band, d, c->e, RADIUS + c->phi0, c->v0, RADIUS);
+           DT, MARGIN, c->kb, threshold_of(c), band, d, c->e, RADIUS + c->phi0, c->v0, RADIUS);
   return tsim_parse(text, ".");
 }
 
-/* the normal correction of the law above (velocity units) */
-static double correction(double phi, double v, int is_new, const gap_case *c) {
-  double band, d, vf = v - GRAV * DT;
+/* whether the law above decides an impact: a new contact approaching faster than the threshold
+ * whose free motion closes the gap within the step */
+static int impact_law(double phi, double v, int is_new, const gap_case *c) {
+  return is_new && c->e > 0.0 && v < -threshold_of(c) && phi <= -(v - GRAV * DT) * DT;
+}
+
+/* the rebound an impact decided at Φ > 0 defers to the next step (m/s) */
+static double deferred_law(double phi, double v, const gap_case *c) {
+  double vc = v - GRAV * DT / 2.0, u = sqrt(vc * vc + 2.0 * GRAV * phi);
+  return fmax(c->e * u - GRAV * DT / 2.0, 0.0);
+}
+
+/* the normal correction of the law above (velocity units); w the rebound deferred to this step
+ * (0: none) */
+static double correction(double phi, double v, int is_new, double w, const gap_case *c) {
+  double band, d;
   band_of(c, &band, &d);
-  if (is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -vf * DT)
+  if (w > 0.0 && (!is_new || phi <= 1e-6 * w * DT)) return fmin(0.0, c->kb * phi / DT) - w;
+  if (impact_law(phi, v, is_new, c) && phi <= 0.0)
     return phi >= 0.0 ? c->e * v : c->kb * phi / DT + c->e * v;
   if (phi >= -band) return (phi + d) / DT;
   return (-band + c->kb * (phi + band)) / DT;
 }
 
 /* run one case with one solver, checking every step; counts the steps within the margin in
- * each branch of the law: on the band, below it, an impact from above, one in penetration */
-static void run_case(const gap_case *c, const char *solver, int branches[4]) {
+ * each branch of the law: on the band, below it, a landing from above (the impact deferred),
+ * one in penetration, a deferred rebound */
+static void run_case(const gap_case *c, const char *solver, int branches[5]) {
   mr_scene sc = ball(c);
   mr_sim *s = tsim_create(&sc, solver);
   mr_error err = {0};
   int carried = 0;
-  double band, d;
+  double band, d, w = 0.0;
   band_of(c, &band, &d);
   for (int k = 0; k < c->steps; ++k) {
     double phi = mr_sim_q(s)[2] - RADIUS, v = mr_sim_v(s)[2], vf = v - GRAV * DT;
     int is_new = !carried;
-    double pred = vf;
+    double pred = vf, w_next = 0.0;
     if (phi <= MARGIN + DT * (fabs(v) + GRAV * DT)) {
-      pred = fmax(vf, -correction(phi, v, is_new, c));
-      int impact = is_new && c->e > 0.0 && v < -THRESHOLD && phi <= -vf * DT;
-      branches[impact ? (phi < 0.0 ? 3 : 2) : (phi >= -band ? 0 : 1)]++;
+      pred = fmax(vf, -correction(phi, v, is_new, w, c));
+      int impact = impact_law(phi, v, is_new, c), rebound = correction(phi, v, is_new, w, c) < 0.0;
+      if (impact && phi > 0.0) w_next = deferred_law(phi, v, c);
+      branches[rebound && w > 0.0 ? 4 : impact ? (phi > 0.0 ? 2 : 3) : (phi >= -band ? 0 : 1)]++;
     }
     if (mr_sim_step(s, &err)) fail_msg("%s, step %d: %s", solver, k + 1, err.msg);
     double v1 = mr_sim_v(s)[2];
     if (!(fabs(v1 - pred) <= 1e-9 + 1e-14))
       fail_msg("%s, Φ₀ = %g, v₀ = %g, k_B = %g, e = %g, step %d: Φ = %.9g m, v = %.9g m/s, "
-               "%s contact: v⁺ = %.12g m/s, the law gives %.12g m/s",
-               solver, c->phi0, c->v0, c->kb, c->e, k + 1, phi, v, is_new ? "new" : "carried", v1,
-               pred);
+               "%s contact, rebound %.9g m/s: v⁺ = %.12g m/s, the law gives %.12g m/s",
+               solver, c->phi0, c->v0, c->kb, c->e, k + 1, phi, v, is_new ? "new" : "carried", w,
+               v1, pred);
     const mr_contact *con;
     const double *lambda;
     int nc = mr_sim_contacts(s, &con, &lambda);
     carried = nc > 0 && lambda[2] > 0.0;
+    w = w_next;
     /* the ball moves by Δt v⁺ (semi-implicit Euler), to round-off of z ≈ 0.1 m */
     assert_near(mr_sim_q(s)[2] - RADIUS, phi + DT * v1, 1e-15);
   }
@@ -120,8 +150,8 @@ static void test_released_in_penetration(void **state) {
   const double kbs[] = {0.0, 0.2, 0.5, 1.0};
   for (size_t i = 0; i < sizeof solvers / sizeof *solvers; ++i)
     for (size_t j = 0; j < sizeof kbs / sizeof *kbs; ++j) {
-      gap_case c = {-5e-3, 0.0, kbs[j], 0.0, 400, 0.0, 0.0};
-      int branches[4] = {0, 0, 0, 0};
+      gap_case c = {-5e-3, 0.0, kbs[j], 0.0, 400, 0.0, 0.0, 0.0};
+      int branches[5] = {0, 0, 0, 0, 0};
       run_case(&c, solvers[i], branches);
       /* both branches of the gap law were exercised */
       assert_true(branches[0] > 0 && branches[1] > 0);
@@ -130,17 +160,30 @@ static void test_released_in_penetration(void **state) {
 
 /* a ball in penetration moving down at 0.5 m/s, restitution 0.5: an impact that starts in
  * penetration rebounds with e|v| plus k_B Φ/Δt, below the band (5 mm deep: up at 1.75 m/s,
- * back after 0.36 s) and on it (50 µm deep, within δ = 0.1 mm); then it lands with an impact
- * from above the surface (rebound alone) and bounces down towards rest */
+ * back after 0.36 s) and on it (50 µm deep, within δ = 0.1 mm); then it lands from above the
+ * surface, rebounds in the next step, and bounces down towards rest */
 static void test_impact_in_penetration(void **state) {
   const double depths[] = {-5e-3, -5e-5};
   for (size_t i = 0; i < sizeof solvers / sizeof *solvers; ++i)
     for (size_t j = 0; j < 2; ++j) {
-      gap_case c = {depths[j], -0.5, 0.3, 0.5, 800, 0.0, 0.0};
-      int branches[4] = {0, 0, 0, 0};
+      gap_case c = {depths[j], -0.5, 0.3, 0.5, 800, 0.0, 0.0, 0.0};
+      int branches[5] = {0, 0, 0, 0, 0};
       run_case(&c, solvers[i], branches);
-      assert_true(branches[2] > 0 && branches[3] > 0);
+      assert_true(branches[2] > 0 && branches[3] > 0 && branches[4] > 0);
     }
+}
+
+/* a ball released at rest 5 µm above the floor (one step's fall is g Δt² = 9.8 µm), restitution
+ * 0.5, threshold 1 mm/s: the step that closes the gap starts at rest, below the threshold, so it
+ * lands plastically at −(Φ + d)/Δt = −5 mm/s; in the next step the contact, carried, still
+ * approaches faster than the threshold but takes no restitution: the ball stays */
+static void test_carried_contact_no_rebound(void **state) {
+  for (size_t i = 0; i < sizeof solvers / sizeof *solvers; ++i) {
+    gap_case c = {5e-6, 0.0, 0.0, 0.5, 50, 0.0, 0.0, 1e-3};
+    int branches[5] = {0, 0, 0, 0, 0};
+    run_case(&c, solvers[i], branches);
+    assert_true(branches[0] == 50 && branches[2] == 0 && branches[4] == 0);
+  }
 }
 
 /* the scene's contact.band and contact.rest_depth reach the law: a 2 mm band and a 0.5 mm rest
@@ -148,13 +191,13 @@ static void test_impact_in_penetration(void **state) {
  * settles at Φ = −d (to the solver's tolerance over the last steps: ε Δt²/m per step) */
 static void test_band_and_rest_depth(void **state) {
   for (size_t i = 0; i < sizeof solvers / sizeof *solvers; ++i) {
-    gap_case c = {-5e-3, 0.0, 0.2, 0.0, 1500, 2e-3, 5e-4};
-    int branches[4] = {0, 0, 0, 0};
+    gap_case c = {-5e-3, 0.0, 0.2, 0.0, 1500, 2e-3, 5e-4, 0.0};
+    int branches[5] = {0, 0, 0, 0, 0};
     run_case(&c, solvers[i], branches);
     assert_true(branches[0] > 0 && branches[1] > 0);
   }
   /* at rest: Φ = −d */
-  gap_case c = {-5e-4, 0.0, 0.0, 0.0, 200, 2e-3, 5e-4};
+  gap_case c = {-5e-4, 0.0, 0.0, 0.0, 200, 2e-3, 5e-4, 0.0};
   mr_scene sc = ball(&c);
   mr_sim *s = tsim_create(&sc, NULL);
   tsim_steps(s, 200);
@@ -175,6 +218,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_released_in_penetration),
       cmocka_unit_test(test_impact_in_penetration),
+      cmocka_unit_test(test_carried_contact_no_rebound),
       cmocka_unit_test(test_band_and_rest_depth),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

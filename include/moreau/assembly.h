@@ -4,16 +4,19 @@
  *   g = (J v_f + cor) / Δt,  cor_N = (Φ_N + d) / Δt           (Φ_N ≥ −δ: the step ends at Φ = −d)
  *                            cor_N = (−δ + k_B (Φ_N + δ)) / Δt  (Φ_N < −δ: push-out capped),
  * except at an impact: a contact open last step (no normal force) approaching faster than the
- * restitution threshold whose gap its free motion closes within the step (Φ_N ≤ −Δt J_N v_f)
- * takes
- * cor_N = e J_N v (the impact happens inside the step, and adding the gap term would cut the
- * rebound by up to margin/Δt), plus k_B Φ_N/Δt when it starts in penetration (no push-out); the
+ * restitution threshold whose gap its free motion closes within the step (Φ_N ≤ −Δt J_N v_f).
+ * Decided in penetration (Φ_N ≤ 0) it takes cor_N = e J_N v plus k_B Φ_N/Δt (no push-out) at
+ * once. Decided while the gap is still open (Φ_N > 0, a speculative contact) it lands: this
+ * step keeps the gap law, which ends it on the surface, and the rebound speed w (the speed at
+ * which it reaches the surface times e, docs/physics.md "Deferred rebound") is handed back in
+ * mr_contact_assembly.rebound; the caller gives it to the same contact at the next step
+ * (mr_contact_geometry.rebound), which then takes cor_N = −w (plus k_B Φ_N/Δt below zero). The
  * rebound part is kept per block (mr_contact_assembly.rest) so that the consistent law leaves it
- * out of its projection (docs/solvers.md). The law is the same above and below Φ = 0, hence affine over a rigid patch
- * whose corners lie in [−δ, ∞): J v_f + cor then stays in range(J) = range(G) for a resting foot
- * or box and the NCP keeps its all-sticking solution (docs/solvers.md, "The gap correction").
- * All in force units: the solution λ is a force (impulse / Δt) and the contact velocity of the
- * problem is c / Δt. The result is viewed as an mr_contact_problem. */
+ * out of its projection (docs/solvers.md). The law is the same above and below Φ = 0, hence affine
+ * over a rigid patch whose corners lie in [−δ, ∞): J v_f + cor then stays in range(J) = range(G)
+ * for a resting foot or box and the NCP keeps its all-sticking solution (docs/solvers.md, "The gap
+ * correction"). All in force units: the solution λ is a force (impulse / Δt) and the contact
+ * velocity of the problem is c / Δt. The result is viewed as an mr_contact_problem. */
 #ifndef MOREAU_ASSEMBLY_H
 #define MOREAU_ASSEMBLY_H
 
@@ -48,6 +51,10 @@ typedef struct {
   double compliance;  /* normal compliance R_N (0 = rigid) */
   double tangential_compliance; /* R_T of rows t₁ and t₂ (0 = rigid) */
   int is_new;         /* 1 when the contact carried no normal force last step (restitution applies) */
+  double rebound;     /* a rebound deferred to this step by the same contact's impact at Φ_N > 0
+                         last step (mr_contact_assembly.rebound): the normal speed it must leave
+                         with, m/s (0: none); it applies where the contact landed (it carried
+                         force, or its gap is closed) */
   mr_rows_type type;  /* 0 (MR_ROWS_CONTACT) for a contact */
   int dof;            /* MR_ROWS_LIMIT, MR_ROWS_FRICTION: the velocity index of the joint */
   double sign;      /* MR_ROWS_LIMIT: +1 at a lower bound (gap q − lower), −1 at an upper one */
@@ -85,6 +92,8 @@ typedef struct {
   double *vel;  /* contact velocity J v at the start of the step, 3 nc (m/s) */
   double *rest; /* nc: the restitution target's part of each block's g_N (force units), 0 but
                    on an impact; the consistent law leaves it out of its projection */
+  double *rebound;     /* nc: the rebound speed (m/s) an impact decided at Φ_N > 0 defers to the
+                          next step (mr_contact_geometry.rebound of the same contact), 0 none */
   unsigned char *kind; /* MR_KIND_* per block, nc (the problem's kind is NULL without bilateral) */
   /* optional block-sparse G, filled instead of G by a tree-sparse subset (mr_assembly_subset
    * .sparse) when Gb is not NULL: block-CSR as in mr_contact_problem, block (i, j) stored iff the
@@ -99,18 +108,28 @@ typedef struct {
 
 mr_assembly_settings mr_assembly_settings_default(void);
 
-/* 1 when a contact is an impact this step (the header comment): open last step, approaching
- * faster than the restitution threshold (vn = J_N v at the start of the step), its gap closed
- * within the step by its free motion (vnf = J_N v_f). */
+/* 1 when a contact takes its rebound target this step (the header comment): a rebound deferred
+ * from last step (c->rebound > 0, where the contact landed), or an impact decided in
+ * penetration (Φ_N ≤ 0): open last step, approaching faster than the restitution threshold
+ * (vn = J_N v at the start of the step), its gap closed within the step by its free motion
+ * (vnf = J_N v_f). */
 int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
                       const mr_assembly_settings *s);
 
+/* The rebound speed (m/s, ≥ 0) an impact decided at Φ_N > 0 defers to the next step, 0 when the
+ * contact is no such impact: w = e u + (vnf − vn)/2, u the normal speed at which the step's free
+ * motion (constant normal acceleration (vnf − vn)/Δt) reaches Φ_N = 0, u² = ((vn + vnf)/2)² −
+ * 2 Φ_N (vnf − vn)/Δt; the half step of acceleration makes the launch speed off the surface
+ * e u (docs/physics.md, "Deferred rebound"). */
+double mr_contact_deferred_rebound(const mr_contact_geometry *c, double vn, double vnf,
+                                   const mr_assembly_settings *s);
+
 /* The normal row's correction of a contact (velocity units; g_N = (J_N v_f + gap + rest)/Δt):
- * the gap law's part and its slope ∂gap/∂Φ, and the restitution target e J_N v of an impact
- * (impact: mr_contact_impact). */
+ * the gap law's part and its slope ∂gap/∂Φ, and the restitution target of an impact (impact:
+ * mr_contact_impact): −c->rebound for a deferred rebound, e J_N v otherwise. */
 typedef struct {
   double gap;   /* the gap (push-out) correction, m/s */
-  double rest;  /* the restitution target, m/s (0 but on an impact) */
+  double rest;  /* the restitution target, m/s (0 but on an impact; −(the rebound speed)) */
   double slope; /* ∂gap/∂Φ, 1/s */
 } mr_normal_correction;
 mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,

@@ -75,7 +75,8 @@ mr_status mr_step_free_derivatives(const mr_model *m, mr_data *d, mr_step_deriva
  * - a point constraint's anchors are attached to their bodies (rows in the world frame), its
  *   Baumgarte term baumgarte (point − point2)/Δt² differentiated with them;
  * - joint limits and joint couplings have constant rows (their gaps are linear in q);
- * - the restitution term e J_N v of a new contact is held fixed (exact for e = 0, the default);
+ * - the restitution term e J_N v of a new contact, or a rebound deferred from the step before,
+ *   is held fixed (exact for e = 0, the default);
  * - redundant sticking sets (a box on four corners: λ not unique) are solved with the active-set
  *   rows regularised by ρ = 1e-12 max diag G, which leaves Jᵀ dλ, hence dv⁺, unique. */
 typedef struct {

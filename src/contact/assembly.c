@@ -36,9 +36,10 @@ mr_status mr_contact_assembly_init(mr_contact_assembly *a, int max_contacts, int
   a->phi = calloc(cap, sizeof(double));
   a->vel = calloc(cap, sizeof(double));
   a->rest = calloc(cap, sizeof(double));
+  a->rebound = calloc(cap, sizeof(double));
   a->kind = calloc(cap, 1);
   if (!a->J || !a->MiJt || !a->G || !a->g || !a->mu || !a->R || !a->phi || !a->vel || !a->rest ||
-      !a->kind) {
+      !a->rebound || !a->kind) {
     mr_contact_assembly_free(a);
     return mr_error_set(err, MR_ERR_NOMEM, "assembly: out of memory for %d contacts", max_contacts);
   }
@@ -55,6 +56,7 @@ void mr_contact_assembly_free(mr_contact_assembly *a) {
   free(a->phi);
   free(a->vel);
   free(a->rest);
+  free(a->rebound);
   free(a->kind);
   memset(a, 0, sizeof *a);
 }
@@ -127,15 +129,44 @@ static double gap_correction(double phi, const mr_assembly_settings *s) {
  * vnf = J_N v_f). While its approach does not close the gap the gap correction alone applies
  * (the contact stays open, so the next step is still an impact, and an impact slower than
  * margin/Δt still rebounds with e; the test on v_f rather than v sees an impact that the step's
- * own acceleration completes, which would otherwise be caught plastically by the gap law). At an
- * impact the target e J_N v replaces the gap term (adding Φ/Δt would cut the rebound by up to
- * margin/Δt, docs/physics.md, A7); one that starts in penetration adds k_B Φ/Δt, no push-out (a
- * push-out Φ/Δt would add up to δ/Δt to the rebound). */
-int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
-                      const mr_assembly_settings *s) {
+ * own acceleration completes, which would otherwise be caught plastically by the gap law). */
+static int closing_impact(const mr_contact_geometry *c, double vn, double vnf,
+                          const mr_assembly_settings *s) {
   double travel = -vnf * s->dt;
   return c->is_new && c->restitution > 0.0 && vn < -s->restitution_threshold &&
          c->phi <= travel + IMPACT_TOL * fabs(travel);
+}
+
+/* a rebound deferred to this step by the contact's impact at Φ > 0 last step, where it landed:
+ * it carried force, or its gap is closed (another contact of a landing face took the force; to
+ * 1e-6 of the rebound's travel in a step, the round-off of a face's corners). A contact that
+ * another one stopped short of the surface keeps no rebound. */
+static int pending(const mr_contact_geometry *c, const mr_assembly_settings *s) {
+  return c->rebound > 0.0 && (!c->is_new || c->phi <= IMPACT_TOL * c->rebound * s->dt);
+}
+
+/* The rebound target applies now to an impact decided in penetration and to a rebound deferred
+ * from the step before. At an impact the target e J_N v replaces the gap term (adding Φ/Δt
+ * would cut the rebound by up to margin/Δt, docs/physics.md, A7); one that starts in
+ * penetration adds k_B Φ/Δt, no push-out (a push-out Φ/Δt would add up to δ/Δt to the
+ * rebound). */
+int mr_contact_impact(const mr_contact_geometry *c, double vn, double vnf,
+                      const mr_assembly_settings *s) {
+  if (pending(c, s)) return 1;
+  return c->phi <= 0.0 && closing_impact(c, vn, vnf, s);
+}
+
+/* An impact decided at Φ > 0 lands with the gap law in this step and rebounds in the next:
+ * the free motion's normal gap Φ + vc t + a t²/2 (vc = (vn + vnf)/2 the normal velocity at the
+ * step's start, a = (vnf − vn)/Δt) reaches 0 at the speed u, u² = vc² − 2 a Φ; leaving the
+ * surface at e u at the start of the next step takes w = e u + a Δt/2 as that step's velocity
+ * (semi-implicit Euler's velocity is the mid-step one), docs/physics.md "Deferred rebound" */
+double mr_contact_deferred_rebound(const mr_contact_geometry *c, double vn, double vnf,
+                                   const mr_assembly_settings *s) {
+  if (!(c->phi > 0.0) || !closing_impact(c, vn, vnf, s)) return 0.0;
+  double a = (vnf - vn) / s->dt, vc = 0.5 * (vn + vnf);
+  double u = sqrt(fmax(vc * vc - 2.0 * a * c->phi, 0.0));
+  return fmax(c->restitution * u + 0.5 * a * s->dt, 0.0);
 }
 
 mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, double vn,
@@ -144,9 +175,9 @@ mr_normal_correction mr_contact_normal_correction(const mr_contact_geometry *c, 
     double slope = c->phi >= -s->band ? 1.0 / s->dt : s->baumgarte / s->dt;
     return (mr_normal_correction){gap_correction(c->phi, s), 0.0, slope};
   }
-  if (c->phi >= 0.0) return (mr_normal_correction){0.0, c->restitution * vn, 0.0};
-  return (mr_normal_correction){s->baumgarte * c->phi / s->dt, c->restitution * vn,
-                                s->baumgarte / s->dt};
+  double rest = pending(c, s) ? -c->rebound : c->restitution * vn;
+  if (c->phi >= 0.0) return (mr_normal_correction){0.0, rest, 0.0};
+  return (mr_normal_correction){s->baumgarte * c->phi / s->dt, rest, s->baumgarte / s->dt};
 }
 
 /* Σ a_t b[dofs[t]] (dofs NULL: a · b) */
@@ -727,7 +758,7 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
                  : c->type == MR_ROWS_FRICTION ? MR_KIND_BOX
                                                : MR_KIND_CONTACT;
     bilateral |= a->kind[i] != MR_KIND_CONTACT;
-    a->rest[i] = 0.0;
+    a->rest[i] = a->rebound[i] = 0.0;
     if (c->type == MR_ROWS_FRICTION) {
       /* no correction: friction acts on the velocity alone */
     } else if (c->type == MR_ROWS_POINT) {
@@ -742,6 +773,7 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
       mr_normal_correction nc_i = mr_contact_normal_correction(c, vn, impact, s);
       a->g[3 * i + 2] += (nc_i.gap + nc_i.rest) / s->dt;
       a->rest[i] = nc_i.rest / s->dt;
+      a->rebound[i] = mr_contact_deferred_rebound(c, vn, vnf, s);
     }
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;

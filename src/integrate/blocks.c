@@ -81,6 +81,8 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
      * margin but still open), so this step is the first that can close it */
     int prev = s->prev_index[i];
     g->is_new = prev < 0 || !(s->prev_lambda[3 * prev + 2] > 0.0);
+    /* a rebound its impact deferred to this step (lost when the contact is gone) */
+    g->rebound = prev < 0 ? 0.0 : s->prev_rebound[prev];
     pen = fmax(pen, -c->phi);
   }
   s->last.penetration = pen;
@@ -232,6 +234,7 @@ void mr_sim_remember_blocks(mr_sim *s) {
   memcpy(s->prev_cons, s->cons, (size_t)s->nk * sizeof *s->cons);
   memcpy(s->prev_contacts, mr_collision_contacts(s->col), (size_t)s->nc * sizeof *s->prev_contacts);
   mr_copy(s->prev_lambda, s->lambda, 3 * n);
+  mr_copy(s->prev_rebound, s->rebound, n);
   s->prev_nc = n;
   s->prev_nk = s->nk;
 }

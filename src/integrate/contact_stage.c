@@ -36,7 +36,7 @@ struct mr_contact_stage {
   unsigned char *taken;         /* per island of last step: continued by one of this step */
   mr_solver_state *states_next; /* the states in this step's island order, while reordered */
   /* per block, in island order (3 per block, or 1: mu, phi, rest, kind, nsupport) */
-  double *g, *mu, *R, *phi, *vel, *rest, *y, *y_prev, *lambda, *c, *lambda_alt, *c_alt,
+  double *g, *mu, *R, *phi, *vel, *rest, *rebound, *y, *y_prev, *lambda, *c, *lambda_alt, *c_alt,
       *g_first;
   unsigned char *kind;
   int *nsupport;
@@ -79,7 +79,7 @@ static mr_status grow_blocks(mr_contact_stage *st, int max_blocks, mr_error *err
   size_t o = (size_t)st->max_blocks, n = (size_t)max_blocks, d = sizeof(double);
   double **vec3[] = {&st->g, &st->R, &st->vel, &st->y, &st->y_prev, &st->lambda, &st->c,
                      &st->lambda_alt, &st->c_alt, &st->g_first};
-  double **vec1[] = {&st->mu, &st->phi, &st->rest};
+  double **vec1[] = {&st->mu, &st->phi, &st->rest, &st->rebound};
   int ok = 1;
   for (size_t k = 0; k < sizeof vec3 / sizeof *vec3; ++k)
     ok = ok && !resize(vec3[k], 3 * o, 3 * n, d);
@@ -130,7 +130,7 @@ void mr_contact_stage_free(mr_contact_stage *st) {
                 st->g_first,  st->kind,        st->nsupport,    st->mat,
                 st->support,  st->gb_idx,      st->full_G,      st->full_g,
                 st->full_mu,  st->full_R,      st->full_phi,    st->full_vel,
-                st->full_kind};
+                st->full_kind, st->rebound};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(st);
@@ -263,7 +263,7 @@ static void island_view(mr_contact_stage *st, int k, size_t *at, mr_assembly_sub
   at[0] += pool_doubles((size_t)nc, (size_t)nv, st->gb_bound[k]);
   a->g = st->g + 3 * b0, a->mu = st->mu + b0, a->R = st->R + 3 * b0;
   a->phi = st->phi + b0, a->vel = st->vel + 3 * b0, a->kind = st->kind + b0;
-  a->rest = st->rest + b0;
+  a->rest = st->rest + b0, a->rebound = st->rebound + b0;
   *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
                               .col = is->col, .x = st->x};
   sub->sparse = nv > SPARSE_MIN_DOFS;
@@ -520,6 +520,11 @@ mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *i
   }
   remember_islands(st, in);
   return MR_OK;
+}
+
+void mr_contact_stage_rebounds(const mr_contact_stage *st, int n, double *rebound) {
+  for (int j = 0; j < n; ++j)
+    rebound[st->set.blocks[j]] = st->rebound[j];
 }
 
 /* ---- the islands as one problem ---- */

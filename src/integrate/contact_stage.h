@@ -73,6 +73,10 @@ int mr_contact_stage_reserve_whole(mr_contact_stage *st, const mr_solver_info *s
 mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *in, double *lambda,
                                  double *c, double *dv, mr_contact_output *out, mr_error *err);
 
+/* the rebound speeds (m/s) the last solve's impacts at Φ_N > 0 defer to the next step, per
+ * block in the step's block order (n blocks; mr_contact_assembly.rebound) */
+void mr_contact_stage_rebounds(const mr_contact_stage *st, int n, double *rebound);
+
 /* the last solve's islands: their number, island k's problem (block-sparse G when tree-sparse)
  * and its blocks' indices in the step's block order */
 int mr_contact_stage_islands(const mr_contact_stage *st);

@@ -152,6 +152,7 @@ static mr_status grow_blocks(mr_sim *s, int max_contacts, mr_error *err) {
   size_t oc = s->prev_contacts ? (size_t)s->max_contacts : 0;
   if (resize(&s->cg, o, n, sizeof *s->cg) || resize(&s->lambda, 3 * o, 3 * n, d) ||
       resize(&s->c, 3 * o, 3 * n, d) || resize(&s->prev_lambda, 3 * o, 3 * n, d) ||
+      resize(&s->rebound, o, n, d) || resize(&s->prev_rebound, o, n, d) ||
       resize(&s->keys, o, n, sizeof *s->keys) || resize(&s->prev_keys, o, n, sizeof *s->keys) ||
       resize(&s->prev_index, o, n, sizeof(int)) ||
       resize(&s->prev_order, o + 1, n + 1, sizeof(int)) ||
@@ -333,6 +334,8 @@ void mr_sim_free(mr_sim *s) {
                 s->contact_wrench};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
+  free(s->rebound);
+  free(s->prev_rebound);
   mr_world_free(s->owned);
   free(s);
 }

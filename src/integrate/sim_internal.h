@@ -59,6 +59,9 @@ struct mr_sim {
   int *prev_index;            /* per block, last step's block of its key, −1 none */
   int *prev_order;            /* last step's blocks sorted by (key, index), for the look-up */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
+  double *rebound;            /* per block, the rebound speed its impact defers to the next
+                                 step (m/s, 0 none; max_rows) */
+  double *prev_rebound;       /* last step's, read through prev_index (max_rows) */
   mr_contact *prev_contacts;  /* last step's contacts (max_contacts) */
   mr_sim_constraint *cons;    /* this step's active constraints (max_rows) */
   mr_sim_constraint *prev_cons;

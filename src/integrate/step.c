@@ -134,6 +134,7 @@ static mr_status contacts(mr_sim *s, mr_contact_output *out, mr_error *err) {
   mr_contact_input in = contact_input(s);
   mr_status st = mr_contact_stage_solve(s->contacts, &in, s->lambda, s->c, s->dv, out, err);
   if (st) return st;
+  mr_contact_stage_rebounds(s->contacts, s->nc + s->nk, s->rebound);
   s->last.iterations = out->iterations;
   s->last.iterations_sum = out->iterations_sum;
   s->last.islands = s->islands ? out->islands : 0;
