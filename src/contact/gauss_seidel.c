@@ -218,9 +218,11 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
     return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
   mr_gs_start(p, s, lambda, c);
   /* sweep until the criterion, a stall, the iteration limit or the deadline, keeping the
-   * iterate of smallest criterion */
-  double e = criterion(p, lambda, c), e_best = e;
-  int k = 0, best_at = 0; /* the sweep the best iterate came from */
+   * sweeps' iterate of smallest criterion: the starting point is not a candidate (a cold start's
+   * λ = 0 can score better on the absolute criterion than any sweep of a stiff problem, and
+   * returning it would let bodies fall through each other) */
+  double e = criterion(p, lambda, c), e_best = INFINITY;
+  int k = 0, best_at = -1; /* the sweep the best iterate came from */
   while (e > s->eps_abs && k < s->max_iter) {
     if (k % LATE_EVERY == LATE_EVERY - 1 && mr_solver_late(s)) break;
     mr_copy(prev, lambda, n);
@@ -237,7 +239,7 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
     if (!(e == e) || mr_gs_stalled(lambda, prev, n, s->eps_rel)) break;
   }
   /* unconverged: the best iterate (its criterion on the drifting c, re-evaluated below) */
-  if (e > s->eps_abs && best_at != k && e_best < e) mr_copy(lambda, best, n);
+  if (e > s->eps_abs && best_at >= 1 && best_at != k && e_best < e) mr_copy(lambda, best, n);
   /* the exact velocity at the returned λ */
   mr_problem_velocity(p, lambda, c);
   e = criterion(p, lambda, c);
