@@ -38,19 +38,24 @@ static void random_qp(uint64_t *seed, int nb, double *H, double *g, double *mu) 
 }
 
 /* the dense QP with each cone replaced by the polygon cos θⱼ t₁ + sin θⱼ t₂ ≤ r μ n
- * (θⱼ = 2πj/P): r = cos(π/P) is inscribed in the cone, r = 1 encloses it; returns ½uᵀHu + gᵀu */
-static double polygon_qp(int nb, const double *H, const double *g, const double *mu, double r,
-                         double *u) {
-  int n = 3 * nb, m = nb * QP_FACETS;
-  static double A[4 * QP_FACETS * 12], b[4 * QP_FACETS];
+ * (θⱼ = 2πj/P): r = cos(π/P) is inscribed in the cone, r = 1 encloses it; with fmax (or NULL)
+ * the rows n ≤ fmax too; returns ½uᵀHu + gᵀu */
+static double polygon_qp(int nb, const double *H, const double *g, const double *mu,
+                         const double *fmax, double r, double *u) {
+  int n = 3 * nb, rows = QP_FACETS + 1, m = nb * rows;
+  static double A[4 * (QP_FACETS + 1) * 12], b[4 * (QP_FACETS + 1)];
   memset(A, 0, sizeof A);
-  for (int k = 0; k < nb; ++k)
+  for (int k = 0; k < nb; ++k) {
     for (int j = 0; j < QP_FACETS; ++j) {
-      double th = 2.0 * M_PI * j / QP_FACETS, *row = A + (size_t)(k * QP_FACETS + j) * n;
+      double th = 2.0 * M_PI * j / QP_FACETS, *row = A + (size_t)(k * rows + j) * n;
       /* r μ n − cos θ t₁ − sin θ t₂ ≥ 0 */
       row[3 * k] = -cos(th), row[3 * k + 1] = -sin(th), row[3 * k + 2] = r * mu[k];
-      b[k * QP_FACETS + j] = 0.0;
+      b[k * rows + j] = 0.0;
     }
+    /* −n ≥ −fmax (a huge bound without one) */
+    A[(size_t)(k * rows + QP_FACETS) * n + 3 * k + 2] = -1.0;
+    b[k * rows + QP_FACETS] = fmax ? -fmax[k] : -1e12;
+  }
   mr_qp_workspace ws;
   mr_error err = {0};
   if (mr_qp_workspace_init(&ws, n, 0, m, &err)) fail_msg("%s", err.msg);
@@ -87,13 +92,17 @@ static double objective(int n, const double *H, const double *g, const double *u
 static void test_cone_qp_kkt_and_active_set(void **state) {
   (void)state;
   uint64_t seed = 19;
-  for (int trial = 0; trial < 40; ++trial) {
-    int nb = 1 + trial % 4, n = 3 * nb;
+  int bound_active = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    int nb = 1 + trial % 4, n = 3 * nb, bounded = trial >= 40;
     double H[144], Hc[144], g[12], mu[4], u[12] = {0}, y[12], u_in[12], u_out[12], eig[12];
+    double cap[4];
     random_qp(&seed, nb, H, g, mu);
+    for (int b = 0; b < nb; ++b)
+      cap[b] = test_rand(&seed, 0.2, 2.0);
     long nw = mr_cone_qp_work_size(nb);
     double *work = malloc((size_t)nw * sizeof *work);
-    mr_cone_qp p = {.nb = nb, .H = H, .g = g, .mu = mu};
+    mr_cone_qp p = {.nb = nb, .H = H, .g = g, .mu = mu, .fmax = bounded ? cap : NULL};
     mr_cone_qp_settings s = {.max_iter = 200000, .eps = 1e-11};
     mr_cone_qp_info info;
     assert_int_equal(mr_cone_qp_solve(&p, &s, work, u, &info), 0);
@@ -111,11 +120,17 @@ static void test_cone_qp_kkt_and_active_set(void **state) {
     for (int i = 0; i < n; ++i)
       yn = fmax(yn, fabs(y[i]));
     double f = objective(n, H, g, u);
-    double f_in = polygon_qp(nb, H, g, mu, cos(M_PI / QP_FACETS), u_in);
-    double f_out = polygon_qp(nb, H, g, mu, 1.0, u_out);
+    double f_in = polygon_qp(nb, H, g, mu, p.fmax, cos(M_PI / QP_FACETS), u_in);
+    double f_out = polygon_qp(nb, H, g, mu, p.fmax, 1.0, u_out);
     for (int i = 0; i < n; ++i)
       u1 += fabs(u_in[i]);
-    double gap = r * (1 + yn) * (nb + u1), fround = n * n * DBL_EPSILON * (hn * un * un + gn * un);
+    for (int b = 0; bounded && b < nb; ++b) {
+      assert_true(u[3 * b + 2] <= cap[b] * (1.0 + 1e-12));
+      bound_active += u[3 * b + 2] > cap[b] * (1.0 - 1e-9);
+    }
+    /* a bound's multiplier λ adds λ (fmax − u_n) ≤ r (1 + ‖y‖∞) per block (mpc_qp.h) */
+    double gap = r * (1 + yn) * ((bounded ? 2 : 1) * nb + u1),
+           fround = n * n * DBL_EPSILON * (hn * un * un + gn * un);
     assert_true(f_out <= f + fround && f <= f_in + gap);
     memcpy(Hc, H, sizeof H);
     mr_sym_eigen(Hc, n, eig, NULL);
@@ -128,6 +143,49 @@ static void test_cone_qp_kkt_and_active_set(void **state) {
     assert_true(sqrt(d2) <=
                 sqrt(2.0 * (fmax(f_in - f, 0.0) + gap) / lmin) + sqrt(2.0 * gap / lmin));
   }
+  /* the bounded instances do press on their bounds */
+  assert_true(bound_active >= 10);
+}
+
+/* The cut cone's projection p of x (mr_cut_cone_project) lies in K_μ ∩ {n ≤ fmax} and meets
+ * the variational inequality (x − p)ᵀ(q − p) ≤ 0 for every q of the set, which characterises the
+ * projection on a closed convex set: checked against the set's corners, its top disc's rim and
+ * random inner points (the rounding allowance: 1e-12 (1 + ‖x‖²)). */
+static void test_cut_cone_projection(void **state) {
+  (void)state;
+  uint64_t seed = 7;
+  for (int trial = 0; trial < 2000; ++trial) {
+    double mu = test_rand(&seed, 0.1, 1.5), F = test_rand(&seed, 0.1, 5.0), x[3], p[3];
+    for (int k = 0; k < 3; ++k)
+      x[k] = test_rand(&seed, -8.0, 8.0);
+    mr_cut_cone_project(mu, F, x, p);
+    assert_true(hypot(p[0], p[1]) <= mu * p[2] * (1 + 1e-12) + 1e-12);
+    assert_true(p[2] <= F * (1 + 1e-12));
+    double x2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    for (int j = 0; j < 64; ++j) {
+      double q[3], th = 2.0 * M_PI * j / 64;
+      if (j < 32) /* the rim of the top disc */
+        q[0] = mu * F * cos(th), q[1] = mu * F * sin(th), q[2] = F;
+      else { /* a random point of the set */
+        double h = test_rand(&seed, 0.0, F), rr = test_rand(&seed, 0.0, mu * h);
+        q[0] = rr * cos(th), q[1] = rr * sin(th), q[2] = h;
+      }
+      double vi = 0.0;
+      for (int k = 0; k < 3; ++k)
+        vi += (x[k] - p[k]) * (q[k] - p[k]);
+      assert_true(vi <= 1e-12 * (1 + x2));
+    }
+    /* the apex too */
+    assert_true(-(x[0] * p[0] + x[1] * p[1] + x[2] * p[2]) +
+                    (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) <=
+                1e-12 * (1 + x2));
+  }
+  /* without a bound it is the cone's projection */
+  double x[3] = {3.0, -1.0, 0.5}, a[3], b[3];
+  mr_cut_cone_project(0.4, INFINITY, x, a);
+  mr_cone_project(0.4, x, b);
+  for (int k = 0; k < 3; ++k)
+    assert_true(a[k] == b[k]);
 }
 
 /* ---- walking ---- */
@@ -371,6 +429,7 @@ static void test_api(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cone_qp_kkt_and_active_set),
+      cmocka_unit_test(test_cut_cone_projection),
       cmocka_unit_test(test_flat_tracking),
       cmocka_unit_test(test_bumpy_tracking),
       cmocka_unit_test(test_fall_detected),

@@ -10,8 +10,10 @@
  * PD. The controller writes the robot's commanded torques, PD targets and gains (control.h)
  * before each step; its memory is allocated when it is attached, none in the step.
  *
- * A fall — the trunk (the base body) on the ground, or the base tilted more than 60° — is counted
- * once in the simulator's warnings (falls) and kept in the controller's status. */
+ * A fall — the trunk or a thigh bearing on the ground for 0.3 s without a break, or the base
+ * tilted more than 60° — is counted once in the simulator's warnings (falls) and kept in the
+ * controller's status. Each foot's planned normal force is at most max_load times the robot's
+ * weight. */
 #ifndef MOREAU_MPC_H
 #define MOREAU_MPC_H
 
@@ -44,6 +46,8 @@ typedef struct mr_mpc_settings {
   int max_iter;         /* ADMM iterations per solve (400) */
   char feet[MR_MPC_FEET][MR_NAME_MAX]; /* the robot's foot frames (FL_FOOT, FR_FOOT, HL_FOOT,
                                           HR_FOOT), without the robot prefix */
+  double max_load; /* upper bound on a foot's planned normal force, in units of the robot's
+                      weight m g (1.5) */
 } mr_mpc_settings;
 
 typedef struct {
@@ -56,6 +60,7 @@ typedef struct {
   double kkt;         /* KKT residual of the last solve (mpc_qp.h) */
   double height;      /* base height above the ground estimate, m */
   double tilt;        /* angle of the base's z axis from the vertical, rad */
+  double qp_time;     /* thread CPU time of the last QP solve (ADMM and its factorisations), s */
 } mr_mpc_status;
 
 mr_mpc_settings mr_mpc_settings_default(void);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/linalg.h"
 #include "control/mpc_internal.h"
@@ -27,6 +28,7 @@
 #define IK_STEP 0.2     /* rad: largest Gauss-Newton step */
 #define IK_REACH 0.5    /* rad: largest distance of a joint target from the joint */
 #define FALL_TILT (M_PI / 3.0)
+#define FALL_DWELL 0.3    /* s: the body on the ground this long without a break is down */
 #define POS_LEAD_MAX 0.1  /* m: the integrated reference position stays this close */
 #define YAW_LEAD_MAX 0.3  /* rad: the integrated reference yaw stays this close */
 #define FORCE_WEIGHT 2e-4 /* α, 1/N² relative to the state weights below */
@@ -69,11 +71,13 @@ struct mr_mpc {
   mr_vec3 p_des;
   double v_int[2];    /* the integral action: the plan's command minus the user's, heading frame */
   double rho;         /* the last QP solve's final ADMM penalty, 0 before the first */
+  double down_since;  /* s: since when the trunk or a thigh bears on the ground, NAN if not */
   double plane[3];    /* the ground estimate z = a + b x + c y through the feet */
   mr_mat3 cone_frame; /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
   double *plan;       /* [N][feet][3] the last solve's forces */
+  double *plan_y;     /* [N][feet][3] their multipliers y = H u + g, world frame */
   double *gam;        /* NX N x 3 nb_max: Γ, row-major with 3 nb columns */
-  double *H, *g, *u, *y, *work, *mu;
+  double *H, *g, *u, *y, *work, *mu, *fmax, *ydual;
   double *xfree, *xref;   /* NX (N + 1) */
   double *yaw_ref;        /* N + 1 */
   mr_vec3 *rel;           /* nb_max: rᵢ of each block */
@@ -98,7 +102,8 @@ mr_mpc_settings mr_mpc_settings_default(void) {
                        .torque_limit = 2.7,
                        .raibert_gain = 0.15,
                        .integral_gain = 1.0,
-                       .max_iter = 400};
+                       .max_iter = 400,
+                       .max_load = 1.5};
   static const char *const feet[MR_MPC_FEET] = {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"};
   for (int i = 0; i < MR_MPC_FEET; ++i)
     strcpy(c.feet[i], feet[i]);
@@ -109,7 +114,10 @@ mr_status mr_mpc_settings_check(const mr_mpc_settings *c, mr_error *err) {
   const struct {
     const char *name;
     double x, lo;
-  } pos[] = {{"period", c->period, 0.0}, {"horizon", c->horizon, 0.0}, {"dt", c->dt, 0.0}};
+  } pos[] = {{"period", c->period, 0.0},
+             {"horizon", c->horizon, 0.0},
+             {"dt", c->dt, 0.0},
+             {"max_load", c->max_load, 0.0}};
   for (size_t k = 0; k < sizeof pos / sizeof pos[0]; ++k)
     if (!(isfinite(pos[k].x) && pos[k].x > pos[k].lo))
       return mr_error_set(err, MR_ERR_INVALID, "mpc: '%s' must be finite and > 0, got %g",
@@ -343,6 +351,9 @@ static int alloc_all(mr_mpc *c) {
   c->y = calloc((size_t)n, sizeof(double));
   c->work = calloc((size_t)mr_cone_qp_work_size(c->nb_max), sizeof(double));
   c->mu = calloc((size_t)c->nb_max, sizeof(double));
+  c->fmax = calloc((size_t)c->nb_max, sizeof(double));
+  c->ydual = calloc((size_t)n, sizeof(double));
+  c->plan_y = calloc((size_t)N * MR_MPC_FEET * 3, sizeof(double));
   c->xfree = calloc((size_t)NX * (N + 1), sizeof(double));
   c->xref = calloc((size_t)NX * (N + 1), sizeof(double));
   c->yaw_ref = calloc((size_t)N + 1, sizeof(double));
@@ -353,15 +364,16 @@ static int alloc_all(mr_mpc *c) {
   c->qik = calloc((size_t)c->m->nq, sizeof(double));
   c->grav = calloc((size_t)c->m->nv, sizeof(double));
   c->d = mr_data_create(c->m);
-  return c->plan && c->gam && c->H && c->g && c->u && c->y && c->work && c->mu && c->xfree &&
-         c->xref && c->yaw_ref && c->rel && c->blk_k && c->blk_foot && c->J && c->qik && c->grav &&
-         c->d;
+  return c->plan && c->gam && c->H && c->g && c->u && c->y && c->work && c->mu && c->fmax &&
+         c->ydual && c->plan_y && c->xfree && c->xref && c->yaw_ref && c->rel && c->blk_k &&
+         c->blk_foot && c->J && c->qik && c->grav && c->d;
 }
 
 void mr_mpc_free(mr_mpc *c) {
   if (!c) return;
-  void *p[] = {c->plan, c->gam,     c->H,   c->g,     c->u,        c->y, c->work, c->mu,  c->xfree,
-               c->xref, c->yaw_ref, c->rel, c->blk_k, c->blk_foot, c->J, c->qik,  c->grav};
+  void *p[] = {c->plan, c->gam,   c->H,        c->g,      c->u,     c->y,    c->work,
+               c->mu,   c->fmax,  c->ydual,    c->plan_y, c->xfree, c->xref, c->yaw_ref,
+               c->rel,  c->blk_k, c->blk_foot, c->J,      c->qik,   c->grav};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; ++k)
     free(p[k]);
   mr_data_free(c->d);
@@ -443,6 +455,7 @@ static void start(mr_mpc *c, double t) {
   c->p_des = composite(c, NULL);
   c->v_int[0] = c->v_int[1] = 0.0;
   c->rho = 0.0;
+  c->down_since = NAN;
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     c->foot[i].lift = foot_position(c, i);
     c->foot[i].stance = 1;
@@ -509,6 +522,7 @@ static int blocks(mr_mpc *c, double t, mr_vec3 com, mr_vec3 vcom) {
       c->blk_k[nb] = k, c->blk_foot[nb] = i;
       c->rel[nb] = mr_v3_sub(p, pk);
       c->mu[nb] = c->cfg.mu;
+      c->fmax[nb] = -c->cfg.max_load * c->mass * c->m->gravity.v[2];
       ++nb;
     }
   }
@@ -578,6 +592,13 @@ static void cost(mr_mpc *c, int nb) {
   }
 }
 
+/* the calling thread's CPU time, s */
+static double thread_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* solve the MPC at time t from state x0; the plan keeps every step's forces */
 static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_mat3 *I) {
   mr_mat3 Rz = rot_z(x0[2]);
@@ -595,24 +616,32 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
     int k = c->blk_k[b], share = 0;
     const double *f = c->plan + 3 * (MR_MPC_FEET * (k + 1) + c->blk_foot[b]);
     if (shift && k + 1 < c->N && f[0] * f[0] + f[1] * f[1] + f[2] * f[2] > 0.0) {
+      const double *fy = c->plan_y + (f - c->plan);
       mr_vec3 u = mr_m3_tmulv(&c->cone_frame, mr_v3(f[0], f[1], f[2]));
+      mr_vec3 y = mr_m3_tmulv(&c->cone_frame, mr_v3(fy[0], fy[1], fy[2]));
       mr_copy(c->u + 3 * b, u.v, 3);
+      mr_copy(c->ydual + 3 * b, y.v, 3);
       continue;
     }
+    mr_zero(c->ydual + 3 * b, 3);
     for (int e = 0; e < nb; ++e)
       share += c->blk_k[e] == k;
     c->u[3 * b] = c->u[3 * b + 1] = 0.0;
     c->u[3 * b + 2] = -c->mass * c->m->gravity.v[2] / share;
   }
-  mr_cone_qp p = {.nb = nb, .H = c->H, .g = c->g, .mu = c->mu};
+  mr_cone_qp p = {.nb = nb, .H = c->H, .g = c->g, .mu = c->mu, .fmax = c->fmax, .y = c->ydual};
   mr_cone_qp_settings s = mr_cone_qp_settings_default();
   s.max_iter = c->cfg.max_iter;
   s.eps = 1e-4;
   s.rho = c->rho; /* the last solve's penalty: the next problem is much like it */
   mr_cone_qp_info info;
   mr_zero(c->plan, c->N * MR_MPC_FEET * 3);
+  mr_zero(c->plan_y, c->N * MR_MPC_FEET * 3);
   c->status.solves++;
-  if (mr_cone_qp_solve(&p, &s, c->work, c->u, &info)) return;
+  double t0 = thread_seconds();
+  int bad = mr_cone_qp_solve(&p, &s, c->work, c->u, &info);
+  c->status.qp_time = thread_seconds() - t0;
+  if (bad) return;
   c->status.not_converged += !info.converged;
   c->rho = info.rho;
   c->status.iterations = info.iterations;
@@ -620,7 +649,10 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   c->status.kkt = mr_cone_qp_kkt(&p, c->u, c->y);
   for (int b = 0; b < nb; ++b) {
     mr_vec3 f = mr_m3_mulv(&c->cone_frame, mr_v3(c->u[3 * b], c->u[3 * b + 1], c->u[3 * b + 2]));
+    mr_vec3 y = mr_m3_mulv(&c->cone_frame,
+                           mr_v3(c->ydual[3 * b], c->ydual[3 * b + 1], c->ydual[3 * b + 2]));
     mr_copy(c->plan + 3 * (MR_MPC_FEET * c->blk_k[b] + c->blk_foot[b]), f.v, 3);
+    mr_copy(c->plan_y + 3 * (MR_MPC_FEET * c->blk_k[b] + c->blk_foot[b]), y.v, 3);
   }
   c->t_plan = t;
 }
@@ -765,19 +797,33 @@ static void update_gait(mr_mpc *c, double t) {
   }
 }
 
-/* A fall: the trunk on the ground (a contact force on the base body in the last step), or the
- * base tilted beyond 60°. Not the base's height: over rough ground the height above the feet's
- * plane swings with the terrain; nor a thigh's touch, which a stumble the robot walks out of
- * gives. */
+/* the ground pushes on the trunk or a thigh (a body of a leg other than the foot's) */
+static int body_down(const mr_mpc *c, const mr_force *wrench) {
+  if (mr_v3_norm(wrench[c->base].f) > CONTACT_FORCE) return 1;
+  for (int i = 0; i < MR_MPC_FEET; ++i)
+    for (int b = c->m->bodies[c->foot[i].body].parent; b > c->base; b = c->m->bodies[b].parent)
+      if (mr_v3_norm(wrench[b].f) > CONTACT_FORCE) return 1;
+  return 0;
+}
+
+/* A fall: the base tilted beyond 60° (turned over), or the trunk or a thigh bearing on the
+ * ground for FALL_DWELL without a break (the robot down on its body or its knees, standing,
+ * sliding or dragged). Not a brief touch: a stumble that brushes the trunk or a thigh on a
+ * bump and walks on is no fall; nor the base's height, which over rough ground swings with
+ * the terrain and the feet's plane. */
 static int check_fall(mr_mpc *c, double t, const mr_force *wrench) {
   const mr_se3 *X = &c->d->oMi[c->base];
   c->status.height = X->p.v[2] - ground_at(c, X->p.v[0], X->p.v[1]);
   c->status.tilt = acos(fmax(-1.0, fmin(1.0, X->R.m[2][2])));
   if (c->status.fallen) return 0;
-  int trunk_down = wrench && mr_v3_norm(wrench[c->base].f) > CONTACT_FORCE;
-  if (!trunk_down && c->status.tilt <= FALL_TILT) return 0;
+  if (!(wrench && body_down(c, wrench)))
+    c->down_since = NAN;
+  else if (isnan(c->down_since))
+    c->down_since = t;
+  int down = !isnan(c->down_since) && t - c->down_since >= FALL_DWELL;
+  if (!down && c->status.tilt <= FALL_TILT) return 0;
   c->status.fallen = 1;
-  c->status.fall_time = t;
+  c->status.fall_time = down ? c->down_since : t;
   return 1;
 }
 

@@ -40,12 +40,25 @@ static const char *const robot_keys[] = {"name",
                                          NULL};
 static const char *const pd_keys[] = {"kp", "kd", "targets", "sine", NULL};
 static const char *const sine_keys[] = {"joint", "amplitude", "frequency", "phase", NULL};
-static const char *const controller_keys[] = {"type",         "velocity",     "gait",
-                                              "period",       "duty",         "step_height",
-                                              "horizon",      "dt",           "mu",
-                                              "kp",           "kd",           "stance_kd",
-                                              "torque_limit", "raibert_gain", "integral_gain",
-                                              "iterations",   "feet",         NULL};
+static const char *const controller_keys[] = {"type",
+                                              "velocity",
+                                              "gait",
+                                              "period",
+                                              "duty",
+                                              "step_height",
+                                              "horizon",
+                                              "dt",
+                                              "mu",
+                                              "kp",
+                                              "kd",
+                                              "stance_kd",
+                                              "torque_limit",
+                                              "raibert_gain",
+                                              "integral_gain",
+                                              "iterations",
+                                              "feet",
+                                              "max_load",
+                                              NULL};
 static const char *const controller_types[] = {"mpc", NULL};
 static const char *const gait_names[] = {"trot", "stand", NULL};
 
@@ -641,7 +654,8 @@ static mr_status robot_controller(mr_scene_ctx *c, const mr_ynode *n, const mr_m
                  {"stance_kd", &cfg.stance_kd},
                  {"torque_limit", &cfg.torque_limit},
                  {"raibert_gain", &cfg.raibert_gain},
-                 {"integral_gain", &cfg.integral_gain}};
+                 {"integral_gain", &cfg.integral_gain},
+                 {"max_load", &cfg.max_load}};
   for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; ++k)
     if (mr_yaml_opt_double(&c->y, cn, numbers[k].key, numbers[k].x)) return scene_status(c);
   if (mr_yaml_opt_vec(&c->y, cn, "velocity", cfg.velocity, 3) ||
