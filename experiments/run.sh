@@ -125,6 +125,30 @@ set xlabel 't (s)'; set ylabel 'z - z0 (m)'; set key top right
 plot $(curves "'b1_spheres_${v0}ms_@.csv' u 1:4 every ::1 w l lw 2 t '@'" $RIGID)
 GP
   done
+  b1_path
+}
+
+# ---------------------------------------------------------------------------------------------
+# B1, the paper's Fig 9: the x-y path of the cube sliding obliquely (v0 = 1 m/s at 30° to x, the
+# 8-sphere cube) under every solver, against the straight line of v0 it keeps in the analytical
+# solution (Coulomb friction opposes the sliding velocity, so the path cannot bend).
+b1_path() {
+  log "B1 x-y path of the oblique slide (Fig 9)"
+  local solver
+  sed "s/linear_velocity: \[1, 0, 0\]/linear_velocity: [0.86602540378443865, 0.5, 0]/" \
+    scenes/b1_sliding_cube_spheres_1ms.yaml >"$TMP/b1_oblique.yaml"
+  for solver in $RIGID; do
+    run "$TMP/b1_oblique.yaml" "$solver" "$TMP/b1.csv" --duration 0.4
+    cols "$TMP/b1.csv" t cube/root_joint_x cube/root_joint_y >"$OUT/b1_path_$solver.csv"
+  done
+  plot <<GP
+set output 'b1_path.png'
+set title 'B1 oblique slide (v0 = 1 m/s at 30 deg, mu = 0.4): the cube path, y vs x (m); black: the line of v0'
+set xlabel 'x (m)'; set ylabel 'y (m)'
+set size ratio -1
+set key outside right
+plot $(curves "'b1_path_@.csv' u 2:3 every ::1 w l lw 2 t '@'" $RIGID), [0:0.12] x * 0.57735026918962573 w l dt 2 lc rgb 'black' t 'v0 line'
+GP
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -430,6 +454,72 @@ plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(5))) w lp lw 2 pt 7 
 set title 'mean iterations per step'; set ylabel 'iterations'; set format y '%g'
 plot $(curves "'b5_mass_ratio.csv' u 1:(pick(2, '@', column(3))) w lp lw 2 pt 7 t '@'" $B5_SOLVERS)
 unset multiplot
+GP
+  b5_more
+}
+
+# ---------------------------------------------------------------------------------------------
+# B5, further: ccp-newton's compliance R = compliance_eps diag(G) swept down from its default
+# 1e-6 at four mass ratios (ε_abs = 1e-4 N, 50 steps); the paper's Fig 13 left panel (ε_abs of
+# every step over 0.1 s at r = 1e6, the published setup, every solver); and the paper's contact
+# geometry, the cubes on corner spheres (scenes/b5_heavy_on_light_spheres.yaml), swept as b5.
+B5_COMPLIANCE="1e-6 1e-8 1e-9 1e-10 1e-11 1e-12"
+
+# b5_variant SCENE R: SCENE with the light cube's mass 1e3/R kg (and its inertia m a^2/6 where
+# the scene gives one) into $TMP/b5.yaml
+b5_variant() {
+  local light inertia
+  light=$(awk -v r="$2" 'BEGIN { printf "%.6g", 1e3 / r }')
+  inertia=$(awk -v r="$2" 'BEGIN { printf "%.10g", 1e3 / r * 0.04 / 6 }')
+  sed -e "s/mass: 1.0e-3/mass: $light/" \
+    -e "s/inertia: \[6.666666666666667e-06, 6.666666666666667e-06, 6.666666666666667e-06\]/inertia: [$inertia, $inertia, $inertia]/" \
+    "$1" >"$TMP/b5.yaml"
+}
+
+b5_more() {
+  log "B5 ccp-newton's compliance"
+  local f=$OUT/b5_compliance.csv ce r solver
+  echo "compliance_eps,mass_ratio,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m,mean_solve_us" >"$f"
+  for ce in $B5_COMPLIANCE; do
+    for r in 1 1e2 1e4 1e6; do
+      b5_variant scenes/b5_heavy_on_light.yaml "$r"
+      run "$TMP/b5.yaml" ccp-newton "$TMP/b5.csv" --duration 0.05 --set solver.eps_abs=1e-4 \
+        --set solver.compliance_eps="$ce"
+      echo "$ce,$r,$(b5_stats "$TMP/summary.json"),$(json_num "$TMP/summary.json" mean_solve_us | awk '{ printf "%.4g", $1 }')" >>"$f"
+    done
+  done
+  log "B5 eps_abs over time at r = 1e6 (Fig 13 left)"
+  for solver in $B5_SOLVERS; do
+    run scenes/b5_heavy_on_light.yaml "$solver" "$TMP/b5.csv" --duration 0.1
+    cols "$TMP/b5.csv" t eps_abs iterations >"$OUT/b5_eps_time_$solver.csv"
+  done
+  log "B5 on corner spheres"
+  f=$OUT/b5_spheres.csv
+  echo "mass_ratio,solver,mean_iterations,max_iterations,max_eps_abs_N,not_converged,steps,max_penetration_m" >"$f"
+  for solver in $B5_SOLVERS; do
+    for r in 1 1e3 1e6; do
+      b5_variant scenes/b5_heavy_on_light_spheres.yaml "$r"
+      run "$TMP/b5.yaml" "$solver" "$TMP/b5.csv" --duration 0.05 --set solver.eps_abs=1e-4
+      echo "$r,$solver,$(b5_stats "$TMP/summary.json")" >>"$f"
+    done
+  done
+  plot <<GP
+set output 'b5_eps_time.png'
+set title 'B5 heavy on light, r = 1e6, eps_abs = 1e-6 N, at most 10^4 iterations: NCP eps_abs of each step'
+set logscale y
+set format y '%.0e'
+set xlabel 't (s)'; set ylabel 'eps_abs (N)'
+set key outside right
+plot $(curves "'b5_eps_time_@.csv' u 1:2 every ::1 w l lw 2 t '@'" $B5_SOLVERS), 1e-6 w l dt 2 lc rgb 'black' t 'tolerance'
+GP
+  plot <<GP
+set output 'b5_compliance.png'
+set title 'B5: ccp-newton, R = compliance_eps diag(G): NCP eps_abs (N) vs mass ratio'
+set logscale xy
+set format x '%.0e'; set format y '%.0e'
+set xlabel 'mass ratio'; set ylabel 'max eps_abs (N)'
+set key outside right
+plot $(curves "'b5_compliance.csv' u 2:(pick(1, '@', column(5))) w lp lw 2 pt 7 t 'eps = @'" $B5_COMPLIANCE)
 GP
 }
 
