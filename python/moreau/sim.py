@@ -17,7 +17,8 @@ class _MpcStatus(ctypes.Structure):
                 ("solves", ctypes.c_long), ("not_converged", ctypes.c_long),
                 ("iterations", ctypes.c_int), ("max_iterations", ctypes.c_int),
                 ("kkt", ctypes.c_double),
-                ("height", ctypes.c_double), ("tilt", ctypes.c_double)]
+                ("height", ctypes.c_double), ("tilt", ctypes.c_double),
+                ("qp_time", ctypes.c_double)]
 
 
 class _ContactIdInfo(ctypes.Structure):
@@ -359,7 +360,7 @@ class Sim:
     def mpc_status(self, robot):
         """A robot's MPC controller status: fallen, fall_time, solves, not_converged,
         iterations (of the last solve), max_iterations (of a solve since the reset), kkt (of the
-        last solve), height, tilt."""
+        last solve), height, tilt, qp_time (the last solve's thread CPU time, s)."""
         err, st = _Error(), _MpcStatus()
         _check(lib.mr_sim_get_mpc_status(self._ptr, as_name(robot, "robot").encode(),
                                          ctypes.byref(st), ctypes.byref(err)), err)

@@ -214,6 +214,8 @@ bodies:
         # the status's layout matches mpc.h: counts within the iteration cap, a small residual
         self.assertTrue(0 < st["iterations"] <= st["max_iterations"] <= 400)
         self.assertLess(st["kkt"], 0.1)
+        # a CPU time in seconds: positive, far below the simulated second
+        self.assertTrue(0.0 < st["qp_time"] < 1.0)
         with self.assertRaisesRegex(moreau.MoreauError, "not finite"):
             sim.set_mpc_velocity("solo", (float("nan"), 0.0, 0.0))
         with self.assertRaisesRegex(moreau.MoreauError, "no robot 'robo'"):

@@ -23,6 +23,7 @@
 #include "moreau/dynamics.h"
 
 #define NX 12           /* θ, p, ω, ṗ */
+#define BLOCK_FROM 2    /* the first step whose forces are held over two steps */
 #define IK_ITERS 4      /* Gauss-Newton iterations of a swing leg's inverse kinematics */
 #define IK_DAMPING 1e-4 /* m²: Levenberg-Marquardt damping of the leg's 3x3 system */
 #define IK_STEP 0.2     /* rad: largest Gauss-Newton step */
@@ -81,7 +82,10 @@ struct mr_mpc {
   double *xfree, *xref;   /* NX (N + 1) */
   double *yaw_ref;        /* N + 1 */
   mr_vec3 *rel;           /* nb_max: rᵢ of each block */
-  int *blk_k, *blk_foot;  /* nb_max: step and foot of each block */
+  int *blk_k, *blk_foot;  /* nb_max: first step and foot of each block */
+  int *blk_len;           /* nb_max: steps the block's force is held (1 or 2) */
+  double *blk_td;         /* nb_max: the touchdown that starts the block's stance, s */
+  mr_vec3 *rel2;          /* nb_max: the lever arm at the block's second step */
   double *J, *qik, *grav; /* 3 nv; nq; nv */
   mr_mpc_status status;
 };
@@ -360,20 +364,24 @@ static int alloc_all(mr_mpc *c) {
   c->rel = calloc((size_t)c->nb_max, sizeof *c->rel);
   c->blk_k = calloc((size_t)c->nb_max, sizeof(int));
   c->blk_foot = calloc((size_t)c->nb_max, sizeof(int));
+  c->blk_len = calloc((size_t)c->nb_max, sizeof(int));
+  c->blk_td = calloc((size_t)c->nb_max, sizeof(double));
+  c->rel2 = calloc((size_t)c->nb_max, sizeof *c->rel2);
   c->J = calloc((size_t)3 * c->m->nv, sizeof(double));
   c->qik = calloc((size_t)c->m->nq, sizeof(double));
   c->grav = calloc((size_t)c->m->nv, sizeof(double));
   c->d = mr_data_create(c->m);
   return c->plan && c->gam && c->H && c->g && c->u && c->y && c->work && c->mu && c->fmax &&
          c->ydual && c->plan_y && c->xfree && c->xref && c->yaw_ref && c->rel && c->blk_k &&
-         c->blk_foot && c->J && c->qik && c->grav && c->d;
+         c->blk_foot && c->blk_len && c->blk_td && c->rel2 && c->J && c->qik && c->grav && c->d;
 }
 
 void mr_mpc_free(mr_mpc *c) {
   if (!c) return;
-  void *p[] = {c->plan, c->gam,   c->H,        c->g,      c->u,     c->y,    c->work,
-               c->mu,   c->fmax,  c->ydual,    c->plan_y, c->xfree, c->xref, c->yaw_ref,
-               c->rel,  c->blk_k, c->blk_foot, c->J,      c->qik,   c->grav};
+  void *p[] = {c->plan, c->gam,     c->H,       c->g,      c->u,        c->y,
+               c->work, c->mu,      c->fmax,    c->ydual,  c->plan_y,   c->xfree,
+               c->xref, c->yaw_ref, c->rel,     c->blk_k,  c->blk_foot, c->J,
+               c->qik,  c->grav,    c->blk_len, c->blk_td, c->rel2};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; ++k)
     free(p[k]);
   mr_data_free(c->d);
@@ -504,9 +512,11 @@ static void references(mr_mpc *c, const double *x0) {
   }
 }
 
-/* the force blocks: every (step, foot) in stance, with its lever arm */
+/* the force blocks: every (step, foot) in stance, with its lever arm; from step BLOCK_FROM on, a
+ * foot's force is held over two steps of the same stance (one block for both: fewer variables
+ * where the plan matters least, as the far steps are re-planned before they come) */
 static int blocks(mr_mpc *c, double t, mr_vec3 com, mr_vec3 vcom) {
-  int nb = 0;
+  int nb = 0, last[MR_MPC_FEET] = {-1, -1, -1, -1};
   for (int k = 0; k < c->N; ++k) {
     double tk = t + (k + 0.5) * c->cfg.dt;
     /* the lever arms about the centre of mass moving from where it is at the reference's
@@ -515,21 +525,48 @@ static int blocks(mr_mpc *c, double t, mr_vec3 com, mr_vec3 vcom) {
     mr_vec3 pk = mr_v3(com.v[0] + xr[3] - c->xref[3], com.v[1] + xr[4] - c->xref[4],
                        k == 0 ? com.v[2] : xr[5]);
     for (int i = 0; i < MR_MPC_FEET; ++i) {
-      if (!in_stance(c, i, tk)) continue;
+      if (!in_stance(c, i, tk)) {
+        last[i] = -1;
+        continue;
+      }
       double t_td = touchdown_before(c, i, tk);
       int planted = c->cfg.gait == MR_GAIT_STAND || (t_td <= t && c->foot[i].stance);
       mr_vec3 p = planted ? foot_position(c, i) : foothold(c, i, t, t_td, com, vcom);
-      c->blk_k[nb] = k, c->blk_foot[nb] = i;
+      int b = last[i];
+      if (b >= 0 && c->blk_len[b] == 1 && c->blk_k[b] == k - 1 && c->blk_k[b] >= BLOCK_FROM &&
+          (c->blk_k[b] - BLOCK_FROM) % 2 == 0 && fabs(c->blk_td[b] - t_td) < 1e-9) {
+        c->blk_len[b] = 2, c->rel2[b] = mr_v3_sub(p, pk);
+        continue;
+      }
+      c->blk_k[nb] = k, c->blk_foot[nb] = i, c->blk_len[nb] = 1, c->blk_td[nb] = t_td;
       c->rel[nb] = mr_v3_sub(p, pk);
       c->mu[nb] = c->cfg.mu;
       c->fmax[nb] = -c->cfg.max_load * c->mass * c->m->gravity.v[2];
-      ++nb;
+      last[i] = nb++;
     }
   }
   return nb;
 }
 
-/* Γ: the column triple of block b is B_{k,i} at step k, then propagated by A_j */
+/* B_{k} e for a unit force e at lever arm r, step k: the state's change over the step */
+static void input_column(const mr_mpc *c, const mr_mat3 *Iinv_yaw, int k, mr_vec3 r, mr_vec3 e,
+                         double *col) {
+  double dt = c->cfg.dt;
+  mr_mat3 Rz = rot_z(c->yaw_ref[k]);
+  mr_mat3 Iinv = mr_m3_rotate(&Rz, Iinv_yaw), S = mr_m3_skew(r);
+  mr_mat3 W = mr_m3_mul(&Iinv, &S); /* angular acceleration per unit force */
+  mr_mat3 RW = mr_m3_tmul(&Rz, &W);
+  mr_vec3 we = mr_m3_mulv(&W, e), rwe = mr_m3_mulv(&RW, e);
+  for (int a = 0; a < 3; ++a) {
+    col[a] = 0.5 * dt * dt * rwe.v[a];
+    col[3 + a] = 0.5 * dt * dt / c->mass * e.v[a];
+    col[6 + a] = dt * we.v[a];
+    col[9 + a] = dt / c->mass * e.v[a];
+  }
+}
+
+/* Γ: the column triple of block b is B_{k,i} at step k (plus B_{k+1,i} at the next step for a
+ * block held over two), propagated by A_j */
 static void input_matrix(mr_mpc *c, int nb, const mr_mat3 *I_yaw) {
   int n = 3 * nb;
   double dt = c->cfg.dt;
@@ -537,25 +574,20 @@ static void input_matrix(mr_mpc *c, int nb, const mr_mat3 *I_yaw) {
   memset(c->gam, 0, (size_t)NX * c->N * n * sizeof *c->gam);
   for (int b = 0; b < nb; ++b) {
     int k = c->blk_k[b];
-    mr_mat3 Rz = rot_z(c->yaw_ref[k]);
-    mr_mat3 Iinv = mr_m3_rotate(&Rz, &Iinv_yaw), S = mr_m3_skew(c->rel[b]);
-    mr_mat3 W = mr_m3_mul(&Iinv, &S); /* angular acceleration per unit force */
-    mr_mat3 RW = mr_m3_tmul(&Rz, &W);
     for (int a = 0; a < 3; ++a) {
       /* the world force of a unit u along the cone frame's axis a */
       mr_vec3 e = mr_v3(c->cone_frame.m[0][a], c->cone_frame.m[1][a], c->cone_frame.m[2][a]);
-      mr_vec3 we = mr_m3_mulv(&W, e), rwe = mr_m3_mulv(&RW, e);
-      double col[NX], next[NX];
-      for (int r = 0; r < 3; ++r) {
-        col[r] = 0.5 * dt * dt * rwe.v[r];
-        col[3 + r] = 0.5 * dt * dt / c->mass * e.v[r];
-        col[6 + r] = dt * we.v[r];
-        col[9 + r] = dt / c->mass * e.v[r];
-      }
+      double col[NX], next[NX], add[NX];
+      input_column(c, &Iinv_yaw, k, c->rel[b], e, col);
       for (int j = k; j < c->N; ++j) {
         for (int r = 0; r < NX; ++r)
           c->gam[((size_t)NX * j + r) * n + 3 * b + a] = col[r];
-        if (j + 1 < c->N) apply_a(col, c->yaw_ref[j + 1], dt, next), mr_copy(col, next, NX);
+        if (j + 1 == c->N) break;
+        apply_a(col, c->yaw_ref[j + 1], dt, next), mr_copy(col, next, NX);
+        if (j + 1 < k + c->blk_len[b]) {
+          input_column(c, &Iinv_yaw, j + 1, c->rel2[b], e, add);
+          mr_axpy(col, 1.0, add, NX);
+        }
       }
     }
   }
@@ -651,8 +683,10 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
     mr_vec3 f = mr_m3_mulv(&c->cone_frame, mr_v3(c->u[3 * b], c->u[3 * b + 1], c->u[3 * b + 2]));
     mr_vec3 y = mr_m3_mulv(&c->cone_frame,
                            mr_v3(c->ydual[3 * b], c->ydual[3 * b + 1], c->ydual[3 * b + 2]));
-    mr_copy(c->plan + 3 * (MR_MPC_FEET * c->blk_k[b] + c->blk_foot[b]), f.v, 3);
-    mr_copy(c->plan_y + 3 * (MR_MPC_FEET * c->blk_k[b] + c->blk_foot[b]), y.v, 3);
+    for (int k = c->blk_k[b]; k < c->blk_k[b] + c->blk_len[b]; ++k) {
+      mr_copy(c->plan + 3 * (MR_MPC_FEET * k + c->blk_foot[b]), f.v, 3);
+      mr_copy(c->plan_y + 3 * (MR_MPC_FEET * k + c->blk_foot[b]), y.v, 3);
+    }
   }
   c->t_plan = t;
 }
