@@ -349,6 +349,43 @@ static void test_fall_by_trunk_contact(void **state) {
   mr_scene_free(&sc);
 }
 
+/* A 100 N press down on the standing robot's trunk (4 times its weight, beyond what its legs'
+ * 2.7 N m hold) brings the trunk onto the ground; released after 0.2 s (the trunk on the ground
+ * for ~0.1 s of it) the robot stands back up to its height within 1 cm: a touch, no fall. Held
+ * 0.6 s (the trunk down ~0.5 s, beyond the 0.3 s dwell) it is a fall, dated when the trunk came
+ * down: after the press's start, within its 0.6 s. */
+static void test_brief_trunk_touch(void **state) {
+  (void)state;
+  const double hold[2] = {0.2, 0.6};
+  for (int c = 0; c < 2; ++c) {
+    mr_scene sc = tsim_parse(SOLO_MPC(FLAT, "0.9", "[0.0, 0.0, 0.0]", ""), ".");
+    mr_sim *s = tsim_create(&sc, NULL);
+    mr_error err = {0};
+    int base = mr_model_body_index(mr_sim_model(s), "solo/base_link");
+    tsim_steps(s, 500);
+    double z0 = mr_sim_q(s)[2];
+    assert_int_equal(mr_sim_set_wrench(s, base, mr_v3(0, 0, -100), mr_v3(0, 0, 0), &err), MR_OK);
+    long down = 0, n = lround(hold[c] / 0.001);
+    for (long k = 0; k < 2500; ++k) {
+      if (k == n) mr_sim_clear_wrenches(s);
+      tsim_steps(s, 1);
+      down += mr_v3_norm(mr_sim_contact_wrenches(s)[base].f) > 0.5;
+    }
+    mr_mpc_status st;
+    assert_int_equal(mr_sim_get_mpc_status(s, "solo", &st, &err), MR_OK);
+    assert_true(down >= 50);
+    if (c == 0) {
+      assert_int_equal(st.fallen, 0);
+      assert_near(mr_sim_q(s)[2], z0, 0.01);
+    } else {
+      assert_int_equal(st.fallen, 1);
+      assert_true(st.fall_time > 0.5 && st.fall_time < 1.1);
+    }
+    mr_sim_free(s);
+    mr_scene_free(&sc);
+  }
+}
+
 /* ---- configuration ---- */
 
 static void expect_scene_error(const char *text, const char *n1, const char *n2) {
@@ -434,6 +471,7 @@ int main(void) {
       cmocka_unit_test(test_bumpy_tracking),
       cmocka_unit_test(test_fall_detected),
       cmocka_unit_test(test_fall_by_trunk_contact),
+      cmocka_unit_test(test_brief_trunk_touch),
       cmocka_unit_test(test_yaml_errors),
       cmocka_unit_test(test_api),
   };

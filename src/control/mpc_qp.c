@@ -8,7 +8,8 @@
 #include "core/linalg.h"
 #include "moreau/contact.h"
 
-/* residual ratio beyond which ρ is rebalanced, and the factor it changes by */
+/* residual ratio beyond which ρ is rebalanced (by the ratio, within a factor RHO_STEP), checked
+ * every RHO_CHECK iterations */
 #define RHO_RATIO 3.0
 #define RHO_STEP 5.0
 #define RHO_CHECK 10
