@@ -849,7 +849,7 @@ walk_criteria() {
   echo "solver,criterion,mean_iterations,max_iterations,budget_frac,not_converged_frac,ncp_not_converged_frac,at_cap_frac,mean_v_fwd,x_end_m,geomean_eps_abs_N,max_eps_abs_N,mean_solve_us,falls" \
     >"$OUT/${tag}_criterion.csv"
   for solver in $solvers; do
-    for crit in own ncp ncp-nostall; do
+    for crit in ${B10_CRITS:-own ncp ncp-nostall}; do
       run "$scene" "$solver" "$TMP/$tag.csv" "$@" --set "solver.criterion=${crit%-nostall}" \
         $([ "$crit" = ncp-nostall ] && echo --set solver.eps_rel=0)
       walk_series "$TMP/$tag.csv" >"$TMP/${tag}_series.csv"
