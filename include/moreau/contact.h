@@ -139,6 +139,9 @@ typedef struct {
                        * (stats.eps_model ≤ eps_abs), MR_CRITERION_NCP the NCP criterion ε_abs of
                        * its iterate (stats.eps_abs ≤ eps_abs) for every solver; at the budget the
                        * best iterate is the best on the criterion in use */
+  int no_cold_retry;  /* 1: mr_solve does not solve a warm start that did not converge again
+                       * from λ = 0 (a fixed budget: one run of at most max_iter iterations);
+                       * 0 (default): it does, and keeps the better result */
 } mr_solver_settings;
 
 /* values of mr_solver_settings.criterion */

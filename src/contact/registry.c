@@ -201,7 +201,7 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
   if (!s->warm_start) mr_zero(lambda, n);
   int warm = s->warm_start && n > 0 && !(mr_norm_inf(lambda, n) == 0.0);
   mr_status st = run_timed(info, p, s, state, work, lambda, c, stats, err);
-  if (st || !warm || stats->converged) return st;
+  if (st || !warm || stats->converged || s->no_cold_retry) return st;
   /* the cold retry draws on what the warm run left of the budget */
   int left = s->max_iter - stats->iterations;
   if (left <= 0 || mr_solver_late(s)) return MR_OK;
