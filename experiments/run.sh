@@ -688,54 +688,80 @@ GP
 # one from a TALOS trajectory (b8_talos_push, 0.15 s), the step after the push starts with the
 # most ncp-pgs iterations, and the hardest step of the TALOS trajectory from its start
 # ("talos-landing": the feet settling onto the ground in the first 15 ms, where ncp-pgs stops at
-# its iteration limit), dumped with --dump-problems and solved cold by `moreau solve` with
-# --max-iter N for growing N: the NCP criterion ε_abs of the returned λ and the solver's own
-# criterion eps_model trace each solver's convergence (a solver may stop earlier on its own
-# criterion or on a stall; the iterations done are recorded).
+# its iteration limit); and two ill-conditioned ones, B5's heavy cube resting on a light one
+# (scenes/b5_heavy_on_light.yaml, 8 contacts, the light cube's mass set for a mass ratio of 1e2
+# ("stack-1e2") and 1e4 ("stack-1e4"), step 30: the stack at rest). Each is dumped with
+# --dump-problems and solved cold by `moreau solve` with --max-iter N for growing N and
+# eps_abs 1e-300 (no solve stops on its criterion), once with --criterion ncp (the NCP criterion
+# chooses the best iterate returned: its eps_abs is the curve of the left column) and once with
+# --criterion own (the solver's own criterion chooses it: eps_model, the right column); a solver
+# may stop earlier on a stall (the iterations done are recorded).
 B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
+B7_PROBLEMS=${B7_PROBLEMS:-solo talos talos-landing stack-1e2 stack-1e4}
+
+# b7_dump PROBLEM: dump the trajectory of B7's PROBLEM and copy its chosen step to OUT
+b7_dump() {
+  local robot=$1 scene dur from step light
+  mkdir -p "$TMP/dump_$robot"
+  case $robot in
+    stack-*)
+      light=$(awk -v r="${robot#stack-}" 'BEGIN { printf "%.6g", 1e3 / r }')
+      sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b7.yaml"
+      "$MOREAU" run "$TMP/b7.yaml" --duration 0.03 --dump-problems "$TMP/dump_$robot" \
+        --out "$TMP/b7.csv" --contacts /dev/null --quiet
+      step=000030 ;;
+    *)
+      case $robot in solo) scene=solo; dur=0.3; from=0.1 ;; talos) scene=talos; dur=0.15; from=0.1 ;;
+        talos-landing) scene=talos; dur=0.15; from=0 ;; esac
+      "$MOREAU" run "scenes/b8_${scene}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
+        --out "$TMP/b7.csv" --contacts /dev/null --quiet
+      # the hardest step from time `from` on (most ncp-pgs iterations, warm started)
+      step=$(cols "$TMP/b7.csv" t iterations | awk -F, -v from="$from" 'NR > 1 && $1 >= from && $2 > m { m = $2; k = $1 }
+        END { printf "%06d", k / 0.001 + 0.5 }') ;;
+  esac
+  log "  $robot: step $step"
+  cp "$TMP/dump_$robot/step_$step.json" "$OUT/b7_problem_$robot.json"
+}
 
 b7() {
-  log "B7 solver convergence on Solo-12 and TALOS problems"
-  local f=$OUT/b7_convergence.csv robot scene step dur solver n
-  echo "robot,solver,max_iter,iterations,eps_abs_N,eps_model_N" >"$f"
-  local from
-  for robot in solo talos talos-landing; do
-    case $robot in solo) scene=solo; dur=0.3; from=0.1 ;; talos) scene=talos; dur=0.15; from=0.1 ;;
-      talos-landing) scene=talos; dur=0.15; from=0 ;; esac
-    mkdir -p "$TMP/dump_$robot"
-    "$MOREAU" run "scenes/b8_${scene}_push.yaml" --duration "$dur" --dump-problems "$TMP/dump_$robot" \
-      --out "$TMP/b7.csv" --contacts /dev/null --quiet
-    # the hardest step from time `from` on (most ncp-pgs iterations, warm started)
-    step=$(cols "$TMP/b7.csv" t iterations | awk -F, -v from="$from" 'NR > 1 && $1 >= from && $2 > m { m = $2; k = $1 }
-      END { printf "%06d", k / 0.001 + 0.5 }')
-    log "  $robot: step $step"
-    cp "$TMP/dump_$robot/step_$step.json" "$OUT/b7_problem_$robot.json"
+  log "B7 solver convergence on Solo-12, TALOS and heavy-on-light problems"
+  local f=$OUT/b7_convergence.csv robot solver n crit
+  echo "robot,solver,max_iter,iterations,eps_abs_N,eps_model_N,criterion" >"$f"
+  for robot in $B7_PROBLEMS; do
+    b7_dump "$robot"
     for solver in $RIGID; do
-      for n in $B7_ITERS; do
-        "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
-          --eps-abs 1e-300 --json | tr ',{}' '\n\n\n' |
-          awk -F: -v pre="$robot,$solver,$n" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
-            /"eps_model"/ { em = $2 }
-            END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g,%.4g\n", pre, it, e, em }' >>"$f"
+      for crit in ncp own; do
+        for n in $B7_ITERS; do
+          "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
+            --eps-abs 1e-300 --criterion "$crit" --json | tr ',{}' '\n\n\n' |
+            awk -F: -v pre="$robot,$solver,$n" -v crit="$crit" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
+              /"eps_model"/ { em = $2 }
+              END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g,%.4g,%s\n", pre, it, e, em, crit }' >>"$f"
+        done
       done
     done
   done
+  b7plot
+}
+
+# the plot of results/b7_convergence.csv
+b7plot() {
   plot <<GP
-set terminal pngcairo size 1000,960 font 'sans,10' noenhanced
+set terminal pngcairo size 1000,1550 font 'sans,10' noenhanced
 set output 'b7_convergence.png'
-set multiplot layout 3,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs, right each solver''s own criterion'
+set multiplot layout 5,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs (best iterate on it), right each solver''s own criterion (best iterate on it)'
 set logscale xy
 set format y '%.0e'
 set xlabel 'iterations'
-set key bottom left font ',8'
-$(for robot in solo talos talos-landing; do
+set key bottom left font ',7'
+$(for robot in $B7_PROBLEMS; do
     nc="' . system('grep -o \"\\\"nc\\\": [0-9]*\" b7_problem_$robot.json | cut -d\" \" -f2') . ' contacts"
     echo "set title '$robot ($nc): NCP eps_abs (N)'; set ylabel 'eps_abs (N)'"
-    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):5"
-    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
+    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', pick(7, 'ncp', column(4))))):5"
+    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.5 t '@'" $RIGID)"
     echo "set title '$robot ($nc): own criterion eps_model (N)'; set ylabel 'eps_model (N)'"
-    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', column(4)))):(column(6) > 0 ? column(6) : 1e-16)"
-    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.6 t '@'" $RIGID)"
+    tpl="'b7_convergence.csv' u (pick(1, '$robot', pick(2, '@', pick(7, 'own', column(4))))):(column(6) > 0 ? column(6) : 1e-16)"
+    echo "plot $(curves "$tpl w lp lw 2 pt 7 ps 0.5 t '@'" $RIGID)"
   done)
 unset multiplot
 GP
@@ -897,6 +923,41 @@ walk() {
   walk_plot "$tag" "$title" $solvers
 }
 
+# walk_criteria TAG SCENE SOLVERS [run options]: each solver run three times, stopping on its own
+# model's criterion, on the NCP criterion (--set solver.criterion=own|ncp), and on the NCP
+# criterion without the stall test ("ncp-nostall": solver.eps_rel=0, the paper's rule: the
+# criterion or the iteration cap), into TAG_criterion.csv: per run the mean and largest iterations a step (the largest island's), the
+# fractions of the steps that stopped at the budget, that did not converge on the criterion in
+# use and whose NCP eps_abs ended above eps_abs, the fraction of the steps whose largest island
+# ran the iteration cap (solver.max_iter, counted on the trajectory's iterations column: the
+# summary's budget count misses solves with solver.retry false), the mean forward velocity after
+# 1 s, the end x, the geometric mean and largest NCP eps_abs, the mean solve time a step, falls
+walk_criteria() {
+  local tag=$1 scene=$2 solvers=$3 solver crit k s cap=10000 a
+  shift 3
+  for a in "$@"; do case $a in solver.max_iter=*) cap=${a#*=} ;; esac; done
+  echo "solver,criterion,mean_iterations,max_iterations,budget_frac,not_converged_frac,ncp_not_converged_frac,at_cap_frac,mean_v_fwd,x_end_m,geomean_eps_abs_N,max_eps_abs_N,mean_solve_us,falls" \
+    >"$OUT/${tag}_criterion.csv"
+  for solver in $solvers; do
+    for crit in ${B10_CRITS:-own ncp ncp-nostall}; do
+      run "$scene" "$solver" "$TMP/$tag.csv" "$@" --set "solver.criterion=${crit%-nostall}" \
+        $([ "$crit" = ncp-nostall ] && echo --set solver.eps_rel=0)
+      walk_series "$TMP/$tag.csv" >"$TMP/${tag}_series.csv"
+      s=""
+      for k in steps mean_iterations max_iterations budget not_converged ncp_not_converged max_eps_abs mean_solve_us falls; do
+        s="$s $(json_num "$TMP/summary.json" "$k")"
+      done
+      awk -F, -v solver="$solver" -v crit="$crit" -v sum="$s" -v cap="$cap" '
+        NR == 1 { next }
+        $1 > 1.0 + 1e-9 { n++; f += $6 }
+        { x = $2; if ($12 > 0) { le += log($12); ne++ } if ($13 >= cap) at++ }
+        END { split(sum, v, " "); printf "%s,%s,%.4g,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3g,%.4g,%.4g,%d\n",
+                solver, crit, v[2], v[3], v[4] / v[1], v[5] / v[1], v[6] / v[1], at / v[1], f / n, x,
+                ne ? exp(le / ne) : 0, v[7], v[8], v[9] }' "$TMP/${tag}_series.csv" >>"$OUT/${tag}_criterion.csv"
+    done
+  done
+}
+
 b9() {
   log "B9 Solo-12 walking under MPC on flat ground"
   walk b9 scenes/b9_solo_trot.yaml 'B9 Solo-12 walking at 0.3 m/s under MPC, flat ground, mu = 0.9' "$RIGID"
@@ -906,7 +967,14 @@ b10() {
   log "B10 Solo-12 walking under MPC on the bumpy ground"
   walk b10 scenes/b10_solo_trot_bumpy.yaml \
     'B10 Solo-12 walking at 0.3 m/s under MPC, bumpy ground, mu = 0.3' "$RIGID"
+  b10crit
   b10steep
+}
+
+# B10 with every solver stopping on its own criterion and on the NCP criterion
+b10crit() {
+  log "B10 bumpy ground, each solver on its own criterion and on the NCP criterion"
+  walk_criteria b10 scenes/b10_solo_trot_bumpy.yaml "${B10_CRIT_SOLVERS:-$RIGID}"
 }
 
 # B10, steep variant (scenes/b10_solo_trot_steep.yaml: the sine ground at a 1.2 m wavelength,
@@ -996,6 +1064,15 @@ b11() {
   log "B11 raisim, raisim-ds and ncp-pgs at a fixed iteration budget on the bumpy ground"
   walk b11 scenes/b10_solo_trot_bumpy.yaml \
     'B11 bumpy ground, mu = 0.3, 20 iterations per step' "raisim raisim-ds ncp-pgs" \
+    --set solver.max_iter=20 --set solver.eps_abs=0 --set solver.retry=false
+  b11crit
+}
+
+# B11 on both stopping criteria: with eps_abs 0 neither stops a solve early, but the best iterate
+# returned at the budget is the best on the criterion in use
+b11crit() {
+  log "B11 on its own criterion and on the NCP criterion"
+  walk_criteria b11 scenes/b10_solo_trot_bumpy.yaml "raisim raisim-ds ncp-pgs" \
     --set solver.max_iter=20 --set solver.eps_abs=0 --set solver.retry=false
 }
 

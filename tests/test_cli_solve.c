@@ -84,6 +84,30 @@ static void test_text_output(void **state) {
   assert_non_null(strstr(out, "eps_abs"));
 }
 
+/* --criterion: ccp-pgs meets its own CCP criterion at λ = Π_K(−1, 0, 1) = (−0.6, 0, 1.2), where
+ * c = (0.4, 0, 0.2) and the NCP ε_c = ⟨λ, c + Γ(c)⟩ = −0.24 + 0.48 = 0.24 (contact at a distance);
+ * under --criterion ncp the same solver is not converged, and says so */
+static void test_criterion(void **state) {
+  char args[256], out[8192];
+  snprintf(args, sizeof args, "solve %s --solver ccp-pgs --criterion own", problem_path);
+  assert_int_equal(run(args, 0, out, sizeof out), 0);
+  assert_non_null(strstr(out, "solver ccp-pgs: converged on its own CCP criterion"));
+  snprintf(args, sizeof args, "solve %s --solver ccp-pgs --criterion ncp --max-iter 20 --json",
+           problem_path);
+  assert_int_equal(run(args, 0, out, sizeof out), 0);
+  mr_json *root = NULL;
+  mr_error err;
+  assert_int_equal(mr_json_parse(out, "stdout", &root, &err), MR_OK);
+  assert_string_equal(mr_json_get(root, "criterion")->string, "ncp");
+  assert_true(mr_json_get(root, "converged")->number == 0.0);
+  /* one exact projection on halves and fifths: 1e-12 covers the decimal printing */
+  assert_near(mr_json_get(root, "eps_abs")->number, 0.24, 1e-12);
+  mr_json_free(root);
+  snprintf(args, sizeof args, "solve %s --solver ccp-pgs --criterion ncp", problem_path);
+  assert_int_equal(run(args, 0, out, sizeof out), 0);
+  assert_non_null(strstr(out, "solver ccp-pgs: NOT converged on the NCP criterion"));
+}
+
 /* --list names every registered solver; --help exits 0 */
 static void test_list_help(void **state) {
   char out[8192];
@@ -115,6 +139,8 @@ static void test_errors(void **state) {
   expect_exit2("solve %s --solver ncp-pgs --max-iter ten", problem_path, "bad value 'ten'");
   expect_exit2("solve %s --solver ncp-pgs --eps-abs -1", problem_path, "bad value '-1'");
   expect_exit2("solve %s --solver ncp-pgs --eps-abs nan", problem_path, "bad value 'nan'");
+  expect_exit2("solve %s --solver ncp-pgs --criterion nc", problem_path,
+               "bad value 'nc' for --criterion");
   expect_exit2("solve %s", problem_path, "need PROBLEM.json and --solver");
   expect_exit2("solve %s --solver", problem_path, "--solver needs a value");
   expect_exit2("solve %s --bogus", problem_path, "unexpected argument '--bogus'");
@@ -122,9 +148,8 @@ static void test_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_json_output),
-      cmocka_unit_test(test_text_output),
-      cmocka_unit_test(test_list_help),
+      cmocka_unit_test(test_json_output), cmocka_unit_test(test_text_output),
+      cmocka_unit_test(test_criterion),   cmocka_unit_test(test_list_help),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -257,6 +257,8 @@ static void test_errors(void **state) {
   expect_error("solver: {name: magic}\n", "unknown solver 'magic'", "known: lcp-pgs");
   expect_error("solver: {max_itr: 3}\n", "1:10: unknown key 'max_itr'", "did you mean 'max_iter'");
   expect_error("solver: {retry: maybe}\n", "1:17:", "'retry'");
+  expect_error("solver: {criterion: nco}\n",
+               "t.yaml:1:21:", "'criterion': must be 'own' or 'ncp', got 'nco'");
   const char *b = "bodies:\n  - name: c\n    mass: %s\n    orientation: %s\n    geoms: [%s]\n";
   char t[512];
   snprintf(t, sizeof t, b, "-1", "[0, 0, 0, 1]", "{type: sphere, radius: 0.1}");
@@ -405,8 +407,16 @@ static void test_fixed_budget(void **state) {
   mr_scene s;
   mr_error err;
   assert_int_equal(parse(minimal, &s, &err), MR_OK);
-  assert_int_equal(s.contact.no_retry, 0); /* the default: retries on */
+  assert_int_equal(s.contact.no_retry, 0);                  /* the default: retries on */
+  assert_int_equal(s.settings.criterion, MR_CRITERION_OWN); /* the default: each its own */
   mr_scene_free(&s);
+  assert_int_equal(parse("solver: {name: raisim, criterion: ncp}\n", &s, &err), MR_OK);
+  assert_int_equal(s.settings.criterion, MR_CRITERION_NCP);
+  mr_scene_free(&s);
+  assert_int_equal(mr_scene_settings_set(&s.settings, "criterion", "own", &err), MR_OK);
+  assert_int_equal(s.settings.criterion, MR_CRITERION_OWN);
+  assert_int_equal(mr_scene_settings_set(&s.settings, "criterion", "2", &err), MR_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "'criterion': must be 'own' or 'ncp', got '2'"));
 }
 
 /* solver settings by name, materials, pair overrides and the combination rule */

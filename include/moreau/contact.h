@@ -86,7 +86,8 @@ void mr_problem_G_dense(const mr_contact_problem *p, double *G);
 /* Solver settings: one struct for every solver, each using the fields it needs. */
 typedef struct {
   int max_iter;       /* iteration limit (default 10000) */
-  double eps_abs;     /* target on the solver's own criterion, force units (default 1e-6) */
+  double eps_abs;     /* target on the criterion in use (criterion below), force units (default
+                       * 1e-6) */
   double eps_rel;     /* stop when the iterate moves less than this, relative (default 1e-12) */
   double omega;       /* over-relaxation of Gauss-Seidel sweeps / ADMM (default 1.0) */
   int warm_start;     /* start from the λ given on entry (default 1) */
@@ -133,7 +134,18 @@ typedef struct {
   double deadline;    /* the solve's end, CLOCK_MONOTONIC time in s (mr_solver_clock); 0: none.
                        * Set from max_time by the simulator's contact stage for each island;
                        * a caller of mr_solve may set it */
+  int criterion;      /* what a solve stops on (docs/solvers.md, "The stopping criterion"):
+                       * MR_CRITERION_OWN (default) each solver's own model's criterion
+                       * (stats.eps_model ≤ eps_abs), MR_CRITERION_NCP the NCP criterion ε_abs of
+                       * its iterate (stats.eps_abs ≤ eps_abs) for every solver; at the budget the
+                       * best iterate is the best on the criterion in use */
+  int no_cold_retry;  /* 1: mr_solve does not solve a warm start that did not converge again
+                       * from λ = 0 (a fixed budget: one run of at most max_iter iterations);
+                       * 0 (default): it does, and keeps the better result */
 } mr_solver_settings;
+
+/* values of mr_solver_settings.criterion */
+enum { MR_CRITERION_OWN = 0, MR_CRITERION_NCP = 1 };
 
 /* the fewest iterations max_work leaves an island */
 #define MR_WORK_MIN_ITER 25
@@ -145,10 +157,12 @@ int mr_solver_late(const mr_solver_settings *s);
 
 /* Statistics of one solve. */
 typedef struct {
-  int converged;      /* reached eps_abs on its own criterion */
+  int converged;      /* reached eps_abs on the criterion in use (settings.criterion: its own
+                       * model's by default, else the NCP criterion) */
   int iterations;
   double eps_abs, eps_p, eps_d, eps_c; /* NCP criteria at the returned λ */
-  double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid) */
+  double eps_model;   /* the solver's own model's criterion (CCP without Γ, LCP on the pyramid)
+                       * at the returned λ, whatever criterion it stopped on */
   double time_us;     /* wall time of the solve */
   double rho;         /* final ADMM penalty (ADMM solvers), for warm start */
   int budget;         /* 1 when the solve stopped at its budget (deadline or max_iter) before

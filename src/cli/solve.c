@@ -21,17 +21,19 @@ typedef struct {
 } solve_args;
 
 static void solve_usage(FILE *f) {
-  fprintf(f,
-          "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X] [--json]\n"
-          "       moreau solve --list\n\n"
-          "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
-          "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
-          "criteria eps_abs, eps_p, eps_d, eps_c.\n\n"
-          "  --solver NAME   the solver (see --list)\n"
-          "  --max-iter N    iteration limit, 1 to 1e7 (default 10000)\n"
-          "  --eps-abs X     target on the solver's own criterion (default 1e-6)\n"
-          "  --json          print one JSON object instead of text\n"
-          "  --list          list the solvers with their model and description\n");
+  fprintf(f, "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X]\n"
+             "                    [--criterion own|ncp] [--json]\n"
+             "       moreau solve --list\n\n"
+             "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
+             "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
+             "criteria eps_abs, eps_p, eps_d, eps_c.\n\n"
+             "  --solver NAME   the solver (see --list)\n"
+             "  --max-iter N    iteration limit, 1 to 1e7 (default 10000)\n"
+             "  --eps-abs X     target on the criterion in use (default 1e-6)\n"
+             "  --criterion C   what the solver stops on: own (its own model's criterion, the\n"
+             "                  default) or ncp (the NCP criterion eps_abs, for every solver)\n"
+             "  --json          print one JSON object instead of text\n"
+             "  --list          list the solvers with their model and description\n");
 }
 
 static void list_solvers(void) {
@@ -74,6 +76,9 @@ static int parse_valued(solve_args *a, int argc, char **argv, int *i) {
     a->solver = val;
   else if (strcmp(opt, "--max-iter") == 0)
     ok = parse_int(val, 1, 10000000, &a->s.max_iter); /* the scene's range of max_iter */
+  else if (strcmp(opt, "--criterion") == 0)
+    ok = (!strcmp(val, "own") || !strcmp(val, "ncp")) &&
+         (a->s.criterion = val[0] == 'n' ? MR_CRITERION_NCP : MR_CRITERION_OWN, 1);
   else
     ok = parse_positive(val, &a->s.eps_abs);
   if (!ok) fprintf(stderr, "moreau solve: bad value '%s' for %s\n", val, opt);
@@ -89,7 +94,8 @@ static int parse_args(int argc, char **argv, solve_args *a) {
       a->list = 1;
     } else if (strcmp(o, "--json") == 0) {
       a->json = 1;
-    } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs")) {
+    } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs") ||
+               !strcmp(o, "--criterion")) {
       if (!parse_valued(a, argc, argv, &i)) return 2;
     } else if (o[0] == '-' || a->path) {
       fprintf(stderr, "moreau solve: unexpected argument '%s'\n", o);
@@ -112,17 +118,19 @@ static int check_args(const solve_args *a) {
   return -1;
 }
 
-/* "converged" is the solver's own model's criterion (eps_model ≤ eps); whether the NCP (the
- * physics) is solved to eps is reported apart: a LCP or CCP solver can meet its own model
- * while its NCP ε_abs stays at the model's error (the pyramid, contact at a distance) */
+/* "converged" is on the criterion in use ("criterion": the solver's own model's, eps_model ≤
+ * eps, by default); whether the NCP (the physics) is solved to eps is reported apart: a LCP or
+ * CCP solver can meet its own model while its NCP ε_abs stays at the model's error (the
+ * pyramid, contact at a distance) */
 static void print_json(const char *solver, const mr_problem_file *f, const double *lambda,
-                       const double *c, const mr_solver_stats *st, double eps) {
+                       const double *c, const mr_solver_stats *st, double eps, int crit) {
   int n = 3 * f->nc;
   printf("{\"solver\": ");
   mr_json_write_string(stdout, solver);
   printf(", \"model\": ");
   mr_json_write_string(stdout, mr_solver_find(solver)->model);
-  printf(", \"converged\": %s, \"eps_model\": ", st->converged ? "true" : "false");
+  printf(", \"criterion\": \"%s\", \"converged\": %s, \"eps_model\": ",
+         crit == MR_CRITERION_NCP ? "ncp" : "own", st->converged ? "true" : "false");
   mr_json_write_number(stdout, st->eps_model);
   printf(", \"ncp_converged\": %s, \"iterations\": %d,\n \"lambda\": ",
          st->eps_abs <= eps ? "true" : "false", st->iterations);
@@ -143,11 +151,17 @@ static void print_json(const char *solver, const mr_problem_file *f, const doubl
 }
 
 static void print_text(const char *solver, const mr_problem_file *f, const double *lambda,
-                       const double *c, const mr_solver_stats *st, double eps) {
+                       const double *c, const mr_solver_stats *st, double eps, int crit) {
   const char *model = mr_solver_find(solver)->model;
-  printf("solver %s: %s on its own %s criterion (%.3e) after %d iterations, %.1f us\n", solver,
-         st->converged ? "converged" : "NOT converged", model, st->eps_model, st->iterations,
-         st->time_us);
+  if (crit == MR_CRITERION_NCP)
+    printf("solver %s: %s on the NCP criterion (%.3e) after %d iterations, %.1f us; its own %s "
+           "criterion %.3e\n",
+           solver, st->converged ? "converged" : "NOT converged", st->eps_abs, st->iterations,
+           st->time_us, model, st->eps_model);
+  else
+    printf("solver %s: %s on its own %s criterion (%.3e) after %d iterations, %.1f us\n", solver,
+           st->converged ? "converged" : "NOT converged", model, st->eps_model, st->iterations,
+           st->time_us);
   printf("NCP criteria: eps_abs %.3e  eps_p %.3e  eps_d %.3e  eps_c %.3e  (NCP %s to %.0e)\n",
          st->eps_abs, st->eps_p, st->eps_d, st->eps_c, st->eps_abs <= eps ? "solved" : "NOT solved",
          eps);
@@ -183,9 +197,9 @@ static int run(const solve_args *a) {
     fprintf(stderr, "moreau solve: %s\n", err.msg);
     code = err.status == MR_ERR_INVALID ? 2 : 1;
   } else if (a->json) {
-    print_json(a->solver, &f, lambda, c, &st, a->s.eps_abs);
+    print_json(a->solver, &f, lambda, c, &st, a->s.eps_abs, a->s.criterion);
   } else {
-    print_text(a->solver, &f, lambda, c, &st, a->s.eps_abs);
+    print_text(a->solver, &f, lambda, c, &st, a->s.eps_abs, a->s.criterion);
   }
   mr_arena_destroy(&work);
   free(lambda), free(c), mr_problem_file_free(&f);

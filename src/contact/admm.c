@@ -19,7 +19,8 @@
  * Residuals are compared relative to the magnitudes of their terms (as OSQP does), so the rule
  * is independent of force and velocity units. Warm start: λ, the dual y (= −c at convergence),
  * ρ and the eigenvalue estimates. Stops on the model's criterion (CCP criteria without Γ for
- * ccp-admm, NCP criteria with Γ for ncp-admm) ≤ eps_abs, or on stall (z and y both move less
+ * ccp-admm, NCP criteria with Γ for ncp-admm; the NCP ones for both under
+ * settings.criterion = MR_CRITERION_NCP) ≤ eps_abs, or on stall (z and y both move less
  * than eps_rel relative), or at max_iter. Safeguards (not in the paper): the iterate of smallest
  * criterion is kept and returned when unconverged; a runaway iterate (non-finite or ADMM_BLOWUP
  * times too large, seen when ρ falls to ~1e-7 on a singular G whose g leaves its range) restarts
@@ -356,7 +357,9 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
                            admm_ws *w, double *b, double *cz, double *best, int desaxce,
                            mr_solver_stats *stats) {
   int n = q->n;
-  stats->eps_model = checked_criterion(p, w->z, w->Az, cz, desaxce, s->eps_abs);
+  /* the criterion in use: the model's (Γ for ncp-admm only), or the NCP one for both */
+  int crit = mr_stop_on_ncp(s) ? 1 : desaxce;
+  stats->eps_model = checked_criterion(p, w->z, w->Az, cz, crit, s->eps_abs);
   stats->converged = stats->eps_model <= s->eps_abs;
   double best_eps = stats->eps_model;
   mr_copy(best, w->z, n);
@@ -372,7 +375,7 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
       /* restart from the best iterate with ρ floored above the value that ran away */
       if (admm_restart(q, w, best, ADMM_RESTART_RHO * w->rho) != 0) return MR_ERR_NUMERIC;
     }
-    stats->eps_model = checked_criterion(p, w->z, w->Az, cz, desaxce, s->eps_abs);
+    stats->eps_model = checked_criterion(p, w->z, w->Az, cz, crit, s->eps_abs);
     stats->converged = stats->eps_model <= s->eps_abs;
     if (stats->eps_model < best_eps) {
       best_eps = stats->eps_model;
@@ -412,8 +415,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   /* a block-sparse G: factored sparse when that pays, else densified */
   int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
   double *G = p->G || sparse ? NULL : mr_arena_doubles(work, (size_t)n * (size_t)n);
-  if (!b || !cz || !best || (!p->G && !sparse && !G) ||
-      admm_ws_alloc(&w, n, !sparse, work) != 0) {
+  if (!b || !cz || !best || (!p->G && !sparse && !G) || admm_ws_alloc(&w, n, !sparse, work) != 0) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "%s: scratch arena too small for nc = %d", name, p->nc);
   }
@@ -458,6 +460,8 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
                         name, w.rho);
   }
   admm_finish(p, &w, st, lambda, c, stats);
+  /* stopped on the NCP criterion: eps_model is still the model's own */
+  if (mr_stop_on_ncp(s) && !desaxce) stats->eps_model = model_criterion(p, lambda, c, desaxce);
   mr_arena_reset(work, mark);
   return MR_OK;
 }

@@ -8,10 +8,12 @@
  * on the exact c, costs only O(nc) per sweep. c is recomputed from scratch every 64 sweeps and at
  * the end, so round-off cannot drift.
  *
- * Stopping: the model's own criterion (the LCP, CCP, NCP or RaiSim residual below) ≤ eps_abs,
+ * Stopping: the model's own criterion (the LCP, CCP, NCP or RaiSim residual below), or under
+ * settings.criterion = MR_CRITERION_NCP the NCP criterion ε_abs for every solver, ≤ eps_abs,
  * checked before the first sweep (a warm start that already solves the problem costs 0
  * iterations) and after each sweep; or the iterate stalls, ‖λ_k − λ_{k−1}‖∞ ≤ eps_rel ‖λ_k‖∞;
- * or max_iter sweeps.
+ * or max_iter sweeps. The best iterate kept for the budget is the best on the criterion in use;
+ * eps_model is the model's own criterion at the returned λ either way.
  *
  * Bilateral constraints (mr_contact_problem.kind): every sweep updates them by mr_gs_bilateral,
  * three unbounded coordinate steps λ_a ← λ_a − ω c_a / B_aa (Gauss-Seidel on a consistent
@@ -175,6 +177,10 @@ double mr_gs_criterion_ncp(const mr_contact_problem *p, const double *lambda, co
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
+mr_gs_criterion_fn mr_stop_criterion(const mr_solver_settings *s, mr_gs_criterion_fn own) {
+  return mr_stop_on_ncp(s) ? mr_gs_criterion_ncp : own;
+}
+
 /* per contact: Coulomb cone, Signorini, and stick (c_T = 0 unless λ is on the cone's boundary);
  * the direction of friction is not checked: RaiSim does not enforce maximum dissipation */
 static double raisim_contact(double mu, const double *l, const double *c) {
@@ -217,6 +223,8 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   if (!prev || !best)
     return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
   mr_gs_start(p, s, lambda, c);
+  mr_gs_criterion_fn own = criterion;
+  criterion = mr_stop_criterion(s, own);
   /* sweep until the criterion, a stall, the iteration limit or the deadline, keeping the
    * sweeps' iterate of smallest criterion: the starting point is not a candidate (a cold start's
    * λ = 0 can score better on the absolute criterion than any sweep of a stiff problem, and
@@ -245,7 +253,7 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   e = criterion(p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = k;
-  stats->eps_model = e;
+  stats->eps_model = criterion == own ? e : own(p, lambda, c);
   stats->converged = e <= s->eps_abs;
   if (!all_finite(lambda, n) || !all_finite(c, n))
     return mr_error_set(err, MR_ERR_NUMERIC, "contact solver: non-finite force after %d sweeps", k);

@@ -15,7 +15,9 @@
  * newton_armijo_only (the paper's implementation), the first of 1, β, β², ... (β = backtrack)
  * meeting it.
  * At the minimum M u = Jᵀλ and λ solves the CCP with G + R; λ and c = (G + R)λ + g are returned.
- * Stopping (converged): the CCP criteria with G + R at λ(u) are ≤ eps_abs, or u is a fixed point
+ * Stopping (converged): the CCP criteria with G + R at λ(u) are ≤ eps_abs (under
+ * settings.criterion = MR_CRITERION_NCP: the NCP criteria on the problem's own G + R, and a fixed
+ * point below that misses them is a stall, not converged), or u is a fixed point
  * of Newton's map to the precision asked: a Newton correction with ‖Δ‖∞ ≤ max(eps_rel, 4 ε_mach)
  * ‖u‖∞ is taken whole, and the second such correction in a row ends the solve (the first may
  * still move a contact across a piece of ℓ; ℓ being piecewise quadratic, or smooth on the
@@ -449,6 +451,16 @@ static double ccp_criterion(newton_ctx *x) {
   return mr_problem_criteria(p, x->lambda, x->c, 0, NULL, NULL, NULL);
 }
 
+/* the criterion in use at the current λ (ctx->c filled as by ccp_criterion): the CCP one, or
+ * under MR_CRITERION_NCP the NCP criterion on the problem's own c = (G + R_problem)λ + g
+ * (computed in c0, scratch between line searches), as mr_solve measures it */
+static double stop_criterion(newton_ctx *x, const mr_solver_settings *s) {
+  double e = ccp_criterion(x);
+  if (!mr_stop_on_ncp(s)) return e;
+  mr_problem_velocity(x->p, x->lambda, x->c0);
+  return mr_problem_criteria(x->p, x->lambda, x->c0, 1, NULL, NULL, NULL);
+}
+
 /* φ(α) = ℓ(u + αΔ): φ'(α) = a0 + α a1 − dᵀλ(c0 + α d) and φ''(α) = a1 + Σᵢ dᵢᵀ Wᵢ dᵢ, with
  * a0 = ΔᵀM u, a1 = ΔᵀMΔ, c0 = c(u), d = JΔ: O(nc) per evaluation */
 static void phi_derivatives(const newton_ctx *x, double a0, double a1, double alpha, double *d1,
@@ -542,7 +554,7 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
                              mr_error *err) {
   int nv = x->jv.nv, small = 0, fixed = 0;
   double f = evaluate(x, x->u);
-  st->eps_model = ccp_criterion(x);
+  st->eps_model = stop_criterion(x, s);
   st->converged = st->eps_model <= s->eps_abs;
   for (int k = 1; k <= s->max_iter && !st->converged; ++k) {
     /* Newton direction */
@@ -554,14 +566,16 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
                           "(is M positive definite?)");
     st->iterations = k;
     /* a Newton correction below the relative tolerance is taken whole; the second in a row
-     * (the first may still change the active set) makes u a fixed point: converged */
+     * (the first may still change the active set) makes u a fixed point: converged on the
+     * model's criterion; on the NCP criterion a fixed point that misses it is a stall */
     double unorm = velocity_norm(x, x->u), dnorm = velocity_norm(x, x->dir);
     double tiny = fmax(s->eps_rel, NEWTON_FIXED_POINT_ULPS * DBL_EPSILON) * unorm;
     if (dnorm <= tiny) {
       mr_axpy(x->u, 1.0, x->dir, nv);
       evaluate(x, x->u);
-      st->eps_model = ccp_criterion(x);
-      st->converged = fixed || st->eps_model <= s->eps_abs;
+      st->eps_model = stop_criterion(x, s);
+      st->converged = (fixed && !mr_stop_on_ncp(s)) || st->eps_model <= s->eps_abs;
+      if (fixed && !st->converged) break;
       fixed = 1, small = 0;
       continue;
     }
@@ -569,12 +583,14 @@ static mr_status newton_loop(newton_ctx *x, const mr_solver_settings *s, mr_solv
     /* step, then the criterion at the new λ */
     double alpha = line_search(x, s, f);
     evaluate(x, x->u);
-    st->eps_model = ccp_criterion(x);
+    st->eps_model = stop_criterion(x, s);
     st->converged = st->eps_model <= s->eps_abs;
     /* stall: no step, or two steps in a row below eps_rel (one may be the last real step) */
     small = alpha * dnorm <= s->eps_rel * velocity_norm(x, x->u) ? small + 1 : 0;
     if (alpha == 0.0 || small >= 2) break;
   }
+  /* eps_model is the model's own criterion whatever the solve stopped on */
+  if (mr_stop_on_ncp(s)) st->eps_model = ccp_criterion(x);
   return MR_OK;
 }
 

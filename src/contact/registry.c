@@ -73,6 +73,7 @@ mr_solver_settings mr_solver_settings_default(void) {
       .max_work = 200000,
       .max_time = 0.0,
       .deadline = 0.0,
+      .criterion = MR_CRITERION_OWN,
   };
   return s;
 }
@@ -200,7 +201,7 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
   if (!s->warm_start) mr_zero(lambda, n);
   int warm = s->warm_start && n > 0 && !(mr_norm_inf(lambda, n) == 0.0);
   mr_status st = run_timed(info, p, s, state, work, lambda, c, stats, err);
-  if (st || !warm || stats->converged) return st;
+  if (st || !warm || stats->converged || s->no_cold_retry) return st;
   /* the cold retry draws on what the warm run left of the budget */
   int left = s->max_iter - stats->iterations;
   if (left <= 0 || mr_solver_late(s)) return MR_OK;
@@ -252,6 +253,10 @@ mr_status mr_solve(const char *name, const mr_contact_problem *p, const mr_solve
     return mr_error_set(err, MR_ERR_INVALID,
                         "%s: problem with %d contacts has neither a dense G nor a block-sparse Gb",
                         name, p->nc);
+  if (s->criterion != MR_CRITERION_OWN && s->criterion != MR_CRITERION_NCP)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "%s: criterion = %d is neither 0 (its own model's) nor 1 (the NCP's)", name,
+                        s->criterion);
   mr_status st;
   if (!p->G && p->nc > 0 && (st = check_blocks(name, p, err))) return st;
   if (info->no_box && mr_problem_has_box(p))

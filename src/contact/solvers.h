@@ -42,6 +42,14 @@ size_t mr_hybrid_sparse_work_size(int nc);
 typedef double (*mr_gs_criterion_fn)(const mr_contact_problem *p, const double *lambda,
                                      const double *c);
 
+/* 1 when s stops every solver on the NCP criterion ε_abs (mr_solver_settings.criterion) */
+static inline int mr_stop_on_ncp(const mr_solver_settings *s) {
+  return s->criterion == MR_CRITERION_NCP;
+}
+/* the criterion a solve stops on and measures its best iterate by: the solver's own, or the
+ * NCP criterion under MR_CRITERION_NCP (criteria.c) */
+mr_gs_criterion_fn mr_stop_criterion(const mr_solver_settings *s, mr_gs_criterion_fn own);
+
 /* Check the problem's arrays and sizes; MR_ERR_INVALID naming what is wrong. */
 mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err);
 /* λ ← 0 unless warm starting (non-finite warm starts are zeroed too); c ← (G + R) λ + g */

@@ -10,8 +10,9 @@
  * admm.h (Cholesky of A_NN + ρI, A_TT + ρI, factored once per ρ value; ρ from the power-iteration
  * spectrum and adapted by the spectral rule), at most inner_iter iterations, warm started from the
  * previous outer iteration's primal and dual variables; an inner solve stops when both its
- * residuals are below eps_abs/10. The outer loop stops on the NCP criterion ≤ eps_abs, on stall
- * (λ moves less than eps_rel relative), or at max_iter outer iterations.
+ * residuals are below eps_abs/10. The outer loop stops on the NCP criterion ≤ eps_abs (its own
+ * model's: settings.criterion changes nothing here), on stall (λ moves less than eps_rel
+ * relative), or at max_iter outer iterations.
  * Bilateral constraints (mr_contact_problem.kind) have their normal and tangential rows unbounded
  * in both subproblems (the projections are the identity on them).
  * A block-sparse G (mr_contact_problem.Gb) is read as it is, with no dense copy of G: the linear

@@ -386,46 +386,17 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
   out->t_consistency += clock_us() - t;
 }
 
-/* one run of the solver's function, without mr_solve's cold retry of a warm start that did
- * not converge (retry 0: a fixed budget): a dense copy of a block-sparse G for a solver that
- * reads G densely, and the NCP criteria at the returned λ, as mr_solve gives them */
-static mr_status solve_once(const mr_solver_info *info, const mr_contact_problem *p,
-                            const mr_solver_settings *set, mr_solver_state *state, mr_arena *work,
-                            double *lambda, double *c, mr_solver_stats *stats, mr_error *err) {
-  mr_contact_problem dense = *p;
-  size_t n = 3 * (size_t)p->nc;
-  if (!info->block_sparse && !p->G && p->nc > 0) {
-    double *G = mr_arena_doubles(work, n * n);
-    if (!G)
-      return mr_error_set(err, MR_ERR_NOMEM, "%s: work arena too small for a dense G", info->name);
-    mr_problem_G_dense(p, G);
-    dense.G = G;
-  }
-  if (!set->warm_start) mr_zero(lambda, n);
-  memset(stats, 0, sizeof *stats);
-  double t = clock_us();
-  mr_status s = info->solve(&dense, set, state, work, lambda, c, stats, err);
-  stats->time_us = clock_us() - t;
-  if (s) return s;
-  mr_problem_velocity_dot2(&dense, lambda, c);
-  stats->eps_abs =
-      mr_problem_criteria(&dense, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
-  if (!isfinite(stats->eps_abs))
-    return mr_error_set(err, MR_ERR_NUMERIC, "%s: non-finite contact criterion (eps_abs)",
-                        info->name);
-  return MR_OK;
-}
-
-/* the registry's solver on a problem with settings set, from an emptied workspace, timed */
+/* the registry's solver on a problem with settings set, from an emptied workspace, timed;
+ * retry 0 (a fixed budget) without mr_solve's cold retry of a warm start */
 static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
                        const mr_solver_settings *set, const mr_contact_problem *p,
                        mr_solver_state *state, double *lambda, double *c, mr_solver_stats *stats,
                        mr_contact_output *out, mr_error *err) {
   double t = clock_us();
   mr_arena_reset(&st->work, 0);
-  mr_status s = in->retry > 0.0
-                     ? mr_solve(in->solver->name, p, set, state, &st->work, lambda, c, stats, err)
-                     : solve_once(in->solver, p, set, state, &st->work, lambda, c, stats, err);
+  mr_solver_settings once = *set;
+  once.no_cold_retry |= !(in->retry > 0.0);
+  mr_status s = mr_solve(in->solver->name, p, &once, state, &st->work, lambda, c, stats, err);
   out->t_solver += clock_us() - t;
   return s;
 }

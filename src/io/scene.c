@@ -27,7 +27,7 @@ static const char *const *solver_names(const char **names, int cap) {
 /* the settable fields of mr_solver_settings, by name */
 /* the settable fields of mr_solver_settings, by name, with the range of the integer ones:
  * iteration counts are capped so that one step's work stays bounded (docs/scene-format.md) */
-typedef enum { F_INT, F_DOUBLE, F_BOOL } field_kind;
+typedef enum { F_INT, F_DOUBLE, F_BOOL, F_CRITERION } field_kind;
 static const struct {
   const char *name;
   field_kind kind;
@@ -59,6 +59,7 @@ static const struct {
     FIELD(soft_vreg, F_DOUBLE, 0, 0),
     FIELD(max_work, F_INT, 0, 2000000000),
     FIELD(max_time, F_DOUBLE, 0, 0),
+    FIELD(criterion, F_CRITERION, 0, 0),
 #undef FIELD
 };
 #define NFIELDS ((int)(sizeof settings_fields / sizeof settings_fields[0]))
@@ -133,6 +134,15 @@ mr_status scene_pose(mr_scene_ctx *c, const mr_ynode *map, mr_se3 *X, mr_quat *q
 
 /* ---- top-level options ---- */
 
+/* criterion: own | ncp (mr_solver_settings.criterion) */
+static mr_status criterion_value(mr_ydoc *y, const mr_ynode *n, const char *key, int *out) {
+  const char *v = NULL;
+  mr_status st = mr_yaml_string(y, n, key, &v);
+  if (st) return st;
+  if (!strcmp(v, "own") || !strcmp(v, "ncp")) return *out = v[0] == 'n', MR_OK;
+  return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be 'own' or 'ncp', got '%s'", key, v);
+}
+
 static mr_status set_field(mr_ydoc *y, const mr_ynode *n, int f, mr_solver_settings *s) {
   char *base = (char *)s + settings_fields[f].offset;
   const char *key = settings_fields[f].name;
@@ -148,6 +158,9 @@ static mr_status set_field(mr_ydoc *y, const mr_ynode *n, int f, mr_solver_setti
     break;
   case F_DOUBLE:
     st = mr_yaml_double(y, n, key, &dv);
+    break;
+  case F_CRITERION:
+    st = criterion_value(y, n, key, &iv);
     break;
   }
   if (st) return st;
