@@ -106,6 +106,15 @@ b1() {
         printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
       >>"$oblique"
   done
+  # the LCP pyramid with k facets (solver.pyramid_facets): the drift shrinks as 1/k
+  local k
+  for k in 8 16 32 64; do
+    run "$TMP/b1_oblique.yaml" lcp-pgs "$TMP/b1.csv" --duration 0.4 --set "solver.pyramid_facets=$k"
+    tail -n 1 "$TMP/b1.csv" | awk -F, -v s="lcp-pgs k=$k" -v c="$c" -v sn="$s" '
+      { x = $2; y = $3; d = -sn * x + c * y;
+        printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
+      >>"$oblique"
+  done
   for v0 in 1 3; do
     plot <<GP
 # four rows of panels: a taller page
@@ -674,7 +683,7 @@ b8() {
       case $robot in solo) dur=0.5 ;; talos) dur=0.2 ;; allegro) dur=1.0 ;; esac
       for ws in 1 0; do
         "$MOREAU" compare "$(b8_scene $robot)" --duration "$dur" --set "solver.warm_start=$ws" \
-          --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+          --solvers "$(echo "$RIGID lcp-stagproj" | tr ' ' ',')" |
           awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
             'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$TMP/b8_runs.csv"
       done

@@ -133,7 +133,17 @@ typedef struct {
   double deadline;    /* the solve's end, CLOCK_MONOTONIC time in s (mr_solver_clock); 0: none.
                        * Set from max_time by the simulator's contact stage for each island;
                        * a caller of mr_solve may set it */
+  /* the LCP's friction pyramid (lcp-pgs, lcp-stagproj): k facets, k even in
+   * [4, MR_PYRAMID_MAX_FACETS] (default 4; 0 reads as 4). The regular k-gon circumscribed about
+   * the disc ‖λ_T‖ ≤ μ λ_N, {λ_T : λ_T·d_j ≤ μ λ_N}, d_j = (cos 2πj/k, sin 2πj/k): k = 4 is
+   * the box |λ_t1|, |λ_t2| ≤ μ λ_N; its vertices, at angles (2j+1)π/k and radius
+   * μ λ_N / cos(π/k), are where a sliding contact's friction lands, within π/k of the
+   * direction opposite the slip (docs/solvers.md, "Pyramids with k facets") */
+  int pyramid_facets;
 } mr_solver_settings;
+
+/* the most facets of the LCP's friction pyramid (mr_solver_settings.pyramid_facets) */
+#define MR_PYRAMID_MAX_FACETS 64
 
 /* the fewest iterations max_work leaves an island */
 #define MR_WORK_MIN_ITER 25

@@ -21,17 +21,19 @@ typedef struct {
 } solve_args;
 
 static void solve_usage(FILE *f) {
-  fprintf(f,
-          "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X] [--json]\n"
-          "       moreau solve --list\n\n"
-          "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
-          "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
-          "criteria eps_abs, eps_p, eps_d, eps_c.\n\n"
-          "  --solver NAME   the solver (see --list)\n"
-          "  --max-iter N    iteration limit, 1 to 1e7 (default 10000)\n"
-          "  --eps-abs X     target on the solver's own criterion (default 1e-6)\n"
-          "  --json          print one JSON object instead of text\n"
-          "  --list          list the solvers with their model and description\n");
+  fprintf(f, "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X]\n"
+             "                    [--pyramid-facets K] [--json]\n"
+             "       moreau solve --list\n\n"
+             "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
+             "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
+             "criteria eps_abs, eps_p, eps_d, eps_c.\n\n"
+             "  --solver NAME   the solver (see --list)\n"
+             "  --max-iter N    iteration limit, 1 to 1e7 (default 10000)\n"
+             "  --eps-abs X     target on the solver's own criterion (default 1e-6)\n"
+             "  --pyramid-facets K  facets of the LCP solvers' friction pyramid, even, 4 to 64\n"
+             "                  (default 4: the box |lambda_t1|, |lambda_t2| <= mu lambda_N)\n"
+             "  --json          print one JSON object instead of text\n"
+             "  --list          list the solvers with their model and description\n");
 }
 
 static void list_solvers(void) {
@@ -74,6 +76,9 @@ static int parse_valued(solve_args *a, int argc, char **argv, int *i) {
     a->solver = val;
   else if (strcmp(opt, "--max-iter") == 0)
     ok = parse_int(val, 1, 10000000, &a->s.max_iter); /* the scene's range of max_iter */
+  else if (strcmp(opt, "--pyramid-facets") == 0)
+    ok = parse_int(val, 4, MR_PYRAMID_MAX_FACETS, &a->s.pyramid_facets) &&
+         a->s.pyramid_facets % 2 == 0;
   else
     ok = parse_positive(val, &a->s.eps_abs);
   if (!ok) fprintf(stderr, "moreau solve: bad value '%s' for %s\n", val, opt);
@@ -89,7 +94,8 @@ static int parse_args(int argc, char **argv, solve_args *a) {
       a->list = 1;
     } else if (strcmp(o, "--json") == 0) {
       a->json = 1;
-    } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs")) {
+    } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs") ||
+               !strcmp(o, "--pyramid-facets")) {
       if (!parse_valued(a, argc, argv, &i)) return 2;
     } else if (o[0] == '-' || a->path) {
       fprintf(stderr, "moreau solve: unexpected argument '%s'\n", o);
