@@ -495,6 +495,23 @@ b6() {
       fi
     done
   done
+  # the physically parametrised contact (docs/physics.md, "Stiffness and dissipation"): the feet's
+  # stiffness k and dissipation tau; over t >= 0.5 s the mean depth of each foot against its
+  # mean force / k (the static law lambda_N = -k phi, the feet nearly at rest)
+  local fk=$OUT/b6_stiffness.csv k
+  echo "k_N_per_m,tau_s,solver,mean_fn_N,mean_depth_m,mean_fn_over_k_m,depth_rel_error,max_depth_m,mean_iterations" >"$fk"
+  for solver in $B6_SOLVERS; do
+    for k in 1e4 1e5 1e6; do
+      solo_with_feet "friction: 0.9, stiffness: $k, dissipation: 0.01" >"$TMP/b6.yaml"
+      "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
+        --summary "$TMP/summary.json" --quiet
+      awk -F, -v k="$k" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
+        NR == 1 || $1 < 0.5 { next }
+        { n++; fn += $14; d += -$11; if (-$11 > dmax) dmax = -$11 }
+        END { printf "%s,0.01,%s,%.6f,%.6g,%.6g,%.3g,%.6g,%.4g\n", k, s, fn / n, d / n, fn / n / k,
+                (d / n) / (fn / n / k) - 1, dmax, it }' "$TMP/b6c.csv" >>"$fk"
+    done
+  done
   # change of each foot's normal force from the rigid contact (R = 0, the first row per solver)
   awk -F, 'NR == 1 { print $0 ",dfn_FL_N,dfn_FR_N,dfn_HL_N,dfn_HR_N"; next }
     $1 == 0 { for (c = 3; c <= 6; c++) base[$2, c] = $c }
