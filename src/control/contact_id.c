@@ -72,11 +72,10 @@ mr_contact_id *mr_contact_id_create(const mr_model *m, int max_contacts, mr_erro
 
 /* the first non-finite entry of x (n) named in err */
 static mr_status check_finite(const double *x, int n, const char *what, mr_error *err) {
-  for (int k = 0; x && k < n; ++k)
-    if (!isfinite(x[k]))
-      return mr_error_set(err, MR_ERR_INVALID,
-                          "contact inverse dynamics: %s[%d] = %g is not finite", what, k, x[k]);
-  return MR_OK;
+  long k = x ? mr_first_nonfinite(x, n) : -1;
+  if (k < 0) return MR_OK;
+  return mr_error_set(err, MR_ERR_INVALID, "contact inverse dynamics: %s[%ld] = %g is not finite",
+                      what, k, x[k]);
 }
 
 static mr_status check_input(const mr_contact_id *w, const double *q, const double *v,

@@ -12,6 +12,12 @@ double mr_dot(const double *a, const double *b, int n) {
 
 double mr_norm(const double *a, int n) { return sqrt(mr_dot(a, a, n)); }
 
+long mr_first_nonfinite(const double *x, long n) {
+  for (long k = 0; k < n; ++k)
+    if (!isfinite(x[k])) return k;
+  return -1;
+}
+
 double mr_norm_inf(const double *a, int n) {
   double m = 0.0;
   for (int i = 0; i < n; ++i) m = fmax(m, fabs(a[i]));

@@ -13,6 +13,8 @@ void mr_axpy(double *y, double alpha, const double *x, int n);
 void mr_scale(double *x, double alpha, int n);
 void mr_copy(double *dst, const double *src, int n);
 void mr_zero(double *x, int n);
+/* the index of the first entry of x (n) that is not finite (NaN or ±∞), −1 when all are */
+long mr_first_nonfinite(const double *x, long n);
 
 /* y = A x, A rows x cols */
 void mr_matvec(double *restrict y, const double *restrict A, const double *restrict x, int rows,

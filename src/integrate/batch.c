@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/linalg.h"
 #include "moreau/control.h"
 
 /* whether a thread's watching (or the caller's waking of the workers) pays: the running average
@@ -50,6 +51,13 @@ typedef struct {
   long queued_ns; /* the run-queue time then (ns) */
   int crowded;    /* the last sample found the thread waiting for a core */
 } wait_stats;
+
+/* the wall time per call of the two ways of a one-step call: the caller alone (0) and with the
+ * workers (1) */
+typedef struct {
+  double ns[2];   /* running means (ns), 0 before the first */
+  unsigned calls; /* one-step calls so far */
+} way_stats;
 
 typedef struct {
   struct mr_batch *b;
@@ -77,7 +85,7 @@ struct mr_batch {
   atomic_int sleepers;     /* workers asleep on go (or going to sleep) */
   atomic_int caller_waits; /* the caller asleep on done (or going to sleep) */
   wait_stats wait;         /* the caller's waits for the workers (the adaptive wait, below) */
-  wait_stats wake;         /* whether waking the workers for one-step calls pays (below) */
+  way_stats way;           /* the one-step calls' two ways, timed (below) */
   atomic_int nsteps;       /* steps of the current generation (stored before the generation) */
   atomic_int quit;
 };
@@ -156,10 +164,39 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * lately (Linux's schedstat), and over a tenth of the time means other programs want the cores,
  * which a watch would only take from them and from the thread it waits for. The caller watches only
  * the busy count, which counts the workers stepping right now (a worker that has not started is
- * asleep or waiting for a core, and its environments are the caller's to take). Likewise the caller
- * wakes sleeping workers for a one-step call only while that pays (they stepped something), and one
- * call in PROBE otherwise: when the machine gives this process about one core, the caller ends up
- * stepping every environment itself, and workers woken to find nothing only cost system calls. */
+ * asleep or waiting for a core, and its environments are the caller's to take).
+ *
+ * A call of one step is short (tens of µs for a few robots), and on a busy machine a worker the
+ * scheduler has set aside for a time slice (milliseconds) holds it up in the environment it has
+ * claimed. No signal read from the system says in advance which of the two ways is faster, so
+ * the caller times them: it steps every environment itself (the workers left asleep and the
+ * generation untouched, so none of them claims anything) or with the workers, keeps the running
+ * mean wall time of a call each way, and takes the faster, trying the other way one call in
+ * WAY_PROBE so that its mean follows the machine. A sample counts at most WAY_CLIP times the
+ * mean, so that one preempted call does not switch the way for hundreds of calls, while slow
+ * calls that recur still move the mean within a few samples. On idle cores the workers win by
+ * about the number of threads; on a machine that gives this process about one core, the caller
+ * alone does, and the batch then costs at most the probes over one thread. */
+
+/* one one-step call in WAY_PROBE tries the slower way; a sample counts at most WAY_CLIP times
+ * the way's mean, which moves by WAY_GAIN of the difference */
+#define WAY_PROBE 16
+#define WAY_CLIP 4.0
+#define WAY_GAIN 0.125
+
+/* the way of this one-step call: each way once first, then the faster but for the probes */
+static int choose_way(way_stats *w) {
+  unsigned k = w->calls++;
+  if (k < 2) return (int)(1 - k); /* the workers first, then the caller alone */
+  int fast = w->ns[1] <= w->ns[0];
+  return k % WAY_PROBE == 0 ? !fast : fast;
+}
+
+/* a call's wall time ns, the way it went */
+static void way_timed(way_stats *w, int way, double ns) {
+  double *m = &w->ns[way];
+  *m = *m > 0.0 ? *m + WAY_GAIN * (fmin(ns, WAY_CLIP * *m) - *m) : ns;
+}
 
 /* the longest watch (ns): about four Solo-12 steps */
 #define SPIN_MAX_NS 50000L
@@ -301,20 +338,30 @@ static mr_status batch_outcome(const mr_batch *b, mr_error *err) {
                       first, b->errors[first].msg);
 }
 
-/* whether this call wakes the sleeping workers: a call of several steps always (a wake-up is
- * little beside that work), a call of one step while that pays (the adaptive wait above) */
-static int wake_workers(mr_batch *b, int nsteps) {
-  return nsteps > 1 || pays(&b->wake);
+/* one step of every environment by the caller alone: the generation untouched, so no worker
+ * claims anything */
+static void step_alone(mr_batch *b) {
+  double c0 = b->timed ? thread_cpu_seconds() : 0.0;
+  step_range(b, 0, b->n, 1);
+  if (b->timed) b->cpu[0] = thread_cpu_seconds() - c0;
 }
 
 mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
   if (nsteps < 0)
     return mr_error_set(err, MR_ERR_INVALID, "batch step: nsteps = %d is negative", nsteps);
   if (b->timed) memset(b->cpu, 0, (size_t)b->threads * sizeof *b->cpu);
+  /* a one-step call goes the faster of its two ways (the adaptive ways above) */
+  long t0 = monotonic_ns();
+  int way = nsteps == 1 && b->started > 0 ? choose_way(&b->way) : -1;
+  if (way == 0) {
+    step_alone(b);
+    way_timed(&b->way, 0, (double)(monotonic_ns() - t0));
+    return batch_outcome(b, err);
+  }
   atomic_store(&b->nsteps, nsteps);
   unsigned long g = atomic_fetch_add(&b->generation, 1) + 1;
-  if (b->started > 0 && wake_workers(b, nsteps)) wake(b, &b->go, &b->sleepers);
-  int own = step_share(b, 0, g, nsteps);
+  if (b->started > 0) wake(b, &b->go, &b->sleepers);
+  step_share(b, 0, g, nsteps);
   if (b->started > 0) {
     long start = monotonic_ns();
     spin_for_done(b, start, watch_ns(&b->wait));
@@ -326,9 +373,9 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
       atomic_store(&b->caller_waits, 0);
       pthread_mutex_unlock(&b->lock);
     }
-    long wait = monotonic_ns() - start;
-    waited(&b->wait, wait <= SPIN_MAX_NS);
-    if (nsteps == 1) waited(&b->wake, own < b->n);
+    long end = monotonic_ns();
+    waited(&b->wait, end - start <= SPIN_MAX_NS);
+    if (way == 1) way_timed(&b->way, 1, (double)(end - t0));
   }
   return batch_outcome(b, err);
 }
@@ -369,7 +416,7 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   mr_batch *b = calloc(1, sizeof *b);
   if (!b) return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory"), NULL;
   b->w = w, b->n = n, b->threads = threads < n ? threads : n;
-  b->wait.rate = b->wake.rate = 0.75;
+  b->wait.rate = 0.75;
   b->nq = w->model->nq, b->nv = w->model->nv;
   b->sims = calloc((size_t)n, sizeof *b->sims);
   b->status = calloc((size_t)n, sizeof *b->status);
@@ -472,11 +519,10 @@ void mr_batch_get_controls(const mr_batch *b, double *torque, double *target) {
 
 /* the first non-finite entry of x [n × m] named in err */
 static mr_status check_finite(const double *x, int n, int m, const char *what, mr_error *err) {
-  for (long k = 0; x && k < (long)n * m; ++k)
-    if (!isfinite(x[k]))
-      return mr_error_set(err, MR_ERR_INVALID, "batch: environment %ld: %s[%ld] = %g is not finite",
-                          k / m, what, k % m, x[k]);
-  return MR_OK;
+  long k = x ? mr_first_nonfinite(x, (long)n * m) : -1;
+  if (k < 0) return MR_OK;
+  return mr_error_set(err, MR_ERR_INVALID, "batch: environment %ld: %s[%ld] = %g is not finite",
+                      k / m, what, k % m, x[k]);
 }
 
 mr_status mr_batch_set_controls(mr_batch *b, const double *torque, const double *target,

@@ -25,9 +25,7 @@ double *mr_sim_qvel(mr_sim *s) {
 }
 
 static int all_finite(const double *x, int n) {
-  for (int k = 0; k < n; ++k)
-    if (!isfinite(x[k])) return 0;
-  return 1;
+  return mr_first_nonfinite(x, n) < 0;
 }
 
 /* 1 when every quaternion of q (free-flyer, spherical) has a nonzero norm */
