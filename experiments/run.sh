@@ -106,6 +106,15 @@ b1() {
         printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
       >>"$oblique"
   done
+  # the LCP pyramid with k facets (solver.pyramid_facets): the drift shrinks as 1/k
+  local k
+  for k in 8 16 32 64; do
+    run "$TMP/b1_oblique.yaml" lcp-pgs "$TMP/b1.csv" --duration 0.4 --set "solver.pyramid_facets=$k"
+    tail -n 1 "$TMP/b1.csv" | awk -F, -v s="lcp-pgs k=$k" -v c="$c" -v sn="$s" '
+      { x = $2; y = $3; d = -sn * x + c * y;
+        printf "%s,%.6f,%.6f,%.3g,%.3f\n", s, x, y, d, atan2(y, x) * 180 / 3.14159265358979 }' \
+      >>"$oblique"
+  done
   for v0 in 1 3; do
     plot <<GP
 # four rows of panels: a taller page
@@ -576,6 +585,23 @@ b6() {
       fi
     done
   done
+  # the physically parametrised contact (docs/physics.md, "Stiffness and dissipation"): the feet's
+  # stiffness k and dissipation tau; over t >= 0.5 s the mean depth of each foot against its
+  # mean force / k (the static law lambda_N = -k phi, the feet nearly at rest)
+  local fk=$OUT/b6_stiffness.csv k
+  echo "k_N_per_m,tau_s,solver,mean_fn_N,mean_depth_m,mean_fn_over_k_m,depth_rel_error,max_depth_m,mean_iterations" >"$fk"
+  for solver in $B6_SOLVERS; do
+    for k in 1e4 1e5 1e6; do
+      solo_with_feet "friction: 0.9, stiffness: $k, dissipation: 0.01" >"$TMP/b6.yaml"
+      "$MOREAU" run "$TMP/b6.yaml" --solver "$solver" --out "$TMP/b6.csv" --contacts "$TMP/b6c.csv" \
+        --summary "$TMP/summary.json" --quiet
+      awk -F, -v k="$k" -v s="$solver" -v it="$(json_num "$TMP/summary.json" mean_iterations)" '
+        NR == 1 || $1 < 0.5 { next }
+        { n++; fn += $14; d += -$11; if (-$11 > dmax) dmax = -$11 }
+        END { printf "%s,0.01,%s,%.6f,%.6g,%.6g,%.3g,%.6g,%.4g\n", k, s, fn / n, d / n, fn / n / k,
+                (d / n) / (fn / n / k) - 1, dmax, it }' "$TMP/b6c.csv" >>"$fk"
+    done
+  done
   # change of each foot's normal force from the rigid contact (R = 0, the first row per solver)
   awk -F, 'NR == 1 { print $0 ",dfn_FL_N,dfn_FR_N,dfn_HL_N,dfn_HR_N"; next }
     $1 == 0 { for (c = 3; c <= 6; c++) base[$2, c] = $c }
@@ -790,7 +816,7 @@ b8() {
       case $robot in solo) dur=0.5 ;; talos) dur=0.2 ;; allegro) dur=1.0 ;; esac
       for ws in 1 0; do
         "$MOREAU" compare "$(b8_scene $robot)" --duration "$dur" --set "solver.warm_start=$ws" \
-          --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+          --solvers "$(echo "$RIGID lcp-stagproj" | tr ' ' ',')" |
           awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
             'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$TMP/b8_runs.csv"
       done

@@ -46,6 +46,10 @@ static void test_scene_ranges(void **state) {
                      "s.yaml:1:35:", "'max_iter': must be in [1, 10000000]");
   expect_scene_error("solver: {name: ncp-stagproj, inner_iter: 100001}\n",
                      "s.yaml:1:42:", "'inner_iter': must be in [0, 100000]");
+  expect_scene_error("solver: {name: lcp-pgs, pyramid_facets: 7}\n",
+                     "s.yaml:1:41:", "'pyramid_facets': must be even, got '7'");
+  expect_scene_error("solver: {name: lcp-pgs, pyramid_facets: 66}\n",
+                     "s.yaml:1:41:", "'pyramid_facets': must be in [4, 64], got '66'");
   /* the bounds themselves are accepted */
   static char text[4096];
   snprintf(text, sizeof text,

@@ -66,6 +66,7 @@ static const expectation expectations[] = {
     {"ncp-admm", 1, STACK_CONVERGES, 2.5e-6, 2},
     {"ccp-newton", 1, STACK_OWN_MODEL, 1.25e-5, 2},
     {"ncp-stagproj", 1, STACK_CONVERGES, 2.5e-6, 2},
+    {"lcp-stagproj", 1, STACK_CONVERGES, 2.5e-6, 2},
 };
 
 static const expectation *expect_for(const char *name) {

@@ -64,6 +64,11 @@ typedef struct {
   mr_vec3 point2;   /* MR_ROWS_POINT: the anchor on body2, world frame (point is body1's) */
   double baumgarte; /* MR_ROWS_POINT, MR_ROWS_MIMIC: fraction of the position error (point −
                        point2, or Φ) removed per step, g += baumgarte error / Δt² */
+  /* a stiffness contact (docs/physics.md, "Stiffness and dissipation"): k > 0 replaces
+   * compliance and the gap correction by R_N = 1/(k Δt (Δt + τ_d)) and cor_N = Φ_N/(Δt + τ_d) (m/s),
+   * with no restitution */
+  double stiffness;   /* k, N/m (0: none) */
+  double dissipation; /* τ_d, s */
 } mr_contact_geometry;
 
 typedef struct {

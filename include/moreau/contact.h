@@ -142,10 +142,20 @@ typedef struct {
   int no_cold_retry;  /* 1: mr_solve does not solve a warm start that did not converge again
                        * from λ = 0 (a fixed budget: one run of at most max_iter iterations);
                        * 0 (default): it does, and keeps the better result */
+  /* the LCP's friction pyramid (lcp-pgs, lcp-stagproj): k facets, k even in
+   * [4, MR_PYRAMID_MAX_FACETS] (default 4; 0 reads as 4). The regular k-gon circumscribed about
+   * the disc ‖λ_T‖ ≤ μ λ_N, {λ_T : λ_T·d_j ≤ μ λ_N}, d_j = (cos 2πj/k, sin 2πj/k): k = 4 is
+   * the box |λ_t1|, |λ_t2| ≤ μ λ_N; its vertices, at angles (2j+1)π/k and radius
+   * μ λ_N / cos(π/k), are where a sliding contact's friction lands, within π/k of the
+   * direction opposite the slip (docs/solvers.md, "Pyramids with k facets") */
+  int pyramid_facets;
 } mr_solver_settings;
 
 /* values of mr_solver_settings.criterion */
 enum { MR_CRITERION_OWN = 0, MR_CRITERION_NCP = 1 };
+
+/* the most facets of the LCP's friction pyramid (mr_solver_settings.pyramid_facets) */
+#define MR_PYRAMID_MAX_FACETS 64
 
 /* the fewest iterations max_work leaves an island */
 #define MR_WORK_MIN_ITER 25

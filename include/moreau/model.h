@@ -76,6 +76,11 @@ typedef struct {
   double tangential_compliance; /* R_T of both tangent rows (default 0: rigid) */
   uint32_t group;     /* collision group bits (default 1) */
   uint32_t mask;      /* collides with geometries whose group & mask != 0 (default all bits) */
+  /* a physically parametrised compliant contact (docs/physics.md, "Stiffness and dissipation"):
+   * the normal force k (−Φ_N − τ_d v_N) of a point contact, regularised as Drake's SAP does.
+   * 0 (default): not given, compliance applies; exclusive with compliance */
+  double stiffness;   /* k, N/m (> 0 when given) */
+  double dissipation; /* τ_d, the dissipation time scale, s (≥ 0; default 0) */
 } mr_geom;
 
 /* An operational frame attached to a body (a URDF link merged by a fixed joint, a foot, ...). */

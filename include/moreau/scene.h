@@ -40,6 +40,8 @@ typedef struct {
   char name[MR_NAME_MAX];
   double friction, restitution, compliance;
   double tangential_compliance;
+  double stiffness, dissipation; /* N/m and s (0: none; docs/physics.md, "Stiffness and
+                                  * dissipation") */
 } mr_scene_material;
 
 /* what to record */

@@ -101,6 +101,8 @@ typedef struct {
   int body_a, body_b; /* model body indices, or -1 when the side names a geometry */
   double friction, restitution, compliance; /* NAN when not given */
   double tangential_compliance;             /* NAN when not given */
+  double stiffness, dissipation; /* N/m and s (docs/physics.md, "Stiffness and dissipation");
+                                  * NAN when not given; exclusive with compliance */
 } mr_world_pair;
 
 /* A limit on a linear combination of two 1-dof joints of a robot (an MJCF fixed tendon of two
@@ -286,6 +288,13 @@ int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, do
  * mr_world_pair_params picks gives one, otherwise R_T1 + R_T2. Returns 1 when an override's
  * value was used. */
 int mr_world_pair_tangential_compliance(const mr_world *w, int g1, int g2, double *compliance);
+/* The stiffness k (N/m) and dissipation time scale τ_d (s) of the pair (g1, g2) when it is a
+ * stiffness contact: the override's `stiffness` (and `dissipation`, default 0) if the override
+ * gives one, else from the geometries' (a geometry without stiffness is rigid: k = k₁ k₂ /
+ * (k₁ + k₂) in series, the given side's alone when one is rigid; τ_d = τ₁ + τ₂ of the sides
+ * with a stiffness). Returns 1 and fills k, tau when the pair has a stiffness; 0 (k = tau = 0)
+ * when it has none, or the override gives a compliance. */
+int mr_world_pair_stiffness(const mr_world *w, int g1, int g2, double *k, double *tau);
 
 /* the world's kinematic tree */
 const mr_model *mr_world_model(const mr_world *w);

@@ -22,7 +22,7 @@ typedef struct {
 
 static void solve_usage(FILE *f) {
   fprintf(f, "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X]\n"
-             "                    [--criterion own|ncp] [--json]\n"
+             "                    [--criterion own|ncp] [--pyramid-facets K] [--json]\n"
              "       moreau solve --list\n\n"
              "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
              "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
@@ -32,6 +32,8 @@ static void solve_usage(FILE *f) {
              "  --eps-abs X     target on the criterion in use (default 1e-6)\n"
              "  --criterion C   what the solver stops on: own (its own model's criterion, the\n"
              "                  default) or ncp (the NCP criterion eps_abs, for every solver)\n"
+             "  --pyramid-facets K  facets of the LCP solvers' friction pyramid, even, 4 to 64\n"
+             "                  (default 4: the box |lambda_t1|, |lambda_t2| <= mu lambda_N)\n"
              "  --json          print one JSON object instead of text\n"
              "  --list          list the solvers with their model and description\n");
 }
@@ -79,6 +81,9 @@ static int parse_valued(solve_args *a, int argc, char **argv, int *i) {
   else if (strcmp(opt, "--criterion") == 0)
     ok = (!strcmp(val, "own") || !strcmp(val, "ncp")) &&
          (a->s.criterion = val[0] == 'n' ? MR_CRITERION_NCP : MR_CRITERION_OWN, 1);
+  else if (strcmp(opt, "--pyramid-facets") == 0)
+    ok = parse_int(val, 4, MR_PYRAMID_MAX_FACETS, &a->s.pyramid_facets) &&
+         a->s.pyramid_facets % 2 == 0;
   else
     ok = parse_positive(val, &a->s.eps_abs);
   if (!ok) fprintf(stderr, "moreau solve: bad value '%s' for %s\n", val, opt);
@@ -95,7 +100,7 @@ static int parse_args(int argc, char **argv, solve_args *a) {
     } else if (strcmp(o, "--json") == 0) {
       a->json = 1;
     } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs") ||
-               !strcmp(o, "--criterion")) {
+               !strcmp(o, "--criterion") || !strcmp(o, "--pyramid-facets")) {
       if (!parse_valued(a, argc, argv, &i)) return 2;
     } else if (o[0] == '-' || a->path) {
       fprintf(stderr, "moreau solve: unexpected argument '%s'\n", o);

@@ -767,6 +767,11 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
         a->g[3 * i + k] += c->baumgarte * e.v[k] / (s->dt * s->dt);
     } else if (c->type == MR_ROWS_MIMIC) {
       a->g[3 * i + 2] += c->baumgarte * c->phi / (s->dt * s->dt);
+    } else if (c->stiffness > 0.0) {
+      /* a stiffness contact: λ_N = k (−Φ_N − (Δt + τ_d) v_N⁺), i.e. in force units
+       * R_N λ_N + v_N⁺/Δt + Φ_N/(Δt (Δt + τ_d)) = 0 (docs/physics.md, "Stiffness and
+       * dissipation") */
+      a->g[3 * i + 2] += c->phi / (s->dt * (s->dt + c->dissipation));
     } else {
       double vn = a->vel[3 * i + 2], vnf = a->g[3 * i + 2] * s->dt; /* g: J_N v_f/Δt so far */
       int impact = mr_contact_impact(c, vn, vnf, s);
@@ -778,7 +783,8 @@ static mr_status assemble(const mr_model *m, mr_data *d, const mr_contact_geomet
     a->mu[i] = c->mu;
     a->phi[i] = c->phi;
     a->R[3 * i] = a->R[3 * i + 1] = c->tangential_compliance;
-    a->R[3 * i + 2] = c->compliance;
+    a->R[3 * i + 2] = c->stiffness > 0.0 ? 1.0 / (c->stiffness * s->dt * (s->dt + c->dissipation))
+                                         : c->compliance;
   }
   mr_contact_problem *p = &a->problem;
   memset(p, 0, sizeof *p);

@@ -12,7 +12,7 @@
 #include "core/linalg.h"
 
 static const mr_solver_info registry[] = {
-    {"lcp-pgs", "LCP", "projected Gauss-Seidel on the 4-facet friction pyramid (Alg. 1)",
+    {"lcp-pgs", "LCP", "projected Gauss-Seidel on the friction pyramid, 4 facets or k (Alg. 1)",
      mr_solver_lcp_pgs, 1, NULL},
     {"ccp-pgs", "CCP",
      "per-contact projected gradient step, orthogonal projection on K_mu (Alg. 2)",
@@ -38,6 +38,9 @@ static const mr_solver_info registry[] = {
     {"ncp-stagproj", "NCP",
      "staggered projections: normal and tangential convex QPs by inner ADMM (Alg. 7)",
      mr_solver_ncp_stagproj, 1, "its normal and tangential subproblems are built from cones only"},
+    {"lcp-stagproj", "LCP",
+     "staggered projections on the friction pyramid: ncp-stagproj's QPs (Table III)",
+     mr_solver_lcp_stagproj, 1, "its normal and tangential subproblems are built from cones only"},
     {"ncp-admm", "NCP", "ADMM with the de Saxce shift updated from the current iterate",
      mr_solver_ncp_admm, 1, NULL},
     {"ncp-hybrid", "NCP",
@@ -74,6 +77,7 @@ mr_solver_settings mr_solver_settings_default(void) {
       .max_time = 0.0,
       .deadline = 0.0,
       .criterion = MR_CRITERION_OWN,
+      .pyramid_facets = 4,
   };
   return s;
 }
@@ -309,7 +313,7 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   int admm = info->solve == mr_solver_ccp_admm || info->solve == mr_solver_ncp_admm;
   int newton = info->solve == mr_solver_ccp_newton;
   /* ncp-stagproj: its two subproblems' vectors and, below the crossover, their dense matrices */
-  if (info->solve == mr_solver_ncp_stagproj) {
+  if (info->solve == mr_solver_ncp_stagproj || info->solve == mr_solver_lcp_stagproj) {
     size_t sp = vectors + mr_stagproj_work_size(nc, pays);
     return sp < all ? sp : all;
   }

@@ -24,6 +24,8 @@ mr_status mr_solver_ccp_admm(MR_SOLVER_ARGS);
 mr_status mr_solver_ncp_admm(MR_SOLVER_ARGS);
 mr_status mr_solver_ccp_newton(MR_SOLVER_ARGS);
 mr_status mr_solver_ncp_stagproj(MR_SOLVER_ARGS);
+/* staggered projections on the LCP, the pyramid as the friction set (lcp_stagproj.c) */
+mr_status mr_solver_lcp_stagproj(MR_SOLVER_ARGS);
 /* the cascade ncp-pgs → ncp-admm → active-set Newton polish (hybrid.c) */
 mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS);
 /* bytes of scratch arena each needs (nv: velocity dimension when p->J, p->M are given, else 0) */

@@ -28,22 +28,14 @@
 #include "contact/admm.h"
 #include "contact/solvers.h"
 #include "contact/sparse_chol.h"
+#include "contact/stagproj.h"
 #include "core/linalg.h"
 
 /* inner residual target relative to eps_abs */
 #define STAGPROJ_INNER_TOL 0.1
 
-/* one subproblem: its matrix, diagonal, linear term, ADMM state */
-typedef struct {
-  int m;     /* size: nc (normal) or 2nc (tangential) */
-  const mr_contact_problem *p;
-  mr_chol_part part; /* its rows of G (the sparse factor's part) */
-  double *A; /* m x m block of G, or NULL when factored sparse */
-  double *d; /* block of R, or NULL */
-  double *b; /* linear term */
-  admm_qp qp;
-  admm_ws ws;
-} subproblem;
+/* one subproblem (stagproj.h) */
+typedef mr_stagproj_sub subproblem;
 
 /* the disc constraint's data: the problem (μ, kinds) and the current λ_N */
 typedef struct {
@@ -293,4 +285,25 @@ size_t mr_stagproj_work_size(int nc, int sparse) {
     return (7 * 3 * m + 4 * 3 * m + 11 * m + 64) * sizeof(double) + 32 * 32;
   return 5 * m * m * sizeof(double) + admm_ws_bytes((int)m) + admm_ws_bytes(2 * (int)m) +
          (11 * m + 64) * sizeof(double) + 16 * 32;
+}
+
+/* ---- the subproblems, shared with lcp-stagproj (stagproj.h) ---- */
+
+int mr_stagproj_sub_alloc(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal, int sparse,
+                          mr_arena *a) {
+  return sub_alloc(sp, p, normal, sparse, a);
+}
+
+int mr_stagproj_sub_sparse_load(mr_stagproj_sub *sp, mr_sparse_chol *f) {
+  return sub_sparse_load(sp, f);
+}
+
+void mr_stagproj_sub_linear_term(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal,
+                                 const double *lambda, double *tmp, double *tmp2) {
+  sub_linear_term(sp, p, normal, lambda, tmp, tmp2);
+}
+
+int mr_stagproj_sub_solve(mr_stagproj_sub *sp, const mr_contact_problem *p,
+                          const mr_solver_settings *s, int normal, int first, double *lambda) {
+  return sub_solve(sp, p, s, normal, first, lambda);
 }

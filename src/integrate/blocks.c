@@ -76,6 +76,7 @@ static void gather_contacts(mr_sim *s, const mr_contact *cs, int nc) {
       mr_world_pair_params(s->w, c->geom[0], c->geom[1], &g->mu, &g->restitution, &g->compliance);
       mr_world_pair_tangential_compliance(s->w, c->geom[0], c->geom[1], &g->tangential_compliance);
     }
+    mr_world_pair_stiffness(s->w, c->geom[0], c->geom[1], &g->stiffness, &g->dissipation);
     warm_start(s, i, c->key);
     /* an impact: the contact carried no normal force last step (absent, or present within the
      * margin but still open), so this step is the first that can close it */

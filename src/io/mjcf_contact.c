@@ -175,6 +175,7 @@ static mr_status add_override(mj_ctx *c, mj_result *r, const cgeom *a, const cge
   }
   o->friction = mu;
   o->restitution = o->compliance = o->tangential_compliance = NAN;
+  o->stiffness = o->dissipation = NAN;
   return MR_OK;
 }
 

@@ -60,6 +60,7 @@ static const struct {
     FIELD(max_work, F_INT, 0, 2000000000),
     FIELD(max_time, F_DOUBLE, 0, 0),
     FIELD(criterion, F_CRITERION, 0, 0),
+    FIELD(pyramid_facets, F_INT, 4, MR_PYRAMID_MAX_FACETS),
 #undef FIELD
 };
 #define NFIELDS ((int)(sizeof settings_fields / sizeof settings_fields[0]))
@@ -167,6 +168,9 @@ static mr_status set_field(mr_ydoc *y, const mr_ynode *n, int f, mr_solver_setti
   int lo = settings_fields[f].imin, hi = settings_fields[f].imax;
   if (settings_fields[f].kind == F_INT && (iv < lo || iv > hi))
     return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be in [%d, %d], got '%s'", key, lo, hi,
+                         mr_yaml_text(n));
+  if (base == (char *)&s->pyramid_facets && iv % 2)
+    return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be even, got '%s'", key,
                          mr_yaml_text(n));
   if (dv < 0)
     return mr_yaml_error(y, n, MR_ERR_INVALID, "'%s': must be >= 0, got '%s'", key,

@@ -183,9 +183,30 @@ static mr_status pair_side(mr_scene_ctx *c, const mr_ynode *n, char *name, int *
                        "'between': '%s' is neither a geometry nor a body of the scene", name);
 }
 
+/* a pair's stiffness (> 0, N/m, finite) and dissipation (s): stiffness excludes compliance,
+ * dissipation needs stiffness */
+static mr_status pair_stiffness(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p, double k,
+                                double tau) {
+  mr_ynode *kn = mr_yaml_get(&c->y, n, "stiffness"), *dn = mr_yaml_get(&c->y, n, "dissipation");
+  if (kn && !isnan(p->compliance))
+    return mr_yaml_error(&c->y, kn, MR_ERR_INVALID,
+                         "'stiffness': excludes 'compliance' (given %g), got '%s'", p->compliance,
+                         mr_yaml_text(kn));
+  if (kn && (!(k > 0.0) || !isfinite(k)))
+    return mr_yaml_error(&c->y, kn, MR_ERR_INVALID,
+                         "'stiffness': must be a finite number > 0 (N/m), got '%s'",
+                         mr_yaml_text(kn));
+  if (dn && !kn)
+    return mr_yaml_error(&c->y, dn, MR_ERR_INVALID, "'dissipation': needs 'stiffness', got '%s'",
+                         mr_yaml_text(dn));
+  p->stiffness = k, p->dissipation = tau;
+  return MR_OK;
+}
+
 static mr_status parse_pair(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p) {
   static const char *const keys[] = {
-      "between", "friction", "restitution", "compliance", "tangential_compliance", NULL};
+      "between",   "friction",    "restitution", "compliance", "tangential_compliance",
+      "stiffness", "dissipation", NULL};
   if (mr_yaml_check_map(&c->y, n, keys, "a pair")) return scene_status(c);
   mr_ynode *bn = mr_yaml_get(&c->y, n, "between");
   char b[80];
@@ -194,12 +215,14 @@ static mr_status parse_pair(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p
     return mr_yaml_error(&c->y, bn, MR_ERR_INVALID, "'between': expected a list of 2 names, got %s",
                          mr_yaml_describe(bn, b, sizeof b));
   p->friction = p->restitution = p->compliance = p->tangential_compliance = NAN;
+  p->stiffness = p->dissipation = NAN;
   if (pair_side(c, mr_yaml_seq_at(&c->y, bn, 0), p->a, &p->geom_a, &p->body_a) ||
       pair_side(c, mr_yaml_seq_at(&c->y, bn, 1), p->b, &p->geom_b, &p->body_b))
     return scene_status(c);
-  double v[4] = {NAN, NAN, NAN, NAN};
-  const char *names[4] = {"friction", "restitution", "compliance", "tangential_compliance"};
-  for (int k = 0; k < 4; ++k) {
+  double v[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
+  const char *names[6] = {"friction",  "restitution", "compliance", "tangential_compliance",
+                          "stiffness", "dissipation"};
+  for (int k = 0; k < 6; ++k) {
     mr_ynode *vn = mr_yaml_get(&c->y, n, names[k]);
     if (vn && mr_yaml_double(&c->y, vn, names[k], &v[k])) return scene_status(c);
     if (vn && (v[k] < 0 || (k == 1 && v[k] > 1)))
@@ -207,7 +230,7 @@ static mr_status parse_pair(mr_scene_ctx *c, const mr_ynode *n, mr_scene_pair *p
                            k == 1 ? "in [0, 1]" : ">= 0", v[k]);
   }
   p->friction = v[0], p->restitution = v[1], p->compliance = v[2], p->tangential_compliance = v[3];
-  return MR_OK;
+  return pair_stiffness(c, n, p, v[4], v[5]);
 }
 
 mr_status scene_pairs(mr_scene_ctx *c, const mr_ynode *seq) {

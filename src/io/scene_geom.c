@@ -23,7 +23,7 @@ static const char *const geom_types[] = {
 
 #define COMMON_KEYS                                                                                \
   "type", "name", "position", "orientation", "friction", "restitution", "compliance",              \
-      "tangential_compliance", "material", "group", "mask"
+      "tangential_compliance", "material", "group", "mask", "stiffness", "dissipation"
 
 static const char *const keys_halfspace[] = {COMMON_KEYS, "normal", "offset", NULL};
 static const char *const keys_sphere[] = {COMMON_KEYS, "radius", NULL};
@@ -109,9 +109,34 @@ static mr_status contact_params(mr_scene_ctx *c, const mr_ynode *n, double *mu, 
   return MR_OK;
 }
 
+/* the stiffness (> 0, N/m) and dissipation (≥ 0, s) keys of a geometry or material into k,
+ * tau; stiffness excludes compliance (then R = 0), dissipation needs stiffness */
+static mr_status stiffness_params(mr_scene_ctx *c, const mr_ynode *n, double *k, double *tau,
+                                  double *R) {
+  mr_ynode *kn = mr_yaml_get(&c->y, n, "stiffness"), *dn = mr_yaml_get(&c->y, n, "dissipation");
+  mr_ynode *rn = mr_yaml_get(&c->y, n, "compliance");
+  if (kn && rn)
+    return mr_yaml_error(&c->y, kn, MR_ERR_INVALID,
+                         "'stiffness': excludes 'compliance' (given %s), got '%s'",
+                         mr_yaml_text(rn), mr_yaml_text(kn));
+  if (dn && !kn)
+    return mr_yaml_error(&c->y, dn, MR_ERR_INVALID, "'dissipation': needs 'stiffness', got '%s'",
+                         mr_yaml_text(dn));
+  if (!kn) return MR_OK;
+  if (mr_yaml_double(&c->y, kn, "stiffness", k)) return scene_status(c);
+  if (!(*k > 0.0) || !isfinite(*k))
+    return mr_yaml_error(&c->y, kn, MR_ERR_INVALID,
+                         "'stiffness': must be a finite number > 0 (N/m), got '%s'",
+                         mr_yaml_text(kn));
+  if (unit_range(c, n, "dissipation", tau, INFINITY)) return scene_status(c);
+  *R = 0.0;
+  return MR_OK;
+}
+
 mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map) {
-  static const char *const keys[] = {"friction", "restitution", "compliance",
-                                     "tangential_compliance", NULL};
+  static const char *const keys[] = {
+      "friction",  "restitution", "compliance", "tangential_compliance",
+      "stiffness", "dissipation", NULL};
   mr_scene *s = c->s;
   if (mr_yaml_need_map(&c->y, map, "materials")) return scene_status(c);
   int n = mr_yaml_map_size(map);
@@ -126,7 +151,8 @@ mr_status scene_materials(mr_scene_ctx *c, const mr_ynode *map) {
     m->friction = 1.0;
     if (mr_yaml_check_map(&c->y, v, keys, what) ||
         contact_params(c, v, &m->friction, &m->restitution, &m->compliance,
-                       &m->tangential_compliance))
+                       &m->tangential_compliance) ||
+        stiffness_params(c, v, &m->stiffness, &m->dissipation, &m->compliance))
       return scene_status(c);
     s->nmaterials = i + 1;
   }
@@ -443,9 +469,11 @@ static mr_status parse_common(mr_scene_ctx *c, const mr_ynode *n, mr_geom *g) {
       return mr_yaml_error(&c->y, mn, MR_ERR_INVALID, "'material': no material named '%s'", mat);
     g->friction = m->friction, g->restitution = m->restitution, g->compliance = m->compliance;
     g->tangential_compliance = m->tangential_compliance;
+    g->stiffness = m->stiffness, g->dissipation = m->dissipation;
   }
   if (contact_params(c, n, &g->friction, &g->restitution, &g->compliance,
                      &g->tangential_compliance) ||
+      stiffness_params(c, n, &g->stiffness, &g->dissipation, &g->compliance) ||
       mr_yaml_opt_int(&c->y, n, "group", &group) || mr_yaml_opt_int(&c->y, n, "mask", &mask))
     return scene_status(c);
   g->group = (uint32_t)group;

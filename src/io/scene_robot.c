@@ -695,7 +695,8 @@ static mr_status robot_contact(mr_scene_ctx *c, const mr_ynode *n, mr_model *dst
     mr_geom *g = &dst->geoms[k];
     if (mat)
       g->friction = mat->friction, g->restitution = mat->restitution,
-      g->compliance = mat->compliance, g->tangential_compliance = mat->tangential_compliance;
+      g->compliance = mat->compliance, g->tangential_compliance = mat->tangential_compliance,
+      g->stiffness = mat->stiffness, g->dissipation = mat->dissipation;
     if (fn) g->friction = mu;
   }
   return MR_OK;

@@ -248,6 +248,24 @@ int mr_world_pair_tangential_compliance(const mr_world *w, int g1, int g2, doubl
   return 1;
 }
 
+int mr_world_pair_stiffness(const mr_world *w, int g1, int g2, double *k, double *tau) {
+  const mr_geom *a = &w->model->geoms[g1], *b = &w->model->geoms[g2];
+  const mr_world_pair *hit = w->npairs > 0 ? pair_override(w, g1, g2) : NULL;
+  *k = *tau = 0.0;
+  /* the override's own stiffness, or its compliance, wins over the geometries' */
+  if (hit && hit->stiffness > 0.0) {
+    *k = hit->stiffness, *tau = isnan(hit->dissipation) ? 0.0 : hit->dissipation;
+    return 1;
+  }
+  if (hit && !isnan(hit->compliance)) return 0;
+  double ka = a->stiffness, kb = b->stiffness;
+  if (!(ka > 0.0) && !(kb > 0.0)) return 0;
+  /* springs in series; a rigid side (no stiffness) adds nothing */
+  *k = ka > 0.0 && kb > 0.0 ? ka * kb / (ka + kb) : (ka > 0.0 ? ka : kb);
+  *tau = (ka > 0.0 ? a->dissipation : 0.0) + (kb > 0.0 ? b->dissipation : 0.0);
+  return 1;
+}
+
 int mr_world_pair_params(const mr_world *w, int g1, int g2, double *friction, double *restitution,
                          double *compliance) {
   const mr_geom *a = &w->model->geoms[g1], *b = &w->model->geoms[g2];

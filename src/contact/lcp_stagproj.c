@@ -1,0 +1,185 @@
+/* lcp-stagproj: staggered projections on the LCP ("Contact Models in Robotics", Table III; the
+ * scheme of ncp-stagproj, stagproj.c, with the friction set the pyramid).
+ *
+ * With A = G + R split into normal and tangential rows, each outer iteration solves
+ *   λ_N ← argmin_{λ_N ≥ 0}               ½ λ_Nᵀ A_NN λ_N + (g_N + A_NT λ_T)ᵀ λ_N   (Signorini)
+ *   λ_T ← argmin_{λ_T⁽ⁱ⁾ ∈ P_k(μᵢ λ_N⁽ⁱ⁾)} ½ λ_Tᵀ A_TT λ_T + (g_T + A_TN λ_N)ᵀ λ_T   (maximum
+ *                                                                       dissipation)
+ * P_k the friction pyramid of pyramid.h (k = pyramid_facets; 4: the box |λ_tj| ≤ μ λ_N). A fixed
+ * point satisfies λ_N ⟂ c_N ≥ 0 and λ_T maximally dissipative on the pyramid: the LCP of
+ * lcp-pgs, whose criterion (eps_model) it stops on. The subproblems are ncp-stagproj's
+ * (stagproj.h: ADMM, Cholesky of A_BB + ρI, dense or sparse), with the Euclidean projection on
+ * the pyramid (per contact: a clamp of each component on the box, mr_pyramid_project on P_k) in
+ * place of the disc's. Bilateral constraints are unbounded in both subproblems.
+ * Failure modes: those of ncp-stagproj (no convergence guarantee for the fixed point, the most
+ * expensive per iteration) and of the LCP (the pyramid's anisotropy: docs/solvers.md). */
+#include <math.h>
+
+#include "contact/pyramid.h"
+#include "contact/solvers.h"
+#include "contact/stagproj.h"
+#include "core/linalg.h"
+
+/* the projections' data: the problem, the current λ_N and the pyramid */
+typedef struct {
+  const mr_contact_problem *p;
+  double *lambda_n;
+  mr_pyramid py;
+} pyr_ctx;
+
+/* Π on λ_N ≥ 0 (free on a bilateral constraint) */
+static void project_normal(const void *ctx, const double *x, double *out) {
+  const pyr_ctx *pc = ctx;
+  for (int i = 0; i < pc->p->nc; ++i)
+    out[i] = mr_problem_bilateral(pc->p, i) ? x[i] : fmax(x[i], 0.0);
+}
+
+/* Π of one contact's x on P_k(r): a clamp of each component on the box */
+static void project_one(const mr_pyramid *py, double r, const double *x, double *out) {
+  if (py->k == 4) {
+    out[0] = fmin(fmax(x[0], -r), r), out[1] = fmin(fmax(x[1], -r), r);
+    return;
+  }
+  mr_pyramid_project(py, r, x, out);
+}
+
+/* Π on the pyramids λ_T⁽ⁱ⁾ ∈ P_k(μᵢ λ_N⁽ⁱ⁾) (no bound on a bilateral constraint) */
+static void project_pyramids(const void *ctx, const double *x, double *out) {
+  const pyr_ctx *pc = ctx;
+  for (int i = 0; i < pc->p->nc; ++i) {
+    if (mr_problem_bilateral(pc->p, i)) {
+      out[2 * i] = x[2 * i], out[2 * i + 1] = x[2 * i + 1];
+      continue;
+    }
+    project_one(&pc->py, fmax(pc->p->mu[i] * pc->lambda_n[i], 0.0), x + 2 * i, out + 2 * i);
+  }
+}
+
+/* the LCP criterion at λ, c = (G + R)λ + g: lcp-pgs's, on the box or on P_k */
+static double lcp_criterion(const mr_contact_problem *p, const mr_pyramid *py, const double *lambda,
+                            double *c) {
+  mr_problem_velocity(p, lambda, c);
+  if (py->k == 4) return mr_gs_criterion_lcp(p, lambda, c);
+  double e = 0.0;
+  for (int i = 0; i < p->nc; ++i)
+    e = fmax(e, mr_problem_bilateral(p, i)
+                    ? mr_norm_inf(c + 3 * i, 3)
+                    : mr_pyramid_contact_criterion(py, p->mu[i], lambda + 3 * i, c + 3 * i));
+  return e;
+}
+
+static mr_status check(const mr_contact_problem *p, const mr_solver_settings *s, int *k,
+                       mr_error *err) {
+  if (!p || !s || p->nc < 0) return mr_error_set(err, MR_ERR_INVALID, "lcp-stagproj: no problem");
+  if (p->nc > 0 && (!mr_problem_has_G(p) || !p->g || !p->mu))
+    return mr_error_set(err, MR_ERR_INVALID, "lcp-stagproj: problem lacks G, g or mu");
+  for (int i = 0; i < p->nc; ++i)
+    if (!(p->mu[i] >= 0.0) || !isfinite(p->mu[i]))
+      return mr_error_set(err, MR_ERR_INVALID, "lcp-stagproj: contact %d has mu = %g", i, p->mu[i]);
+  if (mr_problem_has_box(p))
+    return mr_error_set(err, MR_ERR_UNSUPPORTED, "lcp-stagproj: box constraints not supported");
+  return mr_pyramid_facets(s, "lcp-stagproj", k, err);
+}
+
+/* whether λ (c current) meets eps_abs on the criterion in use: the LCP's, or the NCP's under
+ * MR_CRITERION_NCP (eps_model stays the LCP's) */
+static int meets(const mr_contact_problem *p, const mr_solver_settings *s, const double *lambda,
+                 const double *c, double eps_model) {
+  double e = mr_stop_on_ncp(s) ? mr_gs_criterion_ncp(p, lambda, c) : eps_model;
+  return e <= s->eps_abs;
+}
+
+/* the outer loop; returns 0, or -1 on a failed factorisation */
+static int outer_loop(const mr_contact_problem *p, const mr_solver_settings *s, mr_stagproj_sub *sn,
+                      mr_stagproj_sub *st, pyr_ctx *pc, double *lambda, double *c, double *tmp,
+                      double *prev, mr_solver_stats *stats) {
+  int n = 3 * p->nc;
+  stats->eps_model = lcp_criterion(p, &pc->py, lambda, c);
+  stats->converged = meets(p, s, lambda, c, stats->eps_model);
+  for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
+    mr_copy(prev, lambda, n);
+    /* the normal subproblem with λ_T fixed, then the tangential one with λ_N fixed */
+    mr_stagproj_sub_linear_term(sn, p, 1, lambda, tmp, c);
+    if (mr_stagproj_sub_solve(sn, p, s, 1, k == 1, lambda) != 0) return -1;
+    for (int i = 0; i < p->nc; ++i)
+      pc->lambda_n[i] = lambda[3 * i + 2];
+    mr_stagproj_sub_linear_term(st, p, 0, lambda, tmp, c);
+    if (mr_stagproj_sub_solve(st, p, s, 0, k == 1, lambda) != 0) return -1;
+    stats->iterations = k;
+    stats->eps_model = lcp_criterion(p, &pc->py, lambda, c);
+    stats->converged = meets(p, s, lambda, c, stats->eps_model);
+    double moved = 0.0;
+    for (int q = 0; q < n; ++q)
+      moved = fmax(moved, fabs(lambda[q] - prev[q]));
+    if (moved <= s->eps_rel * mr_norm_inf(lambda, n) || mr_solver_late(s)) break;
+  }
+  return 0;
+}
+
+/* the starting point: the warm start (or zero) with λ_N ≥ 0 and λ_T on its pyramid */
+static void start(const mr_contact_problem *p, const mr_solver_settings *s, const mr_pyramid *py,
+                  double *lambda) {
+  for (int q = 0; q < 3 * p->nc; ++q)
+    lambda[q] = s->warm_start && isfinite(lambda[q]) ? lambda[q] : 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    if (mr_problem_bilateral(p, i)) continue;
+    double *l = lambda + 3 * i;
+    l[2] = fmax(l[2], 0.0);
+    project_one(py, p->mu[i] * l[2], l, l);
+  }
+}
+
+mr_status mr_solver_lcp_stagproj(MR_SOLVER_ARGS) {
+  int k = 4;
+  mr_status status = check(p, s, &k, err);
+  if (status != MR_OK) return status;
+  int n = 3 * p->nc;
+  stats->iterations = stats->factorizations = 0;
+  stats->converged = n == 0;
+  stats->eps_model = 0.0;
+  if (n == 0) return MR_OK;
+  size_t mark = mr_arena_mark(work);
+  mr_stagproj_sub sn, st;
+  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
+  double *tmp = mr_arena_doubles(work, (size_t)n), *prev = mr_arena_doubles(work, (size_t)n);
+  double *lambda_n = mr_arena_doubles(work, (size_t)p->nc);
+  if (!tmp || !prev || !lambda_n || mr_stagproj_sub_alloc(&sn, p, 1, sparse, work) != 0 ||
+      mr_stagproj_sub_alloc(&st, p, 0, sparse, work) != 0) {
+    mr_arena_reset(work, mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "lcp-stagproj: scratch arena too small for nc = %d",
+                        p->nc);
+  }
+  /* the sparse factors: the state's, kept across solves, or a private one */
+  mr_sparse_chol *own = NULL;
+  if (sparse) {
+    mr_sparse_chol **slot = state ? &state->chol : &own;
+    if (!*slot) *slot = mr_chol_create();
+    if (!*slot || mr_stagproj_sub_sparse_load(&sn, *slot) != 0 ||
+        mr_stagproj_sub_sparse_load(&st, *slot) != 0) {
+      mr_chol_free(own);
+      mr_arena_reset(work, mark);
+      return mr_error_set(err, MR_ERR_NOMEM,
+                          "lcp-stagproj: out of memory analysing the sparse Cholesky of %d "
+                          "contacts",
+                          p->nc);
+    }
+  }
+  pyr_ctx pc = {p, lambda_n, {0}};
+  mr_pyramid_init(&pc.py, k);
+  sn.qp.project = project_normal, sn.qp.ctx = &pc;
+  st.qp.project = project_pyramids, st.qp.ctx = &pc;
+  start(p, s, &pc.py, lambda);
+  int rc = outer_loop(p, s, &sn, &st, &pc, lambda, c, tmp, prev, stats);
+  stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
+  mr_chol_free(own);
+  mr_arena_reset(work, mark);
+  if (rc != 0) {
+    mr_zero(lambda, n);
+    mr_problem_velocity(p, lambda, c);
+    return mr_error_set(err, MR_ERR_NUMERIC,
+                        "lcp-stagproj: a subproblem matrix plus rho I is not positive definite");
+  }
+  stats->eps_abs =
+      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  return MR_OK;
+}
