@@ -674,7 +674,7 @@ b8() {
       case $robot in solo) dur=0.5 ;; talos) dur=0.2 ;; allegro) dur=1.0 ;; esac
       for ws in 1 0; do
         "$MOREAU" compare "$(b8_scene $robot)" --duration "$dur" --set "solver.warm_start=$ws" \
-          --solvers "$(echo "$RIGID" | tr ' ' ',')" |
+          --solvers "$(echo "$RIGID lcp-lemke" | tr ' ' ',')" |
           awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
             'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$TMP/b8_runs.csv"
       done
