@@ -3,7 +3,8 @@
  * restitution targets in per-block arrays at its first block; its solver state (ADMM's y, ρ,
  * eigenvalue estimates, a sparse Cholesky) follows the island into the next step when that
  * step has an island of the same blocks, their keys in the same order, wherever either is
- * numbered. */
+ * numbered. A speculative contact that cannot close within the step sits out its island's solve
+ * (the island's problem restricted to its other rows) and is checked against the solution. */
 #include "integrate/contact_stage.h"
 
 #include <math.h>
@@ -40,6 +41,13 @@ struct mr_contact_stage {
       *g_first;
   unsigned char *kind;
   int *nsupport;
+  /* rows that sit out the solve: per block in island order this step, per block in last step's
+   * block order; the restricted problem's arrays (per block, and its G's pool) */
+  unsigned char *dormant, *was_dormant, *sub_kind;
+  double *sub_g, *sub_R, *sub_vel, *sub_mu, *sub_phi;
+  int *sub_rows, *sub_pos, *sub_gb;
+  double *sub_G;
+  size_t sub_G_cap, sub_gb_cap;
   /* the pools, grown between steps */
   double *mat;  /* J, M⁻¹Jᵀ and G of every island */
   size_t mat_cap;
@@ -77,9 +85,10 @@ static int resize(void *p, size_t old, size_t n, size_t z) {
 static mr_status grow_blocks(mr_contact_stage *st, int max_blocks, mr_error *err) {
   if (max_blocks <= st->max_blocks) return MR_OK;
   size_t o = (size_t)st->max_blocks, n = (size_t)max_blocks, d = sizeof(double);
-  double **vec3[] = {&st->g, &st->R, &st->vel, &st->y, &st->y_prev, &st->lambda, &st->c,
-                     &st->lambda_alt, &st->c_alt, &st->g_first};
-  double **vec1[] = {&st->mu, &st->phi, &st->rest, &st->rebound};
+  double **vec3[] = {&st->g,          &st->R,     &st->vel,     &st->y,     &st->y_prev,
+                     &st->lambda,     &st->c,     &st->lambda_alt, &st->c_alt, &st->g_first,
+                     &st->sub_g,      &st->sub_R, &st->sub_vel};
+  double **vec1[] = {&st->mu, &st->phi, &st->rest, &st->rebound, &st->sub_mu, &st->sub_phi};
   int ok = 1;
   for (size_t k = 0; k < sizeof vec3 / sizeof *vec3; ++k)
     ok = ok && !resize(vec3[k], 3 * o, 3 * n, d);
@@ -94,6 +103,9 @@ static mr_status grow_blocks(mr_contact_stage *st, int max_blocks, mr_error *err
        !resize(&st->prev_first_block, o + 1, n + 1, sizeof(int)) &&
        !resize(&st->match, o, n, sizeof(int)) && !resize(&st->taken, o, n, 1) &&
        !resize(&st->kind, o, n, 1) && !resize(&st->nsupport, o, n, sizeof(int)) &&
+       !resize(&st->dormant, o, n, 1) && !resize(&st->was_dormant, o, n, 1) &&
+       !resize(&st->sub_kind, o, n, 1) && !resize(&st->sub_rows, o, n, sizeof(int)) &&
+       !resize(&st->sub_pos, o, n, sizeof(int)) &&
        !resize(&st->gb_work, 3 * (size_t)st->nv + 10 * o, 3 * (size_t)st->nv + 10 * n,
                sizeof(int));
   if (!ok || mr_islands_grow(st->groups, max_blocks, err))
@@ -130,7 +142,10 @@ void mr_contact_stage_free(mr_contact_stage *st) {
                 st->g_first,  st->kind,        st->nsupport,    st->mat,
                 st->support,  st->gb_idx,      st->full_G,      st->full_g,
                 st->full_mu,  st->full_R,      st->full_phi,    st->full_vel,
-                st->full_kind, st->rebound};
+                st->full_kind, st->rebound,    st->dormant,     st->was_dormant,
+                st->sub_kind, st->sub_g,       st->sub_R,       st->sub_vel,
+                st->sub_mu,   st->sub_phi,     st->sub_rows,    st->sub_pos,
+                st->sub_gb,   st->sub_G};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(st);
@@ -170,6 +185,23 @@ static size_t pool_doubles(size_t nc, size_t nv, size_t nnzb) {
 /* the block-sparse G's row offsets and columns for an island of nc blocks */
 static size_t pool_gb_ints(size_t nc, size_t nnzb) {
   return nnzb + nc + 1;
+}
+
+/* the restricted problem's G (sub doubles) and block-sparse indices (sub_gb ints); 1 when
+ * either grew, −1 out of memory */
+static int grow_sub(mr_contact_stage *st, size_t sub, size_t sub_gb, mr_error *err) {
+  int grew = 0;
+  if (sub > st->sub_G_cap) {
+    double *p = realloc(st->sub_G, sub * sizeof(double));
+    if (!p) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu doubles", sub), -1;
+    st->sub_G = p, st->sub_G_cap = sub, grew = 1;
+  }
+  if (sub_gb > st->sub_gb_cap) {
+    int *p = realloc(st->sub_gb, sub_gb * sizeof(int));
+    if (!p) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu ints", sub_gb), -1;
+    st->sub_gb = p, st->sub_gb_cap = sub_gb, grew = 1;
+  }
+  return grew;
 }
 
 /* the pools for mat doubles, gb_ints block-sparse indices and work bytes; 1 when any grew */
@@ -231,7 +263,7 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
   mr_status s = grow_blocks(st, in->n, err);
   if (s) return s;
   st->set = mr_islands_group(st->groups, in->cg, in->n, in->one);
-  size_t need = 0, gb = 0, work = 0;
+  size_t need = 0, gb = 0, work = 0, sub = 0, sub_gb = 0;
   for (int k = 0; k < st->set.n; ++k) {
     size_t nc = (size_t)(st->set.first_block[k + 1] - st->set.first_block[k]);
     size_t nv = (size_t)(st->set.first_dof[k + 1] - st->set.first_dof[k]);
@@ -240,10 +272,13 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
     gb += pool_gb_ints(nc, nnzb);
     size_t w = island_work(in->solver, nc, nv, nnzb);
     if (w > work) work = w;
+    /* the restricted problem: at most the island's G and indices */
+    size_t gk = 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc), ik = pool_gb_ints(nc, nnzb);
+    sub = gk > sub ? gk : sub, sub_gb = ik > sub_gb ? ik : sub_gb;
   }
-  int g = grow_pools(st, need, gb, work, err);
-  if (g < 0) return MR_ERR_NOMEM;
-  *grew |= g;
+  int g = grow_pools(st, need, gb, work, err), h = g < 0 ? g : grow_sub(st, sub, sub_gb, err);
+  if (g < 0 || h < 0) return MR_ERR_NOMEM;
+  *grew |= g | h;
   return MR_OK;
 }
 
@@ -423,6 +458,7 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   mr_solver_stats st2;
   mr_zero(lam, n);
   st->states[k].valid = 0;
+  memset(st->dormant + b0, 0, (size_t)a->max_contacts); /* every row solved */
   if ((s = solve(st, in, &rest, &a->problem, &st->states[k], lam, c, &st2, out, err))) return s;
   if (!(st2.eps_abs < stats->eps_abs)) {
     mr_copy(a->g, g_first, n); /* keep the first solution and its problem */
@@ -433,6 +469,151 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   st2.iterations += stats->iterations;
   st2.budget |= stats->budget;
   *stats = st2;
+  return MR_OK;
+}
+
+/* ---- speculative rows that sit out the solve ---- */
+
+/* Whether row i of island k (block `block`) sits out the island's solve: a speculative contact
+ * (its gap Φ beyond the collision margin, no impact decided) whose free motion closes less than
+ * half of its gap within the step: the free end-of-step gap Φ + Δt J_N v_f = Δt² g_N is at
+ * least Φ/2. Such a row carries no force unless another row's impulse closes it, which
+ * still_open checks on the solution. Solving without it spares the solvers the rows they
+ * cannot use (docs/physics.md, "Speculative contacts"). */
+static int sits_out(const mr_contact_input *in, const mr_contact_assembly *a, int i, int block) {
+  double phi = a->phi[i], dt = in->assembly->dt;
+  return in->cg[block].type == MR_ROWS_CONTACT && a->kind[i] == MR_KIND_CONTACT &&
+         phi > in->margin && a->rest[i] == 0.0 && a->rebound[i] == 0.0 &&
+         dt * dt * a->g[3 * i + 2] >= 0.5 * phi;
+}
+
+/* whether zero force is a solution at a row of velocity c (t₁, t₂, n) under the solver's model:
+ * c in the dual cone of the zero force's (the NCP and RaiSim: c_N ≥ 0, the de Saxcé term
+ * cancelling the tangential part; the CCP and the LCP, whose dual cones are narrower: c_N ≥
+ * μ (|c_t1| + |c_t2|), which holds for K_μ* and every pyramid inside K_μ) */
+static int still_open(const mr_solver_info *solver, double mu, const double *c) {
+  int convex = strcmp(solver->model, "CCP") == 0 || strcmp(solver->model, "LCP") == 0;
+  return c[2] >= (convex ? mu * (fabs(c[0]) + fabs(c[1])) : 0.0);
+}
+
+/* island k's rows that sit out (st->dormant at its blocks, sub_rows the others and sub_pos
+ * their positions, −1 for a row out); the number of rows left in */
+static int mark_rows(mr_contact_stage *st, const mr_contact_input *in, int k) {
+  const mr_contact_assembly *a = &st->as[k];
+  int b0 = st->set.first_block[k], nc = a->max_contacts, m = 0;
+  int on = isfinite(in->margin) && strcmp(in->solver->model, "soft") != 0;
+  for (int i = 0; i < nc; ++i) {
+    int out = on && sits_out(in, a, i, st->set.blocks[b0 + i]);
+    st->dormant[b0 + i] = (unsigned char)out;
+    st->sub_pos[b0 + i] = out ? -1 : m;
+    if (!out) st->sub_rows[b0 + m++] = i;
+  }
+  return m;
+}
+
+/* whether island k's rows out differ from last step's at the same blocks: a solver state kept
+ * across steps (ADMM's y, ccp-newton's velocity, the eigenvalue estimates) belongs to the
+ * problem it was computed on */
+static int rows_changed(const mr_contact_stage *st, const mr_contact_input *in, int k) {
+  int b0 = st->set.first_block[k], b1 = st->set.first_block[k + 1];
+  for (int j = b0; j < b1; ++j) {
+    int p = in->prev_index[st->set.blocks[j]];
+    if ((p >= 0 ? st->was_dormant[p] : 0) != st->dormant[j]) return 1;
+  }
+  return 0;
+}
+
+/* island problem p restricted to its m rows sub_rows (sub_pos the inverse map), into the
+ * stage's restricted arrays at block b0 */
+static void restrict_problem(mr_contact_stage *st, const mr_contact_problem *p, int b0, int m,
+                             mr_contact_problem *q) {
+  const int *rows = st->sub_rows + b0, *pos = st->sub_pos + b0;
+  double *g = st->sub_g + 3 * b0, *R = st->sub_R + 3 * b0, *vel = st->sub_vel + 3 * b0;
+  double *mu = st->sub_mu + b0, *phi = st->sub_phi + b0;
+  unsigned char *kind = st->sub_kind + b0;
+  for (int a = 0; a < m; ++a) {
+    int i = rows[a];
+    mr_copy(g + 3 * a, p->g + 3 * i, 3);
+    if (p->R) mr_copy(R + 3 * a, p->R + 3 * i, 3);
+    if (p->vel) mr_copy(vel + 3 * a, p->vel + 3 * i, 3);
+    mu[a] = p->mu[i];
+    if (p->phi) phi[a] = p->phi[i];
+    if (p->kind) kind[a] = p->kind[i];
+  }
+  *q = *p;
+  q->nc = m;
+  q->g = g, q->mu = mu;
+  q->R = p->R ? R : NULL, q->vel = p->vel ? vel : NULL, q->phi = p->phi ? phi : NULL;
+  q->kind = p->kind ? kind : NULL;
+  if (p->G) { /* dense: the kept rows and columns */
+    size_t n = 3 * (size_t)p->nc, r = 3 * (size_t)m;
+    for (int a = 0; a < m; ++a)
+      for (int ra = 0; ra < 3; ++ra)
+        for (int b = 0; b < m; ++b)
+          mr_copy(st->sub_G + (3 * a + ra) * r + 3 * b, p->G + (3 * rows[a] + ra) * n + 3 * rows[b],
+                  3);
+    q->G = st->sub_G;
+    return;
+  }
+  int *row = st->sub_gb, *col = row + m + 1, nnzb = 0; /* block-sparse: the kept blocks */
+  for (int a = 0; a < m; ++a) {
+    row[a] = nnzb;
+    for (int t = p->Gb_row[rows[a]]; t < p->Gb_row[rows[a] + 1]; ++t) {
+      if (pos[p->Gb_col[t]] < 0) continue;
+      col[nnzb] = pos[p->Gb_col[t]];
+      mr_copy(st->sub_G + 9 * (size_t)nnzb++, p->Gb + 9 * (size_t)t, 9);
+    }
+  }
+  row[m] = nnzb;
+  q->nnzb = nnzb, q->Gb_row = row, q->Gb_col = col, q->Gb = st->sub_G;
+}
+
+/* Island k solved without its rows that sit out (m rows left in), then those rows' velocities
+ * at zero force; when one of them would close (still_open fails), the island is solved again
+ * with every row, from the forces found, on what is left of its budget. */
+static mr_status solve_restricted(mr_contact_stage *st, const mr_contact_input *in,
+                                  const mr_solver_settings *set, int k, int m,
+                                  mr_solver_state *state, mr_solver_stats *stats,
+                                  mr_contact_output *out, mr_error *err) {
+  mr_contact_assembly *a = &st->as[k];
+  int b0 = st->set.first_block[k], nc = a->max_contacts;
+  const int *rows = st->sub_rows + b0;
+  double *lam = st->lambda + 3 * b0, *c = st->c + 3 * b0;
+  double *ls = st->lambda_alt + 3 * b0, *cs = st->c_alt + 3 * b0, *cf = st->g_first + 3 * b0;
+  mr_contact_problem q;
+  restrict_problem(st, &a->problem, b0, m, &q);
+  for (int r = 0; r < m; ++r)
+    mr_copy(ls + 3 * r, lam + 3 * rows[r], 3);
+  mr_status s = MR_OK;
+  if (m > 0)
+    s = solve(st, in, set, &q, state, ls, cs, stats, out, err);
+  else
+    *stats = (mr_solver_stats){.converged = 1};
+  if (s) return s;
+  mr_zero(lam, 3 * (size_t)nc);
+  for (int r = 0; r < m; ++r)
+    mr_copy(lam + 3 * rows[r], ls + 3 * r, 3), mr_copy(c + 3 * rows[r], cs + 3 * r, 3);
+  mr_problem_velocity(&a->problem, lam, cf);
+  int closes = 0;
+  for (int i = 0; i < nc; ++i)
+    if (st->dormant[b0 + i]) {
+      mr_copy(c + 3 * i, cf + 3 * i, 3);
+      closes |= !still_open(in->solver, a->mu[i], c + 3 * i);
+    }
+  if (!closes) return MR_OK;
+  mr_solver_settings again = *set;
+  again.max_iter = set->max_iter - stats->iterations;
+  if (again.max_iter <= 0 || mr_solver_late(set)) { /* no budget left: the forces found */
+    stats->converged = 0, stats->budget = 1;
+    return MR_OK;
+  }
+  memset(st->dormant + b0, 0, (size_t)nc);
+  state->valid = 0, state->eig_max = state->eig_min = 0.0;
+  mr_solver_stats s2;
+  if ((s = solve(st, in, &again, &a->problem, state, lam, c, &s2, out, err))) return s;
+  s2.iterations += stats->iterations;
+  s2.budget |= stats->budget;
+  *stats = s2;
   return MR_OK;
 }
 
@@ -451,7 +632,14 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
   mr_solver_state *state = &st->states[k];
   state->y = st->y + 3 * b0;
   state->cap = 3 * nc;
-  s = solve(st, in, set, &a->problem, state, st->lambda + 3 * b0, st->c + 3 * b0, stats, out, err);
+  int m = mark_rows(st, in, k);
+  if (rows_changed(st, in, k)) /* a state of another problem: start it afresh */
+    state->valid = 0, state->eig_max = state->eig_min = 0.0;
+  if (m < nc)
+    s = solve_restricted(st, in, set, k, m, state, stats, out, err);
+  else
+    s = solve(st, in, set, &a->problem, state, st->lambda + 3 * b0, st->c + 3 * b0, stats, out,
+              err);
   /* a solve that failed by far (not one that stopped just short of its tolerance) */
   if (!s && in->retry > 0.0 && !stats->converged && stats->eps_abs > in->retry * set->eps_abs)
     s = solve_without_push_out(st, in, set, k, &sub, stats, out, err);
@@ -517,6 +705,7 @@ mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *i
   for (int j = 0; j < n; ++j) {
     mr_copy(lambda + 3 * is->blocks[j], st->lambda + 3 * j, 3);
     mr_copy(c + 3 * is->blocks[j], st->c + 3 * j, 3);
+    st->was_dormant[is->blocks[j]] = st->dormant[j];
   }
   remember_islands(st, in);
   return MR_OK;

@@ -36,6 +36,10 @@ typedef struct {
   long step;                 /* the step's number: islands of step − 1 are "last step's" */
   const double *v, *vf;      /* the velocity at the step's start and the free velocity (nv) */
   int one;                   /* 1: one island of every block (islands off) */
+  double margin; /* the collision margin (m): a contact detected with its gap beyond it is
+                  * speculative, and left out of its island's solve while its free motion closes
+                  * less than half of its gap in the step (checked after the solve); INFINITY:
+                  * every row solved */
 } mr_contact_input;
 
 /* What the stage did. */

@@ -120,7 +120,8 @@ static mr_contact_input contact_input(const mr_sim *s) {
                             .step = s->steps,
                             .v = s->v,
                             .vf = s->v_next,
-                            .one = !s->islands};
+                            .one = !s->islands,
+                            .margin = s->ctx.speculative ? s->w->contact.margin : INFINITY};
 }
 
 /* the step's blocks solved; v_next += their velocity change, and the free bodies' gyroscopic
