@@ -816,7 +816,7 @@ b8() {
       case $robot in solo) dur=0.5 ;; talos) dur=0.2 ;; allegro) dur=1.0 ;; esac
       for ws in 1 0; do
         "$MOREAU" compare "$(b8_scene $robot)" --duration "$dur" --set "solver.warm_start=$ws" \
-          --solvers "$(echo "$RIGID lcp-stagproj" | tr ' ' ',')" |
+          --solvers "$(echo "$RIGID lcp-stagproj lcp-lemke" | tr ' ' ',')" |
           awk -v r="$robot" -v st="$([ $ws = 1 ] && echo warm || echo cold)" \
             'NR > 1 && $10 == "ok" { print r "," $1 "," st "," $3 "," $4 "," $5 "," $6 "," $9 }' >>"$TMP/b8_runs.csv"
       done
@@ -1102,10 +1102,40 @@ b11crit() {
     --set solver.max_iter=20 --set solver.eps_abs=0 --set solver.retry=false
 }
 
+# QPCC: the supplementary document's particle, the sliding block and the planar hopper built
+# from its scene, each search's answer against the best of every contact mode's QP solved on
+# its own (--enumerate)
+qpcc_row() {
+  local name=$1 target=$2 json=$TMP/qpcc.json
+  shift 2
+  "$MOREAU" qpcc "$@" --json --enumerate >"$json"
+  local status mode obj enum modes qps
+  status=$(tr ',{}' '\n\n\n' <"$json" | awk -F'"' '$2 == "status" { print $4 }')
+  mode=$(tr ',{}' '\n\n\n' <"$json" | awk -F'"' '$2 == "mode" { printf "%s%s", s, $4; s = " " }')
+  obj=$(json_num "$json" objective | head -1)
+  enum=$(json_num "$json" objective | tail -1)
+  modes=$(json_num "$json" modes)
+  qps=$(json_num "$json" qp_solved)
+  echo "$name,$target,$status,${mode:-none},$qps,$obj,$modes,$enum" |
+    awk -F, -v OFS=, '{ d = $6 - $8; print $0, (d < 0 ? -d : d) }' >>"$OUT/qpcc.csv"
+}
+
+qpcc() {
+  log "QPCC: the search against enumeration of the contact modes"
+  echo "problem,target,status,modes,qp_solved,objective,enumerated_modes,enumerated_best,difference" >"$OUT/qpcc.csv"
+  qpcc_row jumping-particle - scenes/qpcc/jumping-particle.json
+  qpcc_row sliding-block - scenes/qpcc/sliding-block.json
+  local t
+  for t in "slide_x=0" "slide_x=0.5" "slide_x=-2" "slide_z=0.5" "slide_z=-1"; do
+    qpcc_row hopper "$t" --scene scenes/qpcc/hopper.yaml --target "$t"
+  done
+  column -s, -t <"$OUT/qpcc.csv" >&2
+}
+
 main() {
-  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10 B11" exp
+  local all="B1 B2 B3 B4 B5 B6 B7 B8 B9 B10 B11 QPCC" exp
   for exp in ${@:-$all}; do
-    "$(echo "$exp" | tr 'B' 'b')"
+    "$(echo "$exp" | tr 'A-Z' 'a-z')"
   done
 }
 main "$@"

@@ -586,6 +586,26 @@ static inline double pc_discrete_stop(double v0, double a, double dt) {
   return x;
 }
 
+/* where a point sliding from (vx, vy) ≥ 0 stops under lcp-lemke's diamond friction of radius
+ * a Δt per step: each step's LCP for a point mass is v⁺ = v − P(v), P the projection on the ℓ1
+ * ball of radius a Δt (the diamond's support function is a Δt ‖v⁺‖∞): the larger component
+ * decelerates alone until the two are equal, then both at a/2 on the diagonal */
+static inline void pc_diamond_stop(double vx, double vy, double a, double dt, double *x,
+                                   double *y) {
+  double r = a * dt;
+  *x = *y = 0.0;
+  while (vx + vy > r) {
+    double hi = pc_max(vx, vy), lo = fmin(vx, vy), t = 0.5 * (hi + lo - r);
+    if (lo - t >= 0.0)
+      vx = vy = t;
+    else if (vx >= vy)
+      vx -= r;
+    else
+      vy -= r;
+    *x += dt * vx, *y += dt * vy;
+  }
+}
+
 static inline pc_outcome pc_verdict_of(pc_result *r, double err, double tol) {
   pc_outcome o = {PC_FAIL, err, tol, ""};
   if (!r->ok)
@@ -640,6 +660,19 @@ static inline pc_outcome pc_check_slide(const char *solver, double theta) {
     snprintf(o.what, sizeof o.what,
              "lift-off: first-step rise = %.4f Δt μ‖v_T‖, flight to %.1f mm, ΔE %.2f J", r.x[4],
              1e3 * r.x[1], r.x[5]);
+  } else if (!strcmp(solver, "lcp-lemke")) {
+    /* the diamond (Stewart-Trinkle's four directions): friction μλ_N along −t₁ alone while
+     * |v_x| > |v_y|, then split evenly on the diagonal; the path bends away from x */
+    double xe, ye;
+    pc_diamond_stop(v0 * cos(theta), v0 * sin(theta), mu * PC_G, dt, &xe, &ye);
+    if (fabs(r.x[6] - xe) <= 1e-6 && fabs(r.x[7] - ye) <= 1e-6 && r.x[2] > 0.0) {
+      o.v = PC_ARTIFACT;
+      snprintf(o.what, sizeof o.what,
+               "diamond: stops at (%.4f, %.4f) = its closed form, lateral %+.1f mm (away from x)",
+               r.x[6], r.x[7], 1e3 * r.x[2]);
+    } else
+      snprintf(o.what, sizeof o.what, "diamond: stops at (%.6f, %.6f), closed form (%.6f, %.6f)",
+               r.x[6], r.x[7], xe, ye);
   } else if (pc_is(solver, "LCP")) {
     /* the pyramid: each tangential axis decelerates at μ g on its own (corner force
      * −μλ_N (1, 1)), so x and y stop at their own discrete distances: the path bends towards
@@ -1079,8 +1112,7 @@ static inline pc_outcome pc_check_rest(const char *solver) {
    * resolution of the box's height z ≈ 0.05 m it is computed from: 8 ε z = 8.9e-17 m (measured
    * 1.9e-18 m) */
   double pen = 2.0 * PC_G / (4.0 * 1e5);
-  if (pc_is(solver, "soft") && fabs(r.x[7] - pen) <= 8.0 * DBL_EPSILON * 0.05 &&
-      r.err <= T * tv) {
+  if (pc_is(solver, "soft") && fabs(r.x[7] - pen) <= 8.0 * DBL_EPSILON * 0.05 && r.err <= T * tv) {
     o.v = PC_ARTIFACT;
     snprintf(o.what, sizeof o.what, "penalty: penetration %.3e m = m g/(n k) = %.3e m", r.x[7],
              pen);

@@ -5,7 +5,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "control/lemke.h"
+#include "contact/lemke.h"
 #include "control/qp.h"
 #include "core/linalg.h"
 
@@ -263,22 +263,22 @@ static void test_lemke(void **state) {
   assert_int_equal(mr_arena_init(&a, mr_lemke_bytes(2)), 0);
   double Q[4] = {2, 1, 1, 2}, q1[2] = {-5, -6}, q2[2] = {-1, 3}, q3[2] = {1, 0}, z[2], w[2];
   int piv;
-  assert_int_equal(mr_lemke_solve(Q, q1, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_int_equal(mr_lemke_solve(Q, q1, 2, 0, &a, z, w, &piv, NULL, &err), MR_OK);
   /* pivots on Q (κ = 3, n = 2) and q of size ≤ 6: the solve's bound with values ≤ 3.5 */
   assert_near(z[0], 4.0 / 3, solve_tol(3.0, 2, 3.5));
   assert_near(z[1], 7.0 / 3, solve_tol(3.0, 2, 3.5));
   assert_near(w[0], 0, solve_tol(3.0, 2, 3.5));
   assert_near(w[1], 0, solve_tol(3.0, 2, 3.5));
-  assert_int_equal(mr_lemke_solve(Q, q2, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_int_equal(mr_lemke_solve(Q, q2, 2, 0, &a, z, w, &piv, NULL, &err), MR_OK);
   assert_near(z[0], 0.5, solve_tol(3.0, 2, 3.5));
   assert_near(z[1], 0, solve_tol(3.0, 2, 3.5));
   assert_near(w[1], 3.5, solve_tol(3.0, 2, 3.5));
-  assert_int_equal(mr_lemke_solve(Q, q3, 2, 0, &a, z, w, &piv, &err), MR_OK);
+  assert_int_equal(mr_lemke_solve(Q, q3, 2, 0, &a, z, w, &piv, NULL, &err), MR_OK);
   assert_int_equal(piv, 0);
   assert_near(z[0] + z[1], 0, 0);
   // Q = −I, q = (−1, −1) has no solution: ray termination
   double Qn[4] = {-1, 0, 0, -1}, qn[2] = {-1, -1};
-  assert_int_equal(mr_lemke_solve(Qn, qn, 2, 0, &a, z, w, &piv, &err), MR_ERR_NUMERIC);
+  assert_int_equal(mr_lemke_solve(Qn, qn, 2, 0, &a, z, w, &piv, NULL, &err), MR_ERR_NUMERIC);
   mr_arena_destroy(&a);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "moreau/qpcc.h"
+#include "moreau/scene.h"
 
 enum { NX = 3 + 1 + 2 + 4, TRACE = 8 };
 
@@ -448,12 +449,121 @@ static void test_cli(void **state) {
   remove(path), remove(bad);
 }
 
+/* the hopper of scenes/qpcc/hopper.yaml with the given target velocities (NAN: the current 0) */
+typedef struct {
+  mr_scene sc;
+  mr_sim *sim;
+  mr_qpcc_scene q;
+} hopper;
+
+static void hopper_build(hopper *h, const double target[4]) {
+  mr_error err;
+  assert_int_equal(mr_scene_load("scenes/qpcc/hopper.yaml", &h->sc, &err), MR_OK);
+  h->sim = mr_sim_from_scene(&h->sc, NULL, &err);
+  assert_non_null(h->sim);
+  double w[4] = {1, 1, 1, 1};
+  mr_qpcc_scene_options o = mr_qpcc_scene_options_default();
+  o.v_target = target, o.v_weight = w;
+  mr_status st = mr_qpcc_from_sim(h->sim, &o, &h->q, &err);
+  if (st) print_message("%s\n", err.msg);
+  assert_int_equal(st, MR_OK);
+}
+
+static void hopper_free(hopper *h) {
+  mr_qpcc_scene_free(&h->q);
+  mr_sim_free(h->sim);
+  mr_scene_free(&h->sc);
+}
+
+/* The QPCC of the planar hopper's first step, built from its scene (slides x, z; hip and knee
+ * hinges; the foot under the hip, 0.55655 m below it with the sphere): the controls are the two
+ * joints with an effort limit (40 N m), the dynamics and the contact rows are those of the
+ * model in closed form, and the search's answer equals the best of the 64 contact modes solved
+ * one by one, on targets (x, z velocity of the body) whose best mode is static or sliding:
+ * standing still, forward 0.5 m/s, backwards 2 m/s, down 1 m/s. */
+static void test_hopper_scene(void **state) {
+  hopper h;
+  double zero[4] = {0, 0, 0, 0};
+  hopper_build(&h, zero);
+  const mr_qpcc_problem *p = &h.q.problem;
+  assert_int_equal(p->nv, 4);
+  assert_int_equal(p->nu, 2);
+  assert_int_equal(p->nc, 1);
+  assert_int_equal(h.q.dofs[0], 2);
+  assert_int_equal(h.q.dofs[1], 3);
+  assert_near(p->u_ub[0], 40.0, 0.0);
+  assert_near(p->u_lb[1], -40.0, 0.0);
+  /* M: slide_x moves all 2.7 kg, slide_z the 2.6 kg below it; f̃ = −Δt g(q) at rest, the weight
+   * on slide_z; sums of a few products of the URDF's numbers: 1e-14 */
+  assert_near(p->M[0], 2.7, 1e-14);
+  assert_near(p->M[5], 2.6, 1e-14);
+  assert_near(p->f[0], 0.0, 1e-14);
+  assert_near(p->f[1], -0.01 * 2.6 * 9.81, 1e-14);
+  /* N: the contact point's normal velocity; the foot is under the hip (x = 0), so the hip's
+   * rotation moves it along x only, the knee's with lever −(x_p − x_knee) = −0.3 sin 0.5.
+   * x_p = 0 to round-off: 1e-12 */
+  const double *N = p->N;
+  assert_near(N[0], 0.0, 1e-12);
+  assert_near(N[1], 1.0, 1e-12);
+  assert_near(N[2], 0.0, 1e-12);
+  assert_near(N[3], -0.3 * sin(0.5), 1e-12);
+  /* the tangent rows span the contact point's x velocity (1, 0, z_p − z_hip, z_p − z_knee),
+   * z_p − z_hip = −0.55655 to the point's height, midway in the 5e-5 m penetration: 1e-4 */
+  const double xrow[4] = {1, 0, -(0.6 * cos(0.5) + 0.03), -(0.3 * cos(0.5) + 0.03)};
+  for (int j = 0; j < 4; ++j) {
+    const double *t1 = p->D + 0 * 4, *t2 = p->D + 2 * 4, *m1 = p->D + 1 * 4;
+    assert_near(hypot(t1[j], t2[j]), fabs(xrow[j]), 1e-4);
+    assert_near(t1[j], -m1[j], 0.0);
+  }
+  assert_near(p->mu[0], 0.4, 0.0);
+  hopper_free(&h);
+  /* targets: stand still, forward, backwards, down. Both the search
+   * and the enumeration solve the same mode's QP with the same method; with the torque weight
+   * 1e-4 against (Δt/m)², κ ≤ 1e4, torques ≤ 40: vertex_tol */
+  const double targets[4][4] = {{0, 0, 0, 0}, {0.5, 0, 0, 0}, {-2, 0, 0, 0}, {0, -1, 0, 0}};
+  const mr_qpcc_contact_mode want[4] = {MR_QPCC_STATIC, MR_QPCC_SLIDING, MR_QPCC_STATIC,
+                                        MR_QPCC_STATIC};
+  for (int k = 0; k < 4; ++k) {
+    hopper_build(&h, targets[k]);
+    double x[16];
+    mr_qpcc_contact_mode mode[1];
+    int dir[1];
+    mr_qpcc_result res;
+    trace t = {0};
+    assert_int_equal(run(&h.q.problem, 100, &t, x, mode, dir, &res), MR_OK);
+    assert_int_equal(res.outcome, MR_QPCC_OPTIMUM);
+    assert_int_equal(mode[0], want[k]);
+    const double tol = vertex_tol(1e4, 40.0);
+    assert_near(qpcc_violation(&h.q.problem, x), 0.0, tol);
+    double global = enumerate_modes(&h.q.problem, 6);
+    print_message("hopper target (%g, %g): search %.17g, enumeration %.17g\n", targets[k][0],
+                  targets[k][1], res.fval, global);
+    assert_near(res.fval, global, tol);
+    hopper_free(&h);
+  }
+  /* the command: the same problem from the scene, and errors naming the scene and the value */
+  char out[8192];
+  assert_int_equal(
+      run_cli("--scene scenes/qpcc/hopper.yaml --target slide_x=0.5 --json", out, sizeof out), 0);
+  assert_non_null(strstr(out, "\"joints\": [\"hopper/hip\", \"hopper/knee\"]"));
+  assert_non_null(strstr(out, "\"mode\": \"sliding\""));
+  assert_int_equal(run_cli("--scene scenes/qpcc/hopper.yaml --joints hip,ankle", out, sizeof out),
+                   2);
+  assert_non_null(strstr(out, "no 1-dof joint 'ankle' in scenes/qpcc/hopper.yaml"));
+  assert_int_equal(run_cli("--scene scenes/qpcc/hopper.yaml --target knee=fast", out, sizeof out),
+                   2);
+  assert_non_null(strstr(out, "the value 'fast' must be a finite number"));
+  assert_int_equal(run_cli("--scene /nonexistent.yaml", out, sizeof out), 2);
+  assert_non_null(strstr(out, "/nonexistent.yaml"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jumping_particle),    cmocka_unit_test(test_jumping_objectives),
       cmocka_unit_test(test_block_sliding),       cmocka_unit_test(test_infeasible_and_budget),
       cmocka_unit_test(test_against_enumeration), cmocka_unit_test(test_unbounded),
       cmocka_unit_test(test_mlcp_start),          cmocka_unit_test(test_cli),
+      cmocka_unit_test(test_hopper_scene),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

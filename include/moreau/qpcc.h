@@ -17,6 +17,7 @@
 #define MOREAU_QPCC_H
 
 #include "moreau/error.h"
+#include "moreau/sim.h"
 
 /* The problem; arrays are borrowed, row-major. */
 typedef struct {
@@ -117,5 +118,51 @@ mr_status mr_qpcc_solve_mode(const mr_qpcc_problem *p, mr_qpcc_workspace *ws,
 
 const char *mr_qpcc_outcome_name(mr_qpcc_outcome o);
 const char *mr_qpcc_mode_name(mr_qpcc_contact_mode m);
+
+/* ---- a QPCC built from a simulator's state (src/control/qpcc_scene.c, docs/qpcc.md) ----
+ *
+ * At the simulator's state (q, v), with its time step Δt, its contacts from the collision
+ * pipeline (mr_sim_collide: every contact with Φ_N ≤ the margin) and its model's dynamics:
+ *
+ *   ṗ  = v⁺, the next velocity (nv; free-flyer: linear then angular, local frame),
+ *   M̃  = M(q) + Δt diag(damping)   (armature included; damping implicit),
+ *   f̃  = M(q) v − Δt b(q, v)        (b: Coriolis, centrifugal and gravity, mr_nonlinear_effects),
+ *   A  = the selection of the controlled dofs (nv x nu, one 1 per column), u their torques or
+ *        forces (N m or N), bounded by ± the model's effort limits,
+ *   Nᵢ = row n of contact i's Jacobian (relative velocity body1 − body2 in its frame (t₁, t₂, n)),
+ *   Dᵢ = the four rows +t₁, −t₁, +t₂, −t₂ (the 4-facet pyramid), μᵢ the pair's friction,
+ *   G  = ½ Σₖ wₖ (ṗₖ − v*ₖ)² + ½ r Σⱼ uⱼ²   (reach a target velocity with a torque penalty).
+ *
+ * Neglected, and said so in docs/qpcc.md: the contacts' gaps (the rows Nᵀṗ ≥ 0 have no Φ_N/Δt
+ * term), restitution and compliance, joint limits, joint friction, PD gains, constant torques
+ * and external forces of the scene. */
+typedef struct {
+  const int *dofs; /* controlled velocity coordinates, ndofs of them (each a 1-dof joint's);
+                      NULL: every dof of a 1-dof joint whose effort limit is > 0 */
+  int ndofs;
+  const double *v_target; /* v* (nv; m/s or rad/s); NULL: the current velocity v */
+  const double *v_weight; /* w (nv, ≥ 0; G's units per (m/s)² or (rad/s)²); NULL: 1 each */
+  double torque_weight;   /* r ≥ 0 (per (N m)² or N²); default 1e-4 */
+} mr_qpcc_scene_options;
+
+/* The built problem; `problem` borrows the arrays below, which this struct owns. */
+typedef struct {
+  mr_qpcc_problem problem;
+  int nv, nu, nc;       /* velocity dimension, controls, contacts */
+  int *dofs;            /* nu: the controlled velocity coordinates */
+  mr_contact *contacts; /* nc: the contacts (copied from the collision pipeline) */
+  double *M, *f, *A, *u_lb, *u_ub, *N, *D, *mu, *H, *c;
+  int *nd;
+} mr_qpcc_scene;
+
+mr_qpcc_scene_options mr_qpcc_scene_options_default(void);
+
+/* Build the QPCC of the simulator's current state into out (allocates; free with
+ * mr_qpcc_scene_free). MR_ERR_INVALID names the offending option: a dof out of range, twice, or
+ * not a 1-dof joint's, a non-finite target, a negative weight. The simulator's contacts are
+ * recomputed (mr_sim_collide); its state is not changed. */
+mr_status mr_qpcc_from_sim(mr_sim *s, const mr_qpcc_scene_options *o, mr_qpcc_scene *out,
+                           mr_error *err);
+void mr_qpcc_scene_free(mr_qpcc_scene *q);
 
 #endif

@@ -1,7 +1,9 @@
 /* moreau qpcc PROBLEM.json [--json] [--max-qp N]: solve a QPCC control problem (Tan, Turk & Liu,
- * supplementary document, eq. 1-3) by the best-first mode search of src/contact/qpcc.c. The
- * JSON format is documented in docs/qpcc.md. Exit codes: 0 optimum found, 1 infeasible, budget
- * exhausted, non-convex or unbounded objective (or a QP failure), 2 bad usage or input. */
+ * supplementary document, eq. 1-3) by the best-first mode search of src/control/qpcc.c. The
+ * JSON format is documented in docs/qpcc.md. moreau qpcc --scene S.yaml [...] builds the problem
+ * from a scene's initial state (mr_qpcc_from_sim, src/control/qpcc_scene.c). Exit codes: 0 optimum
+ * found, 1 infeasible, budget exhausted, non-convex or unbounded objective (or a QP failure), 2 bad
+ * usage or input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include "cli/commands.h"
 #include "core/json.h"
 #include "moreau/qpcc.h"
+#include "moreau/scene.h"
 
 /* the problem and the arrays it borrows (owned here) */
 typedef struct {
@@ -269,8 +272,14 @@ static void print_text(const mr_qpcc_problem *p, const mr_qpcc_result *r, const 
 }
 
 static void print_json(const mr_qpcc_problem *p, const mr_qpcc_result *r, const double *x,
-                       const mr_qpcc_contact_mode *mode, const int *dir) {
-  printf("{\n  \"status\": ");
+                       const mr_qpcc_contact_mode *mode, const int *dir,
+                       const char *const *joints) {
+  printf("{\n");
+  for (int j = 0; joints && j < p->nu; ++j) {
+    printf(j ? ", " : "  \"joints\": [");
+    mr_json_write_string(stdout, joints[j]);
+  }
+  printf("%s  \"status\": ", joints && p->nu ? "],\n" : "");
   mr_json_write_string(stdout, mr_qpcc_outcome_name(r->outcome));
   printf(",\n  \"message\": ");
   mr_json_write_string(stdout, r->message);
@@ -296,21 +305,70 @@ static void print_json(const mr_qpcc_problem *p, const mr_qpcc_result *r, const 
       mr_json_write_vector(stdout, x + o, sizes[b]);
     }
   }
-  printf("\n}\n");
 }
 
 /* ---------------------------------------------------------------- command */
 
 static int usage(FILE *f, int code) {
   fprintf(f,
-          "usage: moreau qpcc PROBLEM.json [--json] [--max-qp N]\n"
-          "Solve a QPCC control-through-contact problem (docs/qpcc.md).\n"
+          "usage: moreau qpcc PROBLEM.json [--json] [--max-qp N] [--enumerate]\n"
+          "       moreau qpcc --scene S.yaml [--joints J1,J2,...] [--target J=V]...\n"
+          "                   [--weight J=W]... [--torque-weight R] [--json] [--max-qp N]\n"
+          "                   [--enumerate]\n"
+          "Solve a QPCC control-through-contact problem (docs/qpcc.md): from a JSON file, or\n"
+          "built from a scene's initial state (its contacts, mass matrix and bias; the controls\n"
+          "are the torques of the joints listed, by default the joints with an effort limit > 0;\n"
+          "the objective 1/2 sum w (v+ - v*)^2 + 1/2 R sum u^2, v* the current velocity unless\n"
+          "--target sets it, w 1 unless --weight sets it, R 1e-4 unless --torque-weight sets it).\n"
+          "--enumerate also solves every contact mode's QP on its own (at most 16 pairs) and\n"
+          "prints the best objective, to check the search's answer.\n"
           "exit codes: 0 optimum, 1 infeasible / budget / non-convex / unbounded, 2 bad input\n");
   return code;
 }
 
+/* the most complementarity pairs --enumerate accepts (2^16 QPs) */
+#define QPCC_ENUM_MAX_PAIRS 16
+
+/* the best objective over every mode, each mode's QP solved on its own (mr_qpcc_solve_mode);
+ * *feasible counts the feasible modes; NAN when none */
+static mr_status enumerate(const mr_qpcc_problem *p, mr_qpcc_workspace *ws, double *x,
+                           long *feasible, double *best, mr_error *err) {
+  int npairs = mr_qpcc_size(p) - p->nv - p->nu;
+  unsigned char mode[QPCC_ENUM_MAX_PAIRS];
+  *feasible = 0, *best = NAN;
+  if (npairs > QPCC_ENUM_MAX_PAIRS)
+    return mr_error_set(err, MR_ERR_INVALID,
+                        "--enumerate: %d complementarity pairs, more than %d (2^%d QPs)", npairs,
+                        QPCC_ENUM_MAX_PAIRS, QPCC_ENUM_MAX_PAIRS);
+  for (long code = 0; code < (1L << npairs); ++code) {
+    double fval;
+    int outcome;
+    for (int k = 0; k < npairs; ++k)
+      mode[k] = (code >> k) & 1;
+    mr_status st = mr_qpcc_solve_mode(p, ws, mode, x, &fval, &outcome, err);
+    if (st) return st;
+    if (outcome != 0) continue;
+    ++*feasible;
+    if (!(fval >= *best)) *best = fval;
+  }
+  return MR_OK;
+}
+
+static void print_enumeration(const mr_qpcc_problem *p, long feasible, double best, int json) {
+  long modes = 1L << (mr_qpcc_size(p) - p->nv - p->nu);
+  if (!json) {
+    printf("enumeration: %ld modes, %ld feasible, best objective %.17g\n", modes, feasible, best);
+    return;
+  }
+  printf(",\n  \"enumeration\": {\"modes\": %ld, \"feasible\": %ld, \"objective\": ", modes,
+         feasible);
+  mr_json_write_number(stdout, best);
+  printf("}");
+}
+
 /* solve and print; returns the exit code */
-static int solve_and_print(problem_file *pf, int max_qp, int json) {
+static int solve_and_print(problem_file *pf, int max_qp, int json, const char *const *joints,
+                           int enumerate_modes) {
   mr_error err;
   mr_qpcc_workspace *ws = NULL;
   int n = mr_qpcc_size(&pf->p), code = 1;
@@ -324,11 +382,23 @@ static int solve_and_print(problem_file *pf, int max_qp, int json) {
                                     : mr_error_set(&err, MR_ERR_NOMEM, "out of memory");
   if (!st) st = mr_qpcc_solve(&pf->p, &s, ws, &r, &err);
   if (st)
-    fprintf(stderr, "moreau qpcc: %s\n", err.msg);
+    json = 0, fprintf(stderr, "moreau qpcc: %s\n", err.msg);
   else if (json)
-    print_json(&pf->p, &r, x, mode, dir);
-  else
+    print_json(&pf->p, &r, x, mode, dir, joints);
+  else {
+    for (int j = 0; joints && j < pf->p.nu; ++j)
+      printf(j ? " %s" : "joints:  %s", joints[j]);
+    if (joints && pf->p.nu) printf("\n");
     print_text(&pf->p, &r, x, mode, dir);
+  }
+  long feasible = 0;
+  double best = NAN;
+  if (!st && enumerate_modes) {
+    st = enumerate(&pf->p, ws, x, &feasible, &best, &err);
+    if (st) fprintf(stderr, "moreau qpcc: %s\n", err.msg);
+    if (!st) print_enumeration(&pf->p, feasible, best, json);
+  }
+  if (json) printf("\n}\n");
   if (!st && r.outcome == MR_QPCC_OPTIMUM) code = 0;
   if (st == MR_ERR_INVALID) code = 2;
   mr_qpcc_workspace_destroy(ws);
@@ -336,13 +406,166 @@ static int solve_and_print(problem_file *pf, int max_qp, int json) {
   return code;
 }
 
+/* ---------------------------------------------------------------- from a scene */
+
+/* the most --target / --weight options */
+#define QPCC_OPT_MAX 64
+
+typedef struct {
+  const char *scene, *joints;
+  const char *target[QPCC_OPT_MAX], *weight[QPCC_OPT_MAX];
+  int ntarget, nweight;
+  double torque_weight;
+} scene_args;
+
+/* the velocity coordinate of the 1-dof joint named name[0..len) (the model's name, or the part
+ * after a robot's "ROBOT/" prefix when one joint has it), −1 if none */
+static int joint_dof(const mr_model *m, const char *name, size_t len) {
+  int found = -1, count = 0;
+  for (int b = 1; b < m->nbodies; ++b) {
+    const mr_joint *j = &m->bodies[b].joint;
+    if (j->nv != 1) continue;
+    const char *n = j->name, *slash = strrchr(n, '/');
+    if (strlen(n) == len && !strncmp(n, name, len)) return j->idx_v;
+    if (slash && strlen(slash + 1) == len && !strncmp(slash + 1, name, len))
+      found = j->idx_v, ++count;
+  }
+  return count == 1 ? found : -1;
+}
+
+/* an unknown joint: name it, the scene and the joints there are */
+static int no_joint(const mr_model *m, const char *opt, const char *name, size_t len,
+                    const char *scene) {
+  fprintf(stderr, "moreau qpcc: %s: no 1-dof joint '%.*s' in %s (its 1-dof joints:", opt, (int)len,
+          name, scene);
+  for (int b = 1; b < m->nbodies; ++b)
+    if (m->bodies[b].joint.nv == 1) fprintf(stderr, " %s", m->bodies[b].joint.name);
+  fprintf(stderr, ")\n");
+  return 2;
+}
+
+/* the controlled dofs from --joints J1,J2,... (*n = −1 when the option is absent) */
+static int parse_joints(const mr_model *m, const scene_args *a, int *dofs, int *n) {
+  *n = -1;
+  if (!a->joints) return 0;
+  *n = 0;
+  for (const char *p = a->joints; *p;) {
+    size_t len = strcspn(p, ",");
+    int k = len ? joint_dof(m, p, len) : -1;
+    if (k < 0) return no_joint(m, "--joints", p, len, a->scene);
+    if (*n >= m->nv) return fprintf(stderr, "moreau qpcc: --joints lists too many joints\n"), 2;
+    dofs[(*n)++] = k;
+    p += len + (p[len] == ',');
+  }
+  return 0;
+}
+
+/* J=V options (--target, --weight) into x[dof] */
+static int parse_values(const mr_model *m, const scene_args *a, const char *opt,
+                        const char *const *items, int count, double *x) {
+  for (int i = 0; i < count; ++i) {
+    const char *eq = strchr(items[i], '=');
+    if (!eq) {
+      fprintf(stderr, "moreau qpcc: %s '%s' must be JOINT=VALUE\n", opt, items[i]);
+      return 2;
+    }
+    int k = joint_dof(m, items[i], (size_t)(eq - items[i]));
+    if (k < 0) return no_joint(m, opt, items[i], (size_t)(eq - items[i]), a->scene);
+    char *end;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || !isfinite(v) || (!strcmp(opt, "--weight") && v < 0)) {
+      fprintf(stderr, "moreau qpcc: %s '%s': the value '%s' must be a finite number%s\n", opt,
+              items[i], eq + 1, strcmp(opt, "--weight") ? "" : " >= 0");
+      return 2;
+    }
+    x[k] = v;
+  }
+  return 0;
+}
+
+/* the problem of the scene's initial state, solved and printed */
+static int run_scene(const scene_args *a, int json, int max_qp, int enumerate_modes) {
+  mr_scene sc;
+  mr_error err = {0};
+  if (mr_scene_load(a->scene, &sc, &err)) return fprintf(stderr, "moreau qpcc: %s\n", err.msg), 2;
+  mr_sim *s = mr_sim_from_scene(&sc, NULL, &err);
+  if (!s) {
+    fprintf(stderr, "moreau qpcc: %s\n", err.msg);
+    mr_scene_free(&sc);
+    return 2;
+  }
+  const mr_model *m = mr_sim_model(s);
+  size_t nv = (size_t)m->nv;
+  int *dofs = calloc(nv + 1, sizeof *dofs), n = -1, code = 2;
+  double *target = calloc(nv + 1, sizeof *target), *weight = calloc(nv + 1, sizeof *weight);
+  const char **names = calloc(nv + 1, sizeof *names);
+  mr_qpcc_scene q = {0};
+  if (!dofs || !target || !weight || !names) {
+    fprintf(stderr, "moreau qpcc: out of memory\n");
+    goto done;
+  }
+  memcpy(target, mr_sim_v(s), sizeof *target * nv);
+  for (size_t k = 0; k < nv; ++k)
+    weight[k] = 1;
+  if (parse_joints(m, a, dofs, &n) ||
+      parse_values(m, a, "--target", a->target, a->ntarget, target) ||
+      parse_values(m, a, "--weight", a->weight, a->nweight, weight))
+    goto done;
+  mr_qpcc_scene_options o = {n >= 0 ? dofs : NULL, n, target, weight, a->torque_weight};
+  if (mr_qpcc_from_sim(s, &o, &q, &err)) {
+    fprintf(stderr, "moreau qpcc: %s: %s\n", a->scene, err.msg);
+    goto done;
+  }
+  for (int j = 0; j < q.nu; ++j)
+    names[j] = m->bodies[m->dof_body[q.dofs[j]]].joint.name;
+  problem_file pf = {.p = q.problem};
+  code = solve_and_print(&pf, max_qp ? max_qp : 1000, json, names, enumerate_modes);
+done:
+  mr_qpcc_scene_free(&q);
+  free(dofs), free(target), free(weight), free(names);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+  return code;
+}
+
+/* one scene option (and its value) at argv[*i]; 0 when not one, −1 on a bad value */
+static int scene_option(int argc, char **argv, int *i, scene_args *a) {
+  const char *o = argv[*i];
+  int has = *i + 1 < argc;
+  if (!strcmp(o, "--scene") && has) return a->scene = argv[++*i], 1;
+  if (!strcmp(o, "--joints") && has) return a->joints = argv[++*i], 1;
+  if ((!strcmp(o, "--target") || !strcmp(o, "--weight")) && has) {
+    int *cnt = o[2] == 't' ? &a->ntarget : &a->nweight;
+    const char **arr = o[2] == 't' ? a->target : a->weight;
+    if (*cnt >= QPCC_OPT_MAX)
+      return fprintf(stderr, "moreau qpcc: more than %d %s options\n", QPCC_OPT_MAX, o), -1;
+    arr[(*cnt)++] = argv[++*i];
+    return 1;
+  }
+  if (!strcmp(o, "--torque-weight") && has) {
+    char *end;
+    const char *v = argv[++*i];
+    a->torque_weight = strtod(v, &end);
+    if (end == v || *end || !isfinite(a->torque_weight) || a->torque_weight < 0)
+      return fprintf(stderr, "moreau qpcc: --torque-weight '%s' must be a finite number >= 0\n", v),
+             -1;
+    return 1;
+  }
+  return 0;
+}
+
 int mr_cmd_qpcc(int argc, char **argv) {
   const char *path = NULL;
-  int json = 0, max_qp = 0;
+  int json = 0, max_qp = 0, so, enumerate_modes = 0;
+  scene_args sa = {.torque_weight = mr_qpcc_scene_options_default().torque_weight};
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout, 0);
+    if ((so = scene_option(argc, argv, &i, &sa)) < 0) return 2;
+    if (so) continue;
     if (!strcmp(argv[i], "--json"))
       json = 1;
+    else if (!strcmp(argv[i], "--enumerate"))
+      enumerate_modes = 1;
     else if (!strcmp(argv[i], "--max-qp") && i + 1 < argc) {
       char *end;
       long q = strtol(argv[++i], &end, 10);
@@ -356,6 +579,11 @@ int mr_cmd_qpcc(int argc, char **argv) {
     else
       return fprintf(stderr, "moreau qpcc: bad argument '%s'\n", argv[i]), usage(stderr, 2);
   }
+  if (sa.scene && path)
+    return fprintf(stderr, "moreau qpcc: give a PROBLEM.json or --scene, not both\n"), 2;
+  if (!sa.scene && (sa.joints || sa.ntarget || sa.nweight))
+    return fprintf(stderr, "moreau qpcc: --joints, --target and --weight need --scene\n"), 2;
+  if (sa.scene) return run_scene(&sa, json, max_qp, enumerate_modes);
   if (!path) return usage(stderr, 2);
   mr_json *root = NULL;
   mr_error err;
@@ -369,7 +597,7 @@ int mr_cmd_qpcc(int argc, char **argv) {
   if (st)
     fprintf(stderr, "moreau qpcc: %s\n", err.msg);
   else
-    code = solve_and_print(&pf, max_qp ? max_qp : pf.max_qp, json);
+    code = solve_and_print(&pf, max_qp ? max_qp : pf.max_qp, json, NULL, enumerate_modes);
   problem_free(&pf);
   return code;
 }

@@ -191,7 +191,11 @@ static int run(const solve_args *a) {
   mr_arena work;
   double *lambda = calloc(n > 0 ? n : 1, sizeof(double)),
          *c = calloc(n > 0 ? n : 1, sizeof(double));
-  if (mr_arena_init(&work, mr_solver_work_size(f.nc, 0)) || !lambda || !c) {
+  /* the larger of every solver's scratch and this one's (lcp-lemke's dense tableau) */
+  size_t wsz = mr_solver_work_size(f.nc, 0);
+  size_t wone = mr_solver_work_size_for(mr_solver_find(a->solver), f.nc, 0, f.problem.G == NULL,
+                                        (size_t)f.problem.nnzb);
+  if (mr_arena_init(&work, wone > wsz ? wone : wsz) || !lambda || !c) {
     fprintf(stderr, "moreau solve: out of memory for nc = %d\n", f.nc);
     free(lambda), free(c), mr_problem_file_free(&f);
     return 1;

@@ -46,6 +46,9 @@ static const mr_solver_info registry[] = {
     {"ncp-hybrid", "NCP",
      "ncp-pgs, ncp-admm, staggered projections, then active-set and natural-map Newton polishes",
      mr_solver_ncp_hybrid, 1, NULL},
+    {"lcp-lemke", "LCP",
+     "Lemke's pivoting on the Stewart-Trinkle LCP (4 directions, diamond), dense, <= 64 contacts",
+     mr_solver_lcp_lemke, 0, NULL},
 };
 
 #define N_SOLVERS ((int)(sizeof registry / sizeof registry[0]))
@@ -299,6 +302,9 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   if (!info) return all;
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0;
   size_t slack = 64 * 32 + 256, vectors = vector_doubles(n, m) * sizeof(double) + slack;
+  /* lcp-lemke: its LCP's matrix and tableau, and a dense copy of a block-sparse G */
+  if (info->solve == mr_solver_lcp_lemke)
+    return vectors + mr_lemke_work_size(nc) + (block_sparse ? n * n * sizeof(double) : 0);
   /* a solver given a dense copy of a block-sparse G */
   if (!info->block_sparse) return all;
   int pays = block_sparse && nc >= MR_SPARSE_CHOL_MIN_NC &&

@@ -28,6 +28,13 @@ mr_status mr_solver_ncp_stagproj(MR_SOLVER_ARGS);
 mr_status mr_solver_lcp_stagproj(MR_SOLVER_ARGS);
 /* the cascade ncp-pgs → ncp-admm → active-set Newton polish (hybrid.c) */
 mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS);
+/* lcp-lemke: the Stewart-Trinkle LCP by Lemke's method (lcp_lemke.c); dense, at most
+ * MR_LEMKE_MAX_CONTACTS contacts; its scratch bytes; its criterion (the LCP's, on the diamond
+ * |λ_t1| + |λ_t2| ≤ μ λ_N: feasibility, Signorini, maximum dissipation, force x velocity) */
+#define MR_LEMKE_MAX_CONTACTS 64
+mr_status mr_solver_lcp_lemke(MR_SOLVER_ARGS);
+size_t mr_lemke_work_size(int nc);
+double mr_lemke_criterion(const mr_contact_problem *p, const double *lambda, const double *c);
 /* bytes of scratch arena each needs (nv: velocity dimension when p->J, p->M are given, else 0) */
 size_t mr_admm_work_size(int nc);
 size_t mr_newton_work_size(int nc, int nv);

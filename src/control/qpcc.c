@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control/lemke.h"
+#include "contact/lemke.h"
 #include "control/qp.h"
 #include "core/linalg.h"
 
@@ -537,7 +537,8 @@ static int mlcp_mode(const mr_qpcc_problem *p, mr_qpcc_workspace *w, unsigned ch
   double *Q = mr_arena_doubles(&w->mlcp, (size_t)m * m), *q = mr_arena_doubles(&w->mlcp, m);
   double *z = mr_arena_doubles(&w->mlcp, m), *wv = mr_arena_doubles(&w->mlcp, m);
   mr_error err;
-  if (mlcp_build(p, w, Q, q) && mr_lemke_solve(Q, q, m, 0, &w->mlcp, z, wv, NULL, &err) == MR_OK) {
+  if (mlcp_build(p, w, Q, q) &&
+      mr_lemke_solve(Q, q, m, 0, &w->mlcp, z, wv, NULL, NULL, &err) == MR_OK) {
     // both sides zero (degenerate pair): the static choice, so that a resting contact maps to
     // the static mode
     double tiny = 1e-12 * (1 + mr_norm_inf(q, m));
