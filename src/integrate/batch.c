@@ -57,6 +57,7 @@ typedef struct {
 typedef struct {
   double ns[2];   /* running means (ns), 0 before the first */
   unsigned calls; /* one-step calls so far */
+  int last;       /* the way of the call before, −1 none */
 } way_stats;
 
 typedef struct {
@@ -171,31 +172,40 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * claimed. No signal read from the system says in advance which of the two ways is faster, so
  * the caller times them: it steps every environment itself (the workers left asleep and the
  * generation untouched, so none of them claims anything) or with the workers, keeps the running
- * mean wall time of a call each way, and takes the faster, trying the other way one call in
- * WAY_PROBE so that its mean follows the machine. A sample counts at most WAY_CLIP times the
- * mean, so that one preempted call does not switch the way for hundreds of calls, while slow
- * calls that recur still move the mean within a few samples. On idle cores the workers win by
- * about the number of threads; on a machine that gives this process about one core, the caller
- * alone does, and the batch then costs at most the probes over one thread. */
+ * mean wall time of a call each way, and takes the faster, trying the other way for WAY_BURST
+ * calls in every WAY_PERIOD so that its mean follows the machine. A call that changes the way
+ * is not timed: the workers it finds asleep (or leaves watching for nothing) cost a wake-up that
+ * the calls after it do not pay, and timing it would bias each way by the other. A sample
+ * counts at most WAY_CLIP times the mean, so that one preempted call does not switch the way for
+ * hundreds of calls, while slow calls that recur still move the mean within a few samples. On
+ * idle cores the workers win by about the number of threads, and the probes cost about
+ * WAY_BURST / WAY_PERIOD of that; on a machine that gives this process about one core, the
+ * caller alone wins, and the batch then costs at most the probes over one thread. */
 
-/* one one-step call in WAY_PROBE tries the slower way; a sample counts at most WAY_CLIP times
- * the way's mean, which moves by WAY_GAIN of the difference */
-#define WAY_PROBE 16
-#define WAY_CLIP 4.0
+/* WAY_BURST one-step calls in every WAY_PERIOD try the slower way; a sample counts at most
+ * WAY_CLIP times the way's mean, which moves by WAY_GAIN of the difference */
+#define WAY_PERIOD 1024
+#define WAY_BURST 4
+#define WAY_CLIP 2.0
 #define WAY_GAIN 0.125
+/* the workers' way stays the faster until the caller alone is faster by this factor: a few
+ * wake-ups on idle cores must not send the calls to one thread */
+#define WAY_MARGIN (1.0 / 0.9)
 
-/* the way of this one-step call: each way once first, then the faster but for the probes */
+/* the way of this one-step call: a burst each way first (the workers, then the caller alone),
+ * then the faster but for the probes */
 static int choose_way(way_stats *w) {
   unsigned k = w->calls++;
-  if (k < 2) return (int)(1 - k); /* the workers first, then the caller alone */
-  int fast = w->ns[1] <= w->ns[0];
-  return k % WAY_PROBE == 0 ? !fast : fast;
+  if (k < 2 * WAY_BURST) return k < WAY_BURST;
+  int fast = w->ns[1] <= WAY_MARGIN * w->ns[0];
+  return k % WAY_PERIOD < WAY_BURST ? !fast : fast;
 }
 
-/* a call's wall time ns, the way it went */
+/* a call's wall time ns, the way it went: counted when the call before went the same way */
 static void way_timed(way_stats *w, int way, double ns) {
   double *m = &w->ns[way];
-  *m = *m > 0.0 ? *m + WAY_GAIN * (fmin(ns, WAY_CLIP * *m) - *m) : ns;
+  if (w->last == way) *m = *m > 0.0 ? *m + WAY_GAIN * (fmin(ns, WAY_CLIP * *m) - *m) : ns;
+  w->last = way;
 }
 
 /* the longest watch (ns): about four Solo-12 steps */
@@ -417,6 +427,7 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   if (!b) return mr_error_set(err, MR_ERR_NOMEM, "batch: out of memory"), NULL;
   b->w = w, b->n = n, b->threads = threads < n ? threads : n;
   b->wait.rate = 0.75;
+  b->way.last = -1;
   b->nq = w->model->nq, b->nv = w->model->nv;
   b->sims = calloc((size_t)n, sizeof *b->sims);
   b->status = calloc((size_t)n, sizeof *b->status);
