@@ -805,7 +805,7 @@ GP
 # b8_scene ROBOT: the B8 scene of a robot
 b8_scene() { if [ "$1" = allegro ]; then echo scenes/b8_allegro_ball.yaml; else echo "scenes/b8_$1_push.yaml"; fi; }
 
-B8_REPS=3
+B8_REPS=${B8_REPS:-3}
 
 b8() {
   log "B8 timings, warm and cold start, $B8_REPS runs each"
