@@ -14,7 +14,10 @@
  * calling thread does the first share. A batch step allocates nothing: it wakes the workers,
  * steps its own share (and what the workers have not begun) and waits for those being stepped
  * (one synchronisation per call, not per step); waiting threads watch briefly before they sleep
- * only while that pays and the machine is not oversubscribed (src/integrate/batch.c).
+ * only while that pays and the machine is not oversubscribed. A call of one step goes the faster
+ * of two ways by their measured wall time per call: with the workers, or by the calling thread
+ * alone while they sleep (a machine that gives the process about one core); either way the
+ * results are the same (src/integrate/batch.c).
  *
  * Bulk arrays are row-major, one row per environment: q [n × nq], v [n × nv],
  * torque [n × nv], target [n × nq] (sizes in mr_world_get_info). A batch is driven from one
