@@ -117,6 +117,16 @@ void mr_gs_bilateral(const mr_contact_problem *p, int i, double omega, double *l
   }
 }
 
+int mr_gs_other_kind(const mr_contact_problem *p, int i, double omega, double *lambda, double *c) {
+  if (mr_problem_box(p, i))
+    mr_gs_box(p, i, omega, lambda, c);
+  else if (mr_problem_bilateral(p, i))
+    mr_gs_bilateral(p, i, omega, lambda, c);
+  else
+    return 0;
+  return 1;
+}
+
 void mr_gs_box(const mr_contact_problem *p, int i, double omega, double *lambda, double *c) {
   double B[9], *l = lambda + 3 * i, f = p->mu[i];
   mr_gs_block(p, i, B);

@@ -46,14 +46,7 @@ static void lcp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
                       double *lambda, double *c) {
   for (int i = 0; i < p->nc; ++i) {
     double B[9];
-    if (mr_problem_box(p, i)) {
-      mr_gs_box(p, i, s->omega, lambda, c);
-      continue;
-    }
-    if (mr_problem_bilateral(p, i)) {
-      mr_gs_bilateral(p, i, s->omega, lambda, c);
-      continue;
-    }
+    if (mr_gs_other_kind(p, i, s->omega, lambda, c)) continue;
     mr_gs_block(p, i, B);
     lcp_coordinate(p, B, i, 2, 0.0, INFINITY, s->omega, lambda, c);
     double f = p->mu[i] * lambda[3 * i + 2];
@@ -69,14 +62,7 @@ static void lcp_sweep_k(const mr_contact_problem *p, const mr_solver_settings *s
   const mr_pyramid *py = ctx;
   for (int i = 0; i < p->nc; ++i) {
     double B[9];
-    if (mr_problem_box(p, i)) {
-      mr_gs_box(p, i, s->omega, lambda, c);
-      continue;
-    }
-    if (mr_problem_bilateral(p, i)) {
-      mr_gs_bilateral(p, i, s->omega, lambda, c);
-      continue;
-    }
+    if (mr_gs_other_kind(p, i, s->omega, lambda, c)) continue;
     mr_gs_block(p, i, B);
     lcp_coordinate(p, B, i, 2, 0.0, INFINITY, s->omega, lambda, c);
     double *l = lambda + 3 * i, r = p->mu[i] * l[2], x[2];

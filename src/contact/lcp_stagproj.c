@@ -138,48 +138,13 @@ mr_status mr_solver_lcp_stagproj(MR_SOLVER_ARGS) {
   stats->converged = n == 0;
   stats->eps_model = 0.0;
   if (n == 0) return MR_OK;
-  size_t mark = mr_arena_mark(work);
-  mr_stagproj_sub sn, st;
-  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
-  double *tmp = mr_arena_doubles(work, (size_t)n), *prev = mr_arena_doubles(work, (size_t)n);
-  double *lambda_n = mr_arena_doubles(work, (size_t)p->nc);
-  if (!tmp || !prev || !lambda_n || mr_stagproj_sub_alloc(&sn, p, 1, sparse, work) != 0 ||
-      mr_stagproj_sub_alloc(&st, p, 0, sparse, work) != 0) {
-    mr_arena_reset(work, mark);
-    return mr_error_set(err, MR_ERR_NOMEM, "lcp-stagproj: scratch arena too small for nc = %d",
-                        p->nc);
-  }
-  /* the sparse factors: the state's, kept across solves, or a private one */
-  mr_sparse_chol *own = NULL;
-  if (sparse) {
-    mr_sparse_chol **slot = state ? &state->chol : &own;
-    if (!*slot) *slot = mr_chol_create();
-    if (!*slot || mr_stagproj_sub_sparse_load(&sn, *slot) != 0 ||
-        mr_stagproj_sub_sparse_load(&st, *slot) != 0) {
-      mr_chol_free(own);
-      mr_arena_reset(work, mark);
-      return mr_error_set(err, MR_ERR_NOMEM,
-                          "lcp-stagproj: out of memory analysing the sparse Cholesky of %d "
-                          "contacts",
-                          p->nc);
-    }
-  }
-  pyr_ctx pc = {p, lambda_n, {0}};
+  mr_stagproj_run r;
+  if ((status = mr_stagproj_begin(&r, "lcp-stagproj", p, state, work, err))) return status;
+  pyr_ctx pc = {p, r.lambda_n, {0}};
   mr_pyramid_init(&pc.py, k);
-  sn.qp.project = project_normal, sn.qp.ctx = &pc;
-  st.qp.project = project_pyramids, st.qp.ctx = &pc;
+  r.sn.qp.project = project_normal, r.sn.qp.ctx = &pc;
+  r.st.qp.project = project_pyramids, r.st.qp.ctx = &pc;
   start(p, s, &pc.py, lambda);
-  int rc = outer_loop(p, s, &sn, &st, &pc, lambda, c, tmp, prev, stats);
-  stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
-  mr_chol_free(own);
-  mr_arena_reset(work, mark);
-  if (rc != 0) {
-    mr_zero(lambda, n);
-    mr_problem_velocity(p, lambda, c);
-    return mr_error_set(err, MR_ERR_NUMERIC,
-                        "lcp-stagproj: a subproblem matrix plus rho I is not positive definite");
-  }
-  stats->eps_abs =
-      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
-  return MR_OK;
+  int rc = outer_loop(p, s, &r.sn, &r.st, &pc, lambda, c, r.tmp, r.prev, stats);
+  return mr_stagproj_end(&r, "lcp-stagproj", rc, p, work, lambda, c, stats, err);
 }

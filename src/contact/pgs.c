@@ -42,14 +42,7 @@ static void ccp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
   for (int i = 0; i < p->nc; ++i) {
     double B[9], x[3], delta[3];
     double *l = lambda + 3 * i, *ci = c + 3 * i;
-    if (mr_problem_box(p, i)) {
-      mr_gs_box(p, i, s->omega, lambda, c);
-      continue;
-    }
-    if (mr_problem_bilateral(p, i)) {
-      mr_gs_bilateral(p, i, s->omega, lambda, c);
-      continue;
-    }
+    if (mr_gs_other_kind(p, i, s->omega, lambda, c)) continue;
     mr_gs_block(p, i, B);
     double h = s->omega * ccp_step(B);
     /* gradient step, then the orthogonal projection on K_μ */
@@ -86,14 +79,7 @@ static void ncp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
   for (int i = 0; i < p->nc; ++i) {
     double B[9], delta[3], cT[2];
     double *l = lambda + 3 * i, *ci = c + 3 * i;
-    if (mr_problem_box(p, i)) {
-      mr_gs_box(p, i, s->omega, lambda, c);
-      continue;
-    }
-    if (mr_problem_bilateral(p, i)) {
-      mr_gs_bilateral(p, i, s->omega, lambda, c);
-      continue;
-    }
+    if (mr_gs_other_kind(p, i, s->omega, lambda, c)) continue;
     mr_gs_block(p, i, B);
     delta[2] = ncp_normal(B, l, ci, s->omega);
     /* the tangential velocity after the normal change: c_T + B_TN δ_N */

@@ -135,15 +135,8 @@ static void raisim_sweep(const mr_contact_problem *p, const mr_solver_settings *
     double B[9], target[3], delta[3];
     double *l = lambda + 3 * i;
     /* a box (joint friction): a projected Gauss-Seidel step, not relaxed by α */
-    if (mr_problem_box(p, i)) {
-      mr_gs_box(p, i, 1.0, lambda, c);
-      continue;
-    }
-    /* bilateral: unbounded Gauss-Seidel steps, not relaxed by α */
-    if (mr_problem_bilateral(p, i)) {
-      mr_gs_bilateral(p, i, 1.0, lambda, c);
-      continue;
-    }
+    /* box and bilateral constraints: Gauss-Seidel steps not relaxed by α */
+    if (mr_gs_other_kind(p, i, 1.0, lambda, c)) continue;
     mr_gs_block(p, i, B);
     raisim_target(p, i, B, rc->desaxce, s->bisection_iter, l, c + 3 * i, target);
     for (int a = 0; a < 3; ++a)

@@ -75,6 +75,9 @@ void mr_gs_bilateral(const mr_contact_problem *p, int i, double omega, double *l
 /* box constraint i (joint friction, |λ_N| ≤ μᵢ): one projected Gauss-Seidel step on its normal
  * row with relaxation ω, λ_T set to 0, keeping c current */
 void mr_gs_box(const mr_contact_problem *p, int i, double omega, double *lambda, double *c);
+/* constraint i stepped by mr_gs_box or mr_gs_bilateral when it is a box or bilateral one (1),
+ * or left to the caller's contact update (0) */
+int mr_gs_other_kind(const mr_contact_problem *p, int i, double omega, double *lambda, double *c);
 /* ‖λ − λ_prev‖∞ ≤ eps_rel · max(‖λ‖∞, 1e-300): the iterate stalls */
 int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel);
 /* the LCP (4-facet pyramid) criterion, the CCP, NCP criteria, and the RaiSim one */

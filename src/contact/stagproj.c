@@ -228,51 +228,60 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
   stats->iterations = stats->factorizations = 0;
   stats->converged = n == 0;
   if (n == 0) return MR_OK;
-  size_t mark = mr_arena_mark(work);
-  subproblem sn, st;
-  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
-  double *tmp = mr_arena_doubles(work, (size_t)n), *prev = mr_arena_doubles(work, (size_t)n);
-  double *lambda_n = mr_arena_doubles(work, (size_t)p->nc);
-  if (!tmp || !prev || !lambda_n || sub_alloc(&sn, p, 1, sparse, work) != 0 ||
-      sub_alloc(&st, p, 0, sparse, work) != 0) {
-    mr_arena_reset(work, mark);
-    return mr_error_set(err, MR_ERR_NOMEM, "ncp-stagproj: scratch arena too small for nc = %d",
-                        p->nc);
-  }
-  /* the sparse factors: the state's, kept across solves (a new pattern analysed once), or a
-   * private one without a state */
-  mr_sparse_chol *own = NULL;
-  if (sparse) {
-    mr_sparse_chol **slot = state ? &state->chol : &own;
-    if (!*slot) *slot = mr_chol_create();
-    if (!*slot || sub_sparse_load(&sn, *slot) != 0 || sub_sparse_load(&st, *slot) != 0) {
-      mr_chol_free(own);
-      mr_arena_reset(work, mark);
-      return mr_error_set(err, MR_ERR_NOMEM,
-                          "ncp-stagproj: out of memory analysing the sparse Cholesky of %d "
-                          "contacts",
-                          p->nc);
-    }
-  }
+  mr_stagproj_run r;
+  if ((status = mr_stagproj_begin(&r, "ncp-stagproj", p, state, work, err))) return status;
   /* the projections and their data */
-  disc_ctx dc = {p, lambda_n, p->nc};
-  sn.qp.project = project_nonneg, sn.qp.ctx = &dc;
-  st.qp.project = project_discs, st.qp.ctx = &dc;
+  disc_ctx dc = {p, r.lambda_n, p->nc};
+  r.sn.qp.project = project_nonneg, r.sn.qp.ctx = &dc;
+  r.st.qp.project = project_discs, r.st.qp.ctx = &dc;
   /* start: the warm start projected on K_μ, or zero */
   for (int q = 0; q < n; ++q)
     lambda[q] = s->warm_start && isfinite(lambda[q]) ? lambda[q] : 0.0;
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
-  int rc = stagproj_loop(p, s, &sn, &st, &dc, lambda, c, tmp, prev, stats);
-  stats->factorizations = sn.ws.factorizations + st.ws.factorizations;
-  mr_chol_free(own);
-  mr_arena_reset(work, mark);
+  int rc = stagproj_loop(p, s, &r.sn, &r.st, &dc, lambda, c, r.tmp, r.prev, stats);
+  return mr_stagproj_end(&r, "ncp-stagproj", rc, p, work, lambda, c, stats, err);
+}
+
+mr_status mr_stagproj_begin(mr_stagproj_run *r, const char *name, const mr_contact_problem *p,
+                            mr_solver_state *state, mr_arena *work, mr_error *err) {
+  size_t n = 3 * (size_t)p->nc;
+  int sparse = !p->G && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
+  r->mark = mr_arena_mark(work);
+  r->own = NULL;
+  r->tmp = mr_arena_doubles(work, n), r->prev = mr_arena_doubles(work, n);
+  r->lambda_n = mr_arena_doubles(work, (size_t)p->nc);
+  if (!r->tmp || !r->prev || !r->lambda_n || sub_alloc(&r->sn, p, 1, sparse, work) != 0 ||
+      sub_alloc(&r->st, p, 0, sparse, work) != 0) {
+    mr_arena_reset(work, r->mark);
+    return mr_error_set(err, MR_ERR_NOMEM, "%s: scratch arena too small for nc = %d", name,
+                        p->nc);
+  }
+  if (!sparse) return MR_OK;
+  /* the sparse factors: the state's, kept across solves (a new pattern analysed once), or a
+   * private one without a state */
+  mr_sparse_chol **slot = state ? &state->chol : &r->own;
+  if (!*slot) *slot = mr_chol_create();
+  if (*slot && sub_sparse_load(&r->sn, *slot) == 0 && sub_sparse_load(&r->st, *slot) == 0)
+    return MR_OK;
+  mr_chol_free(r->own);
+  mr_arena_reset(work, r->mark);
+  return mr_error_set(err, MR_ERR_NOMEM,
+                      "%s: out of memory analysing the sparse Cholesky of %d contacts", name,
+                      p->nc);
+}
+
+mr_status mr_stagproj_end(mr_stagproj_run *r, const char *name, int rc,
+                          const mr_contact_problem *p, mr_arena *work, double *lambda, double *c,
+                          mr_solver_stats *stats, mr_error *err) {
+  stats->factorizations = r->sn.ws.factorizations + r->st.ws.factorizations;
+  mr_chol_free(r->own);
+  mr_arena_reset(work, r->mark);
   if (rc != 0) {
-    mr_zero(lambda, n);
+    mr_zero(lambda, 3 * p->nc);
     mr_problem_velocity(p, lambda, c);
     return mr_error_set(err, MR_ERR_NUMERIC,
-                        "ncp-stagproj: a subproblem matrix plus rho I is "
-                        "not positive definite");
+                        "%s: a subproblem matrix plus rho I is not positive definite", name);
   }
   stats->eps_abs =
       mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
@@ -288,15 +297,6 @@ size_t mr_stagproj_work_size(int nc, int sparse) {
 }
 
 /* ---- the subproblems, shared with lcp-stagproj (stagproj.h) ---- */
-
-int mr_stagproj_sub_alloc(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal, int sparse,
-                          mr_arena *a) {
-  return sub_alloc(sp, p, normal, sparse, a);
-}
-
-int mr_stagproj_sub_sparse_load(mr_stagproj_sub *sp, mr_sparse_chol *f) {
-  return sub_sparse_load(sp, f);
-}
 
 void mr_stagproj_sub_linear_term(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal,
                                  const double *lambda, double *tmp, double *tmp2) {

@@ -21,14 +21,6 @@ typedef struct {
   admm_ws ws;
 } mr_stagproj_sub;
 
-/* the block (normal = 1: the λ_N rows, 0: the λ_T rows) of p's G and R and its workspace,
- * from arena a (sparse: no matrix, the blocks read in place and factored sparse); 0, or -1
- * when the arena is too small. The caller sets qp.project and qp.ctx. */
-int mr_stagproj_sub_alloc(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal, int sparse,
-                          mr_arena *a);
-/* the sparse path: the block's pattern analysed in f (allocating for a new pattern) and its
- * values loaded; 0, or -1 out of memory */
-int mr_stagproj_sub_sparse_load(mr_stagproj_sub *sp, mr_sparse_chol *f);
 /* b = the block's rows of (G + R) λ' + g, λ' = λ with the block's entries zeroed; tmp, tmp2:
  * 3nc doubles each */
 void mr_stagproj_sub_linear_term(mr_stagproj_sub *sp, const mr_contact_problem *p, int normal,
@@ -38,5 +30,25 @@ void mr_stagproj_sub_linear_term(mr_stagproj_sub *sp, const mr_contact_problem *
  * written into λ. 0, or -1 when A_BB + ρI is not positive definite */
 int mr_stagproj_sub_solve(mr_stagproj_sub *sp, const mr_contact_problem *p,
                           const mr_solver_settings *s, int normal, int first, double *lambda);
+
+/* A staggered-projection solve's scratch: the two subproblems, three vectors and the sparse
+ * factors (the state's, kept across solves, or a private one). */
+typedef struct {
+  mr_stagproj_sub sn, st;        /* the normal and the tangential subproblem */
+  double *tmp, *prev, *lambda_n; /* 3nc, 3nc and nc doubles */
+  mr_sparse_chol *own;           /* the private factors, NULL with a state */
+  size_t mark;                   /* the arena's mark before the solve */
+} mr_stagproj_run;
+
+/* the scratch of a solve of p named `name` (errors), from work, with state's factors when it
+ * pays; the caller sets the subproblems' qp.project and qp.ctx. MR_ERR_NOMEM, the arena reset */
+mr_status mr_stagproj_begin(mr_stagproj_run *r, const char *name, const mr_contact_problem *p,
+                            mr_solver_state *state, mr_arena *work, mr_error *err);
+/* the end of a solve whose loop returned rc (−1: a subproblem not positive definite): the
+ * factorisations counted, the scratch released, and either the NCP criteria at λ or, after a
+ * failure, λ = 0 and the error */
+mr_status mr_stagproj_end(mr_stagproj_run *r, const char *name, int rc, const mr_contact_problem *p,
+                          mr_arena *work, double *lambda, double *c, mr_solver_stats *stats,
+                          mr_error *err);
 
 #endif
