@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/contact_rows.h"
 #include "control/mpc_qp.h"
 #include "core/linalg.h"
 #include "moreau/assembly.h"
@@ -106,14 +107,7 @@ static void jacobians(mr_contact_id *w, mr_data *d, const mr_contact *contacts, 
   int nv = w->m->nv;
   for (int i = 0; i < nc; ++i) {
     const mr_contact *c = &contacts[i];
-    mr_contact_geometry g = {.body1 = c->body[0],
-                             .body2 = c->body[1],
-                             .point = c->point,
-                             .frame = c->frame,
-                             .phi = c->phi,
-                             .mu = c->mu,
-                             .type = MR_ROWS_CONTACT};
-    mr_contact_jacobian(w->m, d, &g, w->J + (size_t)3 * i * nv, w->scratch);
+    mr_detected_contact_jacobian(w->m, d, c, w->J + (size_t)3 * i * nv, w->scratch);
   }
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "moreau/assembly.h"
+#include "control/contact_rows.h"
 #include "moreau/qpcc.h"
 
 mr_qpcc_scene_options mr_qpcc_scene_options_default(void) {
@@ -113,14 +113,7 @@ static void contact_rows(const mr_model *m, mr_data *d, mr_qpcc_scene *out, doub
   int nv = m->nv;
   for (int i = 0; i < out->nc; ++i) {
     const mr_contact *c = &out->contacts[i];
-    mr_contact_geometry g = {.body1 = c->body[0],
-                             .body2 = c->body[1],
-                             .point = c->point,
-                             .frame = c->frame,
-                             .phi = c->phi,
-                             .mu = c->mu,
-                             .type = MR_ROWS_CONTACT};
-    mr_contact_jacobian(m, d, &g, J, scratch);
+    mr_detected_contact_jacobian(m, d, c, J, scratch);
     memcpy(out->N + (size_t)i * nv, J + 2 * (size_t)nv, sizeof(double) * (size_t)nv);
     for (int k = 0; k < 4; ++k) {
       double *row = out->D + (size_t)(4 * i + k) * nv, s = k % 2 ? -1.0 : 1.0;
