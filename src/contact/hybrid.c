@@ -89,9 +89,18 @@
  * contacts) is solved 20× faster with them than by stages 1–3 alone */
 #define HYB_DENSE_MAX_NC 32
 
+/* c ← (G + R) λ + g, compensated (mr_problem_velocity_dot2); over the stored blocks when p has
+ * them (the dense copies made below keep them): the same terms without the exact zeros, which
+ * add nothing, so the same c */
+static void velocity(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_contact_problem b = *p;
+  if (b.Gb) b.G = NULL;
+  mr_problem_velocity_dot2(&b, lambda, c);
+}
+
 /* NCP ε_abs at λ; c ← (G + R) λ + g */
 static double ncp_eps(const mr_contact_problem *p, const double *lambda, double *c) {
-  mr_problem_velocity_dot2(p, lambda, c);
+  velocity(p, lambda, c);
   return mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
 }
 
@@ -195,24 +204,34 @@ static void base_point(const mr_contact_problem *p, const polish_ws *w, const do
     sliding = 1;
   }
   /* without a sliding contact λ' = λ, whose c the caller holds */
-  if (sliding) mr_problem_velocity_dot2(p, lb, c);
+  if (sliding) velocity(p, lb, c);
 }
 
 /* assemble M and r = −(equations at c'); the angle unknown's own equation gains the derivative
- * of d⊥ along φ, −dᵀ c'_T */
+ * of d⊥ along φ, −dᵀ c'_T. Between two contacts that do not slide q and v are unit vectors and
+ * the entries are those of G + R themselves (what block_form computes, with no rounding) */
 static void assemble(const mr_contact_problem *p, polish_ws *w, const double *lb, const double *c) {
-  int m = w->m;
+  int m = w->m, n = w->n;
   double q[3], v[3];
   for (int i = 0; i < p->nc; ++i) {
     for (int e = 0; e < unknowns(p, w, i); ++e) {
-      int row = w->col[i] + e;
+      int row = w->col[i] + e, plain = w->cl[i] != MR_CONTACT_SLIDING;
+      const double *grow = p->G + (size_t)(3 * i + e) * n;
       equation(w, i, e, q);
       w->r[row] = -(q[0] * c[3 * i] + q[1] * c[3 * i + 1] + q[2] * c[3 * i + 2]);
-      for (int j = 0; j < p->nc; ++j)
+      for (int j = 0; j < p->nc; ++j) {
+        if (w->cl[j] == MR_CONTACT_SEPARATED) continue;
+        double *out = w->M + (size_t)row * m + w->col[j];
+        if (plain && w->cl[j] == MR_CONTACT_STICKING) {
+          out[0] = grow[3 * j], out[1] = grow[3 * j + 1], out[2] = grow[3 * j + 2];
+          if (p->R && i == j) out[e] += p->R[3 * i + e];
+          continue;
+        }
         for (int a = 0; a < unknowns(p, w, j); ++a) {
           direction(p, w, lb, j, a, v);
-          w->M[row * m + w->col[j] + a] = block_form(p, i, j, q, v);
+          out[a] = block_form(p, i, j, q, v);
         }
+      }
       if (w->cl[i] == MR_CONTACT_SLIDING && e == 1)
         w->M[row * m + row] -= w->dir[2 * i] * c[3 * i] + w->dir[2 * i + 1] * c[3 * i + 1];
     }
@@ -278,23 +297,26 @@ static void apply_step(const mr_contact_problem *p, const polish_ws *w, const do
   }
 }
 
-/* the polish from best (ε_abs e): returns the new ε_abs, best updated; steps counted. The
+/* the polish from best (ε_abs e; c_best: c holds c(best) already): returns the new ε_abs, best
+ * updated, c = c(best); steps counted. The
  * Newton iterate (w->lt) goes on whether or not a step lowers ε_abs: the first step from a
  * first-order iterate may move the internal forces of a patch by far more than the residual
  * it removes (a sliding corner's friction direction is set by the slip, whose size is
  * microns per second against forces of hundreds of newtons), and only the next one lands */
 static double polish(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
-                     double *best, double *c, double e, int *steps) {
+                     double *best, double *c, double e, int *steps, int c_best) {
   int n = w->n, stalled = 0;
   double *cur = w->lt, lowest = INFINITY;
   mr_copy(cur, best, n);
   /* c = c(cur) on every pass: here, then from the criterion of the step taken */
-  mr_problem_velocity_dot2(p, cur, c);
+  if (!c_best) velocity(p, cur, c);
+  c_best = 1;
   for (int k = 0; k < HYB_POLISH && e > s->eps_abs && *steps < s->max_iter && !mr_solver_late(s);
        ++k) {
     classify(p, cur, c, w);
     if (w->m == 0) break;
     base_point(p, w, cur, w->l, c);
+    c_best = 0; /* c may now be c(λ') */
     assemble(p, w, w->l, c);
     if (solve_active(w, mr_norm_inf(w->l, n))) break;
     /* a step larger than the forces themselves left the local model (an inconsistent r, e.g. a
@@ -303,8 +325,9 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     apply_step(p, w, w->l, cur);
     double et = ncp_eps(p, cur, c);
     ++*steps;
+    c_best = et < e;
     if (!isfinite(et)) break;
-    if (et < e) mr_copy(best, cur, n), e = et;
+    if (c_best) mr_copy(best, cur, n), e = et;
     /* two steps in a row that do not halve the lowest ε_abs of the iterates: the
      * classification cycles between neighbouring active sets (a corner flipping between
      * sticking and sliding), which stage 5 resolves by itself */
@@ -312,7 +335,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     lowest = fmin(lowest, et);
     if (stalled == 2) break;
   }
-  mr_problem_velocity_dot2(p, best, c);
+  if (!c_best) velocity(p, best, c);
   return e;
 }
 
@@ -329,12 +352,23 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
 /* a dense copy of the block-sparse G of p into d, from the arena; -1 when it does not fit */
 static int dense_copy(const mr_contact_problem *p, mr_arena *work, mr_contact_problem *d) {
   size_t n = 3 * (size_t)p->nc;
-  double *G = mr_arena_doubles(work, n * n + 1);
+  double *G = mr_arena_alloc(work, (n * n + 1) * sizeof *G); /* every entry written below */
   if (!G) return -1;
   mr_problem_G_dense(p, G);
   *d = *p;
   d->G = G;
   return 0;
+}
+
+/* a dense copy d of a block-sparse p with the active-set matrices w->M, w->Mf, all from the arena
+ * (the caller resets it and clears w->M, w->Mf); -1 when they do not fit */
+static int dense_stage(const mr_contact_problem *p, mr_arena *work, polish_ws *w,
+                       mr_contact_problem *d) {
+  size_t nn = 9 * (size_t)p->nc * (size_t)p->nc + 1;
+  /* M and Mf need no zeroing: assemble writes all of M, solve_active copies it to Mf */
+  w->M = mr_arena_alloc(work, nn * sizeof(double));
+  w->Mf = mr_arena_alloc(work, nn * sizeof(double));
+  return w->M && w->Mf && dense_copy(p, work, d) == 0 ? 0 : -1;
 }
 
 /* stages 4 and 5 from best (ε_abs e): on p itself when its G is dense, else on a dense copy with
@@ -343,17 +377,33 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
                             mr_arena *work, double *best, double *c, double e, int *iters) {
   if (mr_solver_late(s)) return e;
   if (!w->blocks) {
-    e = polish(p, s, w, best, c, e, iters);
+    e = polish(p, s, w, best, c, e, iters, 0);
     return newton(p, s, w, best, c, e, iters);
   }
   if (p->nc > HYB_DENSE_MAX_NC || !(e > s->eps_abs)) return e;
-  size_t mark = mr_arena_mark(work), nn = 9 * (size_t)p->nc * (size_t)p->nc + 1;
+  size_t mark = mr_arena_mark(work);
   mr_contact_problem d;
-  w->M = mr_arena_doubles(work, nn), w->Mf = mr_arena_doubles(work, nn);
-  if (w->M && w->Mf && dense_copy(p, work, &d) == 0) {
-    e = polish(&d, s, w, best, c, e, iters);
+  if (dense_stage(p, work, w, &d) == 0) {
+    e = polish(&d, s, w, best, c, e, iters, 0);
     e = newton(&d, s, w, best, c, e, iters);
   }
+  w->M = w->Mf = NULL;
+  mr_arena_reset(work, mark);
+  return e;
+}
+
+/* the polish (stage 4 alone) from best, on p itself when its G is dense, else on a dense copy
+ * with its active-set matrices made here (called up to HYB_DENSE_MAX_NC contacts) */
+static double polish_any(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                         mr_arena *work, double *best, double *c, double e, int *iters,
+                         int c_best) {
+  if (!w->blocks) return polish(p, s, w, best, c, e, iters, c_best);
+  size_t mark = mr_arena_mark(work);
+  mr_contact_problem d;
+  if (dense_stage(p, work, w, &d) == 0)
+    e = polish(&d, s, w, best, c, e, iters, c_best);
+  else if (!c_best)
+    velocity(p, best, c);
   w->M = w->Mf = NULL;
   mr_arena_reset(work, mark);
   return e;
@@ -362,11 +412,12 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
 /* a solver run warm from the best iterate λ in chunks of `chunk` iterations (the first two of
  * `first`), continued while the last chunk's rate of decrease of ε_abs would reach eps_abs
  * within `share` of the chunks left (reserve iterations kept for the Newton stages), *slow set
- * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated */
+ * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated,
+ * *c_lambda set when c = c(λ) on return (kept when no chunk ran) */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
                          mr_solve_fn solver, int first, int chunk, double share, int reserve,
                          double handover, double *lambda, double *c, double *trial, double *e,
-                         int *iters, int *moved, int *slow, mr_error *err) {
+                         int *iters, int *moved, int *slow, int *c_lambda, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -384,7 +435,8 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     if (rc) return rc;
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
-    if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1;
+    *c_lambda = et < *e;
+    if (*c_lambda) mr_copy(lambda, trial, n), *e = et, *moved = 1;
     if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged, stalled, late */
     /* chunks still needed at the last chunk's rate, against the chunks left */
     double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
@@ -484,7 +536,7 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
 static mr_status first_stages(const mr_contact_problem *p, const mr_solver_settings *s,
                               mr_arena *work, polish_ws *w, int early, int reserve, double *lambda,
                               double *c, double *trial, double *e, int *iters, int *moved,
-                              mr_error *err) {
+                              int *c_lambda, mr_error *err) {
   int slow = 0;
   /* 1. ncp-pgs, in chunks, while its observed rate reaches eps_abs within half the budget; when
    * that rate still needs more sweeps than the Newton stages cost (a sweep costs about 2n²
@@ -499,8 +551,9 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
   double handover = early ? reserve * w->n / 3.0 : INFINITY;
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
   mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
-                         handover, lambda, c, trial, e, iters, moved, &slow, err);
+                         handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
+  *c_lambda = 0; /* the later stages leave c as they like */
   /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
    * rate that misses eps_abs within the budget): a few steps, each about n/3 sweeps, where
    * stages 2 and 3 may run thousands of iterations (the rough-ground trot's sliding feet leave
@@ -514,15 +567,18 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
   }
   if (slow)
     rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
-                 INFINITY, lambda, c, trial, e, iters, moved, &slow, err);
+                 INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
 }
 
-/* stages 1–5 from λ (in place, ε_abs e on entry); budget in iterations; returns ε_abs */
+/* stages 1–5 from λ (in place, ε_abs e on entry, c = c(λ)); budget in iterations; *c_now set
+ * when c is c(λ) on return (the paths that end a resting island), else cleared */
 static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
                          mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
-                         double *c, double *trial, double *e, int *iters, mr_error *err) {
-  int n = w->n;
+                         double *c, double *trial, double *e, int *iters, int *c_now,
+                         mr_error *err) {
+  int n = w->n, c_lambda = 1;
+  *c_now = 0;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
@@ -548,19 +604,22 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (rp) return rp;
     *iters += st.iterations;
     double et = ncp_eps(p, trial, c);
-    if (et < *e) mr_copy(lambda, trial, n), *e = et;
-    if (*e <= s->eps_abs || mr_solver_late(s)) return MR_OK;
+    c_lambda = et < *e;
+    if (c_lambda) mr_copy(lambda, trial, n), *e = et;
+    if (*e <= s->eps_abs || mr_solver_late(s)) return *c_now = c_lambda, MR_OK;
   }
   /* 0c. a warm start on an island with the Newton stages: the active-set polish first (stage 4
    * alone), whose classification at a resting patch's warm start is the solution's: a column of
    * cubes then ends in one or two steps where stage 1 takes its chunks first */
   if (w->warm && early && !w->blocks) {
-    *e = polish(p, s, w, lambda, c, *e, iters);
-    if (*e <= s->eps_abs) return MR_OK;
+    *e = polish_any(p, s, w, work, lambda, c, *e, iters, c_lambda);
+    c_lambda = 1;
+    if (*e <= s->eps_abs) return *c_now = 1, MR_OK;
   }
-  mr_status rc =
-      first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
-  if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
+  mr_status rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved,
+                              &c_lambda, err);
+  if (rc || *e <= s->eps_abs || mr_solver_late(s)) return *c_now = c_lambda, rc;
+  c_lambda = 0;
   /* 1c. from a warm start, stages 1 and 1b again from λ = 0 before the long stages: a warm
    * start from a step whose contacts slid or changed can lead ncp-pgs and the Newton stages
    * astray where the cold start does not (the rough-ground trot: ncp-pgs stalls at the warm
@@ -573,9 +632,11 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     mr_copy(w->sp, lambda, n);
     mr_zero(lambda, n);
     *e = ncp_eps(p, lambda, c);
+    c_lambda = 1;
     if (*e < e_warm)
-      rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved, err);
-    if (rc || *e <= s->eps_abs) return rc;
+      rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved,
+                        &c_lambda, err);
+    if (rc || *e <= s->eps_abs) return *c_now = c_lambda, rc;
     if (mr_solver_late(s)) {
       if (e_warm <= *e) mr_copy(lambda, w->sp, n), *e = e_warm;
       return MR_OK;
@@ -616,7 +677,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   if (!early) {
     int slow = 0;
     rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
-                 lambda, c, trial, e, iters, &moved, &slow, err);
+                 lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
   }
   /* 3. staggered projections, stages 4 and 5 after its probe */
@@ -641,8 +702,9 @@ static int polish_alloc(polish_ws *w, int nc, int blocks, mr_arena *a) {
   w->dir = mr_arena_doubles(a, 2 * (size_t)nc + 1);
   w->col = (int *)mr_arena_doubles(a, (size_t)nc / 2 + 1);
   w->piv = (int *)mr_arena_doubles(a, (size_t)n / 2 + 1);
-  w->M = blocks ? NULL : mr_arena_doubles(a, nn);
-  w->Mf = blocks ? NULL : mr_arena_doubles(a, nn);
+  /* M and Mf need no zeroing: assemble writes all of M, solve_active copies it to Mf */
+  w->M = blocks ? NULL : mr_arena_alloc(a, nn * sizeof(double));
+  w->Mf = blocks ? NULL : mr_arena_alloc(a, nn * sizeof(double));
   w->r = mr_arena_doubles(a, (size_t)n + 1);
   w->x = mr_arena_doubles(a, (size_t)n + 1);
   w->t = mr_arena_doubles(a, (size_t)n + 1);
@@ -687,7 +749,9 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   double e = ncp_eps(p, lambda, c);
-  if (e > s->eps_abs) rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, err);
+  int c_now = 1; /* c = c(λ) */
+  if (e > s->eps_abs)
+    rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, &c_now, err);
   /* a state left from an older step does not go with this step's λ */
   if (state && !w.admm_ran) state->valid = 0;
   mr_arena_reset(work, mark_stages);
@@ -699,9 +763,12 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (blocks && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC && dense_copy(p, work, &dense) == 0)
     p = &dense;
   /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs */
-  if (!mr_problem_has_box(p) && !mr_solver_late(s))
+  if (!mr_problem_has_box(p) && !mr_solver_late(s) && e > s->eps_abs) {
     e = mr_polish_lattice(p, s->eps_abs, work, lambda, c, e);
-  mr_problem_velocity_dot2(p, lambda, c);
+    c_now = 0;
+  }
+  /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c) */
+  if (!c_now) velocity(p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = iters;
   stats->eps_model = e;

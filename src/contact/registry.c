@@ -162,7 +162,8 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   stats->time_us = now_us() - t0;
   if (st) return st;
   stats->budget = !stats->converged && (stats->iterations >= s->max_iter || mr_solver_late(s));
-  mr_problem_velocity_dot2(p, lambda, c);
+  /* ncp-hybrid returns c as the compensated velocity at λ already */
+  if (info->solve != mr_solver_ncp_hybrid) mr_problem_velocity_dot2(p, lambda, c);
   stats->eps_abs =
       mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
   if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
