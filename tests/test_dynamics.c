@@ -236,6 +236,27 @@ static void test_random_trees(void **state) {
   }
 }
 
+/* J₁ − J₂ by mr_point_jacobian_add over the two paths into zeroed rows, with the dofs stored
+ * in reversed columns: the difference of the two point Jacobians, the same bits */
+static void check_relative_jacobian(const mr_model *m, mr_data *d, int b1, int b2) {
+  int nv = m->nv;
+  double *J1 = calloc(3 * (size_t)nv, sizeof *J1), *J2 = calloc(3 * (size_t)nv, sizeof *J2);
+  double *J = calloc(3 * (size_t)nv, sizeof *J);
+  int *col = calloc((size_t)nv, sizeof *col);
+  assert_true(J1 && J2 && J && col);
+  mr_vec3 p = mr_v3(0.3, -0.2, 0.1);
+  mr_point_jacobian(m, d, b1, p, J1);
+  mr_point_jacobian(m, d, b2, p, J2);
+  for (int k = 0; k < nv; ++k)
+    col[k] = nv - 1 - k;
+  mr_point_jacobian_add(m, d, b1, p, col, nv, 1, J);
+  mr_point_jacobian_add(m, d, b2, p, col, nv, -1, J);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < nv; ++k)
+      assert_true(J[r * nv + col[k]] == J1[r * nv + k] - J2[r * nv + k]);
+  free(J1), free(J2), free(J), free(col);
+}
+
 /* frame, body and point Jacobians times v equal finite-differenced velocities */
 static void test_jacobians(void **state) {
   uint64_t s = 5;
@@ -247,6 +268,8 @@ static void test_jacobians(void **state) {
     for (int body = 1; body < m->nbodies; body += 3)
       check_jacobians(m, d, &x, body, -1);
     check_jacobians(m, d, &x, 0, m->nframes - 1);
+    for (int body = 2; body < m->nbodies; body += 4)
+      check_relative_jacobian(m, d, body, body - 1);
   }
   mr_data_free(d);
   mr_model_free(m);

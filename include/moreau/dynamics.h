@@ -150,6 +150,10 @@ int mr_body_last_dof(const mr_model *m, int body);
  * ncols = nv); only the columns of the body's path are written besides the zeroing. */
 void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 point,
                             const int *col, int ncols, double *J);
+/* The same columns added to J (sign > 0) or subtracted from it (sign < 0), J's other entries
+ * left as they are: a relative Jacobian J₁ − J₂ over the two paths alone. */
+void mr_point_jacobian_add(const mr_model *m, mr_data *d, int body, mr_vec3 point,
+                           const int *col, int ncols, int sign, double *J);
 /* The world motion columns (linear then angular velocity at the world origin) of the dofs on the
  * path from dof last to the root, descending: dof dofs[t]'s six entries at cols[6t]; returns
  * their number (0 for last = −1). The velocity of a world point x moving with the path's end body

@@ -67,6 +67,37 @@ static int second_dof(const mr_contact_geometry *c) {
   return two ? c->dof2 : -1;
 }
 
+/* column j of a 3-row J (row stride ncols) into the contact frame: row k of the result is frame
+ * column kᵀ J_world (a column off every path, all zero, left as it is) */
+static void frame_column(const mr_contact_geometry *c, int ncols, int j, double *J) {
+  if (J[j] == 0.0 && J[ncols + j] == 0.0 && J[2 * ncols + j] == 0.0) return;
+  mr_vec3 cj = mr_v3(J[j], J[ncols + j], J[2 * ncols + j]);
+  mr_vec3 r = mr_m3_tmulv(&c->frame, cj);
+  J[j] = r.v[0], J[ncols + j] = r.v[1], J[2 * ncols + j] = r.v[2];
+}
+
+/* 1 when dof is on the path from body to the root */
+static int on_path(const mr_model *m, const mr_data *d, int body, int dof) {
+  for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k])
+    if (k == dof) return 1;
+  return 0;
+}
+
+/* the world-frame relative point Jacobian J₁ − J₂ of a two-body contact added into J, whose rows
+ * are zero on entry, and rotated into the contact frame: work on the two paths alone (an
+ * island's J is as wide as its dofs), the same entries as contact_jacobian's */
+static void path_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
+                          const int *col, int ncols, double *J) {
+  mr_vec3 p2 = c->type == MR_ROWS_POINT ? c->point2 : c->point;
+  mr_point_jacobian_add(m, d, c->body1, c->point, col, ncols, 1, J);
+  mr_point_jacobian_add(m, d, c->body2, p2, col, ncols, -1, J);
+  if (c->type == MR_ROWS_POINT) return;
+  for (int k = mr_body_last_dof(m, c->body1); k >= 0; k = d->parent_dof[k])
+    frame_column(c, ncols, col ? col[k] : k, J);
+  for (int k = mr_body_last_dof(m, c->body2); k >= 0; k = d->parent_dof[k])
+    if (!on_path(m, d, c->body1, k)) frame_column(c, ncols, col ? col[k] : k, J);
+}
+
 /* the contact Jacobian with dof k in column col[k] of ncols (col NULL: k of nv) */
 static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
                              const int *col, int ncols, double *J, double *scratch) {
@@ -95,13 +126,9 @@ static void contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geo
     mr_axpy(J, -1.0, scratch, 3 * ncols);
   }
   if (c->type == MR_ROWS_POINT) return;
-  /* rotate into the contact frame: row k of the result is frame column kᵀ J_world */
-  for (int j = 0; j < ncols; ++j) {
-    if (J[j] == 0.0 && J[ncols + j] == 0.0 && J[2 * ncols + j] == 0.0) continue; /* off path */
-    mr_vec3 cj = mr_v3(J[j], J[ncols + j], J[2 * ncols + j]);
-    mr_vec3 r = mr_m3_tmulv(&c->frame, cj);
-    J[j] = r.v[0], J[ncols + j] = r.v[1], J[2 * ncols + j] = r.v[2];
-  }
+  /* rotate into the contact frame */
+  for (int j = 0; j < ncols; ++j)
+    frame_column(c, ncols, j, J);
 }
 
 void mr_contact_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c, double *J,
@@ -644,8 +671,8 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     w.chain[i] = w.alone[i] || is_chain(d, S, ns);
     if (sides != 1) mr_zero(Y, 3 * ns);
     if (sides == 2) {
-      double *Ji = a->J + (size_t)3 * i * nv;
-      contact_jacobian(m, d, c, col, nv, Ji, scratch);
+      double *Ji = a->J + (size_t)3 * i * nv; /* zeroed above */
+      path_jacobian(m, d, c, col, nv, Ji);
       for (int k = 0; k < 3; ++k) {
         a->vel[3 * i + k] = row_dot(Ji + (size_t)k * nv, v, sub, i, nv);
         a->g[3 * i + k] = row_dot(Ji + (size_t)k * nv, vf, sub, i, nv);

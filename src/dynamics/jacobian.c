@@ -62,6 +62,17 @@ void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 poi
   }
 }
 
+void mr_point_jacobian_add(const mr_model *m, mr_data *d, int body, mr_vec3 point,
+                           const int *col, int ncols, int sign, double *J) {
+  for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
+    mr_motion c = world_column(d, k);
+    mr_vec3 vp = mr_v3_add(c.v, mr_v3_cross(c.w, point));
+    int j = col ? col[k] : k;
+    for (int r = 0; r < 3; ++r)
+      J[r * ncols + j] = sign > 0 ? J[r * ncols + j] + vp.v[r] : J[r * ncols + j] - vp.v[r];
+  }
+}
+
 void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J) {
   mr_point_jacobian_cols(m, d, body, point, NULL, m->nv, J);
 }
