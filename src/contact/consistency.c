@@ -100,16 +100,20 @@ void mr_pivoted_cholesky_solve(const double *L, int n, int r, double *x) {
   }
 }
 
-/* K = Xᵀ X over the rows of X (rows x c, stride c) that use selects (NULL: all), lower triangle */
-static void gram(const double *X, int rows, int c, const unsigned char *use, double *K) {
+/* K = Xᵀ X over the rows of X (rows x c, stride c) that use selects (NULL: all), lower triangle;
+ * over each row's nonzero entries only (a zero product adds nothing: the same sums) */
+static void gram(const double *X, int rows, int c, const unsigned char *use, int *nz, double *K) {
   memset(K, 0, (size_t)c * c * sizeof *K);
   for (int i = 0; i < rows; ++i) {
     const double *Xi = X + (size_t)i * c;
     if (use && !use[i]) continue;
-    for (int k = 0; k < c; ++k) {
-      if (Xi[k] == 0.0) continue;
-      for (int j = 0; j <= k; ++j)
-        K[(size_t)k * c + j] += Xi[k] * Xi[j];
+    int m = 0;
+    for (int k = 0; k < c; ++k)
+      if (Xi[k] != 0.0) nz[m++] = k;
+    for (int a = 0; a < m; ++a) {
+      int k = nz[a];
+      for (int b = 0; b <= a; ++b)
+        K[(size_t)k * c + nz[b]] += Xi[k] * Xi[nz[b]];
     }
   }
 }
@@ -177,8 +181,9 @@ static int basis_from_J(const double *J, int n, int m, double *B, mr_arena *work
   size_t mark = mr_arena_mark(work);
   double *A = mr_arena_alloc(work, (size_t)m * m * sizeof *A);
   int *perm = mr_arena_alloc(work, (size_t)m * sizeof *perm);
-  if (!A || !perm) return -1;
-  gram(J, n, m, NULL, A);
+  int *nz = mr_arena_alloc(work, (size_t)m * sizeof *nz);
+  if (!A || !perm || !nz) return -1;
+  gram(J, n, m, NULL, nz, A);
   int r = mr_pivoted_cholesky(A, m, perm, MR_CONSISTENCY_TOL);
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < r; ++k)
@@ -195,8 +200,9 @@ static int no_slip_basis(double *B, int n, int r, const unsigned char *held,
   double *K = mr_arena_alloc(work, (size_t)r * r * sizeof *K);
   double *t = mr_arena_alloc(work, (size_t)r * sizeof *t);
   int *perm = mr_arena_alloc(work, (size_t)r * sizeof *perm);
-  if (!K || !t || !perm) return -1;
-  gram(B, n, r, held, K);
+  int *nz = mr_arena_alloc(work, (size_t)r * sizeof *nz);
+  if (!K || !t || !perm || !nz) return -1;
+  gram(B, n, r, held, nz, K);
   int h = mr_pivoted_cholesky(K, r, perm, MR_CONSISTENCY_TOL), d = r - h;
   /* Z column j: 1 at pivot h + j, −L₁₁⁻ᵀ (row h + j of L₂₁) at the first h pivots; kept in
    * K's rows h .. r (column j in row h + j, entries at the first h columns replaced) */
@@ -232,8 +238,9 @@ static int project_onto(const double *D, int n, int d, const unsigned char *held
   double *K = mr_arena_alloc(work, (size_t)d * d * sizeof *K);
   double *y = mr_arena_alloc(work, (size_t)d * sizeof *y);
   int *perm = mr_arena_alloc(work, (size_t)d * sizeof *perm);
-  if (!K || !y || !perm) return -1;
-  gram(D, n, d, corrected, K);
+  int *nz = mr_arena_alloc(work, (size_t)d * sizeof *nz);
+  if (!K || !y || !perm || !nz) return -1;
+  gram(D, n, d, corrected, nz, K);
   int e = mr_pivoted_cholesky(K, d, perm, MR_CONSISTENCY_TOL);
   for (int c = 0; c < ncols; ++c) {
     mr_zero(y, e);
@@ -315,8 +322,8 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
   /* a basis B (n x k), then from J a k x k factor and the null-space Gram matrix, or from G
    * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
    * velocity, vectors, index arrays; alignment slack per allocation */
-  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n;
-  return doubles * sizeof(double) + 16 * 64;
+  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n + 3 * k;
+  return doubles * sizeof(double) + 19 * 64;
 }
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
