@@ -5,7 +5,9 @@
  *   0. start: the warm start λ₀ (projected on the cones), or λ = 0 without one; returns at once
  *      when it already meets eps_abs (ε_abs at the start is not a good judge of a start: at
  *      λ = 0 it is |g|, while a nearly right warm start of a heavy load has ε_c = |⟨λ, c⟩|
- *      large through its large λ);
+ *      large through its large λ); from a warm start, first ncp-admm's few iterations when the
+ *      state carries last step's dual (0b), then stage 4 alone up to HYB_REST_MAX_NC contacts
+ *      (0c: a resting patch's warm start has the solution's active set);
  *   1. ncp-pgs (the fast path: well-conditioned problems, hyperstatic patches with a consistent
  *      g), in chunks of HYB_PGS_CHUNK sweeps (the first two HYB_PGS_FIRST up to
  *      HYB_DENSE_MAX_NC contacts), continued while the rate of the last chunk would reach
@@ -55,7 +57,8 @@
  * (ncp-admm and ncp-stagproj factoring through the sparse LDLᵀ kept in the state, memory
  * O(nc + nnzb)), and the stages that need G densely (4, 5, 6: the n x n active-set matrices and
  * their LU, the natural map's Jacobian, the lattice of polish.c) run on a dense copy of G made
- * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts; above that they are
+ * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts (stage 0c up to
+ * HYB_REST_MAX_NC); above that they are
  * left out (their three n x n matrices would be the largest memory of the step: at 64 contacts
  * 0.9 MB) and stages 1–3 have the whole budget.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
@@ -88,6 +91,10 @@
  * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
  * contacts) is solved 20× faster with them than by stages 1–3 alone */
 #define HYB_DENSE_MAX_NC 32
+/* the most contacts of an island whose warm start goes to the active-set polish first (stage 0c),
+ * dense or on a dense copy of a block-sparse G: a resting tower of ten cubes (40 contacts, 120
+ * unknowns) then ends in one polish step where stage 1 and ncp-admm take ~25 iterations */
+#define HYB_REST_MAX_NC 48
 
 /* c ← (G + R) λ + g, compensated (mr_problem_velocity_dot2); over the stored blocks when p has
  * them (the dense copies made below keep them): the same terms without the exact zeros, which
@@ -608,10 +615,11 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (c_lambda) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs || mr_solver_late(s)) return *c_now = c_lambda, MR_OK;
   }
-  /* 0c. a warm start on an island with the Newton stages: the active-set polish first (stage 4
-   * alone), whose classification at a resting patch's warm start is the solution's: a column of
-   * cubes then ends in one or two steps where stage 1 takes its chunks first */
-  if (w->warm && early && !w->blocks) {
+  /* 0c. a warm start on an island of up to HYB_REST_MAX_NC contacts: the active-set polish first
+   * (stage 4 alone; on a dense copy of a block-sparse G), whose classification at a resting
+   * patch's warm start is the solution's: a column of cubes then ends in one or two steps where
+   * stage 1 takes its chunks first */
+  if (w->warm && !box && p->nc <= HYB_REST_MAX_NC) {
     *e = polish_any(p, s, w, work, lambda, c, *e, iters, c_lambda);
     c_lambda = 1;
     if (*e <= s->eps_abs) return *c_now = 1, MR_OK;
@@ -783,10 +791,12 @@ size_t mr_hybrid_sparse_work_size(int nc) {
   /* then stage 3, or the dense copy with the two active-set matrices, or the copy under the
    * lattice polish */
   size_t stage = mr_stagproj_work_size(nc, 1);
-  if (nc <= HYB_DENSE_MAX_NC) {
+  if (nc <= HYB_REST_MAX_NC) {
     size_t newton = 3 * (n * n + 1) * sizeof(double) + 3 * 32;
-    size_t lattice = (n * n + 1) * sizeof(double) + 32 + mr_polish_work_size(nc);
     stage = stage > newton ? stage : newton;
+  }
+  if (nc <= HYB_DENSE_MAX_NC) {
+    size_t lattice = (n * n + 1) * sizeof(double) + 32 + mr_polish_work_size(nc);
     stage = stage > lattice ? stage : lattice;
   }
   return own + stage;
