@@ -144,7 +144,7 @@ static void assert_kept(fixture *f, const double *q, const mr_contact_geometry *
   double g[MAXN];
   assemble(f, q, c, nc, s);
   memcpy(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
-  assert_int_equal(mr_contact_consistent(&f->a, f->vf, BAND, &f->work), MR_CONSISTENT_NOOP);
+  assert_int_equal(mr_contact_consistent(&f->a, f->vf, BAND, NULL, &f->work), MR_CONSISTENT_NOOP);
   assert_memory_equal(g, f->a.g, sizeof(double) * 3 * (size_t)nc);
 }
 
@@ -166,23 +166,26 @@ static void test_box_planar(void **state) {
   f.vf[2] = -9.81 * DT;
   mr_assembly_settings s = mr_assembly_settings_default();
   double b[12], b2[12], Pb[12];
-  for (int pass = 0; pass < 2; ++pass) {
+  static const int one_pair[4] = {0, 0, 0, 0}, cols[6] = {0, 1, 2, 3, 4, 5};
+  const mr_consistency_pairs by_pair = {1, one_pair, cols};
+  for (int pass = 0; pass < 4; ++pass) {
+    const mr_consistency_pairs *pairs = pass >= 2 ? &by_pair : NULL;
     for (int i = 0; i < 4; ++i)
       c[i] = ground_contact(
           mr_v3(q[0] + (i & 1 ? 0.5 : -0.5) * SIDE, q[1] + (i & 2 ? 0.5 : -0.5) * SIDE, 0.0),
-          phis[pass][i]);
+          phis[pass % 2][i]);
     assemble(&f, q, c, 4, &s);
     correction(&f, b);
     eigen_projection(f.a.G, 12, b, Pb);
     double g[12];
     memcpy(g, f.a.g, sizeof g);
-    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work),
-                     pass ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP);
+    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, pairs, &f.work),
+                     pass % 2 ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP);
     correction(&f, b2);
     double nb = mr_norm(b, 12);
     assert_vec_near(b2, Pb, 12, 1e-11 * nb);
-    if (pass == 0) assert_memory_equal(g, f.a.g, sizeof g); /* in S: kept bit for bit */
-    if (pass == 1) assert_near(b2[2] - b2[5] - b2[8] + b2[11], 0.0, 1e-11 * nb);
+    if (pass % 2 == 0) assert_memory_equal(g, f.a.g, sizeof g); /* in S: kept bit for bit */
+    if (pass % 2 == 1) assert_near(b2[2] - b2[5] - b2[8] + b2[11], 0.0, 1e-11 * nb);
   }
   assert_int_equal(f.work.top, 0); /* scratch released */
   fixture_free(&f);
@@ -216,7 +219,7 @@ static void test_tilted_patch(void **state) {
   assemble(&f, q, c, 4, &s);
   double b[12], b2[12];
   correction(&f, b);
-  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work), MR_CONSISTENT_PROJECTED);
   correction(&f, b2);
   double nb = mr_norm(b, 12);
   assert_true(outside_range(f.a.G, 12, f.a.g) <= 1e-11 * mr_norm(f.a.g, 12));
@@ -225,6 +228,64 @@ static void test_tilted_patch(void **state) {
       assert_near(b2[i], b[i], 1e-11 * nb);
     else
       assert_true(fabs(b2[i]) <= 10 * th * nb);
+  fixture_free(&f);
+}
+
+/* Two free cubes stacked (a on the ground, b on a, 4 corner contacts per face), checked pair by
+ * pair (mr_consistency_pairs: each face over the six dofs of its upper cube; the pairs form a
+ * tree of free bodies, so b's twist relative to a's is free and S splits into the faces' own).
+ * Planar depths on both faces (a heave and a tilt each): every pair keeps its rows, so g is kept
+ * bit for bit, as the whole projection keeps it. Twisted depths: a pair moves its rows, and the
+ * whole projection runs: the eigen projection onto S (round-off as test_box_planar, asserted
+ * 1e-11 of ‖b‖) and the same g as without pairs, bit for bit. */
+static void test_pairs_of_a_column(void **state) {
+  (void)state;
+  fixture f;
+  memset(&f, 0, sizeof f);
+  f.m = mr_model_create("column");
+  double I = SIDE * SIDE / 6.0;
+  mr_inertia Y = {1.0, mr_v3_zero(), mr_m3_diag(I, I, I)};
+  assert_int_equal(
+      mr_model_add_body(f.m, 0, "ra", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(), "a", Y, NULL),
+      1);
+  assert_int_equal(
+      mr_model_add_body(f.m, 0, "rb", MR_JOINT_FREE, mr_se3_identity(), mr_v3_zero(), "b", Y, NULL),
+      2);
+  f.d = mr_data_create(f.m);
+  assert_int_equal(mr_contact_assembly_init(&f.a, MAXC, f.m->nv, NULL), MR_OK);
+  assert_int_equal(mr_arena_init(&f.work, mr_solver_work_size(MAXC, 0)), 0);
+  const double h = SIDE / 2, q[14] = {0.1, 0, h, 0, 0, 0, 1, 0.1, 0, 3 * h, 0, 0, 0, 1};
+  /* depths (µm) at the corners (x, y) = (−h, −h), (h, −h), (−h, h), (h, h) of each face: planar
+   * (the twist Φ₀₀ − Φ₁₀ − Φ₀₁ + Φ₁₁ is 0 on both), then one corner of each face 2 µm off */
+  const double phis[2][8] = {{-2, -12, -8, -18, -3, 1, -5, -1}, {-2, -12, -8, -16, -3, 1, -5, 1}};
+  static const int pair[8] = {0, 0, 0, 0, 1, 1, 1, 1},
+                   cols[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  const mr_consistency_pairs by_pair = {2, pair, cols};
+  mr_assembly_settings s = mr_assembly_settings_default();
+  f.vf[2] = f.vf[8] = -9.81 * DT;
+  for (int pass = 0; pass < 2; ++pass) {
+    mr_contact_geometry c[8];
+    for (int i = 0; i < 8; ++i) {
+      double x = q[0] + (i & 1 ? h : -h), y = i & 2 ? h : -h, z = i < 4 ? 0.0 : SIDE;
+      c[i] = ground_contact(mr_v3(x, y, z), 1e-6 * phis[pass][i]);
+      if (i >= 4) c[i].body1 = 2, c[i].body2 = 1; /* b on a: the normal +z out of a */
+    }
+    double b[24], Pb[24], b2[24], g[24], g_whole[24];
+    assemble(&f, q, c, 8, &s);
+    correction(&f, b);
+    eigen_projection(f.a.G, 24, b, Pb);
+    memcpy(g, f.a.g, sizeof g);
+    mr_consistent_result expect = pass ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP;
+    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work), expect);
+    memcpy(g_whole, f.a.g, sizeof g_whole);
+    memcpy(f.a.g, g, sizeof g);
+    assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &by_pair, &f.work), expect);
+    assert_memory_equal(f.a.g, g_whole, sizeof g);
+    if (pass == 0) assert_memory_equal(f.a.g, g, sizeof g);
+    correction(&f, b2);
+    assert_vec_near(b2, Pb, 24, 1e-11 * mr_norm(b, 24));
+  }
+  assert_int_equal(f.work.top, 0);
   fixture_free(&f);
 }
 
@@ -245,7 +306,7 @@ static void test_link_two_contacts(void **state) {
   assemble(&f, q, c, 2, &s);
   double b[6], b2[6], expect[6] = {0};
   correction(&f, b);
-  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work), MR_CONSISTENT_PROJECTED);
   correction(&f, b2);
   double s1 = (x[0] * b[2] + x[1] * b[5]) / (x[0] * x[0] + x[1] * x[1]);
   expect[2] = x[0] * s1, expect[5] = x[1] * s1;
@@ -275,7 +336,7 @@ static void test_coincident_contacts(void **state) {
   assemble(&f, q, c, 2, &s);
   double b[6], b2[6], expect[6];
   correction(&f, b);
-  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+  assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work), MR_CONSISTENT_PROJECTED);
   correction(&f, b2);
   for (int k = 0; k < 3; ++k)
     expect[k] = expect[k + 3] = 0.5 * (b[k] + b[k + 3]);
@@ -343,7 +404,8 @@ static void test_random_rank_deficient(void **state) {
       double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN];
       correction(&f, b);
       eigen_projection(f.a.G, n, b, Pb);
-      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work),
+                       MR_CONSISTENT_PROJECTED);
       correction(&f, b2);
       double nb = mr_norm(b, n);
       assert_vec_near(b2, Pb, n, 1e-8 * nb);
@@ -353,7 +415,7 @@ static void test_random_rank_deficient(void **state) {
         assert_true(fabs(b2[i]) <= 1e-8 * nb && fabs(b2[i + 1]) <= 1e-8 * nb);
       assert_true(outside_range(f.a.G, n, b2) <= 1e-10 * nb);
       if (t == 0) assert_true(mr_norm(b2, n) == 0.0);
-      mr_contact_consistent(&f.a, f.vf, BAND, &f.work);
+      mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work);
       correction(&f, b3);
       assert_vec_near(b3, b2, n, 1e-9 * nb);
     }
@@ -458,7 +520,8 @@ static void test_frictionless_and_restitution(void **state) {
       for (int i = 0; i < nc; ++i)
         b[3 * i + 2] -= rest[i];
       eigen_projection_roles(f.a.G, n, b, held, corrected, Pb);
-      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, &f.work), MR_CONSISTENT_PROJECTED);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &f.work),
+                       MR_CONSISTENT_PROJECTED);
       correction(&f, b2);
       for (int i = 0; i < nc; ++i)
         b2[3 * i + 2] -= rest[i];
@@ -502,6 +565,7 @@ static void test_pivoted_cholesky_rank(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_box_planar),
+      cmocka_unit_test(test_pairs_of_a_column),
       cmocka_unit_test(test_tilted_patch),
       cmocka_unit_test(test_link_two_contacts),
       cmocka_unit_test(test_coincident_contacts),

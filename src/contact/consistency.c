@@ -276,6 +276,21 @@ static void row_roles(const mr_contact_problem *p, double free_gap, unsigned cha
   }
 }
 
+/* each column of X (n x ncols) ← its projection onto S = B null(B_held) (B n x r, a basis of
+ * range(J), overwritten); 1 projected, −1 out of memory */
+static int project_basis(double *B, int n, int r, const unsigned char *held,
+                         const unsigned char *corrected, double *X, int ncols, mr_arena *work) {
+  int d = no_slip_basis(B, n, r, held, corrected, work);
+  if (d < 0) return -1;
+  if (d == 0) {
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < ncols && (held[i] || corrected[i]); ++c)
+        X[(size_t)i * ncols + c] = 0.0;
+    return 1;
+  }
+  return project_onto(B, n, d, held, corrected, X, ncols, work) ? -1 : 1;
+}
+
 /* each column of X (n x ncols) ← its projection onto S (the file's opening comment), J (n x m)
  * and p's G; 1 projected, 0 when the rows are independent (X left as it is), −1 out of memory */
 static int project(const mr_contact_problem *p, const double *J, int m, double free_gap, double *X,
@@ -288,15 +303,51 @@ static int project(const mr_contact_problem *p, const double *J, int m, double f
   if (r < 0) return -1;
   if (r == n) return 0;
   row_roles(p, free_gap, held, corrected);
-  int d = no_slip_basis(B, n, r, held, corrected, work);
-  if (d < 0) return -1;
-  if (d == 0) {
-    for (int i = 0; i < n; ++i)
-      for (int c = 0; c < ncols && (held[i] || corrected[i]); ++c)
-        X[(size_t)i * ncols + c] = 0.0;
-    return 1;
+  return project_basis(B, n, r, held, corrected, X, ncols, work);
+}
+
+/* the correction b (3nc) projected pair by pair (mr_consistency_pairs): each pair's rows onto
+ * its own S, over the six columns of its free body; 1 when some pair was projected, 0 when none
+ * was (every pair's rows independent), −1 out of memory */
+static int project_pairs(const mr_contact_problem *p, const double *J, int m, double free_gap,
+                         const mr_consistency_pairs *pairs, double *b, mr_arena *work) {
+  int n = 3 * p->nc, any = 0;
+  unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
+  double *Jq = mr_arena_alloc(work, (size_t)n * 6 * sizeof *Jq);
+  double *Bq = mr_arena_alloc(work, (size_t)n * 6 * sizeof *Bq);
+  double *bq = mr_arena_alloc(work, (size_t)n * sizeof *bq);
+  int *rows = mr_arena_alloc(work, (size_t)n * sizeof *rows);
+  unsigned char *hq = mr_arena_alloc(work, (size_t)n), *cq = mr_arena_alloc(work, n);
+  if (!held || !corrected || !Jq || !Bq || !bq || !rows || !hq || !cq) return -1;
+  row_roles(p, free_gap, held, corrected);
+  for (int q = 0; q < pairs->npairs; ++q) {
+    const int *cols = pairs->cols + 6 * q;
+    int nq = 0;
+    for (int i = 0; i < n; ++i) {
+      if (pairs->pair[i / 3] != q) continue;
+      for (int t = 0; t < 6; ++t)
+        Jq[(size_t)nq * 6 + t] = J[(size_t)i * m + cols[t]];
+      bq[nq] = b[i], hq[nq] = held[i], cq[nq] = corrected[i], rows[nq++] = i;
+    }
+    size_t mark = mr_arena_mark(work);
+    int r = nq > 0 ? basis_from_J(Jq, nq, 6, Bq, work) : nq;
+    int st = r < 0 ? -1 : r == nq ? 0 : project_basis(Bq, nq, r, hq, cq, bq, 1, work);
+    mr_arena_reset(work, mark);
+    if (st < 0) return -1;
+    if (st == 0) continue;
+    any = 1;
+    for (int k = 0; k < nq; ++k)
+      b[rows[k]] = bq[k];
   }
-  return project_onto(B, n, d, held, corrected, X, ncols, work) ? -1 : 1;
+  return any;
+}
+
+/* 1 when the projection bp of b moved it by more than its round-off (MR_CONSISTENCY_KEEP) */
+static int moved(const double *b, const double *bp, int n) {
+  double off = 0.0, all = 0.0;
+  for (int i = 0; i < n; ++i)
+    off += (b[i] - bp[i]) * (b[i] - bp[i]), all += b[i] * b[i];
+  return off > MR_CONSISTENCY_KEEP * MR_CONSISTENCY_KEEP * all;
 }
 
 /* 1 when the problem is one the projection handles: rigid, and min(3nc, nv) within the bound */
@@ -323,11 +374,18 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
    * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
    * velocity, vectors, index arrays; alignment slack per allocation */
   size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n + 3 * k;
-  return doubles * sizeof(double) + 19 * 64;
+  /* or by pairs: the roles, a pair's rows of J and its basis (n x 6 each), its b, rows and
+   * roles, its projection's scratch (6 x 6 matrices) */
+  size_t pairs = 2 * m + 15 * n + 3 * 36 + 18;
+  /* and the caller's pairs (mr_consistency_pairs, contact_stage.c): nc + 10 (nv / 6 + 1) + 1
+   * ints in five arrays */
+  size_t caller = (n / 3 + 10 * (m / 6 + 1) + 1) / 2 + 5;
+  return ((doubles > pairs ? doubles : pairs) + caller) * sizeof(double) + 24 * 64;
 }
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
-                                           double free_gap, mr_arena *work) {
+                                           double free_gap, const mr_consistency_pairs *pairs,
+                                           mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
   const double *J = a->J;
   int n = 3 * p->nc, m = a->nv;
@@ -348,9 +406,21 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  int st = project(p, J, m, free_gap, b, 1, work);
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
-   * law, an island solved alone or within the whole model) */
+   * law, an island solved alone or within the whole model). With the island's body pairs that is
+   * checked first pair by pair: when no pair's own projection moves its rows, b is in S and is
+   * kept; else the whole projection decides (near-singular directions, a slipping tilt below
+   * the rank tolerance, are judged against the whole problem's pivots, as without pairs) */
+  if (pairs) {
+    double *bp = mr_arena_alloc(work, (size_t)n * sizeof *bp);
+    if (bp) {
+      mr_copy(bp, b, n);
+      int sp = project_pairs(p, J, m, free_gap, pairs, bp, work);
+      if (sp == 0 || (sp == 1 && !moved(b, bp, n)))
+        return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
+    }
+  }
+  int st = project(p, J, m, free_gap, b, 1, work);
   double off = 0.0, all = 0.0;
   for (int i = 0; i < n && st == 1; ++i) {
     double bi = a->g[i] - jv[i];

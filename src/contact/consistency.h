@@ -33,17 +33,33 @@ typedef enum {
   MR_CONSISTENT_NO_MEMORY  /* the arena was too small: left as assembled */
 } mr_consistent_result;
 
+/* An island's blocks grouped by body pair, for the projection pair by pair. When every body of
+ * the island is fixed or a free body of its own (a free joint on the world) and the pairs (the
+ * fixed bodies one node) form a forest, the bodies' twists can be chosen pair by pair, so S is
+ * the direct sum over the pairs of each pair's S, spanned over the six dofs of one free body of
+ * the pair (its twist relative to the other body's takes every value): the projection onto S is
+ * each pair's rows projected onto its own, from a 6-column basis (docs/solvers.md, "The
+ * consistent law"). */
+typedef struct {
+  int npairs;
+  const int *pair; /* per block, its pair */
+  const int *cols; /* per pair, the six columns of J of one free body of the pair */
+} mr_consistency_pairs;
+
 /* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
  * J is a->J (which the dense and the tree-sparse assemblies fill), vf the free velocity at its
- * a->nv columns. Scratch (mr_contact_consistent_work_size) comes from work and is released. */
+ * a->nv columns; pairs, when not NULL, the island's forest of body pairs (above). Scratch
+ * (mr_contact_consistent_work_size) comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
-                                           double free_gap, mr_arena *work);
+                                           double free_gap, const mr_consistency_pairs *pairs,
+                                           mr_arena *work);
 
 /* Bytes of work that mr_contact_consistent may take for nc blocks over nv dofs, with the caller's
- * free velocity (nv) on top; 0 when min(3nc, nv) > MR_CONSISTENCY_MAX_DIM (nothing is
+ * free velocity (nv) and body pairs (mr_consistency_pairs) on top; 0 when min(3nc, nv) >
+ * MR_CONSISTENCY_MAX_DIM (nothing is
  * projected). The step sizes its workspace by it: a Gauss-Seidel solver's own is vectors only. */
 size_t mr_contact_consistent_work_size(int nc, int nv);
 

@@ -370,8 +370,76 @@ static void remember_islands(mr_contact_stage *st, const mr_contact_input *in) {
 
 /* ---- solving ---- */
 
+/* the node of body b in the island's pair graph: −1 for a fixed body (no dof on its path), else
+ * its index among the free bodies seen (added to seen, *ns of them); −2 when b is neither fixed
+ * nor a free body of its own */
+static int pair_node(const mr_model *m, int b, int *seen, int *ns, int cap) {
+  if (mr_body_last_dof(m, b) < 0) return -1;
+  if (m->bodies[b].parent != 0 || m->bodies[b].joint.type != MR_JOINT_FREE) return -2;
+  for (int k = 0; k < *ns; ++k)
+    if (seen[k] == b) return k;
+  if (*ns == cap) return -2;
+  seen[*ns] = b;
+  return (*ns)++;
+}
+
+/* the island's blocks by body pair when they form a forest of free bodies (contact/consistency.h,
+ * mr_consistency_pairs), from the arena; 0 when they do not (another kind of row, an articulated
+ * body, a cycle) or out of memory */
+static int body_pairs(mr_contact_stage *st, const mr_contact_input *in,
+                      const mr_contact_assembly *a, const mr_assembly_subset *sub,
+                      mr_consistency_pairs *out) {
+  int nc = a->problem.nc, nb = sub->ndofs / 6 + 1; /* free bodies of six dofs each, and one */
+  int *pair = mr_arena_alloc(&st->work, (size_t)nc * sizeof *pair);
+  int *cols = mr_arena_alloc(&st->work, (size_t)6 * nb * sizeof *cols);
+  int *seen = mr_arena_alloc(&st->work, (size_t)nb * sizeof *seen);
+  int *root = mr_arena_alloc(&st->work, (size_t)(nb + 1) * sizeof *root);
+  int *ends = mr_arena_alloc(&st->work, (size_t)2 * nb * sizeof *ends);
+  if (!pair || !cols || !seen || !root || !ends) return 0;
+  int ns = 0, np = 0;
+  for (int k = 0; k <= nb; ++k)
+    root[k] = k; /* union-find over the fixed node (0) and the free bodies (1 + their index) */
+  for (int i = 0; i < nc; ++i) {
+    const mr_contact_geometry *c = &in->cg[sub->blocks ? sub->blocks[i] : i];
+    if (c->type != MR_ROWS_CONTACT || mr_problem_bilateral(&a->problem, i) ||
+        mr_problem_box(&a->problem, i))
+      return 0;
+    int u = pair_node(in->m, c->body1, seen, &ns, nb);
+    int v = pair_node(in->m, c->body2, seen, &ns, nb);
+    if (u == -2 || v == -2) return 0;
+    if (u > v) {
+      int t = u;
+      u = v, v = t;
+    }
+    if (v < 0) return 0;
+    int q = 0; /* the pair's index: an earlier pair of the same two nodes, or a new one */
+    while (q < np && (ends[2 * q] != u || ends[2 * q + 1] != v))
+      ++q;
+    if (q == np) {
+      /* a new pair joins two trees, or closes a cycle */
+      int ru = u + 1, rv = v + 1;
+      while (root[ru] != ru)
+        ru = root[ru];
+      while (root[rv] != rv)
+        rv = root[rv];
+      if (ru == rv || np == nb) return 0;
+      root[ru] = rv;
+      ends[2 * np] = u, ends[2 * np + 1] = v;
+      /* the six dofs of the pair's free body (v ≥ 0: u may be the fixed node) */
+      int first = in->m->bodies[seen[v]].joint.idx_v;
+      for (int t = 0; t < 6; ++t)
+        cols[6 * np + t] = sub->col[first + t];
+      ++np;
+    }
+    pair[i] = q;
+  }
+  *out = (mr_consistency_pairs){np, pair, cols};
+  return 1;
+}
+
 /* the island's correction made consistent (contact/consistency.h), the free velocity gathered
- * at its columns of J (both assemblies fill a->J with the island's rows) */
+ * at its columns of J (both assemblies fill a->J with the island's rows), pair by pair when
+ * its bodies are a forest of free bodies */
 static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
                             mr_contact_assembly *a, const mr_assembly_subset *sub, double band,
                             mr_contact_output *out) {
@@ -381,7 +449,10 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
   double *vf = mr_arena_doubles(&st->work, nv);
   for (size_t k = 0; vf && k < nv; ++k)
     vf[sub->col[sub->dofs[k]]] = in->vf[sub->dofs[k]];
-  if (vf) mr_contact_consistent(a, vf, band, &st->work);
+  mr_consistency_pairs pairs;
+  int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
+  int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs);
+  if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &st->work);
   mr_arena_reset(&st->work, 0);
   out->t_consistency += clock_us() - t;
 }
