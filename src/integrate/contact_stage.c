@@ -451,7 +451,8 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
     vf[sub->col[sub->dofs[k]]] = in->vf[sub->dofs[k]];
   mr_consistency_pairs pairs;
   int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
-  int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs);
+  /* one pair: the whole projection is the pair's own, over the same columns */
+  int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
   if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &st->work);
   mr_arena_reset(&st->work, 0);
   out->t_consistency += clock_us() - t;
