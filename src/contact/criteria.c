@@ -107,23 +107,30 @@ static inline void dot2_add(double x, double y, double *s, double *sig) {
  * about u times the size of the terms to u times the size of c (docs/solvers.md, "Accuracy
  * criteria"). About 11n flops per row against mr_problem_velocity's 2n. */
 void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c) {
+  /* the three rows of a contact summed side by side: each row's terms in its own order (so the
+   * same c as one row at a time), the three sums' dependency chains interleaved */
   int n = 3 * p->nc;
-  for (int i = 0; i < n; ++i) {
-    double s = p->g[i], sig = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    int r0 = 3 * i;
+    double s[3] = {p->g[r0], p->g[r0 + 1], p->g[r0 + 2]}, sig[3] = {0.0, 0.0, 0.0};
     if (p->G) {
-      const double *row = p->G + (size_t)i * n;
+      const double *row = p->G + (size_t)r0 * n;
       for (int j = 0; j < n; ++j)
-        dot2_add(row[j], lambda[j], &s, &sig);
-    } else { /* the stored blocks of the row in ascending columns: the dense terms in the
+        for (int a = 0; a < 3; ++a)
+          dot2_add(row[(size_t)a * n + j], lambda[j], &s[a], &sig[a]);
+    } else { /* the stored blocks of the rows in ascending columns: the dense terms in the
               * dense order without its exact zeros, which add nothing */
-      for (int k = p->Gb_row[i / 3]; k < p->Gb_row[i / 3 + 1]; ++k) {
-        const double *B = p->Gb + 9 * (size_t)k + 3 * (i % 3), *l = lambda + 3 * p->Gb_col[k];
+      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k, *l = lambda + 3 * p->Gb_col[k];
         for (int b = 0; b < 3; ++b)
-          dot2_add(B[b], l[b], &s, &sig);
+          for (int a = 0; a < 3; ++a)
+            dot2_add(B[3 * a + b], l[b], &s[a], &sig[a]);
       }
     }
-    if (p->R) dot2_add(p->R[i], lambda[i], &s, &sig);
-    c[i] = s + sig;
+    for (int a = 0; a < 3; ++a) {
+      if (p->R) dot2_add(p->R[r0 + a], lambda[r0 + a], &s[a], &sig[a]);
+      c[r0 + a] = s[a] + sig[a];
+    }
   }
 }
 
