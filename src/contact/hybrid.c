@@ -400,7 +400,7 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
 }
 
 /* the polish (stage 4 alone) from best, on p itself when its G is dense, else on a dense copy
- * with its active-set matrices made here (called up to HYB_DENSE_MAX_NC contacts) */
+ * with its active-set matrices made here (stage 0c: up to HYB_REST_MAX_NC contacts) */
 static double polish_any(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                          mr_arena *work, double *best, double *c, double e, int *iters,
                          int c_best) {
