@@ -81,39 +81,11 @@ static mr_status check(const mr_contact_problem *p, const mr_solver_settings *s,
   return mr_pyramid_facets(s, "lcp-stagproj", k, err);
 }
 
-/* whether λ (c current) meets eps_abs on the criterion in use: the LCP's, or the NCP's under
- * MR_CRITERION_NCP (eps_model stays the LCP's) */
-static int meets(const mr_contact_problem *p, const mr_solver_settings *s, const double *lambda,
-                 const double *c, double eps_model) {
-  double e = mr_stop_on_ncp(s) ? mr_gs_criterion_ncp(p, lambda, c) : eps_model;
-  return e <= s->eps_abs;
-}
-
-/* the outer loop; returns 0, or -1 on a failed factorisation */
-static int outer_loop(const mr_contact_problem *p, const mr_solver_settings *s, mr_stagproj_sub *sn,
-                      mr_stagproj_sub *st, pyr_ctx *pc, double *lambda, double *c, double *tmp,
-                      double *prev, mr_solver_stats *stats) {
-  int n = 3 * p->nc;
-  stats->eps_model = lcp_criterion(p, &pc->py, lambda, c);
-  stats->converged = meets(p, s, lambda, c, stats->eps_model);
-  for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
-    mr_copy(prev, lambda, n);
-    /* the normal subproblem with λ_T fixed, then the tangential one with λ_N fixed */
-    mr_stagproj_sub_linear_term(sn, p, 1, lambda, tmp, c);
-    if (mr_stagproj_sub_solve(sn, p, s, 1, k == 1, lambda) != 0) return -1;
-    for (int i = 0; i < p->nc; ++i)
-      pc->lambda_n[i] = lambda[3 * i + 2];
-    mr_stagproj_sub_linear_term(st, p, 0, lambda, tmp, c);
-    if (mr_stagproj_sub_solve(st, p, s, 0, k == 1, lambda) != 0) return -1;
-    stats->iterations = k;
-    stats->eps_model = lcp_criterion(p, &pc->py, lambda, c);
-    stats->converged = meets(p, s, lambda, c, stats->eps_model);
-    double moved = 0.0;
-    for (int q = 0; q < n; ++q)
-      moved = fmax(moved, fabs(lambda[q] - prev[q]));
-    if (moved <= s->eps_rel * mr_norm_inf(lambda, n) || mr_solver_late(s)) break;
-  }
-  return 0;
+/* the LCP criterion as lcp-stagproj's own model (mr_stagproj_model; ctx: the pyramid) */
+static double lcp_model(const mr_contact_problem *p, const void *ctx, const double *lambda,
+                        double *c) {
+  const pyr_ctx *pc = ctx;
+  return lcp_criterion(p, &pc->py, lambda, c);
 }
 
 /* the starting point: the warm start (or zero) with λ_N ≥ 0 and λ_T on its pyramid */
@@ -145,6 +117,6 @@ mr_status mr_solver_lcp_stagproj(MR_SOLVER_ARGS) {
   r.sn.qp.project = project_normal, r.sn.qp.ctx = &pc;
   r.st.qp.project = project_pyramids, r.st.qp.ctx = &pc;
   start(p, s, &pc.py, lambda);
-  int rc = outer_loop(p, s, &r.sn, &r.st, &pc, lambda, c, r.tmp, r.prev, stats);
+  int rc = mr_stagproj_loop(&r, p, s, lcp_model, &pc, lambda, c, stats);
   return mr_stagproj_end(&r, "lcp-stagproj", rc, p, work, lambda, c, stats, err);
 }

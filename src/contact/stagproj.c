@@ -192,28 +192,42 @@ static mr_status stagproj_check(const mr_contact_problem *p, mr_error *err) {
   return MR_OK;
 }
 
-/* the outer loop; returns 0, or -1 on a failed factorisation */
-static int stagproj_loop(const mr_contact_problem *p, const mr_solver_settings *s, subproblem *sn,
-                         subproblem *st, disc_ctx *dc, double *lambda, double *c, double *tmp,
-                         double *prev, mr_solver_stats *stats) {
+/* the NCP criterion as ncp-stagproj's own model (mr_stagproj_model) */
+static double ncp_model(const mr_contact_problem *p, const void *ctx, const double *lambda,
+                        double *c) {
+  (void)ctx;
+  return ncp_criterion(p, lambda, c);
+}
+
+/* the criterion a solve stops on at λ (c current): the model's own eps_model, or the NCP's under
+ * MR_CRITERION_NCP */
+static double stop_value(const mr_solver_settings *s, const mr_contact_problem *p,
+                         const double *lambda, const double *c, double eps_model) {
+  return mr_stop_on_ncp(s) ? mr_gs_criterion_ncp(p, lambda, c) : eps_model;
+}
+
+int mr_stagproj_loop(mr_stagproj_run *r, const mr_contact_problem *p, const mr_solver_settings *s,
+                     mr_stagproj_model model, const void *ctx, double *lambda, double *c,
+                     mr_solver_stats *stats) {
   int n = 3 * p->nc;
-  stats->eps_model = ncp_criterion(p, lambda, c);
-  stats->converged = stats->eps_model <= s->eps_abs;
+  subproblem *sn = &r->sn, *st = &r->st;
+  stats->eps_model = model(p, ctx, lambda, c);
+  stats->converged = stop_value(s, p, lambda, c, stats->eps_model) <= s->eps_abs;
   for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
-    mr_copy(prev, lambda, n);
+    mr_copy(r->prev, lambda, n);
     /* normal subproblem with λ_T fixed, then the tangential one with λ_N fixed */
-    sub_linear_term(sn, p, 1, lambda, tmp, c);
+    sub_linear_term(sn, p, 1, lambda, r->tmp, c);
     if (sub_solve(sn, p, s, 1, k == 1, lambda) != 0) return -1;
     for (int i = 0; i < p->nc; ++i)
-      dc->lambda_n[i] = lambda[3 * i + 2];
-    sub_linear_term(st, p, 0, lambda, tmp, c);
+      r->lambda_n[i] = lambda[3 * i + 2];
+    sub_linear_term(st, p, 0, lambda, r->tmp, c);
     if (sub_solve(st, p, s, 0, k == 1, lambda) != 0) return -1;
     stats->iterations = k;
-    stats->eps_model = ncp_criterion(p, lambda, c);
-    stats->converged = stats->eps_model <= s->eps_abs;
+    stats->eps_model = model(p, ctx, lambda, c);
+    stats->converged = stop_value(s, p, lambda, c, stats->eps_model) <= s->eps_abs;
     double moved = 0.0;
     for (int q = 0; q < n; ++q)
-      moved = fmax(moved, fabs(lambda[q] - prev[q]));
+      moved = fmax(moved, fabs(lambda[q] - r->prev[q]));
     if (moved <= s->eps_rel * mr_norm_inf(lambda, n) || mr_solver_late(s)) break;
   }
   return 0;
@@ -239,7 +253,7 @@ mr_status mr_solver_ncp_stagproj(const mr_contact_problem *p, const mr_solver_se
     lambda[q] = s->warm_start && isfinite(lambda[q]) ? lambda[q] : 0.0;
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
-  int rc = stagproj_loop(p, s, &r.sn, &r.st, &dc, lambda, c, r.tmp, r.prev, stats);
+  int rc = mr_stagproj_loop(&r, p, s, ncp_model, NULL, lambda, c, stats);
   return mr_stagproj_end(&r, "ncp-stagproj", rc, p, work, lambda, c, stats, err);
 }
 

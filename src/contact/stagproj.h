@@ -44,6 +44,17 @@ typedef struct {
  * pays; the caller sets the subproblems' qp.project and qp.ctx. MR_ERR_NOMEM, the arena reset */
 mr_status mr_stagproj_begin(mr_stagproj_run *r, const char *name, const mr_contact_problem *p,
                             mr_solver_state *state, mr_arena *work, mr_error *err);
+/* a solver's own criterion at λ, c ← (G + R)λ + g computed first; ctx the solver's data */
+typedef double (*mr_stagproj_model)(const mr_contact_problem *p, const void *ctx,
+                                    const double *lambda, double *c);
+/* the staggered projections' outer loop from λ: the normal subproblem with λ_T fixed, then the
+ * tangential one with λ_N fixed (r->lambda_n, which the tangential projection reads), until
+ * eps_abs on the criterion in use (the model's own, or the NCP's under MR_CRITERION_NCP:
+ * stats->eps_model stays the model's), an iterate that moves by at most eps_rel, max_iter or
+ * the deadline; returns 0, or -1 when a subproblem is not positive definite */
+int mr_stagproj_loop(mr_stagproj_run *r, const mr_contact_problem *p, const mr_solver_settings *s,
+                     mr_stagproj_model model, const void *ctx, double *lambda, double *c,
+                     mr_solver_stats *stats);
 /* the end of a solve whose loop returned rc (−1: a subproblem not positive definite): the
  * factorisations counted, the scratch released, and either the NCP criteria at λ or, after a
  * failure, λ = 0 and the error */
