@@ -34,6 +34,9 @@
 #include "moreau/world.h"
 
 #define SCENE "scenes/solo_trot_pd.yaml"
+/* the solver of every measurement in docs/benchmarks.md, "Batch", so that runs compare (the
+ * scene's own is the default, ncp-hybrid, whose trot step is about 2/3 of this one's) */
+#define SOLVER "ncp-pgs"
 #define WARMUP 50
 #define STEPS 1000
 #define MAX_ROUNDS 31
@@ -86,7 +89,7 @@ static int run_batch(mr_batch *b, int per_call, sample *out) {
 /* a child process: its own simulator, warmed up, then STEPS steps when `go` closes */
 static void child(const mr_world *w, int ready, int go) {
   mr_error err;
-  mr_sim *s = mr_sim_create(w, NULL, &err);
+  mr_sim *s = mr_sim_create(w, SOLVER, &err);
   int ok = s != NULL;
   for (int k = 0; ok && k < WARMUP; ++k)
     ok = mr_sim_step(s, &err) == MR_OK;
@@ -129,7 +132,8 @@ static int run_processes(const mr_world *w, int n, sample *out) {
 /* `rounds` rounds of the three ways for n environments; one table row per way */
 static int bench_n(const mr_world *w, int n, int rounds) {
   mr_error err;
-  mr_batch *b[2] = {mr_batch_create(w, n, 1, NULL, &err), mr_batch_create(w, n, 2, NULL, &err)};
+  mr_batch *b[2] = {mr_batch_create(w, n, 1, SOLVER, &err),
+                    mr_batch_create(w, n, 2, SOLVER, &err)};
   if (!b[0] || !b[1]) return fprintf(stderr, "%s\n", err.msg), 1;
   static double sps[NWAYS][MAX_ROUNDS], cpu[NWAYS][MAX_ROUNDS], path[MAX_ROUNDS];
   double load[3] = {0};
@@ -192,9 +196,9 @@ int main(int argc, char **argv) {
   pid_t burner[8];
   for (int k = 0; k < burners; ++k)
     burner[k] = start_burner();
-  printf("Batch: %s, %d warm-up then %d timed steps per environment, median of %d rounds; %ld "
+  printf("Batch: %s (%s), %d warm-up then %d timed steps per environment, median of %d rounds; %ld "
          "processors online; %d CPU burner process%s running\n\n",
-         SCENE, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN), burners,
+         SCENE, SOLVER, WARMUP, STEPS, rounds, sysconf(_SC_NPROCESSORS_ONLN), burners,
          burners == 1 ? "" : "es");
   int status = 0;
   for (int k = 0; k < nn && !status; ++k)
