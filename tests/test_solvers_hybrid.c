@@ -254,6 +254,46 @@ static void test_rough_trot_warm_start(void **unused) {
   if (it > 2000) fail_msg("%s: %d iterations", path, it);
 }
 
+/* step 998 of the same trot (tests/fixtures/hybrid/solo_torture_step998.json, 9 contacts,
+ * normal forces up to 1.8e4 N), cold: only the staggered projections' full run ends it, ~260
+ * outer iterations of two inner runs each. Under a simulator's share of a step's work
+ * (work_iter: the stage gets (max_iter − used) / (2 inner_iter) outer iterations, ~47 here) the
+ * solve stops unconverged below max_iter, and must say it stopped at its budget (stats.budget),
+ * which max_iter alone does not show; without the share it converges, checked independently */
+static void test_work_share_is_a_budget(void **unused) {
+  mr_problem_file f;
+  mr_error err = {0};
+  const char *path = "tests/fixtures/hybrid/solo_torture_step998.json";
+  if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
+  static result r;
+  mr_arena a;
+  assert_int_equal(mr_arena_init(&a, mr_solver_work_size(f.problem.nc, f.problem.nv)), 0);
+  for (int share = 1; share >= 0; --share) {
+    mr_solver_settings s = mr_solver_settings_default();
+    s.warm_start = 0;
+    s.work_iter = share ? s.max_iter : 0;
+    memset(&r.state, 0, sizeof r.state);
+    r.state.y = r.y, r.state.cap = CP_MAX_N;
+    memset(r.lambda, 0, sizeof r.lambda);
+    if (mr_solve("ncp-hybrid", &f.problem, &s, &r.state, &a, r.lambda, r.c, &r.stats, &err))
+      fail_msg("%s", err.msg);
+    print_message("  work share %d: %d iterations, eps_abs %.3g, budget %d\n", share,
+                  r.stats.iterations, r.stats.eps_abs, r.stats.budget);
+    if (share) {
+      assert_false(r.stats.converged);
+      assert_true(r.stats.iterations < s.max_iter);
+      assert_int_equal(r.stats.budget, 1);
+    } else {
+      expect_converged(&r, path);
+      assert_int_equal(r.stats.budget, 0);
+      double e = independent_eps(&f.problem, r.lambda);
+      if (!(e <= 1e-6 + 1e-12)) fail_msg("%s: independent eps_abs %.3g", path, e);
+    }
+  }
+  mr_arena_destroy(&a);
+  mr_problem_file_free(&f);
+}
+
 /* a pile of cubes in the 100-cube bin of bench/scale.c (15 contacts of three cubes, face-face
  * patches: hyperstatic, G singular on the internal forces), warm started as the step was from
  * the previous step's forces (ε_abs 26 at the start; tests/fixtures/hybrid/bin100_pile.json):
@@ -381,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_contactbench_sliding),
       cmocka_unit_test(test_rough_trot_hard_steps),
       cmocka_unit_test(test_rough_trot_warm_start),
+      cmocka_unit_test(test_work_share_is_a_budget),
       cmocka_unit_test(test_pile_island),
   };
   return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);

@@ -121,6 +121,8 @@ typedef struct {
   double *l, *lt;    /* the Newton stage's iterate and trial */
   double *sp;        /* the start of stage 3's probe and of its run */
   int admm_ran;      /* stage 2 ran in this solve (the state's y and ρ are its) */
+  int capped;        /* stage 3 stopped at its share of a simulator step's work (work_iter),
+                      * a budget that max_iter does not show: reported as stats.budget */
   int warm;          /* the solve started from a warm start */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
@@ -502,10 +504,11 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   /* a share of a step's work (mr_solver_settings.work_iter): the outer iterations the sweeps
    * left allow, each costing two inner runs of up to inner_iter iterations */
   mr_solver_settings capped;
-  if (s->work_iter > 0) {
+  int is_capped = s->work_iter > 0;
+  if (is_capped) {
     int cost = 2 * (s->inner_iter > 0 ? s->inner_iter : 1);
     int outer = (s->max_iter - *iters - keep) / cost;
-    if (outer <= 0) return MR_OK;
+    if (outer <= 0) return w->capped = 1, MR_OK;
     capped = *s;
     capped.max_iter = *iters + keep + outer;
     s = &capped;
@@ -527,13 +530,14 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   }
   /* the run on the rest of the budget from the same start as the probe */
   sub.max_iter = s->max_iter - *iters - keep;
-  if (sub.max_iter <= 0 || mr_solver_late(s)) return MR_OK;
+  if (sub.max_iter <= 0 || mr_solver_late(s)) return w->capped |= is_capped, MR_OK;
   mr_copy(trial, w->sp, n);
   memset(&st, 0, sizeof st);
   /* the state goes with it only for its sparse factor (ncp-stagproj keeps no y or ρ) */
   mr_status rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
   if (rc) return rc;
   *iters += st.iterations;
+  w->capped |= is_capped && st.iterations >= sub.max_iter;
   double et = ncp_eps(p, trial, c);
   if (et < *e) mr_copy(lambda, trial, n), *e = et;
   return MR_OK;
@@ -744,7 +748,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   }
   size_t mark_stages = mr_arena_mark(work);
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
-  w.admm_ran = 0;
+  w.admm_ran = 0, w.capped = 0;
   if (!trial || polish_alloc(&w, p->nc, blocks, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
@@ -781,6 +785,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   stats->iterations = iters;
   stats->eps_model = e;
   stats->converged = e <= s->eps_abs;
+  stats->budget = !stats->converged && w.capped;
   return MR_OK;
 }
 

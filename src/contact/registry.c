@@ -161,7 +161,9 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
   mr_status st = info->solve(p, s, state, work, lambda, c, stats, err);
   stats->time_us = now_us() - t0;
   if (st) return st;
-  stats->budget = !stats->converged && (stats->iterations >= s->max_iter || mr_solver_late(s));
+  /* a solver may have stopped at a budget of its own (ncp-hybrid's share of a step's work) */
+  stats->budget = !stats->converged &&
+                  (stats->budget || stats->iterations >= s->max_iter || mr_solver_late(s));
   /* ncp-hybrid returns c as the compensated velocity at λ already */
   if (info->solve != mr_solver_ncp_hybrid) mr_problem_velocity_dot2(p, lambda, c);
   stats->eps_abs =
@@ -234,7 +236,7 @@ static mr_status solve_problem(const mr_solver_info *info, const mr_contact_prob
     if (state) state->valid = 0;
   } else {
     sc.iterations += stats->iterations, sc.time_us += stats->time_us;
-    sc.budget = !sc.converged && (sc.iterations >= s->max_iter || mr_solver_late(s));
+    sc.budget = !sc.converged && (sc.budget || sc.iterations >= s->max_iter || mr_solver_late(s));
     if (sc.converged > stats->converged ||
         (sc.converged == stats->converged && sc.eps_abs < stats->eps_abs)) {
       mr_copy(lambda, lc, n), mr_copy(c, cc, n);

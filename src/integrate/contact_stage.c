@@ -510,7 +510,7 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   mr_copy(st->lambda + 3 * b0, lam, n);
   mr_copy(st->c + 3 * b0, c, n);
   st2.iterations += stats->iterations;
-  st2.budget |= stats->budget;
+  st2.budget = !st2.converged && (st2.budget || stats->budget);
   *stats = st2;
   return MR_OK;
 }
@@ -655,7 +655,7 @@ static mr_status solve_restricted(mr_contact_stage *st, const mr_contact_input *
   mr_solver_stats s2;
   if ((s = solve(st, in, &again, &a->problem, state, lam, c, &s2, out, err))) return s;
   s2.iterations += stats->iterations;
-  s2.budget |= stats->budget;
+  s2.budget = !s2.converged && (s2.budget || stats->budget);
   *stats = s2;
   return MR_OK;
 }
