@@ -18,6 +18,8 @@
  * but not the time a thread waits for a core.
  * Under load: `burners` child processes spinning on the CPU for the whole run (one is the load
  * of another program on one of two cores).
+ * Then, for each N > 1, long runs of one-step calls on the same two batches (long_run): what a
+ * learning loop that never stops sees of the pool's choice between its ways.
  * Run: make bench (or build/bench/bench/batch [rounds [burners [N,...]]], default 7 rounds, no
  * burner, N = 1, 2, 8, 16). */
 #include <stdio.h>
@@ -167,6 +169,37 @@ static int bench_n(const mr_world *w, int n, int rounds) {
   return 0;
 }
 
+/* A learning loop's long run of one-step calls: LONG_STEPS environment steps in one-step calls
+ * (LONG_STEPS / n calls), timed on 1 thread and then on 2, alternately, LONG_RUNS times, on the
+ * same two batches throughout (the pool's choice between its two ways carries over, as in a
+ * loop that never stops); the ratio of each pair. A pool that settled on the slower way for a
+ * stretch of calls shows there as a ratio near 1 */
+#define LONG_STEPS 40000
+#define LONG_RUNS 5
+static int long_run(const mr_world *w, int n) {
+  mr_error err;
+  mr_batch *b[2] = {mr_batch_create(w, n, 1, SOLVER, &err),
+                    mr_batch_create(w, n, 2, SOLVER, &err)};
+  if (!b[0] || !b[1]) return fprintf(stderr, "%s\n", err.msg), 1;
+  double ratio[LONG_RUNS];
+  int calls = LONG_STEPS / n;
+  printf("N = %d, %d one-step calls per run, 2 threads / 1 thread by run:", n, calls);
+  for (int r = 0; r < LONG_RUNS; ++r) {
+    double t[2];
+    for (int k = 0; k < 2; ++k) {
+      double t0 = now();
+      for (int c = 0; c < calls; ++c)
+        if (mr_batch_step(b[k], 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
+      t[k] = now() - t0;
+    }
+    ratio[r] = t[0] / t[1];
+    printf(" %.2f", ratio[r]);
+  }
+  printf("; median %.2f\n", bench_median(ratio, LONG_RUNS));
+  mr_batch_free(b[0]), mr_batch_free(b[1]);
+  return 0;
+}
+
 /* a CPU burner: a child process that spins until killed (the load of another program) */
 static pid_t start_burner(void) {
   fflush(stdout);
@@ -203,6 +236,9 @@ int main(int argc, char **argv) {
   int status = 0;
   for (int k = 0; k < nn && !status; ++k)
     status = bench_n(w, ns[k], rounds);
+  printf("Long runs of one-step calls (%d environment steps a run):\n", LONG_STEPS);
+  for (int k = 0; k < nn && !status; ++k)
+    if (ns[k] > 1) status = long_run(w, ns[k]);
   for (int k = 0; k < burners; ++k)
     if (burner[k] > 0) kill(burner[k], SIGKILL), waitpid(burner[k], NULL, 0);
   mr_world_free(w);

@@ -58,6 +58,7 @@ typedef struct {
   double ns[2];   /* running means (ns), 0 before the first */
   unsigned calls; /* one-step calls so far */
   int last;       /* the way of the call before, −1 none */
+  int fast;       /* the way taken outside the probes */
 } way_stats;
 
 typedef struct {
@@ -85,6 +86,8 @@ struct mr_batch {
   atomic_int busy;         /* workers claiming or stepping in the current generation */
   atomic_int sleepers;     /* workers asleep on go (or going to sleep) */
   atomic_int caller_waits; /* the caller asleep on done (or going to sleep) */
+  atomic_ulong resumed;    /* the generation of a call that took the workers' way after calls by
+                            * the caller alone (0 none): its waits are not evidence (below) */
   wait_stats wait;         /* the caller's waits for the workers (the adaptive wait, below) */
   way_stats way;           /* the one-step calls' two ways, timed (below) */
   atomic_int nsteps;       /* steps of the current generation (stored before the generation) */
@@ -175,7 +178,11 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * mean wall time of a call each way, and takes the faster, trying the other way for WAY_BURST
  * calls in every WAY_PERIOD so that its mean follows the machine. A call that changes the way
  * is not timed: the workers it finds asleep (or leaves watching for nothing) cost a wake-up that
- * the calls after it do not pay, and timing it would bias each way by the other. A sample
+ * the calls after it do not pay, and timing it would bias each way by the other. Nor do the
+ * waits of a call that resumes the workers' way count for the adaptive wait: they spanned the
+ * caller's calls alone, and counted as watches that did not pay they turned watching off, so
+ * that every call of the next probe paid a wake-up and the workers' way, probe after probe,
+ * looked slower than it is (the pool then stayed on the caller alone on idle cores). A sample
  * counts at most WAY_CLIP times the mean, so that one preempted call does not switch the way for
  * hundreds of calls, while slow calls that recur still move the mean within a few samples. On
  * idle cores the workers win by about the number of threads, and the probes cost about
@@ -183,11 +190,13 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * caller alone wins, and the batch then costs at most the probes over one thread. */
 
 /* WAY_BURST one-step calls in every WAY_PERIOD try the slower way; a sample counts at most
- * WAY_CLIP times the way's mean, which moves by WAY_GAIN of the difference */
+ * WAY_CLIP times the way's mean, which moves by WAY_GAIN of the difference, or by
+ * WAY_PROBE_GAIN in a probe (the probed way's mean is a period old: its few samples replace it) */
 #define WAY_PERIOD 1024
 #define WAY_BURST 4
 #define WAY_CLIP 2.0
 #define WAY_GAIN 0.125
+#define WAY_PROBE_GAIN 0.5
 /* the workers' way stays the faster until the caller alone is faster by this factor: a few
  * wake-ups on idle cores must not send the calls to one thread */
 #define WAY_MARGIN (1.0 / 0.9)
@@ -197,14 +206,14 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
 static int choose_way(way_stats *w) {
   unsigned k = w->calls++;
   if (k < 2 * WAY_BURST) return k < WAY_BURST;
-  int fast = w->ns[1] <= WAY_MARGIN * w->ns[0];
-  return k % WAY_PERIOD < WAY_BURST ? !fast : fast;
+  w->fast = w->ns[1] <= WAY_MARGIN * w->ns[0];
+  return k % WAY_PERIOD < WAY_BURST ? !w->fast : w->fast;
 }
 
 /* a call's wall time ns, the way it went: counted when the call before went the same way */
 static void way_timed(way_stats *w, int way, double ns) {
-  double *m = &w->ns[way];
-  if (w->last == way) *m = *m > 0.0 ? *m + WAY_GAIN * (fmin(ns, WAY_CLIP * *m) - *m) : ns;
+  double *m = &w->ns[way], gain = way == w->fast ? WAY_GAIN : WAY_PROBE_GAIN;
+  if (w->last == way) *m = *m > 0.0 ? *m + gain * (fmin(ns, WAY_CLIP * *m) - *m) : ns;
   w->last = way;
 }
 
@@ -258,6 +267,13 @@ static int pays(wait_stats *w) {
 /* how long to watch before sleeping (ns), 0 for not at all */
 static long watch_ns(wait_stats *w) {
   return pays(w) ? SPIN_MAX_NS : 0;
+}
+
+/* a wait that spanned calls by the caller alone (the workers' way resumed): not evidence that
+ * watching does not pay, since no call came to watch for; watching is turned on, and the waits
+ * of the calls that follow decide */
+static void resumed(wait_stats *w) {
+  if (w->rate < 0.75) w->rate = 0.75;
 }
 
 /* a wait ended, and paid or not */
@@ -329,7 +345,10 @@ static void *worker_main(void *p) {
     long wait = monotonic_ns() - start;
     /* a worker that wakes to find every environment taken waited for nothing */
     int work = step_share(b, a->t, seen, nsteps);
-    waited(&ws, work && wait <= SPIN_MAX_NS);
+    if (atomic_load(&b->resumed) == seen)
+      resumed(&ws);
+    else
+      waited(&ws, work && wait <= SPIN_MAX_NS);
     if (atomic_fetch_sub(&b->busy, 1) == 1) wake(b, &b->done, &b->caller_waits);
   }
 }
@@ -369,6 +388,9 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
     return batch_outcome(b, err);
   }
   atomic_store(&b->nsteps, nsteps);
+  /* the workers' way after the caller alone: the workers slept through those calls */
+  int resuming = way == 1 && b->way.last == 0;
+  if (resuming) atomic_store(&b->resumed, atomic_load(&b->generation) + 1);
   unsigned long g = atomic_fetch_add(&b->generation, 1) + 1;
   if (b->started > 0) wake(b, &b->go, &b->sleepers);
   step_share(b, 0, g, nsteps);
@@ -384,7 +406,10 @@ mr_status mr_batch_step(mr_batch *b, int nsteps, mr_error *err) {
       pthread_mutex_unlock(&b->lock);
     }
     long end = monotonic_ns();
-    waited(&b->wait, end - start <= SPIN_MAX_NS);
+    if (resuming)
+      resumed(&b->wait);
+    else
+      waited(&b->wait, end - start <= SPIN_MAX_NS);
     if (way == 1) way_timed(&b->way, 1, (double)(end - t0));
   }
   return batch_outcome(b, err);
