@@ -60,7 +60,8 @@ typedef struct {
   double eps_abs;            /* NCP criterion at the solution (force units), 0 without contact */
   double penetration;        /* max(0, −Φ_N) over contacts (m) */
   double solve_us;           /* solver time (µs) */
-  double kinetic, potential; /* energies after the step (J) */
+  double kinetic, potential; /* energies after the step (J), computed by mr_sim_last's first
+                              call after the step (the step itself does not pay for them) */
   mr_step_timing timing;     /* stage times of the step */
   int islands;               /* independent problems solved (0 without contact, or with
                                 islands off) */
@@ -154,7 +155,9 @@ const double *mr_sim_v(const mr_sim *s);
 double mr_sim_time(const mr_sim *s);
 /* the steps done since creation or the last reset */
 long mr_sim_steps(const mr_sim *s);
-/* the last step's figures (mr_step_stats) */
+/* the last step's figures (mr_step_stats); the first call after a step computes its energies
+ * (two kinematics passes, writing the simulator's workspace: not concurrently with other calls
+ * on the same simulator) */
 const mr_step_stats *mr_sim_last(const mr_sim *s);
 /* the counted warnings since creation or the last reset */
 const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s);

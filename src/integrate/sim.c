@@ -174,8 +174,8 @@ static mr_status create_buffers(mr_sim *s, mr_error *err) {
   int nq = s->m->nq, nv = s->m->nv;
   double **vecs[] = {&s->q,       &s->q_next,  &s->v,        &s->v_next, &s->tau,     &s->lag,
                      &s->dv,      &s->kp,      &s->kd,       &s->q_err,  &s->kp_step, &s->kd_step,
-                     &s->tau_cmd, &s->tau_act, &s->q_target, &s->accel};
-  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nq, nv};
+                     &s->tau_cmd, &s->tau_act, &s->q_target, &s->accel,  &s->q_done,  &s->v_done};
+  size_t sizes[] = {nq, nq, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nv, nq, nv, nq, nv};
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; ++k)
     if (alloc_doubles(vecs[k], sizes[k], err)) return MR_ERR_NOMEM;
   int npts = s->w->nconstraints;
@@ -317,6 +317,8 @@ void mr_sim_free(mr_sim *s) {
                 s->tau_act,
                 s->q_target,
                 s->accel,
+                s->q_done,
+                s->v_done,
                 s->cg,
                 s->lambda,
                 s->c,
@@ -353,6 +355,7 @@ void mr_sim_reset(mr_sim *s) {
   mr_zero(s->tau_act, s->m->nv);
   mr_contact_stage_invalidate(s->contacts);
   memset(&s->last, 0, sizeof s->last);
+  s->energy_pending = 0;
   memset(&s->warnings, 0, sizeof s->warnings);
   memset(s->contact_wrench, 0, (size_t)s->m->nbodies * sizeof *s->contact_wrench);
   mr_sim_initial_controls(s);
@@ -435,6 +438,15 @@ long mr_sim_steps(const mr_sim *s) {
   return s->steps;
 }
 const mr_step_stats *mr_sim_last(const mr_sim *s) {
+  /* the energies of the state the step ended in, on the first read after the step: two
+   * kinematics passes that a loop which never reads them does not pay. A cache filled through
+   * a const handle (the simulator itself is never a const object) */
+  if (s->energy_pending) {
+    mr_sim *w = (mr_sim *)s;
+    w->last.kinetic = mr_kinetic_energy(s->m, s->d, s->q_done, s->v_done);
+    w->last.potential = mr_potential_energy(s->m, s->d, s->q_done);
+    w->energy_pending = 0;
+  }
   return &s->last;
 }
 const mr_sim_warnings *mr_sim_get_warnings(const mr_sim *s) {

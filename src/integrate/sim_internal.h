@@ -39,6 +39,9 @@ struct mr_sim {
   int max_rows;     /* blocks of 3 rows the storage holds: contacts, limits, constraints */
 
   double *q, *v;              /* state (nq, nv) */
+  double *q_done, *v_done;    /* the state the last step ended in (nq, nv), for its energies */
+  int energy_pending;         /* last.kinetic and last.potential not computed yet: mr_sim_last
+                                 fills them from q_done, v_done on its first call after a step */
   double *q_next, *v_next;    /* candidate state of the step (nq, nv) */
   double *tau, *lag, *dv;     /* nv: explicit torques; the free bodies' gyroscopic record
                                  (free_flyer.h); scratch, then the contacts' velocity change */

@@ -206,8 +206,10 @@ static mr_status integrate(mr_sim *s, mr_error *err) {
   mr_sim_remember_blocks(s);
   s->t += s->ctx.dt;
   s->steps++;
-  s->last.kinetic = mr_kinetic_energy(s->m, s->d, s->q, s->v);
-  s->last.potential = mr_potential_energy(s->m, s->d, s->q);
+  /* the energies are computed when read (mr_sim_last) */
+  mr_copy(s->q_done, s->q, s->m->nq);
+  mr_copy(s->v_done, s->v, s->m->nv);
+  s->energy_pending = 1;
   return MR_OK;
 }
 
