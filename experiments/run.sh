@@ -721,15 +721,22 @@ GP
 # eps_abs 1e-300 (no solve stops on its criterion), once with --criterion ncp (the NCP criterion
 # chooses the best iterate returned: its eps_abs is the curve of the left column) and once with
 # --criterion own (the solver's own criterion chooses it: eps_model, the right column); a solver
-# may stop earlier on a stall (the iterations done are recorded).
+# may stop earlier on a stall (the iterations done are recorded). Two recorded problems more: a
+# pile of three cubes in the 100-cube bin (15 face contacts, hyperstatic: "pile",
+# tests/fixtures/hybrid/bin100_pile.json) and the Allegro hand holding its ball (3 contacts, one
+# between the ball and a finger link: "grasp", tests/fixtures/allegro_hold_step100.json).
 B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
-B7_PROBLEMS=${B7_PROBLEMS:-solo talos talos-landing stack-1e2 stack-1e4}
+B7_PROBLEMS=${B7_PROBLEMS:-solo talos talos-landing stack-1e2 stack-1e4 pile grasp}
 
 # b7_dump PROBLEM: dump the trajectory of B7's PROBLEM and copy its chosen step to OUT
 b7_dump() {
   local robot=$1 scene dur from step light
   mkdir -p "$TMP/dump_$robot"
   case $robot in
+    pile) # cold, as the others: its recorded warm start (one key per line) left out
+      grep -v '^ "lambda0":' tests/fixtures/hybrid/bin100_pile.json >"$OUT/b7_problem_$robot.json"
+      return ;;
+    grasp) cp tests/fixtures/allegro_hold_step100.json "$OUT/b7_problem_$robot.json"; return ;;
     stack-*)
       light=$(awk -v r="${robot#stack-}" 'BEGIN { printf "%.6g", 1e3 / r }')
       sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b7.yaml"
@@ -773,9 +780,9 @@ b7() {
 # the plot of results/b7_convergence.csv
 b7plot() {
   plot <<GP
-set terminal pngcairo size 1000,1550 font 'sans,10' noenhanced
+set terminal pngcairo size 1000,2150 font 'sans,10' noenhanced
 set output 'b7_convergence.png'
-set multiplot layout 5,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs (best iterate on it), right each solver''s own criterion (best iterate on it)'
+set multiplot layout 7,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs (best iterate on it), right each solver''s own criterion (best iterate on it)'
 set logscale xy
 set format y '%.0e'
 set xlabel 'iterations'
