@@ -724,9 +724,13 @@ GP
 # may stop earlier on a stall (the iterations done are recorded). Two recorded problems more: a
 # pile of three cubes in the 100-cube bin (15 face contacts, hyperstatic: "pile",
 # tests/fixtures/hybrid/bin100_pile.json) and the Allegro hand holding its ball (3 contacts, one
-# between the ball and a finger link: "grasp", tests/fixtures/allegro_hold_step100.json).
+# between the ball and a finger link: "grasp", tests/fixtures/allegro_hold_step100.json). And
+# TALOS standing with both hands resting on tables ("talos-hands": scenes/talos_stand.yaml with
+# two fixed boxes whose tops are 0.5 mm above the grippers' lowest corners, joint friction off
+# as in B8's TALOS, stepped 0.1 s with ncp-pgs; its hardest step from 5 ms on: feet and hands in
+# contact, a closed loop).
 B7_ITERS="1 2 3 5 10 20 50 100 200 500 1000 2000 5000 10000"
-B7_PROBLEMS=${B7_PROBLEMS:-solo talos talos-landing stack-1e2 stack-1e4 pile grasp}
+B7_PROBLEMS=${B7_PROBLEMS:-solo talos talos-landing talos-hands stack-1e2 stack-1e4 pile grasp}
 
 # b7_dump PROBLEM: dump the trajectory of B7's PROBLEM and copy its chosen step to OUT
 b7_dump() {
@@ -737,6 +741,16 @@ b7_dump() {
       grep -v '^ "lambda0":' tests/fixtures/hybrid/bin100_pile.json >"$OUT/b7_problem_$robot.json"
       return ;;
     grasp) cp tests/fixtures/allegro_hold_step100.json "$OUT/b7_problem_$robot.json"; return ;;
+    talos-hands)
+      awk -v root="$PWD" '{ sub(/\.\.\/robots/, root "/robots"); print }
+        /^bodies:/ { for (k = 0; k < 2; ++k)
+          printf "  - name: table_%d\n    fixed: true\n    position: [0.115, %.3f, 0.581]\n    geoms:\n      - {type: box, size: [0.3, 0.3, 0.1], friction: 0.9}\n", k, k ? -0.461 : 0.461 }
+        END { print "    joint_friction_scale: 0" }' \
+        scenes/talos_stand.yaml >"$TMP/b7.yaml"
+      "$MOREAU" run "$TMP/b7.yaml" --solver ncp-pgs --duration 0.1 --dump-problems "$TMP/dump_$robot" \
+        --out "$TMP/b7.csv" --contacts /dev/null --quiet
+      step=$(cols "$TMP/b7.csv" t iterations | awk -F, 'NR > 1 && $1 >= 0.005 && $2 > m { m = $2; k = $1 }
+        END { printf "%06d", k / 0.001 + 0.5 }') ;;
     stack-*)
       light=$(awk -v r="${robot#stack-}" 'BEGIN { printf "%.6g", 1e3 / r }')
       sed "s/mass: 1.0e-3/mass: $light/" scenes/b5_heavy_on_light.yaml >"$TMP/b7.yaml"
@@ -780,9 +794,9 @@ b7() {
 # the plot of results/b7_convergence.csv
 b7plot() {
   plot <<GP
-set terminal pngcairo size 1000,2150 font 'sans,10' noenhanced
+set terminal pngcairo size 1000,2450 font 'sans,10' noenhanced
 set output 'b7_convergence.png'
-set multiplot layout 7,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs (best iterate on it), right each solver''s own criterion (best iterate on it)'
+set multiplot layout 8,2 title 'B7 vs iterations, cold start: left the NCP criterion eps_abs (best iterate on it), right each solver''s own criterion (best iterate on it)'
 set logscale xy
 set format y '%.0e'
 set xlabel 'iterations'
