@@ -79,14 +79,15 @@ static void test_bitwise_any_threads(void **state) {
     }
     /* the threads' CPU clocks over the last call (80 Solo-12 steps per environment: at least
      * tens of µs, far above the clock's ns resolution): each thread's time on the environments
-     * it stepped, 0 for a thread that stepped none (the others take a late thread's share), and
-     * together the whole call's work; none out of range */
+     * it stepped, 0 for a thread that stepped none — the caller too: the workers it wakes may
+     * take the core from it and then its share, which the pool allows — and together the whole
+     * call's work; none out of range */
     double sum = 0.0;
     for (int t = 0; t < threads; ++t) {
       assert_true(mr_batch_thread_cpu(b, t) >= 0.0);
       sum += mr_batch_thread_cpu(b, t);
     }
-    assert_true(mr_batch_thread_cpu(b, 0) > 0.0 && sum > 0.0);
+    assert_true(sum > 0.0);
     assert_true(mr_batch_thread_cpu(b, threads) == 0.0 && mr_batch_thread_cpu(b, -1) == 0.0);
     mr_batch_time_threads(b, 0);
     assert_true(mr_batch_thread_cpu(b, 0) == 0.0);
