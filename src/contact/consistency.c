@@ -373,7 +373,7 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
   /* a basis B (n x k), then from J a k x k factor and the null-space Gram matrix, or from G
    * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
    * velocity, vectors, index arrays; alignment slack per allocation */
-  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 8 * n + 3 * k;
+  size_t doubles = n * k + 2 * (n > m ? k * k : n * n) + 2 * m + 9 * n + 3 * k;
   /* or by pairs: the roles, a pair's rows of J and its basis (n x 6 each), its b, rows and
    * roles, its projection's scratch (6 x 6 matrices) */
   size_t pairs = 2 * m + 15 * n + 3 * 36 + 18;
@@ -396,7 +396,8 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   size_t mark = mr_arena_mark(work);
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
   double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
-  if (!b || !jv) return mr_arena_reset(work, mark), MR_CONSISTENT_NO_MEMORY;
+  double *bp = mr_arena_alloc(work, (size_t)n * sizeof *bp); /* b projected */
+  if (!b || !jv || !bp) return mr_arena_reset(work, mark), MR_CONSISTENT_NO_MEMORY;
   /* b = the correction, g − J v_f/Δt less the restitution targets (what an impact law demands
    * of a velocity is not a push-out: kept as it is); nothing to do when it is zero */
   double bmax = 0.0;
@@ -412,24 +413,17 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
    * kept; else the whole projection decides (near-singular directions, a slipping tilt below
    * the rank tolerance, are judged against the whole problem's pivots, as without pairs) */
   if (pairs) {
-    double *bp = mr_arena_alloc(work, (size_t)n * sizeof *bp);
-    if (bp) {
-      mr_copy(bp, b, n);
-      int sp = project_pairs(p, J, m, free_gap, pairs, bp, work);
-      if (sp == 0 || (sp == 1 && !moved(b, bp, n)))
-        return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-    }
+    mr_copy(bp, b, n);
+    int sp = project_pairs(p, J, m, free_gap, pairs, bp, work);
+    if (sp == 0 || (sp == 1 && !moved(b, bp, n)))
+      return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
   }
-  int st = project(p, J, m, free_gap, b, 1, work);
-  double off = 0.0, all = 0.0;
-  for (int i = 0; i < n && st == 1; ++i) {
-    double bi = a->g[i] - jv[i];
-    off += (bi - b[i]) * (bi - b[i]), all += bi * bi;
-  }
-  if (st == 1 && !(off > MR_CONSISTENCY_KEEP * MR_CONSISTENCY_KEEP * all)) st = 0;
+  mr_copy(bp, b, n);
+  int st = project(p, J, m, free_gap, bp, 1, work);
+  if (st == 1 && !moved(b, bp, n)) st = 0;
   /* g = J v_f/Δt + rest + b' */
   for (int i = 0; i < n && st == 1; ++i)
-    a->g[i] = jv[i] + b[i];
+    a->g[i] = jv[i] + bp[i];
   mr_arena_reset(work, mark);
   if (st < 0) return MR_CONSISTENT_NO_MEMORY;
   return st == 1 ? MR_CONSISTENT_PROJECTED : MR_CONSISTENT_NOOP;

@@ -50,27 +50,30 @@ void mr_body_jacobian(const mr_model *m, mr_data *d, int body, mr_reference ref,
   placed_jacobian(m, d, body, &d->oMi[body], ref, J);
 }
 
-void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 point,
-                            const int *col, int ncols, double *J) {
-  memset(J, 0, (size_t)3 * ncols * sizeof(double));
+/* the point's columns on the body's path written into J (sign 0), added (> 0) or subtracted
+ * (< 0) */
+static void path_columns(const mr_model *m, mr_data *d, int body, mr_vec3 point, const int *col,
+                         int ncols, int sign, double *J) {
   for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
     mr_motion c = world_column(d, k);
     mr_vec3 vp = mr_v3_add(c.v, mr_v3_cross(c.w, point));
     int j = col ? col[k] : k;
-    for (int r = 0; r < 3; ++r)
-      J[r * ncols + j] = vp.v[r];
+    for (int r = 0; r < 3; ++r) {
+      double *x = &J[r * ncols + j];
+      *x = sign == 0 ? vp.v[r] : sign > 0 ? *x + vp.v[r] : *x - vp.v[r];
+    }
   }
+}
+
+void mr_point_jacobian_cols(const mr_model *m, mr_data *d, int body, mr_vec3 point,
+                            const int *col, int ncols, double *J) {
+  memset(J, 0, (size_t)3 * ncols * sizeof(double));
+  path_columns(m, d, body, point, col, ncols, 0, J);
 }
 
 void mr_point_jacobian_add(const mr_model *m, mr_data *d, int body, mr_vec3 point,
                            const int *col, int ncols, int sign, double *J) {
-  for (int k = mr_body_last_dof(m, body); k >= 0; k = d->parent_dof[k]) {
-    mr_motion c = world_column(d, k);
-    mr_vec3 vp = mr_v3_add(c.v, mr_v3_cross(c.w, point));
-    int j = col ? col[k] : k;
-    for (int r = 0; r < 3; ++r)
-      J[r * ncols + j] = sign > 0 ? J[r * ncols + j] + vp.v[r] : J[r * ncols + j] - vp.v[r];
-  }
+  path_columns(m, d, body, point, col, ncols, sign > 0 ? 1 : -1, J);
 }
 
 void mr_point_jacobian(const mr_model *m, mr_data *d, int body, mr_vec3 point, double *J) {
