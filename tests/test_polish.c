@@ -130,7 +130,23 @@ static void test_fixture_continuous(void **unused) {
     polish_fixture(continuous_files[t], -1e-7);
 }
 
-/* end to end: ncp-hybrid from λ = 0 on the same problems converges by the exact criterion */
+/* ‖λ‖∞ (‖g‖∞ + ‖G‖∞ ‖λ‖∞): a bound on every contact's F_i V_i, the scale of its ε_c */
+static double global_scale(const mr_contact_problem *p, const double *l) {
+  int n = 3 * p->nc;
+  double f = 0.0, g = 0.0, rows = 0.0;
+  for (int r = 0; r < n; ++r) {
+    double sum = 0.0;
+    for (int j = 0; j < n; ++j)
+      sum += fabs(p->G[(size_t)r * n + j]);
+    rows = fmax(rows, sum), f = fmax(f, fabs(l[r])), g = fmax(g, fabs(p->g[r]));
+  }
+  return f * (g + rows * f);
+}
+
+/* end to end: ncp-hybrid from λ = 0 on the same problems. On the absolute criterion (eps_scale
+ * 0, which the polish serves) it converges by the exact criterion; by default it stops on the
+ * scaled criterion, sooner, at an exact ε_abs within 1e-15 of the problem's F V (the round-off
+ * these forces leave: the stored iterates are at 0.07–0.3 u F_i V_i, docs/solvers.md) */
 static void test_hybrid_end_to_end(void **unused) {
   (void)unused;
   static const char *files[] = {"tests/fixtures/polish/heavy_on_light_1e6_step82.json",
@@ -142,18 +158,31 @@ static void test_hybrid_end_to_end(void **unused) {
   for (int t = 0; t < 6; ++t) {
     mr_problem_file f;
     load(files[t], &f);
-    double l[MAX_N] = {0}, c[MAX_N];
-    mr_solver_settings s = mr_solver_settings_default();
-    mr_solver_stats st;
-    mr_error err = {0};
-    mr_arena a;
-    assert_int_equal(mr_arena_init(&a, mr_solver_work_size(f.nc, 0)), 0);
-    if (mr_solve("ncp-hybrid", &f.problem, &s, NULL, &a, l, c, &st, &err)) fail_msg("%s", err.msg);
-    mr_arena_destroy(&a);
-    double ex = eps_exact(&f.problem, l);
-    print_message("  %s: ncp-hybrid eps_abs %.3e (exact %.3e), %d iterations\n", files[t],
-                  st.eps_abs, ex, st.iterations);
-    assert_true(st.converged && ex <= 1e-6);
+    int iters[2];
+    for (int scaled = 0; scaled < 2; ++scaled) {
+      double l[MAX_N] = {0}, c[MAX_N];
+      mr_solver_settings s = mr_solver_settings_default();
+      if (!scaled) s.eps_scale = 0.0;
+      mr_solver_stats st;
+      mr_error err = {0};
+      mr_arena a;
+      assert_int_equal(mr_arena_init(&a, mr_solver_work_size(f.nc, 0)), 0);
+      if (mr_solve("ncp-hybrid", &f.problem, &s, NULL, &a, l, c, &st, &err))
+        fail_msg("%s", err.msg);
+      mr_arena_destroy(&a);
+      double ex = eps_exact(&f.problem, l), fv = global_scale(&f.problem, l);
+      print_message("  %s, eps_scale %g: ncp-hybrid eps_abs %.3e (exact %.3e, F V %.3e), scaled "
+                    "%.3e, %d iterations\n",
+                    files[t], s.eps_scale, st.eps_abs, ex, fv, st.eps_scaled, st.iterations);
+      assert_true(st.converged);
+      if (scaled)
+        assert_true(st.eps_scaled <= 1e-6 && ex <= fmax(1e-6, 1e-15 * fv));
+      else
+        assert_true(ex <= 1e-6);
+      iters[scaled] = st.iterations;
+    }
+    /* the absolute criterion needs the polish (or more Newton rounds) on every one of them */
+    assert_true(iters[1] < iters[0]);
     mr_problem_file_free(&f);
   }
 }

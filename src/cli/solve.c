@@ -22,7 +22,8 @@ typedef struct {
 
 static void solve_usage(FILE *f) {
   fprintf(f, "usage: moreau solve PROBLEM.json --solver NAME [--max-iter N] [--eps-abs X]\n"
-             "                    [--criterion own|ncp] [--pyramid-facets K] [--json]\n"
+             "                    [--criterion own|ncp] [--eps-scale X] [--pyramid-facets K]\n"
+             "                    [--json]\n"
              "       moreau solve --list\n\n"
              "Solve a standalone contact problem c = (G + R) lambda + g (JSON: nc, G, g, mu, and\n"
              "optionally R, lambda0 as a warm start, phi, dt) and print lambda, c and the NCP\n"
@@ -32,6 +33,8 @@ static void solve_usage(FILE *f) {
              "  --eps-abs X     target on the criterion in use (default 1e-6)\n"
              "  --criterion C   what the solver stops on: own (its own model's criterion, the\n"
              "                  default) or ncp (the NCP criterion eps_abs, for every solver)\n"
+             "  --eps-scale X   relative tolerance of the scaled NCP criterion, >= 0 (default\n"
+             "                  1e-15; ncp-hybrid stops on it; docs/solvers.md)\n"
              "  --pyramid-facets K  facets of the LCP solvers' friction pyramid, even, 4 to 64\n"
              "                  (default 4: the box |lambda_t1|, |lambda_t2| <= mu lambda_N)\n"
              "  --json          print one JSON object instead of text\n"
@@ -55,12 +58,20 @@ static int parse_int(const char *s, int lo, int hi, int *out) {
   return 1;
 }
 
-/* a whole-string positive finite number */
-static int parse_positive(const char *s, double *out) {
+/* a whole-string finite number ≥ 0 */
+static int parse_nonnegative(const char *s, double *out) {
   char *end;
   errno = 0;
   double x = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(x) || !(x > 0.0)) return 0;
+  if (errno || end == s || *end || !isfinite(x) || !(x >= 0.0)) return 0;
+  *out = x;
+  return 1;
+}
+
+/* a whole-string positive finite number */
+static int parse_positive(const char *s, double *out) {
+  double x;
+  if (!parse_nonnegative(s, &x) || !(x > 0.0)) return 0;
   *out = x;
   return 1;
 }
@@ -84,6 +95,8 @@ static int parse_valued(solve_args *a, int argc, char **argv, int *i) {
   else if (strcmp(opt, "--pyramid-facets") == 0)
     ok = parse_int(val, 4, MR_PYRAMID_MAX_FACETS, &a->s.pyramid_facets) &&
          a->s.pyramid_facets % 2 == 0;
+  else if (strcmp(opt, "--eps-scale") == 0)
+    ok = parse_nonnegative(val, &a->s.eps_scale);
   else
     ok = parse_positive(val, &a->s.eps_abs);
   if (!ok) fprintf(stderr, "moreau solve: bad value '%s' for %s\n", val, opt);
@@ -100,7 +113,8 @@ static int parse_args(int argc, char **argv, solve_args *a) {
     } else if (strcmp(o, "--json") == 0) {
       a->json = 1;
     } else if (!strcmp(o, "--solver") || !strcmp(o, "--max-iter") || !strcmp(o, "--eps-abs") ||
-               !strcmp(o, "--criterion") || !strcmp(o, "--pyramid-facets")) {
+               !strcmp(o, "--criterion") || !strcmp(o, "--pyramid-facets") ||
+               !strcmp(o, "--eps-scale")) {
       if (!parse_valued(a, argc, argv, &i)) return 2;
     } else if (o[0] == '-' || a->path) {
       fprintf(stderr, "moreau solve: unexpected argument '%s'\n", o);
@@ -150,6 +164,8 @@ static void print_json(const char *solver, const mr_problem_file *f, const doubl
   mr_json_write_number(stdout, st->eps_d);
   printf(", \"eps_c\": ");
   mr_json_write_number(stdout, st->eps_c);
+  printf(", \"eps_scaled\": ");
+  mr_json_write_number(stdout, st->eps_scaled);
   printf(", \"time_us\": ");
   mr_json_write_number(stdout, st->time_us);
   printf("}\n");
@@ -170,6 +186,8 @@ static void print_text(const char *solver, const mr_problem_file *f, const doubl
   printf("NCP criteria: eps_abs %.3e  eps_p %.3e  eps_d %.3e  eps_c %.3e  (NCP %s to %.0e)\n",
          st->eps_abs, st->eps_p, st->eps_d, st->eps_c, st->eps_abs <= eps ? "solved" : "NOT solved",
          eps);
+  printf("scaled NCP criterion: %.3e (%s)\n", st->eps_scaled,
+         st->eps_scaled <= eps ? "met" : "NOT met");
   printf("%-8s %14s %14s %14s   %14s %14s %14s\n", "contact", "lambda_t1", "lambda_t2", "lambda_n",
          "c_t1", "c_t2", "c_n");
   for (int i = 0; i < f->nc; ++i) {

@@ -166,3 +166,94 @@ double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, co
   if (eps_c) *eps_c = mc;
   return fmax(mp, fmax(md, mc));
 }
+
+void mr_ncp_scale_init(mr_ncp_scale *t, const mr_contact_problem *p, double eps_abs,
+                       double eps_scale) {
+  int n = 3 * p->nc;
+  double gmax = 0.0, rows = 0.0;
+  for (int r = 0; r < n; ++r) {
+    double sum = p->R ? fabs(p->R[r]) : 0.0;
+    if (p->G) {
+      const double *row = p->G + (size_t)r * n;
+      for (int j = 0; j < n; ++j)
+        sum += fabs(row[j]);
+    } else {
+      int i = r / 3, a = r % 3;
+      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k + 3 * a;
+        sum += fabs(B[0]) + fabs(B[1]) + fabs(B[2]);
+      }
+    }
+    rows = fmax(rows, sum);
+    gmax = fmax(gmax, fabs(p->g[r]));
+  }
+  t->eps_abs = eps_abs, t->eps_scale = eps_scale, t->G_inf = rows, t->g_inf = gmax;
+}
+
+/* ε less what its scale allows above eps_abs, tol = max(eps_abs, eps_scale S) − eps_abs (0:
+ * ε itself), not below 0: at most eps_abs exactly when ε ≤ tol */
+static double judged(double e, double eps_abs, double scaled) {
+  double over = scaled - eps_abs;
+  return over > 0.0 ? fmax(e - over, 0.0) : e;
+}
+
+/* V_i: the largest over constraint i's rows of |g_r| + Σ_j |(G + R)_rj| |λ_j|, the size of the
+ * terms that c_r sums */
+static double terms_size(const mr_contact_problem *p, const double *lambda, int i) {
+  int n = 3 * p->nc;
+  double v = 0.0;
+  for (int a = 0; a < 3; ++a) {
+    int r = 3 * i + a;
+    double sum = fabs(p->g[r]) + (p->R ? fabs(p->R[r] * lambda[r]) : 0.0);
+    if (p->G) {
+      const double *row = p->G + (size_t)r * n;
+      for (int j = 0; j < n; ++j)
+        sum += fabs(row[j] * lambda[j]);
+    } else {
+      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+        const double *B = p->Gb + 9 * (size_t)k + 3 * a, *l = lambda + 3 * p->Gb_col[k];
+        sum += fabs(B[0] * l[0]) + fabs(B[1] * l[1]) + fabs(B[2] * l[2]);
+      }
+    }
+    v = fmax(v, sum);
+  }
+  return v;
+}
+
+double mr_ncp_scaled(const mr_ncp_scale *t, const mr_contact_problem *p, const double *lambda,
+                     const double *c, double eps_p, double eps_d, double eps_c) {
+  double e = fmax(eps_p, fmax(eps_d, eps_c)), r = t->eps_scale, a = t->eps_abs;
+  if (!(e > a)) return e;
+  /* every constraint's scales are at most F = ‖λ‖∞ and V = ‖g‖∞ + ‖G + R‖∞ F: when even those
+   * leave every tolerance at eps_abs, ε̂ = ε_abs without the O(stored entries) pass below */
+  double f = mr_norm_inf(lambda, 3 * p->nc), v = t->g_inf + t->G_inf * f;
+  if (!(r * fmax(f, 1.0) * fmax(v, 1.0) > a)) return e;
+  double worst = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *l = lambda + 3 * i, *ci = c + 3 * i;
+    double ep = 0.0, ed, ec = 0.0;
+    if (mr_problem_box(p, i))
+      mr_box_criteria(p->mu[i], l, ci, &ep, &ed);
+    else if (mr_problem_bilateral(p, i))
+      ed = sqrt(ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]);
+    else
+      mr_contact_criteria(p->mu[i], l, ci, 1, &ep, &ed, &ec);
+    if (!(fmax(ep, fmax(ed, ec)) > a)) {
+      worst = fmax(worst, fmax(ep, fmax(ed, ec)));
+      continue;
+    }
+    double fi = fmax(fabs(l[0]), fmax(fabs(l[1]), fabs(l[2]))), vi = terms_size(p, lambda, i);
+    worst = fmax(worst, fmax(judged(ep, a, r * fi),
+                             fmax(judged(ed, a, r * vi), judged(ec, a, r * fi * vi))));
+  }
+  return worst;
+}
+
+double mr_problem_criterion_scaled(const mr_contact_problem *p, const double *lambda,
+                                   const double *c, double eps_abs, double eps_scale) {
+  mr_ncp_scale t;
+  double ep, ed, ec;
+  mr_ncp_scale_init(&t, p, eps_abs, eps_scale);
+  mr_problem_criteria(p, lambda, c, 1, &ep, &ed, &ec);
+  return mr_ncp_scaled(&t, p, lambda, c, ep, ed, ec);
+}

@@ -119,8 +119,9 @@ static int newton_direction(natmap_ws *w, int n) {
   return 0;
 }
 
-double mr_natmap_newton(const mr_contact_problem *p, double eps, int max_steps, natmap_ws *w,
-                        double *best, double *c, double e, int *steps) {
+double mr_natmap_newton(const mr_contact_problem *p, double eps, const mr_ncp_scale *scale,
+                        int max_steps, natmap_ws *w, double *best, double *c, double e,
+                        int *steps) {
   int n = 3 * p->nc;
   mr_copy(w->l, best, n);
   double f = mr_natmap_residual(p, w->l, c, w->F);
@@ -140,7 +141,8 @@ double mr_natmap_newton(const mr_contact_problem *p, double eps, int max_steps, 
     if (h == NM_HALVINGS) break;
     mr_copy(w->l, w->lt, n), f = ft;
     f = mr_natmap_residual(p, w->l, c, w->F);
-    double et = mr_problem_criteria(p, w->l, c, 1, NULL, NULL, NULL);
+    double ep, ed, ec, et = mr_problem_criteria(p, w->l, c, 1, &ep, &ed, &ec);
+    if (scale) et = mr_ncp_scaled(scale, p, w->l, c, ep, ed, ec);
     if (et < e) mr_copy(best, w->l, n), e = et;
   }
   mr_problem_velocity_dot2(p, best, c);

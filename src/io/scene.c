@@ -61,6 +61,7 @@ static const struct {
     FIELD(max_time, F_DOUBLE, 0, 0),
     FIELD(criterion, F_CRITERION, 0, 0),
     FIELD(pyramid_facets, F_INT, 4, MR_PYRAMID_MAX_FACETS),
+    FIELD(eps_scale, F_DOUBLE, 0, 0),
 #undef FIELD
 };
 #define NFIELDS ((int)(sizeof settings_fields / sizeof settings_fields[0]))
