@@ -3,8 +3,8 @@
  * 10⁴ iterations). Output: one Markdown table per family and one over the whole corpus: per
  * solver the share of problems whose NCP criterion ε_abs ≤ 1e-6 (the physics, whatever model the
  * solver solves) and the share whose scaled criterion ε̂ ≤ 1e-6 (mr_ncp_scaled, the default
- * eps_scale: what ncp-hybrid stops on), the median and maximum iterations, the median and maximum wall time; then the
- * time of ncp-hybrid against ncp-pgs on the problems ncp-pgs solves.
+ * eps_scale: what ncp-hybrid stops on), the median and maximum iterations, the median and maximum
+ * wall time; then the time of ncp-hybrid against ncp-pgs on the problems ncp-pgs solves.
  *
  * The corpus is generated here (nothing large is stored in the repository):
  * - scenes: every scene file of scenes/ stepped with its own solver for at most max_steps steps,
@@ -421,9 +421,8 @@ static void report(const corpus *cs, const char **solvers, int ns, outcome **res
   for (int i = 0; i < cs->n; ++i)
     m += sel[i] = family < 0 || cs->v[i].family == family;
   printf("\n### %s (%d problems)\n\n", family < 0 ? "whole corpus" : family_names[family], m);
-  printf(
-      "| solver | NCP ε_abs ≤ 1e-6 | scaled ε̂ ≤ 1e-6 | median iterations | max iterations | "
-      "median µs | max µs |\n");
+  printf("| solver | NCP ε_abs ≤ 1e-6 | scaled ε̂ ≤ 1e-6 | median iterations | max iterations | "
+         "median µs | max µs |\n");
   printf("|---|---|---|---|---|---|---|\n");
   for (int k = 0; k < ns; ++k)
     report_row(solvers[k], res[k], sel, cs->n, buf);

@@ -185,8 +185,8 @@ typedef struct {
   int factorizations; /* Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
                        * value), of the Newton Hessian (ccp-newton, once per iteration), of the
                        * two subproblem matrices (ncp-stagproj) */
-  double eps_scaled;  /* the scaled NCP criterion ε̂ (mr_ncp_scaled, with the settings' eps_abs and
-                       * eps_scale) at the returned λ, for every solver; ncp-hybrid stops on it */
+  double eps_scaled; /* the scaled NCP criterion ε̂ (mr_ncp_scaled, with the settings' eps_abs and
+                      * eps_scale) at the returned λ, for every solver; ncp-hybrid stops on it */
 } mr_solver_stats;
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */

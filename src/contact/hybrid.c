@@ -436,9 +436,10 @@ static double polish_any(const mr_contact_problem *p, const mr_solver_settings *
  * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated,
  * *c_lambda set when c = c(λ) on return (kept when no chunk ran) */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s,
-                         const mr_ncp_scale *sc, mr_arena *work, mr_solve_fn solver, int first, int chunk, double share, int reserve,
-                         double handover, double *lambda, double *c, double *trial, double *e,
-                         int *iters, int *moved, int *slow, int *c_lambda, mr_error *err) {
+                         const mr_ncp_scale *sc, mr_arena *work, mr_solve_fn solver, int first,
+                         int chunk, double share, int reserve, double handover, double *lambda,
+                         double *c, double *trial, double *e, int *iters, int *moved, int *slow,
+                         int *c_lambda, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -573,8 +574,9 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * slow) */
   double handover = early ? reserve * w->n / 3.0 : INFINITY;
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
-  mr_status rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
-                         handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+  mr_status rc =
+      chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
+              handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   *c_lambda = 0; /* the later stages leave c as they like */
   /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
@@ -589,8 +591,8 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
     if (*e < e1) *moved = 1;
   }
   if (slow)
-    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
-                 INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5,
+                 reserve, INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
 }
 
@@ -700,8 +702,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * on none */
   if (!early) {
     int slow = 0;
-    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
-                 lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
+    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0,
+                 INFINITY, lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
   }
   /* 3. staggered projections, stages 4 and 5 after its probe */

@@ -19,7 +19,6 @@ double mr_natmap_residual(const mr_contact_problem *p, const double *lambda, dou
  * ε_abs; stops at ε_abs ≤ eps or when the line search fails. Returns the ε_abs of best, c at
  * best; steps counted. With a scale, ε_abs is the scaled criterion ε̂ (mr_ncp_scaled). */
 double mr_natmap_newton(const mr_contact_problem *p, double eps, const mr_ncp_scale *scale,
-                        int max_steps, natmap_ws *w, double *best, double *c, double e,
-                        int *steps);
+                        int max_steps, natmap_ws *w, double *best, double *c, double e, int *steps);
 
 #endif
