@@ -40,8 +40,9 @@
  *      need not lower ε_abs one by one);
  *   5. semismooth Newton on the natural map of the NCP (natmap.c), at most HYB_NEWTON steps:
  *      it changes the active set by itself where stage 4's frozen classification cannot;
- *   6. the lattice polish (polish.c): when what is left is within a few units in the last place
- *      of λ, integer moves of the forces' last bits that lower the exact criterion.
+ *   6. on the absolute criterion alone (eps_scale 0), the lattice polish (polish.c): when what
+ *      is left is within a few units in the last place of λ, integer moves of the forces' last
+ *      bits that lower the exact criterion.
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver, on what it left of max_iter. Every stage stops at the budget
  * (docs/solvers.md, "The budget": max_iter, the deadline of max_time, and under a simulator's
@@ -787,11 +788,14 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     return rc;
   }
   /* stage 6 reads G densely: a copy of a block-sparse one when it runs, up to HYB_DENSE_MAX_NC */
-  if (blocks && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC && dense_copy(p, work, &dense) == 0)
+  if (blocks && s->eps_scale == 0.0 && e > s->eps_abs && p->nc <= HYB_DENSE_MAX_NC &&
+      dense_copy(p, work, &dense) == 0)
     p = &dense;
   /* 6. the lattice polish, when only the representation of λ in doubles misses eps_abs: on the
-   * absolute criterion ε_abs, its own (it ends with c = c(λ)) */
-  if (!mr_problem_has_box(p) && !mr_solver_late(s) && e > s->eps_abs) {
+   * absolute criterion alone (eps_scale 0), its own (it ends with c = c(λ)). The scaled
+   * criterion accepts what it would remove: its trigger held on no solve of the corpus or of
+   * the shipped scenes under the default */
+  if (s->eps_scale == 0.0 && !mr_problem_has_box(p) && !mr_solver_late(s) && e > s->eps_abs) {
     if (!c_now) velocity(p, lambda, c);
     double e_abs = mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
     mr_polish_lattice(p, s->eps_abs, work, lambda, c, e_abs);
