@@ -2,9 +2,9 @@
  * corpus of contact problems, each solved cold (λ = 0) with the default settings (ε_abs = 1e-6,
  * 10⁴ iterations). Output: one Markdown table per family and one over the whole corpus: per
  * solver the share of problems whose NCP criterion ε_abs ≤ 1e-6 (the physics, whatever model the
- * solver solves) and the share whose scaled criterion ε̂ ≤ 1e-6 (mr_ncp_scaled, the default
- * eps_scale: what ncp-hybrid stops on), the median and maximum iterations, the median and maximum
- * wall time; then the time of ncp-hybrid against ncp-pgs on the problems ncp-pgs solves.
+ * solver solves) and the share whose scaled criterion ε̂ ≤ 1e-6 (mr_problem_criteria_scaled, the
+ * default eps_scale: what ncp-hybrid stops on), the median and maximum iterations, the median and
+ * maximum wall time; then the time of ncp-hybrid against ncp-pgs on the problems ncp-pgs solves.
  *
  * The corpus is generated here (nothing large is stored in the repository):
  * - scenes: every scene file of scenes/ stepped with its own solver for at most max_steps steps,

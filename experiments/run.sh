@@ -718,7 +718,8 @@ GP
 # (scenes/b5_heavy_on_light.yaml, 8 contacts, the light cube's mass set for a mass ratio of 1e2
 # ("stack-1e2") and 1e4 ("stack-1e4"), step 30: the stack at rest). Each is dumped with
 # --dump-problems and solved cold by `moreau solve` with --max-iter N for growing N and
-# eps_abs 1e-300 (no solve stops on its criterion), once with --criterion ncp (the NCP criterion
+# eps_abs 1e-300 and --eps-scale 0 (no solve stops on its criterion, ncp-hybrid's scaled one
+# included), once with --criterion ncp (the NCP criterion
 # chooses the best iterate returned: its eps_abs is the curve of the left column) and once with
 # --criterion own (the solver's own criterion chooses it: eps_model, the right column); a solver
 # may stop earlier on a stall (the iterations done are recorded). Two recorded problems more: a
@@ -780,7 +781,7 @@ b7() {
       for crit in ncp own; do
         for n in $B7_ITERS; do
           "$MOREAU" solve "$OUT/b7_problem_$robot.json" --solver "$solver" --max-iter "$n" \
-            --eps-abs 1e-300 --criterion "$crit" --json | tr ',{}' '\n\n\n' |
+            --eps-abs 1e-300 --eps-scale 0 --criterion "$crit" --json | tr ',{}' '\n\n\n' |
             awk -F: -v pre="$robot,$solver,$n" -v crit="$crit" '/"iterations"/ { it = $2 } /"eps_abs"/ { e = $2 }
               /"eps_model"/ { em = $2 }
               END { gsub(/ /, "", it); gsub(/ /, "", e); printf "%s,%s,%.4g,%.4g,%s\n", pre, it, e, em, crit }' >>"$f"

@@ -84,7 +84,7 @@ static void test_box_corner_lifts(void **unused) {
   double l[N] = {0}, c[N], A[N * N], F[N * N], e = INFINITY;
   mr_arena work;
   assert_int_equal(mr_arena_init(&work, mr_solver_work_size(NC, 0)), 0);
-  assert_int_equal(mr_contact_modes(&p, NULL, A, F, &work, l, c, &e), 1);
+  assert_int_equal(mr_contact_modes(&p, 1e-6, 0.0, A, F, &work, l, c, &e), 1);
   assert_true(work.top == 0);
   mr_arena_destroy(&work);
   double W = m * v / dt;
@@ -109,7 +109,7 @@ static void crushed(const char *path) {
   double l[MAX_N] = {0}, c[MAX_N], A[MAX_N * MAX_N], F[MAX_N * MAX_N], e = INFINITY, lmax = 0.0;
   mr_arena work;
   assert_int_equal(mr_arena_init(&work, mr_solver_work_size(f.nc, 0)), 0);
-  assert_int_equal(mr_contact_modes(p, NULL, A, F, &work, l, c, &e), 1);
+  assert_int_equal(mr_contact_modes(p, 1e-6, 0.0, A, F, &work, l, c, &e), 1);
   for (int k = 0; k < n; ++k)
     lmax = fmax(lmax, fabs(l[k]));
   double em = eps_exact(p, p->G, l);
@@ -158,7 +158,7 @@ static void test_too_many_contacts(void **unused) {
   double e = 1e3;
   mr_arena work;
   assert_int_equal(mr_arena_init(&work, mr_solver_work_size(NC, 0)), 0);
-  assert_int_equal(mr_contact_modes(&p, NULL, A, F, &work, l, c, &e), 0);
+  assert_int_equal(mr_contact_modes(&p, 1e-6, 0.0, A, F, &work, l, c, &e), 0);
   mr_arena_destroy(&work);
   assert_true(e == 1e3 && l[0] == 7.0 && l[N - 1] == 7.0);
 }

@@ -355,7 +355,7 @@ static void test_natmap_newton(void **unused) {
     memset(lam, 0, sizeof lam);
     steps = 0;
     double e0 = mr_problem_criteria(&cp.p, lam, cp.p.g, 1, NULL, NULL, NULL);
-    double e = mr_natmap_newton(&cp.p, 1e-6, NULL, 20, &w, lam, c, e0, &steps);
+    double e = mr_natmap_newton(&cp.p, 1e-6, 0.0, 20, &w, lam, c, e0, &steps);
     print_message("  natural-map Newton: %d steps, eps_abs %.2e\n", steps, e);
     if (!(e <= 1e-6 && steps <= 20))
       fail_msg("natural-map Newton: eps_abs %g after %d steps", e, steps);

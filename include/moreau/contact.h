@@ -150,9 +150,9 @@ typedef struct {
    * direction opposite the slip (docs/solvers.md, "Pyramids with k facets") */
   int pyramid_facets;
   /* the relative tolerance of ncp-hybrid's scaled NCP criterion (docs/solvers.md, "The scaled
-   * criterion", mr_ncp_scale): it stops when each part of ε_abs is within max(eps_abs,
-   * eps_scale S), S the part's own scale at λ (default 1e-15, about 9 units of round-off u =
-   * 2⁻⁵³: what double precision can hold at any load; 0: eps_abs alone) */
+   * criterion", mr_problem_criteria_scaled): it stops when each part of ε_abs is within
+   * max(eps_abs, eps_scale S), S the part's own scale at λ (default 1e-15, about 9 units of
+   * round-off u = 2⁻⁵³: what double precision can hold at any load; 0: eps_abs alone) */
   double eps_scale;
 } mr_solver_settings;
 
@@ -185,8 +185,9 @@ typedef struct {
   int factorizations; /* Cholesky factorisations done: of G + R + ρI (ADMM, once per ρ
                        * value), of the Newton Hessian (ccp-newton, once per iteration), of the
                        * two subproblem matrices (ncp-stagproj) */
-  double eps_scaled; /* the scaled NCP criterion ε̂ (mr_ncp_scaled, with the settings' eps_abs and
-                      * eps_scale) at the returned λ, for every solver; ncp-hybrid stops on it */
+  double eps_scaled; /* the scaled NCP criterion ε̂ (mr_problem_criteria_scaled, with the settings'
+                      * eps_abs and eps_scale) at the returned λ, for every solver; ncp-hybrid stops
+                      * on it */
 } mr_solver_stats;
 
 /* A solver's persistent state across solves (warm start of ADMM duals and ρ). May be NULL. */
@@ -293,28 +294,20 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c);
 
-/* The scaled NCP criterion (docs/solvers.md, "The scaled criterion"): each part of each
+/* The scaled NCP criterion ε̂ (docs/solvers.md, "The scaled criterion"): each part of each
  * constraint's criteria judged against max(eps_abs, eps_scale S), S the size to which double
  * precision can know it at λ: F_i = ‖λ⁽ⁱ⁾‖∞ for ε_p, V_i = the largest over the constraint's
  * rows r of |g_r| + Σ_j |(G + R)_rj λ_j| for ε_d (the terms c_r sums: an evaluation, or a
  * rounding of λ, errs by u times it), F_i V_i for ε_c. ε̂ = the maximum over the constraints and
  * parts of max(0, part − (its tolerance − eps_abs)): ε̂ ≤ eps_abs exactly when every part is
- * within its tolerance, and ε̂ = ε_abs, bit for bit, where every tolerance is eps_abs (checked
- * first on the bound F = ‖λ‖∞, V = ‖g‖∞ + ‖G + R‖∞ F, O(nc), before the O(stored entries of G)
- * pass that finds the V_i). mr_ncp_scale_init computes the problem's part once. */
-typedef struct {
-  double eps_abs, eps_scale; /* the absolute floor and the relative tolerance */
-  double G_inf, g_inf;       /* ‖G + R‖∞ (largest absolute row sum) and ‖g‖∞ */
-} mr_ncp_scale;
-void mr_ncp_scale_init(mr_ncp_scale *t, const mr_contact_problem *p, double eps_abs,
-                       double eps_scale);
-/* ε̂ at λ with c = (G + R) λ + g (both 3nc) and the maxima ε_p, ε_d, ε_c of mr_problem_criteria
- * there */
-double mr_ncp_scaled(const mr_ncp_scale *t, const mr_contact_problem *p, const double *lambda,
-                     const double *c, double eps_p, double eps_d, double eps_c);
-/* ε̂ at λ with c given: the criteria and the scale in one call */
-double mr_problem_criterion_scaled(const mr_contact_problem *p, const double *lambda,
-                                   const double *c, double eps_abs, double eps_scale);
+ * within its tolerance, and ε̂ = ε_abs, bit for bit, where every tolerance is eps_abs
+ * (eps_scale 0: always). At λ with c = (G + R) λ + g (both 3nc); the unscaled maxima as
+ * mr_problem_criteria's (with Γ) into eps_p, eps_d, eps_c when not NULL. Its cost is the
+ * criteria's but for the constraints above eps_abs: for those an O(nc) bound on V_i first, and
+ * their rows of G where the bound leaves a tolerance above eps_abs. */
+double mr_problem_criteria_scaled(const mr_contact_problem *p, const double *lambda,
+                                  const double *c, double eps_abs, double eps_scale, double *eps_p,
+                                  double *eps_d, double *eps_c);
 
 /* ---- the contact solution ----
  *

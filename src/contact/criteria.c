@@ -146,50 +146,6 @@ void mr_box_criteria(double f, const double *lambda, const double *c, double *ep
   *eps_d = fabs(mid3(ln + f, ln - f, c[2]));
 }
 
-double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
-                           int desaxce, double *eps_p, double *eps_d, double *eps_c) {
-  double mp = 0.0, md = 0.0, mc = 0.0;
-  for (int i = 0; i < p->nc; ++i) {
-    double ep = 0.0, ed, ec = 0.0;
-    /* a box (joint friction): the natural map of the box; a bilateral constraint: λ free,
-     * c = 0 */
-    if (mr_problem_box(p, i))
-      mr_box_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, &ep, &ed);
-    else if (mr_problem_bilateral(p, i))
-      ed = sqrt(c[3 * i] * c[3 * i] + c[3 * i + 1] * c[3 * i + 1] + c[3 * i + 2] * c[3 * i + 2]);
-    else
-      mr_contact_criteria(p->mu[i], lambda + 3 * i, c + 3 * i, desaxce, &ep, &ed, &ec);
-    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
-  }
-  if (eps_p) *eps_p = mp;
-  if (eps_d) *eps_d = md;
-  if (eps_c) *eps_c = mc;
-  return fmax(mp, fmax(md, mc));
-}
-
-void mr_ncp_scale_init(mr_ncp_scale *t, const mr_contact_problem *p, double eps_abs,
-                       double eps_scale) {
-  int n = 3 * p->nc;
-  double gmax = 0.0, rows = 0.0;
-  for (int r = 0; r < n; ++r) {
-    double sum = p->R ? fabs(p->R[r]) : 0.0;
-    if (p->G) {
-      const double *row = p->G + (size_t)r * n;
-      for (int j = 0; j < n; ++j)
-        sum += fabs(row[j]);
-    } else {
-      int i = r / 3, a = r % 3;
-      for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
-        const double *B = p->Gb + 9 * (size_t)k + 3 * a;
-        sum += fabs(B[0]) + fabs(B[1]) + fabs(B[2]);
-      }
-    }
-    rows = fmax(rows, sum);
-    gmax = fmax(gmax, fabs(p->g[r]));
-  }
-  t->eps_abs = eps_abs, t->eps_scale = eps_scale, t->G_inf = rows, t->g_inf = gmax;
-}
-
 /* ε less what its scale allows above eps_abs, tol = max(eps_abs, eps_scale S) − eps_abs (0:
  * ε itself), not below 0: at most eps_abs exactly when ε ≤ tol */
 static double judged(double e, double eps_abs, double scaled) {
@@ -220,40 +176,90 @@ static double terms_size(const mr_contact_problem *p, const double *lambda, int 
   return v;
 }
 
-double mr_ncp_scaled(const mr_ncp_scale *t, const mr_contact_problem *p, const double *lambda,
-                     const double *c, double eps_p, double eps_d, double eps_c) {
-  double e = fmax(eps_p, fmax(eps_d, eps_c)), r = t->eps_scale, a = t->eps_abs;
-  if (!(e > a)) return e;
-  /* every constraint's scales are at most F = ‖λ‖∞ and V = ‖g‖∞ + ‖G + R‖∞ F: when even those
-   * leave every tolerance at eps_abs, ε̂ = ε_abs without the O(stored entries) pass below */
-  double f = mr_norm_inf(lambda, 3 * p->nc), v = t->g_inf + t->G_inf * f;
-  if (!(r * fmax(f, 1.0) * fmax(v, 1.0) > a)) return e;
-  double worst = 0.0;
-  for (int i = 0; i < p->nc; ++i) {
-    const double *l = lambda + 3 * i, *ci = c + 3 * i;
-    double ep = 0.0, ed, ec = 0.0;
-    if (mr_problem_box(p, i))
-      mr_box_criteria(p->mu[i], l, ci, &ep, &ed);
-    else if (mr_problem_bilateral(p, i))
-      ed = sqrt(ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]);
-    else
-      mr_contact_criteria(p->mu[i], l, ci, 1, &ep, &ed, &ec);
-    if (!(fmax(ep, fmax(ed, ec)) > a)) {
-      worst = fmax(worst, fmax(ep, fmax(ed, ec)));
-      continue;
-    }
-    double fi = fmax(fabs(l[0]), fmax(fabs(l[1]), fabs(l[2]))), vi = terms_size(p, lambda, i);
-    worst = fmax(worst, fmax(judged(ep, a, r * fi),
-                             fmax(judged(ed, a, r * vi), judged(ec, a, r * fi * vi))));
+/* the largest diagonal entry of G + R over constraint i's rows */
+static double diagonal_max(const mr_contact_problem *p, int i) {
+  const double *B = NULL;
+  size_t n = 3 * (size_t)p->nc;
+  double m = 0.0;
+  if (!p->G)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1] && !B; ++k)
+      if (p->Gb_col[k] == i) B = p->Gb + 9 * (size_t)k;
+  for (int a = 0; a < 3; ++a) {
+    size_t r = 3 * (size_t)i + (size_t)a;
+    double x = p->G ? p->G[r * n + r] : B ? B[4 * a] : 0.0;
+    m = fmax(m, x + (p->R ? p->R[r] : 0.0));
   }
-  return worst;
+  return m;
 }
 
-double mr_problem_criterion_scaled(const mr_contact_problem *p, const double *lambda,
-                                   const double *c, double eps_abs, double eps_scale) {
-  mr_ncp_scale t;
-  double ep, ed, ec;
-  mr_ncp_scale_init(&t, p, eps_abs, eps_scale);
-  mr_problem_criteria(p, lambda, c, 1, &ep, &ed, &ec);
-  return mr_ncp_scaled(&t, p, lambda, c, ep, ed, ec);
+/* constraint i's part of ε̂ (the largest of ep, ed, ec, above a): its parts judged against their
+ * scales when they can exceed a. G + R is positive semi-definite, so every |(G + R)_rj| is at
+ * most the largest diagonal entry D and V_i ≤ max_r |g_r| + D ‖λ‖₁ (*bound = D ‖λ‖₁, computed
+ * by the first call that needs it, < 0 before): a constraint whose tolerances this bound leaves
+ * at a is judged as it is, without its rows of G */
+static double scaled_part(const mr_contact_problem *p, const double *lambda, int i, double a,
+                          double r, double ep, double ed, double ec, double *bound) {
+  const double *l = lambda + 3 * i;
+  if (*bound < 0.0) {
+    double d = 0.0, sum = 0.0;
+    for (int j = 0; j < p->nc; ++j)
+      d = fmax(d, diagonal_max(p, j));
+    for (int k = 0; k < 3 * p->nc; ++k)
+      sum += fabs(lambda[k]);
+    *bound = d * sum;
+  }
+  double fi = fmax(fabs(l[0]), fmax(fabs(l[1]), fabs(l[2])));
+  double gi = fmax(fabs(p->g[3 * i]), fmax(fabs(p->g[3 * i + 1]), fabs(p->g[3 * i + 2])));
+  if (!(r * fmax(fi, 1.0) * fmax(gi + *bound, 1.0) > a)) return fmax(ep, fmax(ed, ec));
+  double vi = terms_size(p, lambda, i);
+  return fmax(judged(ep, a, r * fi), fmax(judged(ed, a, r * vi), judged(ec, a, r * fi * vi)));
+}
+
+/* constraint i's criteria at (λ, c): a box (joint friction) the natural map of the box, a
+ * bilateral constraint λ free and c = 0, a contact the cone's (with Γ when desaxce) */
+static inline void constraint_criteria(const mr_contact_problem *p, int i, const double *lambda,
+                                       const double *c, int desaxce, double *ep, double *ed,
+                                       double *ec) {
+  const double *l = lambda + 3 * i, *ci = c + 3 * i;
+  *ep = *ec = 0.0;
+  if (mr_problem_box(p, i))
+    mr_box_criteria(p->mu[i], l, ci, ep, ed);
+  else if (mr_problem_bilateral(p, i))
+    *ed = sqrt(ci[0] * ci[0] + ci[1] * ci[1] + ci[2] * ci[2]);
+  else
+    mr_contact_criteria(p->mu[i], l, ci, desaxce, ep, ed, ec);
+}
+
+double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
+                           int desaxce, double *eps_p, double *eps_d, double *eps_c) {
+  double mp = 0.0, md = 0.0, mc = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    double ep, ed, ec;
+    constraint_criteria(p, i, lambda, c, desaxce, &ep, &ed, &ec);
+    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
+  }
+  if (eps_p) *eps_p = mp;
+  if (eps_d) *eps_d = md;
+  if (eps_c) *eps_c = mc;
+  return fmax(mp, fmax(md, mc));
+}
+
+double mr_problem_criteria_scaled(const mr_contact_problem *p, const double *lambda,
+                                  const double *c, double eps_abs, double eps_scale, double *eps_p,
+                                  double *eps_d, double *eps_c) {
+  double mp = 0.0, md = 0.0, mc = 0.0, worst = 0.0, bound = -1.0;
+  for (int i = 0; i < p->nc; ++i) {
+    double ep, ed, ec;
+    constraint_criteria(p, i, lambda, c, 1, &ep, &ed, &ec);
+    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
+    double part = ep > ed ? ep : ed;
+    part = part > ec ? part : ec;
+    if (part > eps_abs && eps_scale > 0.0)
+      part = scaled_part(p, lambda, i, eps_abs, eps_scale, ep, ed, ec, &bound);
+    worst = part > worst ? part : worst;
+  }
+  if (eps_p) *eps_p = mp;
+  if (eps_d) *eps_d = md;
+  if (eps_c) *eps_c = mc;
+  return worst;
 }

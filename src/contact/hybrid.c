@@ -63,8 +63,8 @@
  * left out (their three n x n matrices would be the largest memory of the step: at 64 contacts
  * 0.9 MB) and stages 1–3 have the whole budget.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
- * Newton steps. Stops at eps_abs on the scaled NCP criterion ε̂ (mr_ncp_scaled: ε_abs where
- * forces and velocities leave the absolute floor attainable in double precision, each part
+ * Newton steps. Stops at eps_abs on the scaled NCP criterion ε̂ (mr_problem_criteria_scaled: ε_abs
+ * where forces and velocities leave the absolute floor attainable in double precision, each part
  * within eps_scale of its round-off scale where they do not; "ε_abs" above means ε̂),
  * max_iter in total. */
 #include <float.h>
@@ -108,19 +108,17 @@ static void velocity(const mr_contact_problem *p, const double *lambda, double *
   mr_problem_velocity_dot2(&b, lambda, c);
 }
 
-/* the scaled NCP criterion ε̂ (mr_ncp_scaled) at λ, c = (G + R) λ + g given */
-static double scaled_at(const mr_ncp_scale *sc, const mr_contact_problem *p, const double *lambda,
-                        const double *c) {
-  double ep, ed, ec;
-  mr_problem_criteria(p, lambda, c, 1, &ep, &ed, &ec);
-  return mr_ncp_scaled(sc, p, lambda, c, ep, ed, ec);
+/* the scaled NCP criterion ε̂ (mr_problem_criteria_scaled) at λ, c = (G + R) λ + g given */
+static double scaled_at(const mr_solver_settings *s, const mr_contact_problem *p,
+                        const double *lambda, const double *c) {
+  return mr_problem_criteria_scaled(p, lambda, c, s->eps_abs, s->eps_scale, NULL, NULL, NULL);
 }
 
 /* ε̂ at λ; c ← (G + R) λ + g */
-static double ncp_eps(const mr_ncp_scale *sc, const mr_contact_problem *p, const double *lambda,
-                      double *c) {
+static double ncp_eps(const mr_solver_settings *s, const mr_contact_problem *p,
+                      const double *lambda, double *c) {
   velocity(p, lambda, c);
-  return scaled_at(sc, p, lambda, c);
+  return scaled_at(s, p, lambda, c);
 }
 
 typedef struct {
@@ -139,7 +137,6 @@ typedef struct {
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
-  mr_ncp_scale scale; /* the scales of the stopping criterion ε̂ (mr_ncp_scale) */
 } polish_ws;
 
 /* classify the contacts at (λ, c) by the natural map of the NCP (mr_contact_mode_natural, with
@@ -345,7 +342,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
      * wrong active set, amplified by the regularised solve): stop */
     if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(cur, n))) break;
     apply_step(p, w, w->l, cur);
-    double et = ncp_eps(&w->scale, p, cur, c);
+    double et = ncp_eps(s, p, cur, c);
     ++*steps;
     c_best = et < e;
     if (!isfinite(et)) break;
@@ -367,7 +364,7 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
   if (!(e > s->eps_abs) || *iters >= s->max_iter || mr_solver_late(s)) return e;
   natmap_ws nw = {w->M, w->Mf, w->r, w->x, w->t, w->l, w->lt, w->piv};
   int left = s->max_iter - *iters;
-  return mr_natmap_newton(p, s->eps_abs, &w->scale, left < HYB_NEWTON ? left : HYB_NEWTON, &nw,
+  return mr_natmap_newton(p, s->eps_abs, s->eps_scale, left < HYB_NEWTON ? left : HYB_NEWTON, &nw,
                           best, c, e, iters);
 }
 
@@ -436,11 +433,10 @@ static double polish_any(const mr_contact_problem *p, const mr_solver_settings *
  * within `share` of the chunks left (reserve iterations kept for the Newton stages), *slow set
  * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated,
  * *c_lambda set when c = c(λ) on return (kept when no chunk ran) */
-static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s,
-                         const mr_ncp_scale *sc, mr_arena *work, mr_solve_fn solver, int first,
-                         int chunk, double share, int reserve, double handover, double *lambda,
-                         double *c, double *trial, double *e, int *iters, int *moved, int *slow,
-                         int *c_lambda, mr_error *err) {
+static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
+                         mr_solve_fn solver, int first, int chunk, double share, int reserve,
+                         double handover, double *lambda, double *c, double *trial, double *e,
+                         int *iters, int *moved, int *slow, int *c_lambda, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -457,7 +453,7 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     mr_status rc = solver(p, &sub, NULL, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    double et = ncp_eps(sc, p, trial, c);
+    double et = ncp_eps(s, p, trial, c);
     *c_lambda = et < *e;
     if (*c_lambda) mr_copy(lambda, trial, n), *e = et, *moved = 1;
     if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged, stalled, late */
@@ -535,7 +531,7 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
     mr_status rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    double et = ncp_eps(&w->scale, p, trial, c);
+    double et = ncp_eps(s, p, trial, c);
     /* stopped by its own rules: the full run from the same start would stop there too */
     int done = st.iterations < sub.max_iter;
     if (!done && et > s->eps_abs) et = newton_stages(p, s, w, work, trial, c, et, iters);
@@ -552,7 +548,7 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   if (rc) return rc;
   *iters += st.iterations;
   w->capped |= is_capped && st.iterations >= sub.max_iter;
-  double et = ncp_eps(&w->scale, p, trial, c);
+  double et = ncp_eps(s, p, trial, c);
   if (et < *e) mr_copy(lambda, trial, n), *e = et;
   return MR_OK;
 }
@@ -575,9 +571,8 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * slow) */
   double handover = early ? reserve * w->n / 3.0 : INFINITY;
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
-  mr_status rc =
-      chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
-              handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
+                         handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   *c_lambda = 0; /* the later stages leave c as they like */
   /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
@@ -592,8 +587,8 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
     if (*e < e1) *moved = 1;
   }
   if (slow)
-    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5,
-                 reserve, INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
+                 INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
 }
 
@@ -629,7 +624,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     mr_status rp = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
     if (rp) return rp;
     *iters += st.iterations;
-    double et = ncp_eps(&w->scale, p, trial, c);
+    double et = ncp_eps(s, p, trial, c);
     c_lambda = et < *e;
     if (c_lambda) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs || mr_solver_late(s)) return *c_now = c_lambda, MR_OK;
@@ -658,7 +653,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     double e_warm = *e;
     mr_copy(w->sp, lambda, n);
     mr_zero(lambda, n);
-    *e = ncp_eps(&w->scale, p, lambda, c);
+    *e = ncp_eps(s, p, lambda, c);
     c_lambda = 1;
     if (*e < e_warm)
       rc = first_stages(p, s, work, w, early, reserve, lambda, c, trial, e, iters, &moved,
@@ -691,7 +686,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     rc = mr_solver_ncp_admm(p, &sub, state, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    double et = ncp_eps(&w->scale, p, trial, c);
+    double et = ncp_eps(s, p, trial, c);
     if (et < *e) mr_copy(lambda, trial, n), *e = et;
     if (*e <= s->eps_abs) return MR_OK;
   }
@@ -703,8 +698,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * on none */
   if (!early) {
     int slow = 0;
-    rc = chunked(p, s, &w->scale, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0,
-                 INFINITY, lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
+    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
+                 lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
   }
   /* 3. staggered projections, stages 4 and 5 after its probe */
@@ -715,7 +710,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   /* 5b. when 4 and 5 stall far from eps_abs: the stick/separate mode search (modes.c), 4, 5 */
   if (*e > MR_MODES_TRIGGER * s->eps_abs && !mr_solver_late(s) &&
-      mr_contact_modes(p, &w->scale, w->M, w->Mf, work, lambda, c, e))
+      mr_contact_modes(p, s->eps_abs, s->eps_scale, w->M, w->Mf, work, lambda, c, e))
     *e = newton_stages(p, s, w, work, lambda, c, *e, iters);
   return MR_OK;
 }
@@ -775,8 +770,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
-  mr_ncp_scale_init(&w.scale, p, s->eps_abs, s->eps_scale);
-  double e = ncp_eps(&w.scale, p, lambda, c);
+  double e = ncp_eps(s, p, lambda, c);
   int c_now = 1; /* c = c(λ) */
   if (e > s->eps_abs)
     rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, &c_now, err);
@@ -799,7 +793,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     if (!c_now) velocity(p, lambda, c);
     double e_abs = mr_problem_criteria(p, lambda, c, 1, NULL, NULL, NULL);
     mr_polish_lattice(p, s->eps_abs, work, lambda, c, e_abs);
-    e = scaled_at(&w.scale, p, lambda, c);
+    e = scaled_at(s, p, lambda, c);
     c_now = 1;
   }
   /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c) */

@@ -197,8 +197,8 @@ static int next_mode(const mr_contact_problem *p, unsigned *sep, int *k) {
   }
 }
 
-int mr_contact_modes(const mr_contact_problem *p, const mr_ncp_scale *scale, double *A, double *F,
-                     mr_arena *work, double *lambda, double *c, double *e) {
+int mr_contact_modes(const mr_contact_problem *p, double eps_abs, double eps_scale, double *A,
+                     double *F, mr_arena *work, double *lambda, double *c, double *e) {
   int n = 3 * p->nc;
   if (p->nc == 0 || p->nc > MR_MODES_MAX_NC || !A || !F) return 0;
   size_t mark = mr_arena_mark(work);
@@ -222,8 +222,7 @@ int mr_contact_modes(const mr_contact_problem *p, const mr_ncp_scale *scale, dou
       if (!(found = try_mode(p, A, sep, &m, cand, cc))) more = next_mode(p, &sep, &k);
     if (found) {
       mr_problem_velocity_dot2(p, cand, cc);
-      double ep, ed, ecc, ec = mr_problem_criteria(p, cand, cc, 1, &ep, &ed, &ecc);
-      if (scale) ec = mr_ncp_scaled(scale, p, cand, cc, ep, ed, ecc);
+      double ec = mr_problem_criteria_scaled(p, cand, cc, eps_abs, eps_scale, NULL, NULL, NULL);
       if (ec < *e) mr_copy(lambda, cand, n), mr_copy(c, cc, n), *e = ec, replaced = 1;
     }
   }

@@ -23,12 +23,11 @@ struct mr_arena_s;
 /* Search the assignments of the contacts to sticking (c⁽ⁱ⁾ = 0, λ⁽ⁱ⁾ ∈ K_μ) or separated
  * (λ⁽ⁱ⁾ = 0, c_N ≥ 0), fewest separated first, for the first one whose equations are
  * consistent and whose internal forces can be placed inside the cones; when its point has a
- * lower NCP ε_abs than e (the scaled ε̂ when scale is given), λ and c (Dot2) take it and *e its
- * value. A and F are n x n scratch
- * (n = 3 nc; NULL: nothing is searched); more scratch (n² + 7n doubles) from work. Returns 1
- * when λ was replaced, 0 otherwise (no mode found, more than MR_MODES_MAX_NC contacts, too
- * little work). */
-int mr_contact_modes(const mr_contact_problem *p, const mr_ncp_scale *scale, double *A, double *F,
-                     struct mr_arena_s *work, double *lambda, double *c, double *e);
+ * lower NCP criterion than e (the scaled ε̂ with eps_abs and eps_scale, mr_problem_criteria_scaled;
+ * ε_abs with eps_scale 0), λ and c (Dot2) take it and *e its value. A and F are n x n scratch (n =
+ * 3 nc; NULL: nothing is searched); more scratch (n² + 7n doubles) from work. Returns 1 when λ was
+ * replaced, 0 otherwise (no mode found, more than MR_MODES_MAX_NC contacts, too little work). */
+int mr_contact_modes(const mr_contact_problem *p, double eps_abs, double eps_scale, double *A,
+                     double *F, struct mr_arena_s *work, double *lambda, double *c, double *e);
 
 #endif

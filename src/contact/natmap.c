@@ -119,9 +119,8 @@ static int newton_direction(natmap_ws *w, int n) {
   return 0;
 }
 
-double mr_natmap_newton(const mr_contact_problem *p, double eps, const mr_ncp_scale *scale,
-                        int max_steps, natmap_ws *w, double *best, double *c, double e,
-                        int *steps) {
+double mr_natmap_newton(const mr_contact_problem *p, double eps, double eps_scale, int max_steps,
+                        natmap_ws *w, double *best, double *c, double e, int *steps) {
   int n = 3 * p->nc;
   mr_copy(w->l, best, n);
   double f = mr_natmap_residual(p, w->l, c, w->F);
@@ -141,8 +140,7 @@ double mr_natmap_newton(const mr_contact_problem *p, double eps, const mr_ncp_sc
     if (h == NM_HALVINGS) break;
     mr_copy(w->l, w->lt, n), f = ft;
     f = mr_natmap_residual(p, w->l, c, w->F);
-    double ep, ed, ec, et = mr_problem_criteria(p, w->l, c, 1, &ep, &ed, &ec);
-    if (scale) et = mr_ncp_scaled(scale, p, w->l, c, ep, ed, ec);
+    double et = mr_problem_criteria_scaled(p, w->l, c, eps, eps_scale, NULL, NULL, NULL);
     if (et < e) mr_copy(best, w->l, n), e = et;
   }
   mr_problem_velocity_dot2(p, best, c);

@@ -17,8 +17,9 @@ double mr_natmap_residual(const mr_contact_problem *p, const double *lambda, dou
 
 /* At most max_steps Newton steps from best (NCP ε_abs e); best takes every iterate that lowers
  * ε_abs; stops at ε_abs ≤ eps or when the line search fails. Returns the ε_abs of best, c at
- * best; steps counted. With a scale, ε_abs is the scaled criterion ε̂ (mr_ncp_scaled). */
-double mr_natmap_newton(const mr_contact_problem *p, double eps, const mr_ncp_scale *scale,
-                        int max_steps, natmap_ws *w, double *best, double *c, double e, int *steps);
+ * best; steps counted. ε_abs is the scaled criterion ε̂ (mr_problem_criteria_scaled) with eps and
+ * eps_scale (0: ε_abs itself). */
+double mr_natmap_newton(const mr_contact_problem *p, double eps, double eps_scale, int max_steps,
+                        natmap_ws *w, double *best, double *c, double e, int *steps);
 
 #endif

@@ -167,11 +167,9 @@ static mr_status run_timed(const mr_solver_info *info, const mr_contact_problem 
                   (stats->budget || stats->iterations >= s->max_iter || mr_solver_late(s));
   /* ncp-hybrid returns c as the compensated velocity at λ already */
   if (info->solve != mr_solver_ncp_hybrid) mr_problem_velocity_dot2(p, lambda, c);
-  stats->eps_abs =
-      mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
-  mr_ncp_scale scale;
-  mr_ncp_scale_init(&scale, p, s->eps_abs, s->eps_scale);
-  stats->eps_scaled = mr_ncp_scaled(&scale, p, lambda, c, stats->eps_p, stats->eps_d, stats->eps_c);
+  stats->eps_scaled = mr_problem_criteria_scaled(p, lambda, c, s->eps_abs, s->eps_scale,
+                                                 &stats->eps_p, &stats->eps_d, &stats->eps_c);
+  stats->eps_abs = fmax(stats->eps_p, fmax(stats->eps_d, stats->eps_c));
   if (!finite_vec(lambda, n) || !finite_vec(c, n) || !isfinite(stats->eps_abs))
     return non_finite(info->name, lambda, c, n, err);
   return MR_OK;
