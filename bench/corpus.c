@@ -26,6 +26,10 @@
  *   four cubes, cubes dropped into a bin) at N = 10, 30, 100 bodies, stepped as there (ncp-pgs,
  *   warm start, islands on) for at most max_steps steps; at PER_SIZE evenly spaced steps the
  *   step's largest island (one problem per step, not the whole step);
+ * - contact-rich: bench/scale.c's tower of 10 cubes and its capsules, cylinders and spheres
+ *   dropped into a bin (30 and 100 bodies), stepped with the default solver for at most max_steps
+ *   steps; at PER_SIZE evenly spaced steps the step's largest island of at most RICH_MAX_NC
+ *   contacts;
  * - contactbench: the two recorded problems of ContactBench (Simple-Robotics/ContactBench,
  *   BSD-2-Clause), converted to force units by tools/contactbench_to_json.py and stored in
  *   tests/fixtures/contactbench (a box sliding on the ground; a 1000 kg cube on a 1 g cube).
@@ -55,13 +59,15 @@
 #define MAX_PROBLEMS 1200
 #define PER_SCENE 12
 #define MAX_SOLVERS 32
-#define N_FAMILIES 8
+#define N_FAMILIES 9
 #define PER_SIZE 6         /* scaling: steps sampled per scene and size */
 #define SCALING_MAX_NC 400 /* scaling: the largest island kept (dense G of 3nc x 3nc) */
+/* contact-rich: the largest island kept (every solver runs 10⁴ iterations on a dense G) */
+#define RICH_MAX_NC 120
 
 static const char *family_names[N_FAMILIES] = {
-    "scenes",   "talos gains", "heavy on light", "random rank-deficient",
-    "fixtures", "robots",      "contactbench",   "scaling"};
+    "scenes", "talos gains",  "heavy on light", "random rank-deficient", "fixtures",
+    "robots", "contactbench", "scaling",        "contact-rich"};
 
 /* one problem of the corpus, owning its arrays */
 typedef struct {
@@ -226,10 +232,11 @@ static void add_robot(corpus *cs, const char *file, long max_steps) {
   mr_scene_free(&sc);
 }
 
-/* a scaling scene of bench/scale.c with n bodies, stepped as there (ncp-pgs, warm start, each
- * island solved on its own) for at most max_steps steps; at PER_SIZE evenly spaced steps with
- * contacts, the step's largest island of at most SCALING_MAX_NC contacts */
-static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
+/* a scaling scene of bench/scale.c with n bodies, stepped with solver (warm start, each island
+ * solved on its own) for at most max_steps steps; at PER_SIZE evenly spaced steps with
+ * contacts, the step's largest island of at most max_nc contacts, into family */
+static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps, const char *solver,
+                        int max_nc, int family) {
   char *yaml = scale_moreau_scene(kind, n, NULL), label[32];
   mr_scene sc;
   mr_error err = {0};
@@ -240,7 +247,7 @@ static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
     return;
   }
   free(yaml);
-  mr_sim *s = mr_sim_from_scene(&sc, "ncp-pgs", &err);
+  mr_sim *s = mr_sim_from_scene(&sc, solver, &err);
   if (!s) {
     fprintf(stderr, "%s: %s\n", label, err.msg);
     mr_scene_free(&sc);
@@ -257,7 +264,7 @@ static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
     for (int i = 0; i < nisl; ++i) {
       const int *blocks;
       int nc = mr_contact_stage_island(s->contacts, i, &blocks)->nc;
-      if (nc > best_nc && nc <= SCALING_MAX_NC) best = i, best_nc = nc;
+      if (nc > best_nc && nc <= max_nc) best = i, best_nc = nc;
     }
     if (best < 0) continue;
     const int *blocks;
@@ -265,7 +272,7 @@ static void add_scaling(corpus *cs, scale_kind kind, int n, long max_steps) {
     snprintf(name, sizeof name, "%s step %ld island %d of %d", label, k, best, nisl);
     mr_contact_problem p = *mr_contact_stage_island(s->contacts, best, &blocks);
     p.dt = sc.timestep;
-    if (corpus_add(cs, &p, 7, name) == 0) fprintf(stderr, "%s: nc %d\n", name, p.nc);
+    if (corpus_add(cs, &p, family, name) == 0) fprintf(stderr, "%s: nc %d\n", name, p.nc);
   }
   mr_sim_free(s);
   mr_scene_free(&sc);
@@ -356,10 +363,22 @@ static void build_corpus(corpus *cs, long max_steps) {
   for (int kind = SCALE_SPHERES; kind <= SCALE_BIN; ++kind)
     for (int i = 0; i < 3; ++i) {
       double t0 = bench_now_us();
-      add_scaling(cs, (scale_kind)kind, scaling_n[i], max_steps);
+      add_scaling(cs, (scale_kind)kind, scaling_n[i], max_steps, "ncp-pgs", SCALING_MAX_NC, 7);
       fprintf(stderr, "scaling %s N %d: stepped in %.1f s\n", scale_kind_name[kind], scaling_n[i],
               1e-6 * (bench_now_us() - t0));
     }
+  /* contact-rich: bench/scale.c's tower of 10 cubes and its capsules, cylinders and spheres
+   * dropped into a bin (30 and 100 bodies), stepped with the default solver */
+  static const struct {
+    scale_kind kind;
+    int n;
+  } rich[] = {{SCALE_TOWER, 10}, {SCALE_MIXED, 30}, {SCALE_MIXED, 100}};
+  for (int k = 0; k < 3; ++k) {
+    double t0 = bench_now_us();
+    add_scaling(cs, rich[k].kind, rich[k].n, max_steps, NULL, RICH_MAX_NC, 8);
+    fprintf(stderr, "contact-rich %s N %d: stepped in %.1f s\n", scale_kind_name[rich[k].kind],
+            rich[k].n, 1e-6 * (bench_now_us() - t0));
+  }
   add_robot(cs, "double_pendulum_description/urdf/double_pendulum_continuous.urdf", max_steps);
   static const char *recorded[2] = {"tests/fixtures/*.json", "tests/fixtures/contactbench/*.json"};
   for (int k = 0; k < 2; ++k)
@@ -549,8 +568,14 @@ int main(int argc, char **argv) {
   int maxnc = 1;
   for (int i = 0; i < cs.n; ++i)
     maxnc = cs.v[i].nc > maxnc ? cs.v[i].nc : maxnc;
+  /* the largest scratch any solver needs (lcp-lemke's tableau exceeds mr_solver_work_size) */
+  size_t wsz = mr_solver_work_size(maxnc, 0);
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    size_t one = mr_solver_work_size_for(mr_solver_at(k), maxnc, 0, 0, 0);
+    wsz = one > wsz ? one : wsz;
+  }
   mr_arena work;
-  if (mr_arena_init(&work, mr_solver_work_size(maxnc, 0))) return 1;
+  if (mr_arena_init(&work, wsz)) return 1;
   double *lambda = malloc(sizeof(double) * 3 * (size_t)maxnc);
   double *c = malloc(sizeof(double) * 3 * (size_t)maxnc);
   const char *solvers[MAX_SOLVERS];
