@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "contact/solvers.h"
 #include "core/linalg.h"
 
 void mr_cone_project(double mu, const double *x, double *out) {
@@ -178,18 +179,9 @@ static double terms_size(const mr_contact_problem *p, const double *lambda, int 
 
 /* the largest diagonal entry of G + R over constraint i's rows */
 static double diagonal_max(const mr_contact_problem *p, int i) {
-  const double *B = NULL;
-  size_t n = 3 * (size_t)p->nc;
-  double m = 0.0;
-  if (!p->G)
-    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1] && !B; ++k)
-      if (p->Gb_col[k] == i) B = p->Gb + 9 * (size_t)k;
-  for (int a = 0; a < 3; ++a) {
-    size_t r = 3 * (size_t)i + (size_t)a;
-    double x = p->G ? p->G[r * n + r] : B ? B[4 * a] : 0.0;
-    m = fmax(m, x + (p->R ? p->R[r] : 0.0));
-  }
-  return m;
+  double B[9];
+  mr_gs_block(p, i, B);
+  return fmax(B[0], fmax(B[4], B[8]));
 }
 
 /* constraint i's part of ε̂ (the largest of ep, ed, ec, above a): its parts judged against their
