@@ -307,20 +307,30 @@ static void test_resting_tower(void **state) {
   mr_scene sc = tsim_parse(text, ".");
   mr_sim *s = tsim_create(&sc, NULL);
   const mr_model *m = mr_sim_model(s);
-  int top = m->nbodies - 1, iz = m->bodies[top].joint.idx_q + 2, worst = 0;
-  double z0 = mr_sim_q(s)[iz], drift = 0.0;
+  int top = m->nbodies - 1, iz = m->bodies[top].joint.idx_q + 2, worst = 0, worst_late = 0;
+  double z0 = mr_sim_q(s)[iz], drift = 0.0, eps_late = 0.0;
   for (int k = 0; k < 300; ++k) {
     tsim_steps(s, 1);
     const mr_step_stats *st = mr_sim_last(s);
     assert_int_equal(st->ncontacts, 40);
     assert_true(st->converged);
     if (k >= 5 && st->iterations > worst) worst = st->iterations;
+    if (k >= 20) worst_late = st->iterations > worst_late ? st->iterations : worst_late;
+    if (k >= 20) eps_late = fmax(eps_late, st->eps_abs);
     drift = fmax(drift, fabs(mr_sim_q(s)[iz] - z0));
   }
-  printf("resting tower: at most %d iterations a step after step 5, top drift %.2g m\n", worst,
-         drift);
+  printf("resting tower: at most %d iterations a step after step 5 (%d after step 20, eps_abs "
+         "at most %.2g), top drift %.2g m\n",
+         worst, worst_late, eps_late, drift);
   assert_true(worst <= 2);
   assert_true(drift <= 1e-10);
+  /* at rest each step is one chord step on the kept factor and leaves the NCP at the floor set
+   * by the positions' round-off: an ulp of a height below 1 m (2.2e-16 m) in a gap is
+   * 2.2e-10 m/s² of g at Δt = 1 ms, times the bottom corners' 24.5 N, and a few of them: 1e-8;
+   * a solve that stops at its tolerance instead leaves ~1e-6 every third step (the residual
+   * velocity it leaves comes back as the next steps' work, docs/solvers.md) */
+  assert_true(worst_late <= 1);
+  assert_true(eps_late <= 1e-8);
   mr_sim_free(s);
   mr_scene_free(&sc);
 }

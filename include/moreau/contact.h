@@ -206,6 +206,12 @@ typedef struct {
                                 * across solves; analysed (allocating) by the first solve of
                                 * each new sparsity pattern, reused without allocation while the
                                 * pattern repeats. Owned: mr_solver_state_release frees it. */
+  double *keep; /* the caller's storage for what a solver keeps from one solve to the next,
+                 * keep_cap doubles (mr_solver_keep_size), or NULL: nothing kept. ncp-hybrid:
+                 * the LU factor of its regularised G + R, the matrix of the active set where
+                 * every contact sticks (docs/solvers.md, "Rest costs nothing") */
+  size_t keep_cap;
+  int keep_n; /* rows of the factor in keep; 0 = none */
 } mr_solver_state;
 
 /* The crossovers measured by bench/sparse_g.c (docs/solvers.md, "The block-sparse G"): the
@@ -264,6 +270,10 @@ size_t mr_solver_work_size(int nc, int nv);
  * on the stored blocks (docs/solvers.md, "The block-sparse G"), at most mr_solver_work_size. */
 size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int block_sparse,
                                size_t nnzb);
+
+/* Doubles of mr_solver_state.keep that solver info keeps for a problem of nc contacts (0: it
+ * keeps nothing) */
+size_t mr_solver_keep_size(const mr_solver_info *info, int nc);
 
 /* ---- cones and criteria ---- */
 

@@ -2,8 +2,14 @@
  * problems well, every stage started from the best iterate so far, the result being the iterate
  * of smallest NCP criterion ε_abs (docs/solvers.md, "ncp-hybrid").
  *
- *   0. start: the warm start λ₀ (projected on the cones), or λ = 0 without one; returns at once
- *      when it already meets eps_abs (ε_abs at the start is not a good judge of a start: at
+ *   0. start: the warm start λ₀ (projected on the cones), or λ = 0 without one; from a warm start
+ *      at which every contact sticks, when the state keeps the factor of G + R + εI (stage 4's
+ *      matrix when every contact sticks, kept by the last solve that factored it), first one
+ *      chord step on it, λ ← P(λ − (G + R + εI)⁻¹ c), taken when it lowers ε_abs, whether or not
+ *      λ₀ met eps_abs (0a: at rest the step ends the solve at the round-off of the positions;
+ *      a start accepted at its tolerance instead leaves a residual velocity that comes back as
+ *      the next steps' work, docs/solvers.md "Rest costs nothing"); returns at once
+ *      when it then meets eps_abs (ε_abs at the start is not a good judge of a start: at
  *      λ = 0 it is |g|, while a nearly right warm start of a heavy load has ε_c = |⟨λ, c⟩|
  *      large through its large λ); from a warm start, first ncp-admm's few iterations when the
  *      state carries last step's dual (0b), then stage 4 alone up to HYB_REST_MAX_NC contacts
@@ -137,6 +143,7 @@ typedef struct {
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
+  mr_solver_state *keep; /* the state whose keep holds the all-sticking factor, or NULL */
 } polish_ws;
 
 /* classify the contacts at (λ, c) by the natural map of the NCP (mr_contact_mode_natural, with
@@ -278,6 +285,12 @@ static int solve_active(polish_ws *w, double lb_norm) {
   for (int k = 0; k < m; ++k)
     w->Mf[k * m + k] += eps;
   if (mr_lu_factor(w->Mf, m, w->piv)) return -1;
+  /* every contact sticking: M is G + R itself, whatever λ, and its factor is kept for stage 0a */
+  if (m == w->n && w->keep) {
+    mr_copy(w->keep->keep, w->Mf, (size_t)m * m);
+    memcpy(w->keep->keep + (size_t)m * m, w->piv, (size_t)m * sizeof(int));
+    w->keep->keep_n = m;
+  }
   mr_zero(w->x, m);
   double prev = INFINITY;
   for (int it = 0; it < HYB_REFINE; ++it) {
@@ -356,6 +369,48 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
   }
   if (!c_best) velocity(p, best, c);
   return e;
+}
+
+/* stage 0a: whether λ is a start for the chord step: the state keeps the factor of this
+ * problem's size and every contact sticks at λ (λ_N > 0 and λ_T strictly inside the cone, or
+ * bilateral) */
+static int chord_start(const mr_contact_problem *p, const mr_solver_settings *s, const polish_ws *w,
+                       const double *lambda) {
+  if (!w->keep || w->keep->keep_n != w->n || w->n == 0 || s->max_iter < 1) return 0;
+  for (int i = 0; i < p->nc; ++i) {
+    const double *l = lambda + 3 * i;
+    double lt2 = l[0] * l[0] + l[1] * l[1], cone = p->mu[i] * l[2];
+    if (!mr_problem_bilateral(p, i) && !(l[2] > 0.0 && lt2 < cone * cone)) return 0;
+  }
+  return 1;
+}
+
+/* stage 0a from a chord start λ: one chord step on the kept factor of G + R,
+ * λ' = P(λ − (G + R + εI)⁻¹ c(λ)), taken when it lowers ε_abs; returns ε_abs with c = c(λ)
+ * (compensated) for the λ returned. c(λ) for the step is the plain product: the kept factor is
+ * that of an earlier step's G, so the step itself is good to the change of G since, far above
+ * the plain product's rounding; only the iterate kept is judged on the compensated c */
+static double chord(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                    double *lambda, double *c) {
+  int n = w->n;
+  mr_contact_problem b = *p;
+  if (b.Gb) b.G = NULL;
+  mr_problem_velocity(&b, lambda, c);
+  double e = scaled_at(s, p, lambda, c);
+  const double *lu = w->keep->keep;
+  for (int k = 0; k < n; ++k)
+    w->x[k] = -c[k];
+  mr_lu_solve(lu, n, (const int *)(lu + (size_t)n * n), w->x);
+  for (int k = 0; k < n; ++k)
+    w->lt[k] = lambda[k] + w->x[k];
+  for (int i = 0; i < p->nc; ++i)
+    mr_constraint_project(p, i, w->lt + 3 * i, w->lt + 3 * i);
+  double et = ncp_eps(s, p, w->lt, w->t);
+  if (et < e) {
+    mr_copy(lambda, w->lt, n), mr_copy(c, w->t, n);
+    return et;
+  }
+  return ncp_eps(s, p, lambda, c);
 }
 
 /* at most HYB_NEWTON semismooth Newton steps on the natural map from best (ε_abs e) */
@@ -745,20 +800,27 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   int n = 3 * p->nc, iters = 0;
   size_t mark = mr_arena_mark(work);
   polish_ws w;
-  /* a block-sparse G: read as it is where the sparse factor pays, else a dense copy here */
+  /* a block-sparse G: read as it is where the sparse factor pays, else a dense copy made below
+   * when the stages after 0a run (0 and 0a read G through c = (G + R) λ + g alone, which
+   * sums the stored blocks either way) */
   int blocks = !p->G && p->nc > 0 && mr_sparse_chol_pays(p->nc, p->Gb_row[p->nc]);
   mr_contact_problem dense;
+  double *G_dense = NULL;
   if (!p->G && p->nc > 0 && !blocks) {
-    if (dense_copy(p, work, &dense)) {
+    G_dense = mr_arena_alloc(work, ((size_t)n * n + 1) * sizeof *G_dense);
+    if (!G_dense) {
       mr_arena_reset(work, mark);
       return mr_error_set(err, MR_ERR_NOMEM,
                           "ncp-hybrid: work arena too small for a dense G of %d rows", n);
     }
-    p = &dense;
   }
   size_t mark_stages = mr_arena_mark(work);
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0, w.capped = 0;
+  w.keep = state && state->keep && state->keep_cap >= mr_hybrid_keep_size(p->nc) &&
+                   mr_hybrid_keep_size(p->nc) > 0
+               ? state
+               : NULL;
   if (!trial || polish_alloc(&w, p->nc, blocks, work)) {
     mr_arena_reset(work, mark);
     return mr_error_set(err, MR_ERR_NOMEM, "ncp-hybrid: work arena too small");
@@ -770,8 +832,17 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     if (!warm || !isfinite(lambda[k])) lambda[k] = 0.0;
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
-  double e = ncp_eps(s, p, lambda, c);
+  /* 0a. the chord step on the kept factor, whether or not the warm start meets eps_abs */
+  int chorded = warm && !mr_problem_has_box(p) && chord_start(p, s, &w, lambda);
+  double e = chorded ? chord(p, s, &w, lambda, c) : ncp_eps(s, p, lambda, c);
   int c_now = 1; /* c = c(λ) */
+  iters += chorded;
+  if (e > s->eps_abs && G_dense) {
+    mr_problem_G_dense(p, G_dense);
+    dense = *p;
+    dense.G = G_dense;
+    p = &dense;
+  }
   if (e > s->eps_abs)
     rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, &c_now, err);
   /* a state left from an older step does not go with this step's λ */
@@ -804,6 +875,12 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   stats->converged = e <= s->eps_abs;
   stats->budget = !stats->converged && w.capped;
   return MR_OK;
+}
+
+size_t mr_hybrid_keep_size(int nc) {
+  if (nc <= 0 || nc > HYB_REST_MAX_NC) return 0;
+  size_t n = 3 * (size_t)nc;
+  return n * n + n / 2 + 1;
 }
 
 size_t mr_hybrid_sparse_work_size(int nc) {

@@ -337,6 +337,10 @@ size_t mr_solver_work_size_for(const mr_solver_info *info, int nc, int nv, int b
   return vectors + dense < all ? vectors + dense : all;
 }
 
+size_t mr_solver_keep_size(const mr_solver_info *info, int nc) {
+  return info && info->solve == mr_solver_ncp_hybrid ? mr_hybrid_keep_size(nc) : 0;
+}
+
 size_t mr_solver_work_size(int nc, int nv) {
   /* n = 3nc; room for four n x n matrices (a dense copy of a block-sparse G; ncp-hybrid: its
    * two active-set matrices and ADMM's factor), 26 n-vectors (2 of them mr_solve's, for a cold re-solve), and with J, M two nv

@@ -44,6 +44,9 @@ size_t mr_stagproj_work_size(int nc, int sparse);
 /* ncp-hybrid's own scratch on a block-sparse G whose sparse factor pays, beyond the vectors of
  * the per-contact stages */
 size_t mr_hybrid_sparse_work_size(int nc);
+/* the doubles ncp-hybrid keeps across solves (mr_solver_state.keep) for nc contacts: the LU factor
+ * of its all-sticking active-set matrix and its pivots, up to HYB_REST_MAX_NC contacts; else 0 */
+size_t mr_hybrid_keep_size(int nc);
 
 /* ---- helpers of the Gauss-Seidel solvers (gauss_seidel.c) ---- */
 

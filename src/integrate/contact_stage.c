@@ -56,6 +56,11 @@ struct mr_contact_stage {
   int *gb_idx;  /* the tree-sparse islands' block-sparse G: row offsets and columns */
   size_t gb_idx_cap;
   mr_arena work; /* the solvers' and the consistent law's workspace */
+  /* what the solver keeps from one step to the next per island (mr_solver_state.keep): the
+   * pool, at keep_at[k] for island k (last step's at prev_keep_at), and a second one of the same
+   * size that islands move into when they are reordered */
+  double *keep, *keep_next;
+  size_t keep_cap, *keep_at, *prev_keep_at;
   /* the islands as one problem (mr_contact_stage_problem) */
   double *full_G, *full_g, *full_mu, *full_R, *full_phi, *full_vel;
   unsigned char *full_kind;
@@ -102,12 +107,12 @@ static mr_status grow_blocks(mr_contact_stage *st, int max_blocks, mr_error *err
        !resize(&st->prev_block_island, o, n, sizeof(int)) &&
        !resize(&st->prev_first_block, o + 1, n + 1, sizeof(int)) &&
        !resize(&st->match, o, n, sizeof(int)) && !resize(&st->taken, o, n, 1) &&
-       !resize(&st->kind, o, n, 1) && !resize(&st->nsupport, o, n, sizeof(int)) &&
-       !resize(&st->dormant, o, n, 1) && !resize(&st->was_dormant, o, n, 1) &&
-       !resize(&st->sub_kind, o, n, 1) && !resize(&st->sub_rows, o, n, sizeof(int)) &&
-       !resize(&st->sub_pos, o, n, sizeof(int)) &&
-       !resize(&st->gb_work, 3 * (size_t)st->nv + 10 * o, 3 * (size_t)st->nv + 10 * n,
-               sizeof(int));
+       !resize(&st->keep_at, o, n, sizeof(size_t)) &&
+       !resize(&st->prev_keep_at, o, n, sizeof(size_t)) && !resize(&st->kind, o, n, 1) &&
+       !resize(&st->nsupport, o, n, sizeof(int)) && !resize(&st->dormant, o, n, 1) &&
+       !resize(&st->was_dormant, o, n, 1) && !resize(&st->sub_kind, o, n, 1) &&
+       !resize(&st->sub_rows, o, n, sizeof(int)) && !resize(&st->sub_pos, o, n, sizeof(int)) &&
+       !resize(&st->gb_work, 3 * (size_t)st->nv + 10 * o, 3 * (size_t)st->nv + 10 * n, sizeof(int));
   if (!ok || mr_islands_grow(st->groups, max_blocks, err))
     return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %d blocks", max_blocks);
   st->max_blocks = max_blocks;
@@ -148,6 +153,7 @@ void mr_contact_stage_free(mr_contact_stage *st) {
                 st->sub_gb,   st->sub_G};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
+  free(st->keep), free(st->keep_next), free(st->keep_at), free(st->prev_keep_at);
   free(st);
 }
 
@@ -238,6 +244,17 @@ static int grow_pools(mr_contact_stage *st, size_t mat, size_t gb_ints, size_t w
   return grew;
 }
 
+/* the kept pools for n doubles (keep's content stays); 1 when they grew, −1 out of memory */
+static int grow_keep(mr_contact_stage *st, size_t n, mr_error *err) {
+  if (n <= st->keep_cap) return 0;
+  double *a = realloc(st->keep, n * sizeof(double)), *b = NULL;
+  if (a) st->keep = a, b = realloc(st->keep_next, n * sizeof(double));
+  if (!a || !b)
+    return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu doubles", n), -1;
+  st->keep_next = b, st->keep_cap = n;
+  return 1;
+}
+
 /* the solver's and the consistent law's workspace for an island */
 static size_t island_work(const mr_solver_info *solver, size_t nc, size_t nv, size_t nnzb) {
   size_t w = mr_solver_work_size_for(solver, (int)nc, 0, stores_blocks(nc, nv), nnzb);
@@ -250,9 +267,15 @@ int mr_contact_stage_reserve_whole(mr_contact_stage *st, const mr_solver_info *s
   size_t rows = (size_t)n, v = (size_t)nv;
   /* the worst case: one island of every block with every pair coupled */
   size_t mat = pool_doubles(rows, v, rows * rows), work = island_work(solver, rows, v, rows * rows);
-  if (mat * sizeof(double) + work > bytes) return 0;
-  return grow_blocks(st, n, err) || grow_pools(st, mat, pool_gb_ints(rows, rows * rows), work,
-                                               err) < 0
+  /* and what the solver keeps: at most that of n/k islands of k blocks, k its largest kept */
+  size_t keep = 0;
+  for (int k = 1; k <= n; ++k) {
+    size_t per = mr_solver_keep_size(solver, k);
+    if (per > 0) keep = ((size_t)n + (size_t)k - 1) / (size_t)k * per;
+  }
+  if ((mat + 2 * keep) * sizeof(double) + work > bytes) return 0;
+  return grow_blocks(st, n, err) || grow_keep(st, keep, err) < 0 ||
+                 grow_pools(st, mat, pool_gb_ints(rows, rows * rows), work, err) < 0
              ? 0
              : 1;
 }
@@ -263,9 +286,11 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
   mr_status s = grow_blocks(st, in->n, err);
   if (s) return s;
   st->set = mr_islands_group(st->groups, in->cg, in->n, in->one);
-  size_t need = 0, gb = 0, work = 0, sub = 0, sub_gb = 0;
+  size_t need = 0, gb = 0, work = 0, sub = 0, sub_gb = 0, keep = 0;
   for (int k = 0; k < st->set.n; ++k) {
     size_t nc = (size_t)(st->set.first_block[k + 1] - st->set.first_block[k]);
+    st->keep_at[k] = keep;
+    keep += mr_solver_keep_size(in->solver, (int)nc);
     size_t nv = (size_t)(st->set.first_dof[k + 1] - st->set.first_dof[k]);
     size_t nnzb = st->gb_bound[k] = mr_islands_block_bound(st->groups, in->cg, k);
     need += pool_doubles(nc, nv, nnzb);
@@ -277,8 +302,9 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
     sub = gk > sub ? gk : sub, sub_gb = ik > sub_gb ? ik : sub_gb;
   }
   int g = grow_pools(st, need, gb, work, err), h = g < 0 ? g : grow_sub(st, sub, sub_gb, err);
-  if (g < 0 || h < 0) return MR_ERR_NOMEM;
-  *grew |= g | h;
+  int q = g < 0 || h < 0 ? -1 : grow_keep(st, keep, err);
+  if (g < 0 || h < 0 || q < 0) return MR_ERR_NOMEM;
+  *grew |= g | h | q;
   return MR_OK;
 }
 
@@ -349,6 +375,10 @@ static void follow_states(mr_contact_stage *st, const mr_contact_input *in) {
       int b0 = is->first_block[k], nc = is->first_block[k + 1] - b0;
       st->states_next[k] = st->states[pi];
       mr_copy(st->y + 3 * b0, y_prev + 3 * st->prev_first_block[pi], 3 * nc);
+      /* a kept factor moves with its island (its size is its own: the rows are the same) */
+      if (st->states[pi].keep_n > 0)
+        mr_copy(st->keep_next + st->keep_at[k], st->keep + st->prev_keep_at[pi],
+                mr_solver_keep_size(in->solver, nc));
       continue;
     }
     while (st->taken[spare])
@@ -356,6 +386,8 @@ static void follow_states(mr_contact_stage *st, const mr_contact_input *in) {
     st->states_next[k] = (mr_solver_state){.chol = st->states[spare++].chol};
   }
   memcpy(st->states, st->states_next, (size_t)nmax * sizeof *st->states);
+  double *keep = st->keep;
+  st->keep = st->keep_next, st->keep_next = keep;
 }
 
 /* this step's islands, for the next step's to find */
@@ -364,6 +396,7 @@ static void remember_islands(mr_contact_stage *st, const mr_contact_input *in) {
   memcpy(st->prev_blocks, is->blocks, (size_t)in->n * sizeof(int));
   memcpy(st->prev_block_island, is->block_island, (size_t)in->n * sizeof(int));
   memcpy(st->prev_first_block, is->first_block, (size_t)(is->n + 1) * sizeof(int));
+  memcpy(st->prev_keep_at, st->keep_at, (size_t)is->n * sizeof(size_t));
   st->prev_nislands = is->n;
   st->prev_step = in->step;
 }
@@ -675,9 +708,12 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
   mr_solver_state *state = &st->states[k];
   state->y = st->y + 3 * b0;
   state->cap = 3 * nc;
+  state->keep_cap = mr_solver_keep_size(in->solver, nc);
+  state->keep = state->keep_cap > 0 ? st->keep + st->keep_at[k] : NULL;
+  if (!state->keep) state->keep_n = 0; /* kept by another solver's islands: gone */
   int m = mark_rows(st, in, k);
   if (rows_changed(st, in, k)) /* a state of another problem: start it afresh */
-    state->valid = 0, state->eig_max = state->eig_min = 0.0;
+    state->valid = 0, state->eig_max = state->eig_min = 0.0, state->keep_n = 0;
   if (m < nc)
     s = solve_restricted(st, in, set, k, m, state, stats, out, err);
   else
