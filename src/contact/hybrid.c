@@ -386,17 +386,19 @@ static int chord_start(const mr_contact_problem *p, const mr_solver_settings *s,
 }
 
 /* stage 0a from a chord start λ: one chord step on the kept factor of G + R,
- * λ' = P(λ − (G + R + εI)⁻¹ c(λ)), taken when it lowers ε_abs; returns ε_abs with c = c(λ)
- * (compensated) for the λ returned. c(λ) for the step is the plain product: the kept factor is
- * that of an earlier step's G, so the step itself is good to the change of G since, far above
- * the plain product's rounding; only the iterate kept is judged on the compensated c */
-static double chord(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
-                    double *lambda, double *c) {
+ * λ' = P(λ − (G + R + εI)⁻¹ c(λ)), taken when it lowers ε_abs; 1 when the step was made, *e
+ * then ε_abs and c = c(λ) (compensated) for the λ kept; 0 when c(λ) is exactly 0 (a sphere at
+ * rest: nothing to remove). c(λ) for the step is the plain product: the kept factor is that of
+ * an earlier step's G, so the step itself is good to the change of G since, far above the plain
+ * product's rounding; only the iterate kept is judged on the compensated c */
+static int chord(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                 double *lambda, double *c, double *e) {
   int n = w->n;
   mr_contact_problem b = *p;
   if (b.Gb) b.G = NULL;
   mr_problem_velocity(&b, lambda, c);
-  double e = scaled_at(s, p, lambda, c);
+  if (mr_norm_inf(c, n) == 0.0) return 0;
+  double e0 = scaled_at(s, p, lambda, c);
   const double *lu = w->keep->keep;
   for (int k = 0; k < n; ++k)
     w->x[k] = -c[k];
@@ -406,11 +408,13 @@ static double chord(const mr_contact_problem *p, const mr_solver_settings *s, po
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, w->lt + 3 * i, w->lt + 3 * i);
   double et = ncp_eps(s, p, w->lt, w->t);
-  if (et < e) {
+  if (et < e0) {
     mr_copy(lambda, w->lt, n), mr_copy(c, w->t, n);
-    return et;
+    *e = et;
+  } else {
+    *e = ncp_eps(s, p, lambda, c);
   }
-  return ncp_eps(s, p, lambda, c);
+  return 1;
 }
 
 /* at most HYB_NEWTON semismooth Newton steps on the natural map from best (ε_abs e) */
@@ -833,8 +837,10 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   for (int i = 0; i < p->nc; ++i)
     mr_constraint_project(p, i, lambda + 3 * i, lambda + 3 * i);
   /* 0a. the chord step on the kept factor, whether or not the warm start meets eps_abs */
-  int chorded = warm && !mr_problem_has_box(p) && chord_start(p, s, &w, lambda);
-  double e = chorded ? chord(p, s, &w, lambda, c) : ncp_eps(s, p, lambda, c);
+  double e = 0.0;
+  int chorded = warm && !mr_problem_has_box(p) && chord_start(p, s, &w, lambda) &&
+                chord(p, s, &w, lambda, c, &e);
+  if (!chorded) e = ncp_eps(s, p, lambda, c);
   int c_now = 1; /* c = c(λ) */
   iters += chorded;
   if (e > s->eps_abs && G_dense) {
