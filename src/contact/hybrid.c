@@ -108,10 +108,21 @@
 /* c ← (G + R) λ + g, compensated (mr_problem_velocity_dot2); over the stored blocks when p has
  * them (the dense copies made below keep them): the same terms without the exact zeros, which
  * add nothing, so the same c */
-static void velocity(const mr_contact_problem *p, const double *lambda, double *c) {
+static mr_contact_problem stored_blocks(const mr_contact_problem *p) {
   mr_contact_problem b = *p;
   if (b.Gb) b.G = NULL;
+  return b;
+}
+
+static void velocity(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_contact_problem b = stored_blocks(p);
   mr_problem_velocity_dot2(&b, lambda, c);
+}
+
+/* c ← (G + R) λ + g, the plain product, over the stored blocks as velocity */
+static void velocity_plain(const mr_contact_problem *p, const double *lambda, double *c) {
+  mr_contact_problem b = stored_blocks(p);
+  mr_problem_velocity(&b, lambda, c);
 }
 
 /* the scaled NCP criterion ε̂ (mr_problem_criteria_scaled) at λ, c = (G + R) λ + g given */
@@ -394,9 +405,7 @@ static int chord_start(const mr_contact_problem *p, const mr_solver_settings *s,
 static int chord(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                  double *lambda, double *c, double *e) {
   int n = w->n;
-  mr_contact_problem b = *p;
-  if (b.Gb) b.G = NULL;
-  mr_problem_velocity(&b, lambda, c);
+  velocity_plain(p, lambda, c);
   if (mr_norm_inf(c, n) == 0.0) return 0;
   double e0 = scaled_at(s, p, lambda, c);
   const double *lu = w->keep->keep;
@@ -427,14 +436,19 @@ static double newton(const mr_contact_problem *p, const mr_solver_settings *s, p
                           best, c, e, iters);
 }
 
+/* d: p with its block-sparse G copied densely into G (3nc x 3nc, every entry written) */
+static void dense_view(const mr_contact_problem *p, double *G, mr_contact_problem *d) {
+  mr_problem_G_dense(p, G);
+  *d = *p;
+  d->G = G;
+}
+
 /* a dense copy of the block-sparse G of p into d, from the arena; -1 when it does not fit */
 static int dense_copy(const mr_contact_problem *p, mr_arena *work, mr_contact_problem *d) {
   size_t n = 3 * (size_t)p->nc;
   double *G = mr_arena_alloc(work, (n * n + 1) * sizeof *G); /* every entry written below */
   if (!G) return -1;
-  mr_problem_G_dense(p, G);
-  *d = *p;
-  d->G = G;
+  dense_view(p, G, d);
   return 0;
 }
 
@@ -843,12 +857,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   if (!chorded) e = ncp_eps(s, p, lambda, c);
   int c_now = 1; /* c = c(λ) */
   iters += chorded;
-  if (e > s->eps_abs && G_dense) {
-    mr_problem_G_dense(p, G_dense);
-    dense = *p;
-    dense.G = G_dense;
-    p = &dense;
-  }
+  if (e > s->eps_abs && G_dense) dense_view(p, G_dense, &dense), p = &dense;
   if (e > s->eps_abs)
     rc = cascade(p, s, state, work, &w, lambda, c, trial, &e, &iters, &c_now, err);
   /* a state left from an older step does not go with this step's λ */

@@ -710,7 +710,6 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
   state->cap = 3 * nc;
   state->keep_cap = mr_solver_keep_size(in->solver, nc);
   state->keep = state->keep_cap > 0 ? st->keep + st->keep_at[k] : NULL;
-  if (!state->keep) state->keep_n = 0; /* an island of this size keeps nothing */
   int m = mark_rows(st, in, k);
   if (rows_changed(st, in, k)) /* a state of another problem: start it afresh */
     state->valid = 0, state->eig_max = state->eig_min = 0.0, state->keep_n = 0;
