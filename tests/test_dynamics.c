@@ -236,6 +236,43 @@ static void test_random_trees(void **state) {
   }
 }
 
+/* the placements are computed once per q and reused while q is the same bits: a call at
+ * another q, at q written into d->q in place, or at the first q again gives what a fresh data
+ * gives, bit for bit (M from CRBA, τ from RNEA, every oMi) */
+static void check_same_as_fresh(const mr_model *m, mr_data *d, const double *q, const rstate *x) {
+  mr_data *f = mr_data_create(m);
+  assert_non_null(f);
+  int nv = m->nv;
+  mr_crba(m, d, q), mr_crba(m, f, q);
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < nv; ++k)
+      assert_true(mr_mass_entry(d, i, k) == mr_mass_entry(f, i, k));
+  const double *t = mr_rnea(m, d, q, x->v, x->a), *tf = mr_rnea(m, f, q, x->v, x->a);
+  for (int k = 0; k < nv; ++k)
+    assert_true(t[k] == tf[k]);
+  for (int b = 1; b < m->nbodies; ++b)
+    assert_memory_equal(&d->oMi[b], &f->oMi[b], sizeof(mr_se3));
+  mr_data_free(f);
+}
+
+static void test_placements_reused(void **state) {
+  uint64_t s = 11;
+  static rstate x, y;
+  mr_model *m = random_tree(&s, 12, 1);
+  mr_data *d = mr_data_create(m);
+  assert_non_null(d);
+  random_state(m, &s, &x);
+  random_state(m, &s, &y);
+  check_same_as_fresh(m, d, x.q, &x);
+  check_same_as_fresh(m, d, y.q, &y);
+  check_same_as_fresh(m, d, x.q, &x);
+  /* q changed in place, through d->q itself: one coordinate, by one unit in the last place */
+  d->q[m->nq - 1] = nextafter(d->q[m->nq - 1], INFINITY);
+  check_same_as_fresh(m, d, d->q, &x);
+  mr_data_free(d);
+  mr_model_free(m);
+}
+
 /* J₁ − J₂ by mr_point_jacobian_add over the two paths into zeroed rows, with the dofs stored
  * in reversed columns: the difference of the two point Jacobians, the same bits */
 static void check_relative_jacobian(const mr_model *m, mr_data *d, int b1, int b2) {
@@ -523,7 +560,7 @@ int main(void) {
       cmocka_unit_test(test_lie_group),     cmocka_unit_test(test_center_of_mass),
       cmocka_unit_test(test_singular),      cmocka_unit_test(test_one_sided_limits),
       cmocka_unit_test(test_world_only),    cmocka_unit_test(test_many_trees),
-      cmocka_unit_test(test_long_chain),
+      cmocka_unit_test(test_long_chain),    cmocka_unit_test(test_placements_reused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

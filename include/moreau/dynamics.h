@@ -86,7 +86,9 @@ void mr_normalize(const mr_model *m, double *q);
 
 /* Placements (and body velocities / accelerations when v / a are non-NULL) of every body.
  * Every algorithm below that takes q also updates d->q, d->liMi and d->oMi; mr_rnea also fills
- * d->vb, d->ab (gravity included: a₀ = −g) and d->fb. */
+ * d->vb, d->ab (gravity included: a₀ = −g) and d->fb. The placements are computed once per q:
+ * a call at the q of the last placements, bit for bit, reuses d->liMi and d->oMi as they are
+ * (so they must not be written by the caller). */
 void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
                            const double *a);
 /* d->oMf from d->oMi */

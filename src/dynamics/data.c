@@ -61,6 +61,7 @@ static void layout(carver *c, mr_data *d, mr_dyn_work *w) {
   w->Dab = carve(c, nb * 36 * sizeof(double));
   w->u = carve(c, nv * sizeof(double));
   w->tmp = carve(c, (nv + 4) * sizeof(double));
+  w->q_placed = carve(c, nq * sizeof(double));
 }
 
 /* parent of each dof: the previous dof of the same joint, else the last dof of the nearest

@@ -56,6 +56,8 @@ typedef struct {
   double *Dab;         /* ABA: inverse of Sᵀ Ia S + armature, nv_i x nv_i per body (nb x 36) */
   double *u;           /* ABA: Dinv (τ − Sᵀ pA), per dof (nv) */
   double *tmp;         /* LDLᵀ: scratch (nv + 4) */
+  double *q_placed;    /* the q of liMi and oMi, valid when placed (nq) */
+  int placed;          /* liMi and oMi are those of q_placed */
   int contiguous;      /* every dof's subtree is the range k .. k + nvSubtree[k] − 1 */
 } mr_dyn_work;
 
@@ -63,7 +65,9 @@ static inline mr_dyn_work *mr_work(const mr_data *d) {
   return (mr_dyn_work *)d->work;
 }
 
-/* placements liMi and oMi of every body from q (d->q is updated) */
+/* placements liMi and oMi of every body from q (d->q is updated); nothing to compute when they
+ * are already those of q, bit for bit (a step's collision detection, CRBA and RNEA all place the
+ * bodies at the same q) */
 void mr_dyn_placements(const mr_model *m, mr_data *d, const double *q);
 /* world subspace columns w->oS and world inertias w->oY (origin form), after the placements */
 void mr_dyn_world_terms(const mr_model *m, mr_data *d);

@@ -7,13 +7,17 @@
 #include "dynamics/internal.h"
 
 void mr_dyn_placements(const mr_model *m, mr_data *d, const double *q) {
-  const mr_dyn_work *w = mr_work(d);
-  if (q != d->q) memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+  mr_dyn_work *w = mr_work(d);
+  size_t bytes = (size_t)m->nq * sizeof(double);
+  if (q != d->q) memcpy(d->q, q, bytes);
+  if (w->placed && memcmp(w->q_placed, q, bytes) == 0) return;
   for (int i = 1; i < m->nbodies; ++i) {
     const mr_body *b = &m->bodies[i];
     mr_joint_place[w->kind[i]](b, q + b->joint.idx_q, &d->liMi[i]);
     d->oMi[i] = b->parent > 0 ? mr_se3_mul(&d->oMi[b->parent], &d->liMi[i]) : d->liMi[i];
   }
+  memcpy(w->q_placed, q, bytes);
+  w->placed = 1;
 }
 
 void mr_forward_kinematics(const mr_model *m, mr_data *d, const double *q, const double *v,
