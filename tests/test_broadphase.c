@@ -306,6 +306,64 @@ static void test_capacity(void **state) {
   bvh_free(t);
 }
 
+/* whether pair (i, j) is in the list of n pairs (either order) */
+static int listed(const mr_geom_pair *p, int n, int i, int j) {
+  for (int k = 0; k < n; ++k)
+    if ((p[k].a == i && p[k].b == j) || (p[k].a == j && p[k].b == i)) return 1;
+  return 0;
+}
+
+/* the filters, applied here pair by pair: an include, an exclude, one body, parent and child,
+ * then the group of each against the mask of the other */
+static int may_collide(const mr_model *m, const mr_geom_pair *inc, int ninc,
+                       const mr_geom_pair *exc, int nexc, int i, int j) {
+  if (listed(inc, ninc, i, j)) return 1;
+  if (listed(exc, nexc, i, j)) return 0;
+  const mr_geom *a = &m->geoms[i], *b = &m->geoms[j];
+  if (a->body == b->body) return 0;
+  if (a->body && b->body &&
+      (m->bodies[a->body].parent == b->body || m->bodies[b->body].parent == a->body))
+    return 0;
+  return (a->group & b->mask) && (b->group & a->mask);
+}
+
+/* every box overlapping every other: each broadphase's pairs are exactly the pairs the filters
+ * allow, as may_collide decides them, before and after a mask is changed in the model (the
+ * group and mask are read on every query; the other rules are tabulated at creation) */
+static void test_filters(void **state) {
+  enum { n = 60 };
+  static mr_se3 Xg[n];
+  uint64_t s = 17;
+  mr_model *m = scene(n, &s, Xg, 0.02);
+  mr_collision_settings cs = mr_collision_settings_default();
+  mr_geom_pair inc[] = {{4, 5}, {1, 2}, {7, 8}, {31, 30}, {58, 59}};
+  mr_geom_pair exc[] = {{10, 11}, {3, 12}, {40, 20}, {1, 59}};
+  cs.include = inc, cs.ninclude = 5, cs.exclude = exc, cs.nexclude = 4;
+  mr_collision *c[NB];
+  create_all(m, cs, 20000, c);
+  mr_error err;
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) m->geoms[13].mask = 0, m->geoms[5].mask = 0; /* 5 keeps its include */
+    for (int b = 0; b < NB; ++b) {
+      assert_int_equal(mr_collision_detect_geoms(c[b], Xg, &err), MR_OK);
+      const mr_geom_pair *p;
+      int np = mr_collision_pairs(c[b], &p), allowed = 0;
+      assert_int_equal(np, mr_collision_get_stats(c[b]).npairs);
+      for (int j = 2; j < n; ++j)
+        for (int i = 1; i < j; ++i) {
+          int want = may_collide(m, inc, 5, exc, 4, i, j);
+          assert_int_equal(listed(p, np, i, j), want);
+          allowed += want;
+        }
+      /* the scene exercises every rule: most pairs allowed, some refused */
+      assert_true(allowed > 1000 && allowed < n * (n - 1) / 2 - 100);
+    }
+  }
+  for (int b = 0; b < NB; ++b)
+    mr_collision_free(c[b]);
+  mr_model_free(m);
+}
+
 /* the default (AUTO) on a scene past MR_BROADPHASE_AUTO_TREE_MIN geometries (the tree) and on a
  * small one (the sweep) gives brute force's pairs and contacts */
 static void test_auto(void **state) {
@@ -341,6 +399,7 @@ int main(void) {
       cmocka_unit_test(test_tree_invariants),
       cmocka_unit_test(test_capacity),
       cmocka_unit_test(test_auto),
+      cmocka_unit_test(test_filters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,12 @@
 #include "collision/bvh.h"
 #include "collision/narrow.h"
 
+/* geometries up to which the include, exclude, same-body and parent/child rules of every pair are
+ * tabulated at creation (2 bits a pair: 128 KB and half a million pairs at most); a robot's
+ * pairs are then one lookup each instead of two searches and the body tests. The group and mask
+ * are read on every query */
+#define RULE_TABLE_MAX_GEOMS 1024
+
 /* an AABB and its geometry, stored in sweep order */
 typedef struct {
   double lo[3], hi[3];
@@ -32,6 +38,8 @@ struct mr_collision_s {
   const mr_model *m;
   mr_collision_settings s;
   uint64_t *exclude, *include; /* sorted pair keys */
+  unsigned char *rules;        /* pair_rule of every pair, tabulated (tabulate_rules), or NULL:
+                                * read per pair */
   mr_pair_material *materials; /* sorted by pair key */
   uint64_t *material_keys;
   int max_contacts, ncontacts;
@@ -241,6 +249,8 @@ static int alloc_buffers(mr_collision *c, int ng) {
              : -1;
 }
 
+static int tabulate_rules(mr_collision *c);
+
 mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings *s,
                                   int max_contacts, mr_error *err) {
   mr_collision_settings def = mr_collision_settings_default();
@@ -268,6 +278,11 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
     return NULL;
   }
   c->s.exclude = NULL, c->s.include = NULL, c->s.materials = NULL;
+  if (tabulate_rules(c)) {
+    mr_error_set(err, MR_ERR_NOMEM, "collision: out of memory for the pair rules");
+    mr_collision_free(c);
+    return NULL;
+  }
   /* bounded geometries go through the sweep, the others are tested against all */
   for (int i = 0; i < m->ngeoms; ++i) {
     mr_geom_type t = m->geoms[i].type;
@@ -292,7 +307,7 @@ mr_collision *mr_collision_create(const mr_model *m, const mr_collision_settings
 
 void mr_collision_free(mr_collision *c) {
   if (!c) return;
-  free(c->exclude), free(c->include), free(c->materials), free(c->material_keys);
+  free(c->exclude), free(c->include), free(c->rules), free(c->materials), free(c->material_keys);
   free(c->contacts), free(c->X), free(c->lo), free(c->hi), free(c->skin), free(c->radius);
   free(c->reach);
   free(c->bounded), free(c->unbounded), free(c->order), free(c->sorted), free(c->scratch),
@@ -327,8 +342,10 @@ void mr_collision_set_motion(mr_collision *c, const mr_motion *body_velocity, do
   }
 }
 
-/* may geometries i and j collide (filters only, no geometry) */
-static int pair_allowed(const mr_collision *c, int i, int j) {
+/* the filters on pair (i, j) that do not read the geometries' group and mask: 1 the pair may
+ * collide (an include), 0 it may not (an exclude, one body, parent and child), −1 the masks
+ * decide */
+static int pair_rule(const mr_collision *c, int i, int j) {
   uint64_t k = pair_key(i, j);
   if (has_key(c->include, c->s.ninclude, k)) return 1;
   if (has_key(c->exclude, c->s.nexclude, k)) return 0;
@@ -338,6 +355,41 @@ static int pair_allowed(const mr_collision *c, int i, int j) {
   if (c->s.skip_parent_child && a->body != 0 && b->body != 0 &&
       (c->m->bodies[a->body].parent == b->body || c->m->bodies[b->body].parent == a->body))
     return 0;
+  return -1;
+}
+
+/* pair (i ≠ j)'s place in the table of rules: j (j − 1) / 2 + i for i < j */
+static size_t pair_index(int i, int j) {
+  int lo = i < j ? i : j, hi = i < j ? j : i;
+  return (size_t)hi * (size_t)(hi - 1) / 2 + (size_t)lo;
+}
+
+/* pair_rule of every pair, 2 bits each (the rule + 1), when the model has up to
+ * RULE_TABLE_MAX_GEOMS geometries; 0, or −1 out of memory */
+static int tabulate_rules(mr_collision *c) {
+  int ng = c->m->ngeoms;
+  if (ng < 2 || ng > RULE_TABLE_MAX_GEOMS) return 0;
+  if (!(c->rules = calloc(pair_index(ng - 2, ng - 1) / 4 + 1, 1))) return -1;
+  for (int j = 1; j < ng; ++j)
+    for (int i = 0; i < j; ++i) {
+      size_t k = pair_index(i, j);
+      c->rules[k / 4] |= (unsigned char)((pair_rule(c, i, j) + 1) << 2 * (k % 4));
+    }
+  return 0;
+}
+
+/* may geometries i ≠ j collide (filters only, no geometry): the rules, else the group of each
+ * against the mask of the other (read from the model on every query) */
+static int pair_allowed(const mr_collision *c, int i, int j) {
+  int rule;
+  if (c->rules) {
+    size_t k = pair_index(i, j);
+    rule = (c->rules[k / 4] >> 2 * (k % 4) & 3) - 1;
+  } else {
+    rule = pair_rule(c, i, j);
+  }
+  if (rule >= 0) return rule;
+  const mr_geom *a = &c->m->geoms[i], *b = &c->m->geoms[j];
   return (a->group & b->mask) && (b->group & a->mask);
 }
 
