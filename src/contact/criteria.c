@@ -64,17 +64,34 @@ static double dist3(const double *a, const double *b) {
               (a[2] - b[2]) * (a[2] - b[2]));
 }
 
+/* the distance from x to its projection on K_m, ‖x_T‖ = t given: dist3(x, mr_cone_project(x))
+ * bit for bit, without the projection inside the cone (0, or NaN for an infinite x, as
+ * dist3(x, x)) */
+static double cone_distance(double m, const double *x, double t) {
+  double n = x[2], proj[3];
+  if (t <= m * n && n >= 0.0) return (x[0] - x[0]) + (x[1] - x[1]) + (n - n);
+  if (m * t <= -n) {
+    proj[0] = proj[1] = proj[2] = 0.0;
+  } else {
+    double a = (m * t + n) / (1.0 + m * m), sc = m * a / t;
+    proj[0] = sc * x[0], proj[1] = sc * x[1], proj[2] = a;
+  }
+  return dist3(x, proj);
+}
+
 void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
                          double *eps_p, double *eps_d, double *eps_c) {
-  double proj[3], s[3];
-  mr_cone_project(mu, lambda, proj);
-  *eps_p = dist3(lambda, proj);
-  if (desaxce)
-    mr_desaxce(mu, c, s);
-  else
-    s[0] = c[0], s[1] = c[1], s[2] = c[2];
-  mr_dual_cone_project(mu, s, proj);
-  *eps_d = dist3(s, proj);
+  double s[3], tc = hypot(c[0], c[1]);
+  *eps_p = cone_distance(mu, lambda, hypot(lambda[0], lambda[1]));
+  /* s = c + Γ(c) (mr_desaxce), whose tangential part is c's */
+  s[0] = c[0], s[1] = c[1], s[2] = desaxce ? c[2] + mu * tc : c[2];
+  if (mu > 0.0) {
+    *eps_d = cone_distance(1.0 / mu, s, tc);
+  } else {
+    double proj[3];
+    mr_dual_cone_project(mu, s, proj);
+    *eps_d = dist3(s, proj);
+  }
   *eps_c = fabs(lambda[0] * s[0] + lambda[1] * s[1] + lambda[2] * s[2]);
 }
 
@@ -222,13 +239,19 @@ static inline void constraint_criteria(const mr_contact_problem *p, int i, const
     mr_contact_criteria(p->mu[i], l, ci, desaxce, ep, ed, ec);
 }
 
+/* fmax(m, x) for an m that is not NaN, inline (libm's fmax is a call): m unless x is larger, a NaN
+ * x ignored as fmax ignores it */
+static inline double larger(double m, double x) {
+  return x > m ? x : m;
+}
+
 double mr_problem_criteria(const mr_contact_problem *p, const double *lambda, const double *c,
                            int desaxce, double *eps_p, double *eps_d, double *eps_c) {
   double mp = 0.0, md = 0.0, mc = 0.0;
   for (int i = 0; i < p->nc; ++i) {
     double ep, ed, ec;
     constraint_criteria(p, i, lambda, c, desaxce, &ep, &ed, &ec);
-    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
+    mp = larger(mp, ep), md = larger(md, ed), mc = larger(mc, ec);
   }
   if (eps_p) *eps_p = mp;
   if (eps_d) *eps_d = md;
@@ -243,7 +266,7 @@ double mr_problem_criteria_scaled(const mr_contact_problem *p, const double *lam
   for (int i = 0; i < p->nc; ++i) {
     double ep, ed, ec;
     constraint_criteria(p, i, lambda, c, 1, &ep, &ed, &ec);
-    mp = fmax(mp, ep), md = fmax(md, ed), mc = fmax(mc, ec);
+    mp = larger(mp, ep), md = larger(md, ed), mc = larger(mc, ec);
     double part = ep > ed ? ep : ed;
     part = part > ec ? part : ec;
     if (part > eps_abs && eps_scale > 0.0)

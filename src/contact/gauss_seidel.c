@@ -148,8 +148,10 @@ static double box_residual(const mr_contact_problem *p, int i, const double *lam
 int mr_gs_stalled(const double *lambda, const double *prev, int n, double eps_rel) {
   double dmax = 0.0, lmax = 0.0;
   for (int k = 0; k < n; ++k) {
-    dmax = fmax(dmax, fabs(lambda[k] - prev[k]));
-    lmax = fmax(lmax, fabs(lambda[k]));
+    /* fmax inline (libm's is a call): a NaN difference is ignored as fmax ignores it */
+    double d = fabs(lambda[k] - prev[k]), l = fabs(lambda[k]);
+    dmax = d > dmax ? d : dmax;
+    lmax = l > lmax ? l : lmax;
   }
   return dmax <= eps_rel * fmax(lmax, 1e-300);
 }
