@@ -90,18 +90,34 @@ static mr_vec3 gyro(const mr_mat3 *I, mr_vec3 x) {
   return mr_v3_cross(x, mr_m3_mulv(I, x));
 }
 
-/* exp([φ]×) b by Rodrigues' formula */
-static mr_vec3 rotate(mr_vec3 phi, mr_vec3 b) {
-  double t2 = mr_v3_dot(phi, phi), t = sqrt(t2), s, c;
+/* the coefficients of exp([φ]×) and of its right Jacobian at one φ, θ = |φ|: s = sin θ / θ and
+ * c = (1 − cos θ) / θ² (Rodrigues' formula; c is also the Jacobian's first), j = (θ − sin θ) / θ³
+ * (its second), by their series below θ = 1e-4 */
+typedef struct {
+  mr_vec3 phi;
+  double s, c, j;
+} so3_terms;
+
+static so3_terms so3_at(mr_vec3 phi) {
+  double t2 = mr_v3_dot(phi, phi), t = sqrt(t2);
+  so3_terms k = {.phi = phi};
   if (t < 1e-4) {
-    s = 1.0 - t2 / 6.0;
-    c = 0.5 - t2 / 24.0;
+    k.s = 1.0 - t2 / 6.0;
+    k.c = 0.5 - t2 / 24.0;
+    k.j = 1.0 / 6.0 - t2 / 120.0;
   } else {
-    s = sin(t) / t;
-    c = (1.0 - cos(t)) / t2;
+    double sn = sin(t), cs = cos(t);
+    k.s = sn / t;
+    k.c = (1.0 - cs) / t2;
+    k.j = (t - sn) / (t2 * t);
   }
-  mr_vec3 pb = mr_v3_cross(phi, b);
-  return mr_v3_add(mr_v3_madd(b, s, pb), mr_v3_scale(mr_v3_cross(phi, pb), c));
+  return k;
+}
+
+/* exp([φ]×) b by Rodrigues' formula */
+static mr_vec3 rotate(const so3_terms *k, mr_vec3 b) {
+  mr_vec3 pb = mr_v3_cross(k->phi, b);
+  return mr_v3_add(mr_v3_madd(b, k->s, pb), mr_v3_scale(mr_v3_cross(k->phi, pb), k->c));
 }
 
 /* A⁻¹ b by Cramer's rule (A is 1 + O(Δt ω), far from singular) */
@@ -170,19 +186,11 @@ static mr_mat3 angular_block(const mr_model *m, const mr_data *d, int iv, double
 
 /* the right Jacobian of the exponential, Jr(φ) = 1 − (1 − cos θ)/θ² [φ]× + (θ − sin θ)/θ³ [φ]×²,
  * θ = |φ|: exp([φ + δ]×) = exp([φ]×) exp([Jr(φ) δ]×) to first order in δ */
-static mr_mat3 right_jacobian(mr_vec3 phi) {
-  double t2 = mr_v3_dot(phi, phi), t = sqrt(t2), a, b;
-  if (t < 1e-4) {
-    a = 0.5 - t2 / 24.0;
-    b = 1.0 / 6.0 - t2 / 120.0;
-  } else {
-    a = (1.0 - cos(t)) / t2;
-    b = (t - sin(t)) / (t2 * t);
-  }
-  mr_mat3 S = mr_m3_skew(phi), S2 = mr_m3_mul(&S, &S), J = mr_m3_identity();
+static mr_mat3 right_jacobian(const so3_terms *k) {
+  mr_mat3 S = mr_m3_skew(k->phi), S2 = mr_m3_mul(&S, &S), J = mr_m3_identity();
   for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k)
-      J.m[r][k] += -a * S.m[r][k] + b * S2.m[r][k];
+    for (int q = 0; q < 3; ++q)
+      J.m[r][q] += -k->c * S.m[r][q] + k->j * S2.m[r][q];
   return J;
 }
 
@@ -190,10 +198,10 @@ static mr_mat3 right_jacobian(mr_vec3 phi) {
  * G(x) = exp([φ]×) b − b, ω_m = (ω_e + x)/2 */
 static mr_vec3 gyro_residual(const mr_mat3 *K, mr_vec3 we, mr_vec3 b, double dt, mr_vec3 x,
                              mr_mat3 *J) {
-  mr_vec3 phi = mr_v3_scale(mr_v3_add(we, x), -0.5 * dt);
-  mr_mat3 Jr = right_jacobian(phi), D;
+  so3_terms e = so3_at(mr_v3_scale(mr_v3_add(we, x), -0.5 * dt));
+  mr_mat3 Jr = right_jacobian(&e), D;
   for (int k = 0; k < 3; ++k) { /* column k of exp([φ]×) [b]× Jr */
-    mr_vec3 c = rotate(phi, mr_v3_cross(b, mr_v3(Jr.m[0][k], Jr.m[1][k], Jr.m[2][k])));
+    mr_vec3 c = rotate(&e, mr_v3_cross(b, mr_v3(Jr.m[0][k], Jr.m[1][k], Jr.m[2][k])));
     for (int r = 0; r < 3; ++r)
       D.m[r][k] = c.v[r];
   }
@@ -201,7 +209,7 @@ static mr_vec3 gyro_residual(const mr_mat3 *K, mr_vec3 we, mr_vec3 b, double dt,
   *J = mr_m3_scale(&KD, -0.5 * dt);
   for (int k = 0; k < 3; ++k)
     J->m[k][k] += 1.0;
-  mr_vec3 G = mr_v3_sub(rotate(phi, b), b);
+  mr_vec3 G = mr_v3_sub(rotate(&e, b), b);
   return mr_v3_sub(mr_v3_sub(x, we), mr_m3_mulv(K, G));
 }
 
@@ -227,7 +235,8 @@ static mr_vec3 gyro_impulse(const mr_mat3 *K, mr_vec3 we, mr_vec3 b, double dt, 
     if (mr_v3_norm(step) <= GYRO_TOL * (1.0 + mr_v3_norm(x))) break;
   }
   *wm = mr_v3_scale(mr_v3_add(we, x), 0.5);
-  return mr_v3_sub(rotate(mr_v3_scale(*wm, -dt), b), b);
+  so3_terms e = so3_at(mr_v3_scale(*wm, -dt));
+  return mr_v3_sub(rotate(&e, b), b);
 }
 
 /* M̃⁻¹ E t added to v_next, E placing t at the angular dofs of the free joint from iv */
