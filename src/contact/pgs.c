@@ -21,6 +21,7 @@
 #include <math.h>
 
 #include "contact/solvers.h"
+#include "core/arena.h"
 
 /* largest eigenvalue of the symmetric 2x2 block [[a, b], [b, d]] */
 static double lambda_max_2x2(double a, double b, double d) {
@@ -55,17 +56,17 @@ static void ccp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, 
   }
 }
 
-/* ncp-pgs: the normal update of contact i, returning δ_N */
-static double ncp_normal(const double *B, const double *l, const double *ci, double omega) {
-  if (!(B[8] > 0.0)) return 0.0;
-  double ln = fmax(0.0, l[2] - omega * ci[2] / B[8]);
+/* ncp-pgs: the normal update of contact i (B_NN = bnn), returning δ_N */
+static double ncp_normal(double bnn, const double *l, const double *ci, double omega) {
+  if (!(bnn > 0.0)) return 0.0;
+  double ln = fmax(0.0, l[2] - omega * ci[2] / bnn);
   return ln - l[2];
 }
 
-/* ncp-pgs: the tangential update, with c_T already corrected for the normal change */
-static void ncp_tangent(double mu, const double *B, const double *l, const double *cT, double ln,
+/* ncp-pgs: the tangential update (L = λ_max(B_TT)), with c_T already corrected for the normal
+ * change */
+static void ncp_tangent(double mu, double L, const double *l, const double *cT, double ln,
                         double omega, double *dT) {
-  double L = lambda_max_2x2(B[0], B[1], B[4]);
   double h = L > 0.0 ? omega / L : 0.0;
   double t0 = l[0] - h * cT[0], t1 = l[1] - h * cT[1];
   double r = hypot(t0, t1), rmax = mu * ln;
@@ -73,18 +74,32 @@ static void ncp_tangent(double mu, const double *B, const double *l, const doubl
   dT[0] = t0 - l[0], dT[1] = t1 - l[1];
 }
 
-/* one ncp-pgs sweep */
+/* what an ncp-pgs sweep reads of contact i's diagonal block B = (G + R)_ii: B_NN, the coupling
+ * B_TN and λ_max(B_TT), taken once per solve (a block-sparse G's diagonal block is a search of
+ * its row) */
+typedef struct {
+  double nn, tn0, tn1, tt;
+} ncp_block;
+
+static ncp_block ncp_block_of(const mr_contact_problem *p, int i) {
+  double B[9];
+  mr_gs_block(p, i, B);
+  return (ncp_block){B[8], B[2], B[5], lambda_max_2x2(B[0], B[1], B[4])};
+}
+
+/* one ncp-pgs sweep; ctx: every contact's ncp_block, or NULL (each taken here) */
 static void ncp_sweep(const mr_contact_problem *p, const mr_solver_settings *s, void *ctx,
                       double *lambda, double *c) {
+  const ncp_block *blocks = ctx;
   for (int i = 0; i < p->nc; ++i) {
-    double B[9], delta[3], cT[2];
+    double delta[3], cT[2];
     double *l = lambda + 3 * i, *ci = c + 3 * i;
     if (mr_gs_other_kind(p, i, s->omega, lambda, c)) continue;
-    mr_gs_block(p, i, B);
-    delta[2] = ncp_normal(B, l, ci, s->omega);
+    ncp_block b = blocks ? blocks[i] : ncp_block_of(p, i);
+    delta[2] = ncp_normal(b.nn, l, ci, s->omega);
     /* the tangential velocity after the normal change: c_T + B_TN δ_N */
-    cT[0] = ci[0] + B[2] * delta[2], cT[1] = ci[1] + B[5] * delta[2];
-    ncp_tangent(p->mu[i], B, l, cT, l[2] + delta[2], s->omega, delta);
+    cT[0] = ci[0] + b.tn0 * delta[2], cT[1] = ci[1] + b.tn1 * delta[2];
+    ncp_tangent(p->mu[i], b.tt, l, cT, l[2] + delta[2], s->omega, delta);
     mr_gs_apply(p, i, delta, lambda, c);
   }
 }
@@ -94,5 +109,17 @@ mr_status mr_solver_ccp_pgs(MR_SOLVER_ARGS) {
 }
 
 mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS) {
-  return mr_gs_run(p, s, work, ncp_sweep, NULL, mr_gs_criterion_ncp, lambda, c, stats, err);
+  mr_status rc = mr_gs_check(p, s, err);
+  if (rc) return rc;
+  /* the contacts' blocks from the arena when it also leaves the loop its two n-vectors */
+  size_t nc = (size_t)p->nc, need = (nc * sizeof(ncp_block) + 32) + 2 * (3 * nc * 8 + 32);
+  size_t mark = work ? mr_arena_mark(work) : 0;
+  ncp_block *blocks = NULL;
+  if (nc > 0 && work && work->size - work->top >= need + 32 &&
+      (blocks = mr_arena_alloc(work, nc * sizeof(ncp_block))))
+    for (int i = 0; i < p->nc; ++i)
+      if (!mr_problem_box(p, i) && !mr_problem_bilateral(p, i)) blocks[i] = ncp_block_of(p, i);
+  rc = mr_gs_run(p, s, work, ncp_sweep, blocks, mr_gs_criterion_ncp, lambda, c, stats, err);
+  if (work) mr_arena_reset(work, mark);
+  return rc;
 }
