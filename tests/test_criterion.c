@@ -13,6 +13,8 @@
  * sliding along a pyramid facet's axis has the NCP solution: it meets the NCP criterion too. */
 #include "test_util.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "contact_problems.h"
@@ -162,6 +164,73 @@ static void test_scaled_closed_form(void **state) {
   }
 }
 
+/* the distance from x to y, written out */
+static double distance3(const double *x, const double *y) {
+  return sqrt((x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1]) +
+              (x[2] - y[2]) * (x[2] - y[2]));
+}
+
+/* mr_contact_criteria's parts against their definitions with the cones' projections
+ * (mr_cone_project, mr_dual_cone_project, mr_desaxce), bit for bit: points inside the cones, on
+ * their boundaries to a few units in the last place (where the criteria skip a projection by a
+ * bound), outside, in the polar cones, with μ = 0, infinite and NaN entries (NaN where the
+ * definition gives NaN) */
+static void test_contact_criteria_definition(void **state) {
+  uint64_t s = 77;
+  const double mus[] = {0.0, 0.3, 0.9, 1.0, 2.5, 1e-8};
+  long checked = 0, inside = 0;
+  for (int k = 0; k < 200000; ++k) {
+    double mu = mus[test_rand_u64(&s) % 6], n = pow(10.0, test_rand(&s, -6, 6));
+    double th = test_rand(&s, 0, 6.283185307179586), r = mu * n;
+    int ulps = (int)(test_rand_u64(&s) % 13) - 6;
+    for (int q = 0; q < abs(ulps); ++q)
+      r = nextafter(r, ulps > 0 ? INFINITY : 0.0);
+    double l[3] = {r * cos(th), r * sin(th), n}, c[3];
+    for (int a = 0; a < 3; ++a)
+      c[a] = test_rand(&s, -2, 2);
+    switch (test_rand_u64(&s) % 8) { /* other points than the boundary's */
+    case 0:
+      l[0] = test_rand(&s, -3, 3), l[1] = test_rand(&s, -3, 3), l[2] = test_rand(&s, -3, 3);
+      break;
+    case 1:
+      l[2] = -n;
+      break;
+    case 2:
+      l[1] = INFINITY;
+      break;
+    case 3:
+      l[2] = INFINITY;
+      break;
+    case 4:
+      c[0] = NAN;
+      break;
+    case 5: /* along a tangent axis, where |λ_T1| + |λ_T2| is ‖λ_T‖ */
+      l[0] = r, l[1] = 0.0;
+      break;
+    default:
+      break;
+    }
+    int desaxce = k % 2;
+    double ep, ed, ec, proj[3], sv[3];
+    mr_contact_criteria(mu, l, c, desaxce, &ep, &ed, &ec);
+    mr_cone_project(mu, l, proj);
+    double want_p = distance3(l, proj);
+    if (desaxce)
+      mr_desaxce(mu, c, sv);
+    else
+      memcpy(sv, c, sizeof sv);
+    mr_dual_cone_project(mu, sv, proj);
+    double want_d = distance3(sv, proj), want_c = fabs(l[0] * sv[0] + l[1] * sv[1] + l[2] * sv[2]);
+    assert_true(isnan(want_p) ? isnan(ep) : memcmp(&ep, &want_p, sizeof ep) == 0);
+    assert_true(isnan(want_d) ? isnan(ed) : memcmp(&ed, &want_d, sizeof ed) == 0);
+    assert_true(isnan(want_c) ? isnan(ec) : memcmp(&ec, &want_c, sizeof ec) == 0);
+    inside += want_p == 0.0 && l[2] > 0.0;
+    ++checked;
+  }
+  /* both sides of the boundary were exercised */
+  assert_true(inside > 20000 && inside < checked - 20000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ccp_pgs_parts),
@@ -171,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_ncp_solvers_unchanged),
       cmocka_unit_test(test_bad_criterion),
       cmocka_unit_test(test_scaled_closed_form),
+      cmocka_unit_test(test_contact_criteria_definition),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
  * ε_d = |λ_N − clamp(λ_N − c_N, −f, f)| = |mid(λ_N + f, λ_N − f, c_N)|, ε_c = 0. */
 #include "moreau/contact.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "contact/solvers.h"
@@ -81,8 +82,13 @@ static double cone_distance(double m, const double *x, double t) {
 
 void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
                          double *eps_p, double *eps_d, double *eps_c) {
-  double s[3], tc = hypot(c[0], c[1]);
-  *eps_p = cone_distance(mu, lambda, hypot(lambda[0], lambda[1]));
+  double s[3], tc = hypot(c[0], c[1]), n = lambda[2];
+  /* inside the cone without ‖λ_T‖: |λ_T1| + |λ_T2| ≥ ‖λ_T‖ (hypot within an ulp of it), with 4
+   * ulps to spare below μ λ_N (a solver's iterate, projected on the cone, is inside) */
+  if (n >= 0.0 && fabs(lambda[0]) + fabs(lambda[1]) <= mu * n * (1.0 - 4.0 * DBL_EPSILON))
+    *eps_p = (lambda[0] - lambda[0]) + (lambda[1] - lambda[1]) + (n - n);
+  else
+    *eps_p = cone_distance(mu, lambda, hypot(lambda[0], lambda[1]));
   /* s = c + Γ(c) (mr_desaxce), whose tangential part is c's */
   s[0] = c[0], s[1] = c[1], s[2] = desaxce ? c[2] + mu * tc : c[2];
   if (mu > 0.0) {
