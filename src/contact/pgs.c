@@ -115,8 +115,10 @@ mr_status mr_solver_ccp_pgs(MR_SOLVER_ARGS) {
 mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS) {
   mr_status rc = mr_gs_check(p, s, err);
   if (rc) return rc;
-  /* the contacts' blocks from the arena when it also leaves the loop its two n-vectors */
-  size_t nc = (size_t)p->nc, need = (nc * sizeof(ncp_block) + 32) + 2 * (3 * nc * 8 + 32);
+  /* the contacts' blocks from the arena when it also leaves the loop its two n-vectors (each
+   * allocation aligned to 32 bytes) */
+  size_t nc = (size_t)p->nc;
+  size_t need = nc * sizeof(ncp_block) + 32 + 2 * (3 * nc * sizeof(double) + 32);
   size_t mark = work ? mr_arena_mark(work) : 0;
   ncp_block *blocks = NULL;
   if (nc > 0 && work && work->size - work->top >= need + 32 &&
