@@ -11,24 +11,31 @@
  * ε_d = |λ_N − clamp(λ_N − c_N, −f, f)| = |mid(λ_N + f, λ_N − f, c_N)|, ε_c = 0. */
 #include "moreau/contact.h"
 
-#include <float.h>
 #include <math.h>
 
 #include "contact/solvers.h"
 #include "core/linalg.h"
 
-void mr_cone_project(double mu, const double *x, double *out) {
-  double t = hypot(x[0], x[1]), n = x[2];
+/* the projection of x on K_mu, t = ‖x_T‖ given; 1 when x is inside (out = x) */
+static int cone_project_at(double mu, const double *x, double t, double *out) {
+  double n = x[2];
   /* inside (n ≥ 0 matters only for μ = 0, where t = 0 satisfies t ≤ μ n for any n) */
   if (t <= mu * n && n >= 0.0) {
     out[0] = x[0], out[1] = x[1], out[2] = x[2];
-  } else if (mu * t <= -n) {
+    return 1;
+  }
+  if (mu * t <= -n) {
     out[0] = out[1] = out[2] = 0.0;
   } else {
     double a = (mu * t + n) / (1.0 + mu * mu);
     double s = mu * a / t; /* t > 0 here */
     out[0] = s * x[0], out[1] = s * x[1], out[2] = a;
   }
+  return 0;
+}
+
+void mr_cone_project(double mu, const double *x, double *out) {
+  cone_project_at(mu, x, hypot(x[0], x[1]), out);
 }
 
 void mr_dual_cone_project(double mu, const double *x, double *out) {
@@ -65,28 +72,24 @@ static double dist3(const double *a, const double *b) {
               (a[2] - b[2]) * (a[2] - b[2]));
 }
 
+/* dist3(x, x): 0, or NaN for an infinite x, without the square root */
+static double self_distance(const double *x) {
+  return (x[0] - x[0]) + (x[1] - x[1]) + (x[2] - x[2]);
+}
+
 /* the distance from x to its projection on K_m, ‖x_T‖ = t given: dist3(x, mr_cone_project(x))
- * bit for bit, without the projection inside the cone (0, or NaN for an infinite x, as
- * dist3(x, x)) */
+ * bit for bit, without the square root inside the cone */
 static double cone_distance(double m, const double *x, double t) {
-  double n = x[2], proj[3];
-  if (t <= m * n && n >= 0.0) return (x[0] - x[0]) + (x[1] - x[1]) + (n - n);
-  if (m * t <= -n) {
-    proj[0] = proj[1] = proj[2] = 0.0;
-  } else {
-    double a = (m * t + n) / (1.0 + m * m), sc = m * a / t;
-    proj[0] = sc * x[0], proj[1] = sc * x[1], proj[2] = a;
-  }
-  return dist3(x, proj);
+  double proj[3];
+  return cone_project_at(m, x, t, proj) ? self_distance(x) : dist3(x, proj);
 }
 
 void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
                          double *eps_p, double *eps_d, double *eps_c) {
   double s[3], tc = hypot(c[0], c[1]), n = lambda[2];
-  /* inside the cone without ‖λ_T‖: |λ_T1| + |λ_T2| ≥ ‖λ_T‖ (hypot within an ulp of it), with 4
-   * ulps to spare below μ λ_N (a solver's iterate, projected on the cone, is inside) */
-  if (n >= 0.0 && fabs(lambda[0]) + fabs(lambda[1]) <= mu * n * (1.0 - 4.0 * DBL_EPSILON))
-    *eps_p = (lambda[0] - lambda[0]) + (lambda[1] - lambda[1]) + (n - n);
+  /* inside the cone without ‖λ_T‖ (a solver's iterate, projected on the cone, is inside) */
+  if (n >= 0.0 && mr_disk_surely_holds(lambda[0], lambda[1], mu * n))
+    *eps_p = self_distance(lambda);
   else
     *eps_p = cone_distance(mu, lambda, hypot(lambda[0], lambda[1]));
   /* s = c + Γ(c) (mr_desaxce), whose tangential part is c's */

@@ -18,7 +18,6 @@
  * maximum dissipation (λ_T on the circle is antiparallel to c_T). It stops on the NCP criterion.
  * Known failure modes: no convergence guarantee (the NCP is not a convex problem), slow or
  * stalled on ill-conditioned G, internal forces in hyperstatic contact sets. */
-#include <float.h>
 #include <math.h>
 
 #include "contact/solvers.h"
@@ -70,8 +69,8 @@ static void ncp_tangent(double mu, double L, const double *l, const double *cT, 
                         double omega, double *dT) {
   double h = L > 0.0 ? omega / L : 0.0;
   double t0 = l[0] - h * cT[0], t1 = l[1] - h * cT[1], rmax = mu * ln;
-  /* inside the disk by |t0| + |t1| ≥ ‖t‖ (4 ulps to spare), else by the norm itself */
-  if (!(fabs(t0) + fabs(t1) <= rmax * (1.0 - 4.0 * DBL_EPSILON))) {
+  /* inside the disk by a bound, else by the norm itself */
+  if (!mr_disk_surely_holds(t0, t1, rmax)) {
     double r = hypot(t0, t1);
     if (r > rmax) t0 *= rmax / r, t1 *= rmax / r;
   }

@@ -3,6 +3,9 @@
 #ifndef MOREAU_CONTACT_SOLVERS_H
 #define MOREAU_CONTACT_SOLVERS_H
 
+#include <float.h>
+#include <math.h>
+
 #include "moreau/contact.h"
 
 struct mr_arena_s;
@@ -53,6 +56,13 @@ size_t mr_hybrid_keep_size(int nc);
 /* the model criterion a Gauss-Seidel loop stops on */
 typedef double (*mr_gs_criterion_fn)(const mr_contact_problem *p, const double *lambda,
                                      const double *c);
+
+/* whether the disk of radius r surely holds (a, b), without its norm: |a| + |b| ≥ ‖(a, b)‖, and
+ * hypot is within an ulp of the norm, so 4 ulps below r leave hypot(a, b) ≤ r (0 when unsure,
+ * or for a NaN) */
+static inline int mr_disk_surely_holds(double a, double b, double r) {
+  return fabs(a) + fabs(b) <= r * (1.0 - 4.0 * DBL_EPSILON);
+}
 
 /* 1 when s stops every solver on the NCP criterion ε_abs (mr_solver_settings.criterion) */
 static inline int mr_stop_on_ncp(const mr_solver_settings *s) {
