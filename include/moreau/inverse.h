@@ -20,8 +20,8 @@
  * forces in the cones can (an acceleration the friction cannot give), the closest balance, with
  * what is left over reported. Then τ = M a + h − Jᵀ f; its unactuated entries are that
  * remainder (0 when the acceleration is feasible). A fixed-base robot has U empty: f = the
- * projection of f_ref on the cones, and τ carries the rest. The cone QP is the MPC's ADMM
- * (src/control/mpc_qp.c). */
+ * projection of f_ref on the cones, and τ carries the rest. The cone QP is the MPC's
+ * interior-point method (src/control/mpc_qp.c). */
 #ifndef MOREAU_INVERSE_H
 #define MOREAU_INVERSE_H
 
@@ -30,14 +30,14 @@
 
 typedef struct {
   double proximal; /* ε, relative to the mean diagonal of (Jᵀ)_Uᵀ (Jᵀ)_U (default 1e-8) */
-  int max_iter;    /* ADMM iterations of the cone QP (default 5000) */
+  int max_iter;    /* interior-point iterations of the cone QP at most (default 50) */
   double eps;      /* the QP's tolerance, relative to its gradient's scale (default 1e-9) */
 } mr_contact_id_settings;
 
 typedef struct {
   double residual; /* max |τ_U|: the generalised force on an unactuated dof the contacts could
                       not supply (N or N m), 0 when a is feasible */
-  int iterations;  /* ADMM iterations */
+  int iterations;  /* interior-point iterations */
   int converged;   /* the QP met eps within max_iter */
 } mr_contact_id_info;
 

@@ -4,11 +4,12 @@
  * Every mpc.dt seconds the controller predicts the base as a single rigid body of the robot's
  * mass and composite inertia over a horizon of mpc.horizon seconds, linearised about the
  * reference (the commanded velocity), and chooses the feet's ground forces, each in its friction
- * cone, by a cone-constrained QP solved with ADMM. Feet follow a periodic gait: a stance foot's
- * planned force f becomes joint torques τ = −Jᵀ f; a swing foot follows a smooth curve from its
- * lift-off point to a foothold chosen by a Raibert heuristic, by inverse kinematics and the joint
- * PD. The controller writes the robot's commanded torques, PD targets and gains (control.h)
- * before each step; its memory is allocated when it is attached, none in the step.
+ * cone, by a cone-constrained QP solved by an interior-point method. Feet follow a periodic
+ * gait: a stance foot's planned force f becomes joint torques τ = −Jᵀ f; a swing foot follows a
+ * smooth curve from its lift-off point to a foothold chosen by a Raibert heuristic, by inverse
+ * kinematics and the joint PD. The controller writes the robot's commanded torques, PD targets and
+ * gains (control.h) before each step; its memory is allocated when it is attached, none in the
+ * step.
  *
  * A fall — the trunk or a thigh bearing on the ground for 0.3 s without a break, or the base
  * tilted more than 60° — is counted once in the simulator's warnings (falls) and kept in the
@@ -43,24 +44,25 @@ typedef struct mr_mpc_settings {
   double raibert_gain;  /* foothold correction per unit velocity error, s (0.15: about √(h/g)) */
   double integral_gain; /* integral action on the velocity error: the command the plan uses
                            grows by this times the error per second, 1/s (1; 0 = off) */
-  int max_iter;         /* ADMM iterations per solve (400) */
+  int max_iter;         /* interior-point iterations per solve at most (50) */
   char feet[MR_MPC_FEET][MR_NAME_MAX]; /* the robot's foot frames (FL_FOOT, FR_FOOT, HL_FOOT,
                                           HR_FOOT), without the robot prefix */
   double max_load; /* upper bound on a foot's planned normal force, in units of the robot's
-                      weight m g (1.5) */
+                      weight m g (1.5); a planted foot's is also at most what its leg gives
+                      within torque_limit at its posture */
 } mr_mpc_settings;
 
 typedef struct {
   int fallen;         /* 1 after a fall */
   double fall_time;   /* s, when fallen */
   long solves;        /* QP solves since the last reset */
-  long not_converged; /* solves that stopped at max_iter */
-  int iterations;     /* ADMM iterations of the last solve */
-  int max_iterations; /* most ADMM iterations of a solve since the last reset */
+  long not_converged; /* solves that stopped short of the QP's tolerance */
+  int iterations;     /* interior-point iterations of the last solve */
+  int max_iterations; /* most interior-point iterations of a solve since the last reset */
   double kkt;         /* KKT residual of the last solve (mpc_qp.h) */
   double height;      /* base height above the ground estimate, m */
   double tilt;        /* angle of the base's z axis from the vertical, rad */
-  double qp_time;     /* thread CPU time of the last QP solve (ADMM and its factorisations), s */
+  double qp_time;     /* thread CPU time of the last QP solve, s */
 } mr_mpc_status;
 
 mr_mpc_settings mr_mpc_settings_default(void);

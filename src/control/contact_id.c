@@ -21,7 +21,7 @@ struct mr_contact_id {
 };
 
 mr_contact_id_settings mr_contact_id_settings_default(void) {
-  return (mr_contact_id_settings){.proximal = 1e-8, .max_iter = 5000, .eps = 1e-9};
+  return (mr_contact_id_settings){.proximal = 1e-8, .max_iter = 50, .eps = 1e-9};
 }
 
 /* the velocity indices of the free joints' dofs into U (NULL: count only) */

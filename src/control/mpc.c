@@ -41,8 +41,9 @@
                                far below itself or the ground estimate, whichever is lower */
 #define CONTACT_FORCE 0.5  /* N: a foot whose body the ground pushed harder is in contact */
 #define MAX_SLOPE 0.6      /* the ground estimate's largest gradient (31°) */
-#define INT_MAX_SHARE 0.5  /* the integral correction stays within this share of the command */
-#define INT_MAX_FLOOR 0.05 /* m/s: plus this (a command of 0 may still need a correction) */
+#define LOAD_FLOOR 0.01    /* a planted leg's force bound is at least this share of the weight */
+#define INT_MAX_SHARE 0.8  /* the integral correction stays within this share of the command */
+#define INT_MAX_FLOOR 0.1  /* m/s: plus this (a command of 0 may still need a correction) */
 
 /* the state weights Q: roll, pitch, yaw; x, y, z; ω; ṗ */
 static const double q_weight[NX] = {10, 10, 20, 2, 2, 50, 0.1, 0.1, 0.5, 2, 2, 1};
@@ -71,14 +72,12 @@ struct mr_mpc {
   double yaw_des;
   mr_vec3 p_des;
   double v_int[2];    /* the integral action: the plan's command minus the user's, heading frame */
-  double rho;         /* the last QP solve's final ADMM penalty, 0 before the first */
   double down_since;  /* s: since when the trunk or a thigh bears on the ground, NAN if not */
   double plane[3];    /* the ground estimate z = a + b x + c y through the feet */
   mr_mat3 cone_frame; /* its frame (t₁, t₂, n) as columns: the MPC's friction cones */
   double *plan;       /* [N][feet][3] the last solve's forces */
-  double *plan_y;     /* [N][feet][3] their multipliers y = H u + g, world frame */
   double *gam;        /* NX N x 3 nb_max: Γ, row-major with 3 nb columns */
-  double *H, *g, *u, *y, *work, *mu, *fmax, *ydual;
+  double *H, *g, *u, *y, *work, *mu, *fmax;
   double *xfree, *xref;   /* NX (N + 1) */
   double *yaw_ref;        /* N + 1 */
   mr_vec3 *rel;           /* nb_max: rᵢ of each block */
@@ -106,7 +105,7 @@ mr_mpc_settings mr_mpc_settings_default(void) {
                        .torque_limit = 2.7,
                        .raibert_gain = 0.15,
                        .integral_gain = 1.0,
-                       .max_iter = 400,
+                       .max_iter = 50,
                        .max_load = 1.5};
   static const char *const feet[MR_MPC_FEET] = {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"};
   for (int i = 0; i < MR_MPC_FEET; ++i)
@@ -356,8 +355,6 @@ static int alloc_all(mr_mpc *c) {
   c->work = calloc((size_t)mr_cone_qp_work_size(c->nb_max), sizeof(double));
   c->mu = calloc((size_t)c->nb_max, sizeof(double));
   c->fmax = calloc((size_t)c->nb_max, sizeof(double));
-  c->ydual = calloc((size_t)n, sizeof(double));
-  c->plan_y = calloc((size_t)N * MR_MPC_FEET * 3, sizeof(double));
   c->xfree = calloc((size_t)NX * (N + 1), sizeof(double));
   c->xref = calloc((size_t)NX * (N + 1), sizeof(double));
   c->yaw_ref = calloc((size_t)N + 1, sizeof(double));
@@ -372,16 +369,15 @@ static int alloc_all(mr_mpc *c) {
   c->grav = calloc((size_t)c->m->nv, sizeof(double));
   c->d = mr_data_create(c->m);
   return c->plan && c->gam && c->H && c->g && c->u && c->y && c->work && c->mu && c->fmax &&
-         c->ydual && c->plan_y && c->xfree && c->xref && c->yaw_ref && c->rel && c->blk_k &&
-         c->blk_foot && c->blk_len && c->blk_td && c->rel2 && c->J && c->qik && c->grav && c->d;
+         c->xfree && c->xref && c->yaw_ref && c->rel && c->blk_k && c->blk_foot && c->blk_len &&
+         c->blk_td && c->rel2 && c->J && c->qik && c->grav && c->d;
 }
 
 void mr_mpc_free(mr_mpc *c) {
   if (!c) return;
-  void *p[] = {c->plan, c->gam,     c->H,       c->g,      c->u,        c->y,
-               c->work, c->mu,      c->fmax,    c->ydual,  c->plan_y,   c->xfree,
-               c->xref, c->yaw_ref, c->rel,     c->blk_k,  c->blk_foot, c->J,
-               c->qik,  c->grav,    c->blk_len, c->blk_td, c->rel2};
+  void *p[] = {c->plan,     c->gam,  c->H,     c->g,    c->u,       c->y,      c->work,
+               c->mu,       c->fmax, c->xfree, c->xref, c->yaw_ref, c->rel,    c->blk_k,
+               c->blk_foot, c->J,    c->qik,   c->grav, c->blk_len, c->blk_td, c->rel2};
   for (size_t k = 0; k < sizeof p / sizeof p[0]; ++k)
     free(p[k]);
   mr_data_free(c->d);
@@ -462,7 +458,6 @@ static void start(mr_mpc *c, double t) {
   c->yaw_des = yaw_of(&X->R);
   c->p_des = composite(c, NULL);
   c->v_int[0] = c->v_int[1] = 0.0;
-  c->rho = 0.0;
   c->down_since = NAN;
   for (int i = 0; i < MR_MPC_FEET; ++i) {
     c->foot[i].lift = foot_position(c, i);
@@ -512,11 +507,31 @@ static void references(mr_mpc *c, const double *x0) {
   }
 }
 
+static void leg_jacobian(mr_mpc *c, int i, double J3[9]);
+
+/* The most force along the cones' normal that foot i's leg gives within torque_limit at its
+ * present posture: τ = g_leg − J_legᵀ n N within ±τ_max at each of its joints (after kinematics
+ * at q, with the legs' gravity torques in c->grav), at least LOAD_FLOOR of the weight */
+static double leg_capacity(mr_mpc *c, int i) {
+  double J3[9], weight = -c->mass * c->m->gravity.v[2], cap = INFINITY, tl = c->cfg.torque_limit;
+  leg_jacobian(c, i, J3);
+  for (int a = 0; a < 3; ++a) {
+    double jn = 0.0, g = c->grav[c->foot[i].dof[a]];
+    for (int r = 0; r < 3; ++r)
+      jn += J3[3 * r + a] * c->cone_frame.m[r][2];
+    if (jn > 0.0) cap = fmin(cap, (g + tl) / jn);
+    if (jn < 0.0) cap = fmin(cap, (g - tl) / jn);
+  }
+  return fmax(cap, LOAD_FLOOR * weight);
+}
+
 /* the force blocks: every (step, foot) in stance, with its lever arm; from step BLOCK_FROM on, a
  * foot's force is held over two steps of the same stance (one block for both: fewer variables
- * where the plan matters least, as the far steps are re-planned before they come) */
+ * where the plan matters least, as the far steps are re-planned before they come); a planted
+ * foot's force bound is also its leg's capacity (leg_capacity) */
 static int blocks(mr_mpc *c, double t, mr_vec3 com, mr_vec3 vcom) {
   int nb = 0, last[MR_MPC_FEET] = {-1, -1, -1, -1};
+  double capacity[MR_MPC_FEET] = {NAN, NAN, NAN, NAN}; /* a planted leg's, once per solve */
   for (int k = 0; k < c->N; ++k) {
     double tk = t + (k + 0.5) * c->cfg.dt;
     /* the lever arms about the centre of mass moving from where it is at the reference's
@@ -542,6 +557,8 @@ static int blocks(mr_mpc *c, double t, mr_vec3 com, mr_vec3 vcom) {
       c->rel[nb] = mr_v3_sub(p, pk);
       c->mu[nb] = c->cfg.mu;
       c->fmax[nb] = -c->cfg.max_load * c->mass * c->m->gravity.v[2];
+      if (planted && isnan(capacity[i])) capacity[i] = leg_capacity(c, i);
+      if (planted) c->fmax[nb] = fmin(c->fmax[nb], capacity[i]);
       last[i] = nb++;
     }
   }
@@ -641,52 +658,24 @@ static void solve(mr_mpc *c, double t, const double *x0, mr_vec3 com, const mr_m
   int nb = blocks(c, t, com, vcom);
   input_matrix(c, nb, &I_yaw);
   cost(c, nb);
-  /* warm start: the last plan's force for the same foot and time (one step on), in the cone's
-     frame; else (a new stance, or no plan one step ago) the step's weight shared by its feet */
-  int shift = c->t_plan < t && fabs(t - c->t_plan - c->cfg.dt) < 1e-9;
-  for (int b = 0; b < nb; ++b) {
-    int k = c->blk_k[b], share = 0;
-    const double *f = c->plan + 3 * (MR_MPC_FEET * (k + 1) + c->blk_foot[b]);
-    if (shift && k + 1 < c->N && f[0] * f[0] + f[1] * f[1] + f[2] * f[2] > 0.0) {
-      const double *fy = c->plan_y + (f - c->plan);
-      mr_vec3 u = mr_m3_tmulv(&c->cone_frame, mr_v3(f[0], f[1], f[2]));
-      mr_vec3 y = mr_m3_tmulv(&c->cone_frame, mr_v3(fy[0], fy[1], fy[2]));
-      mr_copy(c->u + 3 * b, u.v, 3);
-      mr_copy(c->ydual + 3 * b, y.v, 3);
-      continue;
-    }
-    mr_zero(c->ydual + 3 * b, 3);
-    for (int e = 0; e < nb; ++e)
-      share += c->blk_k[e] == k;
-    c->u[3 * b] = c->u[3 * b + 1] = 0.0;
-    c->u[3 * b + 2] = -c->mass * c->m->gravity.v[2] / share;
-  }
-  mr_cone_qp p = {.nb = nb, .H = c->H, .g = c->g, .mu = c->mu, .fmax = c->fmax, .y = c->ydual};
+  mr_cone_qp p = {.nb = nb, .H = c->H, .g = c->g, .mu = c->mu, .fmax = c->fmax};
   mr_cone_qp_settings s = mr_cone_qp_settings_default();
   s.max_iter = c->cfg.max_iter;
-  s.eps = 1e-4;
-  s.rho = c->rho; /* the last solve's penalty: the next problem is much like it */
   mr_cone_qp_info info;
   mr_zero(c->plan, c->N * MR_MPC_FEET * 3);
-  mr_zero(c->plan_y, c->N * MR_MPC_FEET * 3);
   c->status.solves++;
   double t0 = thread_seconds();
   int bad = mr_cone_qp_solve(&p, &s, c->work, c->u, &info);
   c->status.qp_time = thread_seconds() - t0;
   if (bad) return;
   c->status.not_converged += !info.converged;
-  c->rho = info.rho;
   c->status.iterations = info.iterations;
   if (info.iterations > c->status.max_iterations) c->status.max_iterations = info.iterations;
   c->status.kkt = mr_cone_qp_kkt(&p, c->u, c->y);
   for (int b = 0; b < nb; ++b) {
     mr_vec3 f = mr_m3_mulv(&c->cone_frame, mr_v3(c->u[3 * b], c->u[3 * b + 1], c->u[3 * b + 2]));
-    mr_vec3 y = mr_m3_mulv(&c->cone_frame,
-                           mr_v3(c->ydual[3 * b], c->ydual[3 * b + 1], c->ydual[3 * b + 2]));
-    for (int k = c->blk_k[b]; k < c->blk_k[b] + c->blk_len[b]; ++k) {
+    for (int k = c->blk_k[b]; k < c->blk_k[b] + c->blk_len[b]; ++k)
       mr_copy(c->plan + 3 * (MR_MPC_FEET * k + c->blk_foot[b]), f.v, 3);
-      mr_copy(c->plan_y + 3 * (MR_MPC_FEET * k + c->blk_foot[b]), y.v, 3);
-    }
   }
   c->t_plan = t;
 }
@@ -896,13 +885,13 @@ int mr_mpc_control(mr_mpc *c, double t, const double *q, const double *v, const 
   ground_plane(c);
   int fell = check_fall(c, t, wrench);
   advance_references(c, t, x0);
+  /* the legs' gravity torques at q (the stance legs' torques, and their force capacities) */
+  mr_copy(c->grav, mr_generalized_gravity(c->m, c->d, q), c->m->nv);
   if (t >= c->t_next - 1e-9) {
     solve(c, t, x0, com, &I);
     c->t_next = t + c->cfg.dt;
   }
   mr_vec3 vcom = mr_v3(x0[9], x0[10], x0[11]);
-  const double *grav = mr_generalized_gravity(c->m, c->d, q);
-  mr_copy(c->grav, grav, c->m->nv);
   for (int i = 0; i < MR_MPC_FEET; ++i)
     if (loaded(c, i, t)) stance_leg(c, i, t, c->grav, tau_cmd, kp, kd);
   /* the other legs last: their inverse kinematics moves the kinematics away from q */
