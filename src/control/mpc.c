@@ -785,12 +785,15 @@ static void reach_down(mr_mpc *c, int i, const double *q, const double *grav, do
  * compliance) leave the walk a few per cent short of its command, a share that grows with the
  * speed; the plan's command grows by integral_gain times the velocity error (the centre of
  * mass's, in the heading frame) per second, within INT_MAX_SHARE of the command plus
- * INT_MAX_FLOOR. The error oscillates with the gait; the integral averages it out. */
+ * INT_MAX_FLOOR, plus, in a turn, the change ω v of the other component's velocity over a gait
+ * period (the heading frame turns under it). The error oscillates with the gait; the integral
+ * averages it out. */
 static void integrate_error(mr_mpc *c, double dt, const double *x0) {
-  double cy = cos(c->yaw_des), sy = sin(c->yaw_des);
+  double cy = cos(c->yaw_des), sy = sin(c->yaw_des), wz = c->cfg.velocity[2];
   double v[2] = {cy * x0[9] + sy * x0[10], -sy * x0[9] + cy * x0[10]};
   for (int k = 0; k < 2; ++k) {
-    double bound = INT_MAX_SHARE * fabs(c->cfg.velocity[k]) + INT_MAX_FLOOR;
+    double bound = INT_MAX_SHARE * fabs(c->cfg.velocity[k]) + INT_MAX_FLOOR +
+                   c->cfg.period * fabs(wz * c->cfg.velocity[1 - k]);
     double x = c->v_int[k] + c->cfg.integral_gain * dt * (c->cfg.velocity[k] - v[k]);
     c->v_int[k] = fmax(-bound, fmin(bound, x));
   }
