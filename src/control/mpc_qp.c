@@ -7,9 +7,9 @@
  * CVXOPT linear and quadratic cone program solvers", 2010, §§ 4–5): each iteration solves the
  * Newton system reduced to (H + Σ_b G_bᵀ W_b⁻² G_b) Δx = r, one dense Cholesky factor of n × n
  * (the scalings W_b add 3 × 3 blocks on H's diagonal, the cuts a number), used twice (the
- * affine predictor, then the centred corrector). The number of iterations hardly depends on the
- * problem: how many blocks end on their cones' surfaces, at the apex or on the cuts, and how
- * far the start is, which is why it starts cold each time. */
+ * affine predictor, then the centred corrector), each solve refined once near the end. The number
+ * of iterations hardly depends on the problem: how many blocks end on their cones' surfaces, at the
+ * apex or on the cuts, and how far the start is, which is why it starts cold each time. */
 #include "control/mpc_qp.h"
 
 #include <math.h>
@@ -401,9 +401,10 @@ static int ipm_run(const mr_cone_qp *p, const double *cap, const mr_cone_qp_sett
       if (isfinite(cap[b])) primal = fmax(primal, fabs(q.rl[b]));
     double dual = mr_norm_inf(q.rx, n), mean = gap / q.m;
     double merit = fmax(fmax(primal, dual) / scale, mean);
+    info->iterations = it;
     if (merit < best) {
       best = merit, mr_copy(xbest, x, n);
-      info->iterations = it, info->primal = primal, info->dual = dual, info->gap = mean;
+      info->primal = primal, info->dual = dual, info->gap = mean;
     }
     if (merit <= s->eps) {
       info->converged = 1;

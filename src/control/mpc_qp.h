@@ -32,8 +32,9 @@ typedef struct {
 typedef struct {
   int iterations;
   int converged;
-  double primal, dual; /* the final residuals of the constraints and of stationarity (scaled) */
-  double gap;          /* the final mean complementarity (scaled) */
+  double primal, dual; /* the residuals of the constraints and of stationarity at the solution
+                          returned (the best iterate; scaled problem) */
+  double gap;          /* its mean complementarity (scaled) */
 } mr_cone_qp_info;
 
 mr_cone_qp_settings mr_cone_qp_settings_default(void);
