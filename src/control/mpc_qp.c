@@ -18,7 +18,7 @@
 #include "core/linalg.h"
 #include "moreau/contact.h"
 
-/* the Newton solves are refined once (ipm_solve_refined) from this mean complementarity down
+/* the Newton solves are refined once (ipm_newton) from this mean complementarity down
  * (scaled problem): far from the solution the reduced system is well conditioned */
 #define REFINE_BELOW 1e-6
 /* a step goes this share of the way to the cones' boundary */
@@ -221,15 +221,16 @@ static void ipm_solve(ipm *q, const double *bx, const double *bz, const double *
   }
 }
 
-/* ipm_solve and one round of iterative refinement: the residuals of the unreduced Newton
- * system (H Δx + Gᵀ Δz = bx, G Δx + Δs = bz, λ ∘ (W Δz + W⁻¹ Δs) = bs, the cuts likewise) solved
- * again and added. Near the solution the scalings W grow without bound in some directions and
- * the reduced matrix with them: without it the residuals of stationarity stop falling near
- * 1e-9 while the complementarity still does. */
-static void ipm_solve_refined(ipm *q, const double *H, const double *bx, const double *bz,
-                              const double *bzl, const double *bs, const double *bsl) {
+/* ipm_solve, and when refine is set one round of iterative refinement: the residuals of the
+ * unreduced Newton system (H Δx + Gᵀ Δz = bx, G Δx + Δs = bz, λ ∘ (W Δz + W⁻¹ Δs) = bs, the cuts
+ * likewise) solved again and added. Near the solution the scalings W grow without bound in some
+ * directions and the reduced matrix with them: without it the residuals of stationarity stop
+ * falling near 1e-9 while the complementarity still does. */
+static void ipm_newton(ipm *q, const double *H, int refine, const double *bx, const double *bz,
+                       const double *bzl, const double *bs, const double *bsl) {
   int n = q->n, nb = q->nb;
   ipm_solve(q, bx, bz, bzl, bs, bsl);
+  if (!refine) return;
   mr_copy(q->fx, q->dx, n), mr_copy(q->fs, q->ds, n), mr_copy(q->fz, q->dz, n);
   mr_copy(q->fl, q->dl, nb), mr_copy(q->fy, q->dy, nb);
   mr_matvec(q->ex, H, q->dx, n, n);
@@ -365,8 +366,8 @@ static void project_all(const mr_cone_qp *p, const double *cap, double *x) {
 
 /* Solve the scaled problem p (f_max in cap) from a cold start, at most s->max_iter iterations,
  * until the residuals (relative to 1 + ‖g‖∞) and the mean complementarity are at most s->eps;
- * the last iterate, projected on the sets, into x (w: ipm_doubles). Returns 0, or −1 when the
- * start's matrix cannot be factored (H not positive definite). */
+ * the best iterate (by the larger of the two), projected on the sets, into x (w: ipm_doubles).
+ * Returns 0, or −1 when the start's matrix cannot be factored (H not positive definite). */
 static int ipm_run(const mr_cone_qp *p, const double *cap, const mr_cone_qp_settings *s, double *x,
                    double *w, mr_cone_qp_info *info) {
   ipm q = ipm_at(w, p->nb, p->mu, cap);
@@ -422,10 +423,7 @@ static int ipm_run(const mr_cone_qp *p, const double *cap, const mr_cone_qp_sett
       q.rl[b] = -q.rl[b], q.bl[b] = -q.ll[b] * q.ll[b];
     }
     int refine = mean < REFINE_BELOW;
-    if (refine)
-      ipm_solve_refined(&q, p->H, q.rx, q.rz, q.rl, q.bs, q.bl);
-    else
-      ipm_solve(&q, q.rx, q.rz, q.rl, q.bs, q.bl);
+    ipm_newton(&q, p->H, refine, q.rx, q.rz, q.rl, q.bs, q.bl);
     double a = ipm_step(&q);
     /* Mehrotra's centring σ = (the predictor's complementarity / the present one)³; the
        corrector: bs −= (W⁻¹ Δs_a) ∘ (W Δz_a) − σ μ e (the cuts: their products) */
@@ -439,10 +437,7 @@ static int ipm_run(const mr_cone_qp *p, const double *cap, const mr_cone_qp_sett
       q.bs[3 * b] += target;
       if (isfinite(cap[b])) q.bl[b] += target - q.dl[b] * q.dy[b];
     }
-    if (refine)
-      ipm_solve_refined(&q, p->H, q.rx, q.rz, q.rl, q.bs, q.bl);
-    else
-      ipm_solve(&q, q.rx, q.rz, q.rl, q.bs, q.bl);
+    ipm_newton(&q, p->H, refine, q.rx, q.rz, q.rl, q.bs, q.bl);
     a = fmin(1.0, STEP_SHARE * ipm_step(&q));
     mr_axpy(x, a, q.dx, n);
     mr_axpy(q.s, a, q.ds, n), mr_axpy(q.z, a, q.dz, n);
