@@ -299,26 +299,28 @@ static void test_flat_tracking(void **state) {
 
 /* B10's ground (0.1 m from trough to crest, slopes up to 8.9°, mu 0.3, the controller's cones
  * mu 0.25 as in scenes/b10_solo_trot_bumpy.yaml: within the ground's), 0.3 m/s forward and
- * 0.6 m/s to the left: within 10 % of the command, the heading within 10°, no fall (measured
- * 0.294 m/s forward; 0.605 m/s to the left with 0.012 m/s forwards). The looser bound
- * than the flat walks': the controller is blind — its ground is a plane through the feet, which
- * lags the terrain by a stride — and on these slopes each touchdown lands early or late by up to
- * slope × step ≈ 0.16 × 0.05 m, which the integral action makes up only on average; the fast
- * walks also lean on the plan's forces staying within what the legs give and on an integral
- * correction above half the command (docs/mpc.md, bench/mpc.c's sweep). Every QP solved to its
- * tolerance: the interior-point method stops at residuals of 1e-8 on the scaled problem, and on
- * the forty walks of bench/mpc.c the KKT residual of a solve was at most 3.2e-7 (the ADMM it
- * replaced left 1e-2 to 1 on this ground). */
-#define BUMPY(velocity)                                                                            \
-  SOLO_MPC(                                                                                        \
-      "{type: heightfield, function: sine, amplitude: 0.05, wavelength: 2.0, extent: [-5, 5, "     \
-      "-5, 5], step: 0.02, friction: 0.3}",                                                        \
-      "0.3", velocity ", mu: 0.25", "    position: [0, 0, 0.29]\n")
+ * 0.6 m/s to the left, and the steeper sine of wavelength 1.2 m (slopes up to 14.7°, B10's steep
+ * variant) at 0.5 m/s forward: within 10 % of the command, the heading within 10°, no fall
+ * (measured 0.305 m/s forward, 0.612 m/s to the left, 0.512 m/s forward on the steep ground). The
+ * looser bound than the flat walks': the controller is blind — its ground is a plane through the
+ * feet, which lags the terrain by a stride — and on these slopes each touchdown lands early or late
+ * by up to slope × step, which the integral action makes up only on average. The steep walk is the
+ * one that needs the default gait period of 0.2 s: at 0.3 s it fell at 4.1 s, 24 % short
+ * (docs/mpc.md). Every QP solved to its tolerance: the interior-point method stops at residuals of
+ * 1e-8 on the scaled problem, and on the forty walks of bench/mpc.c the KKT residual of a solve was
+ * at most 3.4e-7 (the ADMM it replaced left 1e-2 to 1 on this ground). */
+#define SINE_GROUND(wavelength)                                                                    \
+  "{type: heightfield, function: sine, amplitude: 0.05, wavelength: " wavelength ", extent: [-5, " \
+  "5, -5, 5], step: 0.02, friction: 0.3}"
+#define BUMPY(wavelength, velocity)                                                                \
+  SOLO_MPC(SINE_GROUND(wavelength), "0.3", velocity ", mu: 0.25", "    position: [0, 0, 0.29]\n")
 static void test_bumpy_tracking(void **state) {
   (void)state;
-  static const double cmds[2][3] = {{0.3, 0.0, 0.0}, {0.0, 0.6, 0.0}};
-  static const char *const texts[2] = {BUMPY("[0.3, 0.0, 0.0]"), BUMPY("[0.0, 0.6, 0.0]")};
-  for (int c = 0; c < 2; ++c) {
+  static const double cmds[3][3] = {{0.3, 0.0, 0.0}, {0.0, 0.6, 0.0}, {0.5, 0.0, 0.0}};
+  static const char *const texts[3] = {BUMPY("2.0", "[0.3, 0.0, 0.0]"),
+                                       BUMPY("2.0", "[0.0, 0.6, 0.0]"),
+                                       BUMPY("1.2", "[0.5, 0.0, 0.0]")};
+  for (int c = 0; c < 3; ++c) {
     walk_result r = walk(texts[c], 1.0, 5.0);
     expect_tracking(r, cmds[c], 0.10);
     assert_true(fabs(r.yaw_drift) < 10.0 * M_PI / 180.0);

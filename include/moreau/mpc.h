@@ -31,7 +31,7 @@ typedef struct mr_mpc_settings {
   double velocity[3]; /* commanded forward, sideways velocity (m/s, heading frame) and yaw rate
                          (rad/s) */
   mr_gait gait;
-  double period;        /* gait period, s (default 0.3) */
+  double period;        /* gait period, s (default 0.2) */
   double duty;          /* fraction of the period a foot is in stance, (0, 1) (0.5) */
   double step_height;   /* swing apex above the lift-off height, m (0.05) */
   double horizon;       /* prediction horizon, s (0.3) */

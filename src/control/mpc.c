@@ -93,7 +93,7 @@ struct mr_mpc {
 
 mr_mpc_settings mr_mpc_settings_default(void) {
   mr_mpc_settings c = {.gait = MR_GAIT_TROT,
-                       .period = 0.3,
+                       .period = 0.2,
                        .duty = 0.5,
                        .step_height = 0.05,
                        .horizon = 0.3,
