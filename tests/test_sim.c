@@ -249,12 +249,44 @@ static void test_budget_keeps_stack(void **state) {
   }
 }
 
+/* max_work 0 is no work budget (mr_solver_settings): every island may run max_iter iterations.
+ * Two identical stacks of three cubes side by side, two islands, solved cold by ncp-pgs to
+ * 1e-9 N: each island needs the same sweeps (a few hundred), the second as many as the first
+ * (a work budget of 0 once read as exhausted after the first island, leaving the next ones
+ * MR_WORK_MIN_ITER = 25 sweeps and unconverged). */
+static void test_no_work_budget(void **state) {
+  (void)state;
+#define CUBE(name, x, z)                                                                           \
+  "  - {name: " name ", mass: 1.0, position: [" x ", 0, " z "], geoms: [{type: box, size: [0.1, "  \
+  "0.1, 0.1]}]}\n"
+  mr_scene sc =
+      tsim_parse("timestep: 0.001\n"
+                 "solver: {max_iter: 5000, eps_abs: 1.0e-9, warm_start: false, "
+                 "max_work: 0}\n"
+                 "bodies:\n"
+                 "  - {name: floor, fixed: true, geoms: [{type: halfspace, friction: "
+                 "0.5}]}\n" CUBE("a", "0", "0.05") CUBE("b", "0", "0.15") CUBE("c", "0", "0.25")
+                     CUBE("d", "1", "0.05") CUBE("e", "1", "0.15") CUBE("f", "1", "0.25"),
+                 ".");
+#undef CUBE
+  mr_sim *s = tsim_create(&sc, "ncp-pgs");
+  tsim_steps(s, 1);
+  const mr_step_stats *st = mr_sim_last(s);
+  assert_int_equal(st->islands, 2);
+  assert_true(st->iterations > MR_WORK_MIN_ITER);
+  assert_int_equal(st->iterations_sum, 2 * st->iterations);
+  assert_true(st->converged);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_free_fall_discrete_closed_form),
       cmocka_unit_test(test_resting_box_every_solver),
       cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_budget_keeps_stack),
+      cmocka_unit_test(test_no_work_budget),
       cmocka_unit_test(test_divergence_reported),
       cmocka_unit_test(test_sine_targets),
       cmocka_unit_test(test_solo_stands),

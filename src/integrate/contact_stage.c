@@ -772,7 +772,7 @@ mr_status mr_contact_stage_solve(mr_contact_stage *st, const mr_contact_input *i
     left -= nk;
     mr_status s = solve_island(st, in, &set, k, at, dv, &sk, out, err);
     if (s) return s;
-    work = fmax(work - (double)sk.iterations * nk, 1.0);
+    if (work > 0.0) work = fmax(work - (double)sk.iterations * nk, 1.0); /* 0: no budget */
     out->budget += sk.budget;
     out->iterations_sum += sk.iterations;
     out->iterations = sk.iterations > out->iterations ? sk.iterations : out->iterations;
