@@ -251,7 +251,7 @@ static void test_budget_keeps_stack(void **state) {
 
 /* max_work 0 is no work budget (mr_solver_settings): every island may run max_iter iterations.
  * Two identical stacks of three cubes side by side, two islands, solved cold by ncp-pgs to
- * 1e-9 N: each island needs the same sweeps (a few hundred), the second as many as the first
+ * 1e-9 N: each island needs the same sweeps (1089), the second as many as the first
  * (a work budget of 0 once read as exhausted after the first island, leaving the next ones
  * MR_WORK_MIN_ITER = 25 sweeps and unconverged). */
 static void test_no_work_budget(void **state) {
