@@ -150,6 +150,38 @@ static void test_cone_qp_kkt_and_active_set(void **state) {
   assert_true(bound_active >= 10);
 }
 
+/* A solve stopped by its iteration cap returns its best iterate (by the merit it reports: the
+ * larger of its residuals and its mean complementarity), projected on the sets. The iterations
+ * do not depend on the cap, so every cap that reports the same best merit returns the same
+ * point, bit for bit, and near the solution (merit ≤ 1e-7) that point meets the KKT conditions to
+ * 1e-3 (an iterate at merit m is within about m (1 + ‖g‖∞)(1 + ‖H‖∞)(1 + ‖u‖∞) ≤ 1e-4 of them here:
+ * the bound of test_cone_qp_kkt_and_active_set). eps 1e-14 is out of reach, so the late
+ * iterations, whose Newton solves are refined, run until the cap. */
+static void test_cone_qp_cap_returns_best(void **state) {
+  (void)state;
+  uint64_t seed = 5;
+  for (int trial = 0; trial < 40; ++trial) {
+    int nb = 1 + trial % 4, n = 3 * nb;
+    double H[144], g[12], mu[4], cap[4], u[12], y[12], first[30][12], merit[30];
+    random_qp(&seed, nb, H, g, mu);
+    for (int b = 0; b < nb; ++b)
+      cap[b] = test_rand(&seed, 0.2, 2.0);
+    mr_cone_qp p = {.nb = nb, .H = H, .g = g, .mu = mu, .fmax = trial % 2 ? cap : NULL};
+    double *work = malloc((size_t)mr_cone_qp_work_size(nb) * sizeof *work);
+    for (int k = 1; k <= 30; ++k) {
+      mr_cone_qp_settings s = {.max_iter = k, .eps = 1e-14};
+      mr_cone_qp_info info;
+      assert_int_equal(mr_cone_qp_solve(&p, &s, work, u, &info), 0);
+      merit[k - 1] = fmax(fmax(info.primal, info.dual), info.gap);
+      memcpy(first[k - 1], u, sizeof u);
+      for (int j = 0; j < k - 1; ++j)
+        if (merit[j] == merit[k - 1]) assert_memory_equal(first[j], u, (size_t)n * sizeof *u);
+      if (merit[k - 1] <= 1e-7) assert_true(mr_cone_qp_kkt(&p, u, y) <= 1e-3);
+    }
+    free(work);
+  }
+}
+
 /* The cut cone's projection p of x (mr_cut_cone_project) lies in K_μ ∩ {n ≤ fmax} and meets
  * the variational inequality (x − p)ᵀ(q − p) ≤ 0 for every q of the set, which characterises the
  * projection on a closed convex set: checked against the set's corners, its top disc's rim and
@@ -499,6 +531,7 @@ static void test_api(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cone_qp_kkt_and_active_set),
+      cmocka_unit_test(test_cone_qp_cap_returns_best),
       cmocka_unit_test(test_cut_cone_projection),
       cmocka_unit_test(test_flat_tracking),
       cmocka_unit_test(test_bumpy_tracking),

@@ -147,19 +147,20 @@ typedef struct {
   double *M;                    /* the reduced matrix, then its Cholesky factor, n × n */
   double *rx, *rz, *rl, *dx, *ds, *dz, *dl, *dy, *bs, *bl, *t; /* n or 3 nb, or nb */
   double *ex, *ez, *es, *ezl, *esl, *fx, *fs, *fz, *fl, *fy;   /* refinement: n or nb each */
+  double *xbest;                                               /* the best iterate, n */
 } ipm;
 
 static size_t ipm_doubles(int nb) {
   size_t n = 3 * (size_t)nb;
-  return n * n + 23 * n + 11 * (size_t)nb; /* the arrays of ipm_at, then the best x */
+  return n * n + 23 * n + 11 * (size_t)nb; /* the arrays of ipm_at */
 }
 
 static ipm ipm_at(double *w, int nb, const double *mu, const double *cap) {
   size_t n = 3 * (size_t)nb;
   ipm q = {.nb = nb, .n = (int)n, .mu = mu, .cap = cap};
   q.M = w, w += n * n;
-  double **v[] = {&q.s,  &q.z, &q.lam, &q.rx, &q.rz, &q.dx, &q.ds, &q.dz,
-                  &q.bs, &q.t, &q.ex,  &q.ez, &q.es, &q.fx, &q.fs, &q.fz};
+  double **v[] = {&q.s, &q.z,  &q.lam, &q.rx, &q.rz, &q.dx, &q.ds, &q.dz,   &q.bs,
+                  &q.t, &q.ex, &q.ez,  &q.es, &q.fx, &q.fs, &q.fz, &q.xbest};
   for (size_t k = 0; k < sizeof v / sizeof *v; ++k)
     *v[k] = w, w += n;
   q.W = w, w += 3 * n, q.Wi = w, w += 3 * n;
@@ -372,7 +373,7 @@ static int ipm_run(const mr_cone_qp *p, const double *cap, const mr_cone_qp_sett
                    double *w, mr_cone_qp_info *info) {
   ipm q = ipm_at(w, p->nb, p->mu, cap);
   int n = q.n, nb = q.nb;
-  double scale = 1.0 + mr_norm_inf(p->g, n), *xbest = q.bl + nb;
+  double scale = 1.0 + mr_norm_inf(p->g, n), *xbest = q.xbest;
   /* the start (W = I): [H Gᵀ; G −I] (x, z) = (−g, h), s = −z, both pushed inside */
   for (int b = 0; b < nb; ++b) {
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
