@@ -18,8 +18,10 @@
  * but not the time a thread waits for a core.
  * Under load: `burners` child processes spinning on the CPU for the whole run (one is the load
  * of another program on one of two cores).
- * Then, for each N > 1, long runs of one-step calls on the same two batches (long_run): what a
- * learning loop that never stops sees of the pool's choice between its ways.
+ * Then, for each N > 1, long runs of one-step calls (long_run): what a learning loop that never
+ * stops sees of the pool's choice between its ways, on a batch of 1 thread, one of 2 and a second
+ * one of 1 thread, in turn, the same three throughout; the second 1-thread batch is the control:
+ * its ratio to the first is what the machine's noise alone gives a ratio of the same code.
  * Run: make bench (or build/bench/bench/batch [rounds [burners [N,...]]], default 7 rounds, no
  * burner, N = 1, 2, 8, 16). */
 #include <stdio.h>
@@ -178,25 +180,30 @@ static int bench_n(const mr_world *w, int n, int rounds) {
 #define LONG_RUNS 5
 static int long_run(const mr_world *w, int n) {
   mr_error err;
-  mr_batch *b[2] = {mr_batch_create(w, n, 1, SOLVER, &err),
-                    mr_batch_create(w, n, 2, SOLVER, &err)};
-  if (!b[0] || !b[1]) return fprintf(stderr, "%s\n", err.msg), 1;
-  double ratio[LONG_RUNS];
+  /* a second one-thread batch, the control: its ratio to the first is the machine's noise */
+  mr_batch *b[3] = {mr_batch_create(w, n, 1, SOLVER, &err), mr_batch_create(w, n, 2, SOLVER, &err),
+                    mr_batch_create(w, n, 1, SOLVER, &err)};
+  if (!b[0] || !b[1] || !b[2]) return fprintf(stderr, "%s\n", err.msg), 1;
+  double ratio[2][LONG_RUNS];
   int calls = LONG_STEPS / n;
-  printf("N = %d, %d one-step calls per run, 2 threads / 1 thread by run:", n, calls);
   for (int r = 0; r < LONG_RUNS; ++r) {
-    double t[2];
-    for (int k = 0; k < 2; ++k) {
+    double t[3];
+    for (int k = 0; k < 3; ++k) {
       double t0 = now();
       for (int c = 0; c < calls; ++c)
         if (mr_batch_step(b[k], 1, &err)) return fprintf(stderr, "%s\n", err.msg), 1;
       t[k] = now() - t0;
     }
-    ratio[r] = t[0] / t[1];
-    printf(" %.2f", ratio[r]);
+    ratio[0][r] = t[0] / t[1], ratio[1][r] = t[0] / t[2];
   }
-  printf("; median %.2f\n", bench_median(ratio, LONG_RUNS));
-  mr_batch_free(b[0]), mr_batch_free(b[1]);
+  const char *what[2] = {"2 threads / 1 thread", "1 thread / 1 thread (control)"};
+  for (int k = 0; k < 2; ++k) {
+    printf("N = %d, %d one-step calls per run, %s by run:", n, calls, what[k]);
+    for (int r = 0; r < LONG_RUNS; ++r)
+      printf(" %.2f", ratio[k][r]);
+    printf("; median %.2f\n", bench_median(ratio[k], LONG_RUNS));
+  }
+  mr_batch_free(b[0]), mr_batch_free(b[1]), mr_batch_free(b[2]);
   return 0;
 }
 

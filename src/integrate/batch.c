@@ -59,6 +59,10 @@ typedef struct {
   unsigned calls; /* one-step calls so far */
   int last;       /* the way of the call before, −1 none */
   int fast;       /* the way taken outside the probes */
+  int busy_above; /* tasks running on the machine above which the workers' way lacks cores:
+                   * the cores online less the workers */
+  int skip;       /* this period's probe of the workers' way is skipped (the machine is busy) */
+  int skipped;    /* probes of the workers' way skipped in a row */
 } way_stats;
 
 typedef struct {
@@ -187,7 +191,11 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * hundreds of calls, while slow calls that recur still move the mean within a few samples. On
  * idle cores the workers win by about the number of threads, and the probes cost about
  * WAY_BURST / WAY_PERIOD of that; on a machine that gives this process about one core, the
- * caller alone wins, and the batch then costs at most the probes over one thread. */
+ * caller alone wins, and the batch then costs at most the probes over one thread. Those probes
+ * of the workers' way are slow calls (a wake-up, then a worker waiting for a core), about 1 % of
+ * the time under one other program on two cores; so while the machine's running tasks, read as
+ * a probe starts, leave the workers no core, the probe is skipped (at most WAY_SKIP_MAX in a
+ * row). */
 
 /* WAY_BURST one-step calls in every WAY_PERIOD try the slower way; a sample counts at most
  * WAY_CLIP times the way's mean, which moves by WAY_GAIN of the difference, or by
@@ -201,13 +209,44 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
  * wake-ups on idle cores must not send the calls to one thread */
 #define WAY_MARGIN (1.0 / 0.9)
 
+/* at most WAY_SKIP_MAX probes of the workers' way in a row are skipped on a busy machine */
+#define WAY_SKIP_MAX 7
+
+/* the tasks running or waiting for a core on the whole machine, the calling thread included
+ * (the fourth field of Linux's /proc/loadavg, "running/total"), or -1 when it cannot be read */
+static int tasks_running(void) {
+  char buf[128];
+  int fd = open("/proc/loadavg", O_RDONLY);
+  if (fd < 0) return -1;
+  ssize_t k = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (k <= 0) return -1;
+  buf[k] = 0;
+  char *p = buf, *end = buf;
+  for (int field = 0; field < 3; ++field, p = end)
+    strtod(p, &end);
+  long r = strtol(p, &end, 10);
+  return end == p || *end != '/' ? -1 : (int)r;
+}
+
 /* the way of this one-step call: a burst each way first (the workers, then the caller alone),
- * then the faster but for the probes */
+ * then the faster but for the probes. A probe of the workers' way is skipped while other
+ * programs' tasks hold the cores it needs (read once as the probe starts; the workers sleep
+ * meanwhile, so the caller is the only running task of the pool): on such a machine the
+ * workers' way loses, and every probe of it would cost a few slow calls. At most WAY_SKIP_MAX in
+ * a row are skipped, so that the pool still learns, within a few periods, what a machine that
+ * only looks busy gives. */
 static int choose_way(way_stats *w) {
   unsigned k = w->calls++;
   if (k < 2 * WAY_BURST) return k < WAY_BURST;
   w->fast = w->ns[1] <= WAY_MARGIN * w->ns[0];
-  return k % WAY_PERIOD < WAY_BURST ? !w->fast : w->fast;
+  if (k % WAY_PERIOD >= WAY_BURST) return w->fast;
+  if (k % WAY_PERIOD == 0 && w->fast == 0) {
+    int running = tasks_running();
+    w->skip = running > w->busy_above && w->skipped < WAY_SKIP_MAX;
+    w->skipped = w->skip ? w->skipped + 1 : 0;
+  }
+  return w->fast == 0 && w->skip ? 0 : !w->fast;
 }
 
 /* a call's wall time ns, the way it went: counted when the call before went the same way */
@@ -453,6 +492,7 @@ mr_batch *mr_batch_create(const mr_world *w, int n, int threads, const char *sol
   b->w = w, b->n = n, b->threads = threads < n ? threads : n;
   b->wait.rate = 0.75;
   b->way.last = -1;
+  b->way.busy_above = (int)sysconf(_SC_NPROCESSORS_ONLN) - (b->threads - 1);
   b->nq = w->model->nq, b->nv = w->model->nv;
   b->sims = calloc((size_t)n, sizeof *b->sims);
   b->status = calloc((size_t)n, sizeof *b->status);
