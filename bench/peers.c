@@ -8,7 +8,10 @@
  * the URDF joint damping: implicit on both sides), the URDF joint limits (moreau's scenes enforce
  * them; TALOS's grippers rest on theirs in both) and effort limits, written by
  * tools/bench_mjcf.py; robots collide with the ground and the ball, not with themselves;
- * Δt = 1 ms, elliptic cones, condim 3 (no torsional or rolling friction), μ = 0.9. The initial
+ * Δt = 1 ms, elliptic cones, condim 3 (no torsional or rolling friction), μ = 0.9; the contact
+ * margin of the MuJoCo model (its geometries' largest, 0) replaces the scene's (1 mm), so that
+ * both find contacts by the same rule (with the scenes' margin moreau also finds the Allegro
+ * ball's third contact, 0.6 mm apart, that MuJoCo does not: 3 contacts against 2). The initial
  * state, the PD targets and the pushes are taken from the moreau scene (a push, a world force at
  * the body origin, is applied at the centre of mass with the moment of the offset).
  *
@@ -233,6 +236,14 @@ static int run_case(const mr_scene *sc, mjModel *m, const char *solver, int runs
   return 0;
 }
 
+/* the contact margin of a MuJoCo model: its geometries' largest */
+static double mj_margin(const mjModel *m) {
+  double r = 0.0;
+  for (int g = 0; g < m->ngeom; ++g)
+    r = fmax(r, m->geom_margin[g]);
+  return r;
+}
+
 /* the model check: the scene without its pushes (standing), STEPS steps of each, the states
  * compared in mt (Newton, CG) */
 static int check_models(const mr_scene *scene, mjModel *m, const char *solver, match *mt) {
@@ -304,6 +315,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     sc.settings.warm_start = 1;
+    sc.contact.margin = mj_margin(m);
     for (int k = 0; k < nsolvers; ++k) {
       const char *solver = solvers[k] ? solvers[k] : sc.solver;
       series S[NSIMS];
