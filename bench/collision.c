@@ -356,6 +356,7 @@ static void bench_drop_pairs(scale_kind kind, int nbodies) {
   }
   free(yaml);
   mr_sim *s = mr_sim_from_scene(&sc, "ncp-pgs", &err);
+  if (s) mr_sim_time_stages(s, 1);
   const mr_model *m = sc.model;
   int nq = m->nq, ng = m->ngeoms;
   double *qs = malloc((size_t)FRAMES * nq * sizeof *qs), tcoll = 0;

@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: %s\n", scenes[k], err.msg);
         return 1;
       }
+      mr_sim_time_stages(s[p], 1);
     }
     for (int i = 0; i < WARMUP + n; ++i)
       for (int p = 0; p < 2; ++p) {

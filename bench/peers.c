@@ -29,7 +29,9 @@
  * tangential force (Solo-12 under a 10 N push about 3 cm/s), and TALOS's 80 N push tips it; the
  * row gives the pushed run's largest body distance too.
  *
- * Timing. Per scene and moreau solver (warm started), REPEATS runs from the initial state; each
+ * Timing. Neither simulator times its stages (each one's default: moreau's mr_sim_time_stages
+ * off, MuJoCo without mjcb_time). Per scene and moreau solver (warm started), REPEATS runs from
+ * the initial state; each
  * runs STEPS steps of moreau, MuJoCo Newton and MuJoCo CG in alternating batches of BATCH steps,
  * every step from WARMUP on timed. Reported per simulator: median, mean, 99th percentile and max
  * over every timed step of every run, and the mean over steps of the minimum over the runs of
@@ -291,7 +293,6 @@ int main(int argc, char **argv) {
   int nsolvers = argc > 2 ? argc - 2 : 2;
   double load[3] = {0};
   getloadavg(load, 3);
-  mjcb_time = mj_util_clock_us;
   printf("moreau and MuJoCo %s (Newton and CG), %d runs of %d steps (%d timed from step %d), "
          "batches of %d steps alternating; µs per step; moreau warm started; load average "
          "%.1f\n\n",

@@ -189,6 +189,8 @@ static int open_live(const mr_scene *sc, mjModel *mm, const char *solver, int wi
     fprintf(stderr, "moreau: %s\n", err.msg);
     return -1;
   }
+  /* the collision stage timed on both sides (MuJoCo's through mjcb_time) */
+  if (L->s) mr_sim_time_stages(L->s, 1);
   for (int k = 0; mm && k < 2; ++k) {
     if (!(L->md[k] = mj_makeData(mm))) continue;
     mm->opt.solver = k ? mjSOL_CG : mjSOL_NEWTON;

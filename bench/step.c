@@ -1,4 +1,5 @@
-/* Time step benchmark: the wall time of mr_sim_step and its stages (mr_step_timing: kinematics,
+/* Time step benchmark: the wall time of mr_sim_step and its stages (mr_step_timing, timed by
+ * mr_sim_time_stages, which adds its clock reads to the step: kinematics,
  * collision, dynamics = CRBA + LDLᵀ + RNEA + free velocity, problem assembly, consistent law,
  * solver with its criterion, integration) on three scenes: Solo-12 standing and pushed
  * (scenes/b8_solo_push.yaml), TALOS standing and pushed (scenes/b8_talos_push.yaml) and the Allegro
@@ -57,6 +58,7 @@ static void run_series(mr_scene *sc, const char *solver, int warm, int n, series
     snprintf(r->msg, sizeof r->msg, "%.90s", err.msg);
     return;
   }
+  mr_sim_time_stages(s, 1);
   for (int k = 0; k < WARMUP + n; ++k) {
     if (mr_sim_step(s, &err)) {
       r->failed = 1;

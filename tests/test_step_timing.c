@@ -1,6 +1,9 @@
 /* The step's stage timers (mr_step_timing in mr_step_stats) and the Allegro scenes of the step
- * benchmark: the stages partition the step's wall time, and the ball dropped into the hand ends
- * held, at rest and in static equilibrium. */
+ * benchmark: timed (mr_sim_time_stages) the stages partition the step's wall time, untimed (the
+ * default) they are 0 and the steps the same bits; the ball dropped into the hand ends held, at
+ * rest and in static equilibrium. */
+#include <string.h>
+
 #include <float.h>
 
 #include "moreau/scene.h"
@@ -17,6 +20,7 @@
 static void test_stages_partition_the_step(void **state) {
   mr_scene sc = tsim_load("scenes/b8_allegro_hold.yaml");
   mr_sim *s = tsim_create(&sc, NULL);
+  mr_sim_time_stages(s, 1);
   for (int k = 0; k < 50; ++k) {
     tsim_steps(s, 1);
     const mr_step_stats *st = mr_sim_last(s);
@@ -34,6 +38,33 @@ static void test_stages_partition_the_step(void **state) {
     assert_true(t->solver > 0.0);
   }
   mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
+/* untimed (the default) every stage time is 0, and timing changes nothing of the step: two
+ * simulators of the dropped ball, one timed, give the same q and v bit for bit over its landing
+ * (the first 300 steps: the ball's first contacts come at step 40, 261 of the steps have some) */
+static void test_untimed_same_steps(void **state) {
+  mr_scene sc = tsim_load("scenes/b8_allegro_ball.yaml");
+  mr_sim *s = tsim_create(&sc, NULL), *timed = tsim_create(&sc, NULL);
+  mr_sim_time_stages(timed, 1);
+  const mr_model *m = mr_sim_model(s);
+  int contacts = 0;
+  for (int k = 0; k < 300; ++k) {
+    tsim_steps(s, 1), tsim_steps(timed, 1);
+    const mr_step_stats *st = mr_sim_last(s);
+    const mr_step_timing *t = &st->timing;
+    double v[] = {t->kinematics,  t->collision, t->dynamics,    t->assembly,
+                  t->consistency, t->solver,    t->integration, t->total};
+    for (int j = 0; j < 8; ++j)
+      assert_true(v[j] == 0.0);
+    assert_true(mr_sim_last(timed)->timing.total > 0.0);
+    assert_memory_equal(mr_sim_q(s), mr_sim_q(timed), (size_t)m->nq * sizeof(double));
+    assert_memory_equal(mr_sim_v(s), mr_sim_v(timed), (size_t)m->nv * sizeof(double));
+    contacts += st->ncontacts > 0;
+  }
+  assert_true(contacts > 100); /* the landing is in the compared steps */
+  mr_sim_free(s), mr_sim_free(timed);
   mr_scene_free(&sc);
 }
 
@@ -80,6 +111,7 @@ static void test_ball_caught(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stages_partition_the_step),
+      cmocka_unit_test(test_untimed_same_steps),
       cmocka_unit_test(test_ball_caught),
   };
   return cmocka_run_group_tests_name("step_timing", tests, NULL, NULL);

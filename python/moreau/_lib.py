@@ -154,6 +154,7 @@ def _declare(lib):
         # sim.h, control.h
         "mr_sim_create": (P, [P, S, E]), "mr_sim_free": (None, [P]),
         "mr_sim_step": (I, [P, E]), "mr_sim_reset": (None, [P]),
+        "mr_sim_time_stages": (None, [P, I]),
         "mr_sim_reset_posture": (I, [P, S, S, E]),
         "mr_sim_qpos": (DP, [P]), "mr_sim_qvel": (DP, [P]),
         "mr_sim_ctrl_torque": (DP, [P]), "mr_sim_ctrl_target": (DP, [P]),

@@ -391,11 +391,17 @@ class Sim:
     def stats(self):
         """The last step's figures: ncontacts, nconstraints, iterations, converged, eps_abs (N),
         penetration (m), solve_us, kinetic and potential energy (J), islands, iterations_sum and
-        the stage times (µs) under timing."""
+        the stage times (µs) under timing (0 unless time_stages() is on)."""
         s = lib.mr_sim_last(self._ptr).contents
         d = {k: getattr(s, k) for k, _ in _Stats._fields_ if k != "timing"}
         d["timing"] = {k: getattr(s.timing, k) for k, _ in _Timing._fields_}
         return d
+
+    def time_stages(self, on=True):
+        """Measure the wall time of each stage of the following steps into stats["timing"] (on)
+        or not (off, the default: the clock reads cost 8 % of a step of 100 resting spheres).
+        The steps are the same either way."""
+        lib.mr_sim_time_stages(self._ptr, 1 if on else 0)
 
     def energy(self):
         """Kinetic plus potential energy of the current state (J)."""

@@ -154,10 +154,15 @@ bodies:
         """the binding reads mr_step_timing field by field: the stages are non-negative and add
         up to the total, as tests/test_step_timing.c asserts on the struct itself (clock
         differences, exact; 6 roundings of partial sums: 6 ulp), which a field out of place
-        (the consistency stage read as the solver's, the total as integration) would break"""
+        (the consistency stage read as the solver's, the total as integration) would break;
+        untimed (the default) the total is 0"""
         sim = moreau.Sim(scene_text(BOX))
+        untimed = moreau.Sim(scene_text(BOX))
+        sim.time_stages()
         for _ in range(20):
             sim.step(1)
+            untimed.step(1)
+            self.assertEqual(untimed.stats["timing"]["total"], 0.0)
             t = sim.stats["timing"]
             stages = [t[k] for k in ("kinematics", "collision", "dynamics", "assembly",
                                      "consistency", "solver", "integration")]

@@ -176,6 +176,7 @@ mr_status mr_run_scene(const mr_scene *scene, const mr_run_options *opt, mr_run_
   if (mr_scene_step_count(scene->timestep, scene->duration, &nsteps, err)) return MR_ERR_INVALID;
   mr_sim *s = mr_sim_from_scene(scene, opt->solver, err);
   if (!s) return err ? err->status : MR_ERR_NOMEM;
+  mr_sim_time_stages(s, 1); /* the summary's stage shares */
   int every = opt->every > 0 ? opt->every : 1;
   summary->energy_start = mr_sim_energy(s);
   if (opt->csv) csv_header(opt->csv, mr_sim_world(s), opt);

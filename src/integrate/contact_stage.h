@@ -36,6 +36,8 @@ typedef struct {
   long step;                 /* the step's number: islands of step − 1 are "last step's" */
   const double *v, *vf;      /* the velocity at the step's start and the free velocity (nv) */
   int one;                   /* 1: one island of every block (islands off) */
+  int timed;                 /* 1: the consistent laws, solves and velocity changes timed
+                              * (mr_contact_output's t_*; 0: those stay 0, no clock read) */
   double margin; /* the collision margin (m): a contact detected with its gap beyond it is
                   * speculative, and left out of its island's solve while its free motion closes
                   * less than half of its gap in the step (checked after the solve); INFINITY:
@@ -52,7 +54,8 @@ typedef struct {
   double eps_abs;     /* the largest NCP criterion */
   double solve_us;    /* summed solver time (µs) */
   double t_consistency, t_solver, t_impulse; /* wall time of the consistent laws, the solves (and
-                                                their criteria) and the velocity changes (µs) */
+                                                their criteria) and the velocity changes (µs),
+                                                while in.timed */
 } mr_contact_output;
 
 /* a stage for a model and at most max_blocks blocks; NULL when out of memory */

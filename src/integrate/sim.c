@@ -204,6 +204,10 @@ static int count_trees(const mr_model *m) {
   return n;
 }
 
+void mr_sim_time_stages(mr_sim *s, int on) {
+  s->time_stages = on != 0;
+}
+
 mr_status mr_sim_set_islands(mr_sim *s, int on, mr_error *err) {
   s->islands = on != 0;
   mr_contact_stage_invalidate(s->contacts);

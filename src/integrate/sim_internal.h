@@ -33,6 +33,7 @@ struct mr_sim {
   mr_collision *col;
   mr_contact_stage *contacts; /* the contact stage: islands, their memory, solver states */
   int islands;                /* 1 (default): each island solved as its own problem */
+  int time_stages;            /* 1: the step's stages timed (mr_sim_time_stages; default 0) */
   mr_step_ctx ctx;
   int max_contacts; /* contacts the storage holds now (grows between steps) */
   int max_limits;   /* 1-dof joints whose limits may enter the problem */
