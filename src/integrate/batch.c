@@ -215,16 +215,23 @@ static int step_share(mr_batch *b, int t, unsigned long g, int nsteps) {
 /* at most WAY_SKIP_MAX probes of the workers' way in a row are skipped on a busy machine */
 #define WAY_SKIP_MAX 7
 
+/* a small file of /proc read into buf (size bytes, NUL-terminated): 0, or -1 when it cannot be
+ * read */
+static int read_proc(const char *path, char *buf, size_t size) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  ssize_t k = read(fd, buf, size - 1);
+  close(fd);
+  if (k <= 0) return -1;
+  buf[k] = 0;
+  return 0;
+}
+
 /* the tasks running or waiting for a core on the whole machine, the calling thread included
  * (the fourth field of Linux's /proc/loadavg, "running/total"), or -1 when it cannot be read */
 static int tasks_running(void) {
   char buf[128];
-  int fd = open("/proc/loadavg", O_RDONLY);
-  if (fd < 0) return -1;
-  ssize_t k = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (k <= 0) return -1;
-  buf[k] = 0;
+  if (read_proc("/proc/loadavg", buf, sizeof buf)) return -1;
   char *p = buf, *end = buf;
   for (int field = 0; field < 3; ++field, p = end)
     strtod(p, &end);
@@ -275,12 +282,7 @@ static long monotonic_ns(void) {
  * /proc/thread-self/schedstat, second field), or -1 when it cannot be read */
 static long queued_ns(void) {
   char buf[96];
-  int fd = open("/proc/thread-self/schedstat", O_RDONLY);
-  if (fd < 0) return -1;
-  ssize_t k = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (k <= 0) return -1;
-  buf[k] = 0;
+  if (read_proc("/proc/thread-self/schedstat", buf, sizeof buf)) return -1;
   char *p = buf, *end;
   strtoll(p, &end, 10);
   long long q = strtoll(end, &p, 10);
