@@ -38,7 +38,9 @@
 #include "contact/consistency.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <suitesparse/cholmod.h>
 
 #include "core/linalg.h"
 
@@ -358,6 +360,328 @@ static int handled(const mr_contact_problem *p, int m) {
   return (n > m ? m : n) <= MR_CONSISTENCY_MAX_DIM;
 }
 
+/* ---- Large islands: the projection through a sparse factor over the dofs ----
+ *
+ * Beyond MR_CONSISTENCY_MAX_DIM the dense bases cost more than the solve. There b' = J x (on the
+ * corrected and held rows) with x the regularised least squares
+ *   min ‖J_C x − b_C‖² + α xᵀ diag(J_CᵀJ_C + J_HᵀJ_H) x   subject to   J_H x = 0
+ * (C the corrected rows, H the held ones), by augmented-Lagrangian rounds on the held rows:
+ * A x_k = J_Cᵀ b_C − J_Hᵀ μ_k, μ_{k+1} = μ_k + κ J_H x_k, A = J_CᵀJ_C + κ J_HᵀJ_H + α diag(·)
+ * factored once (a simplicial LDLᵀ through CHOLMOD in its AMD order: the factor of an island of
+ * free bodies has the sparsity of its bodies' contact graph). b' = J x lies in range(J) =
+ * range(G) whatever the rounds reach, so the all-sticking candidate exists exactly; the rounds
+ * only bring the slip that candidate asks (b'_H) down. A motion that slips by s per unit of
+ * normal motion has its slip reduced by 1/(1 + κ s²) a round, so after the SPARSE_ROUNDS rounds
+ * a motion slipping by less than about 1/√κ keeps part of its slip, as the dense path counts a
+ * slip below √TOL as none (measured on the 200-body drop of bench/scale.c: at most 8e-4 of the
+ * correction). α is the dense path's rank tolerance: a direction whose rows move less than √α of
+ * its columns' scale is left out, softly, where the dense path drops it. κ = 1e4 keeps A's
+ * condition (κ/α) within what the factor resolves. */
+#define SPARSE_PATTERNS 4
+#define SPARSE_KAPPA 1e4
+#define SPARSE_HOLD 1e-9
+#define SPARSE_ROUNDS 6
+
+typedef struct {
+  cholmod_sparse *A; /* triu(A), its pattern the analysed one */
+  cholmod_factor *L; /* simplicial LDLᵀ, CHOLMOD's fill-reducing order in L->Perm */
+  long used;
+} sparse_analysis;
+
+struct mr_consistency_factor {
+  cholmod_common cc;
+  sparse_analysis slot[SPARSE_PATTERNS];
+  long clock;
+  /* scratch, grown: per dof the pattern's column pointers, its blocks' offsets, a stamp and a
+   * slot, and two vectors; per row two vectors; the blocks of each dof; the pattern's rows */
+  size_t cap_m, cap_n, cap_cb, cap_ri;
+  int *cp, *cb, *stamp, *pos;
+  double *x, *t;
+  double *mu, *h;
+  int *cbi, *ri;
+};
+
+mr_consistency_factor *mr_consistency_factor_create(void) {
+  mr_consistency_factor *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  if (!cholmod_start(&f->cc)) {
+    free(f);
+    return NULL;
+  }
+  f->cc.print = 0;
+  f->cc.supernodal = CHOLMOD_SIMPLICIAL; /* refactored in place, no workspace per call */
+  f->cc.final_asis = 1;
+  f->cc.nmethods = 1;
+  f->cc.method[0].ordering = CHOLMOD_AMD;
+  return f;
+}
+
+void mr_consistency_factor_free(mr_consistency_factor *f) {
+  if (!f) return;
+  for (int k = 0; k < SPARSE_PATTERNS; ++k) {
+    cholmod_free_sparse(&f->slot[k].A, &f->cc);
+    cholmod_free_factor(&f->slot[k].L, &f->cc);
+  }
+  cholmod_finish(&f->cc);
+  free(f->cp), free(f->cb), free(f->stamp), free(f->pos), free(f->x), free(f->t);
+  free(f->mu), free(f->h), free(f->cbi), free(f->ri);
+  free(f);
+}
+
+/* the arrays ps[0..k) (element sizes sz) grown to need elements when *cap is below it, contents
+ * kept; 0, or −1 out of memory (the grown ones kept, *cap unchanged) */
+static int grow(void **ps[], const size_t *sz, int k, size_t *cap, size_t need) {
+  if (need <= *cap) return 0;
+  size_t c = need + need / 2;
+  for (int i = 0; i < k; ++i) {
+    void *q = realloc(*ps[i], c * sz[i]);
+    if (!q) return -1;
+    *ps[i] = q;
+  }
+  *cap = c;
+  return 0;
+}
+
+/* the scratch for nc blocks over m dofs, sum_ns support entries; 1 when it grew, 0 when it had
+ * room, −1 out of memory */
+static int sparse_scratch(mr_consistency_factor *f, int nc, int m, size_t sum_ns) {
+  void **pm[] = {(void **)&f->cp,  (void **)&f->cb, (void **)&f->stamp,
+                 (void **)&f->pos, (void **)&f->x,  (void **)&f->t};
+  size_t sm[] = {sizeof(int), sizeof(int),    sizeof(int),
+                 sizeof(int), sizeof(double), sizeof(double)};
+  void **pn[] = {(void **)&f->mu, (void **)&f->h};
+  size_t sn[] = {sizeof(double), sizeof(double)};
+  void **pc[] = {(void **)&f->cbi};
+  size_t sc[] = {sizeof(int)};
+  size_t caps = f->cap_m + f->cap_n + f->cap_cb;
+  if (grow(pm, sm, 6, &f->cap_m, (size_t)m + 1) || grow(pn, sn, 2, &f->cap_n, 3 * (size_t)nc) ||
+      grow(pc, sc, 1, &f->cap_cb, sum_ns + 1))
+    return -1;
+  return f->cap_m + f->cap_n + f->cap_cb != caps;
+}
+
+int mr_consistency_factor_reserve(mr_consistency_factor *f, int nc, int nv) {
+  /* supports of at most nv dofs; the pattern's upper triangle at most nv (nv + 1) / 2 entries */
+  int st = sparse_scratch(f, nc, nv, (size_t)nc * (size_t)nv);
+  void **pr[] = {(void **)&f->ri};
+  size_t sr[] = {sizeof(int)}, cap = f->cap_ri;
+  if (st < 0 || grow(pr, sr, 1, &f->cap_ri, (size_t)nv * ((size_t)nv + 1) / 2 + 1)) return -1;
+  return st || f->cap_ri != cap;
+}
+
+/* block i's t-th column of J in ascending order (its support is stored descending) */
+static inline int block_col(const mr_consistency_sparse *s, int i, int t) {
+  const int *S = s->support + (size_t)i * s->stride;
+  return s->col[S[s->nsupport[i] - 1 - t]];
+}
+
+/* the upper triangle's pattern of A (m dofs) in f->cp, f->ri: the diagonal of every dof, and
+ * (k, j), k < j, where a block with a corrected or held row has both in its support; each dof's
+ * blocks in f->cb, f->cbi. 0, or −1 out of memory */
+static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_sparse *s, int nc, int m,
+                          const unsigned char *held, const unsigned char *corrected) {
+  int *cb = f->cb, *cbi = f->cbi, *stamp = f->stamp;
+  memset(cb, 0, ((size_t)m + 1) * sizeof *cb);
+  for (int i = 0; i < nc; ++i) {
+    int used = 0;
+    for (int k = 0; k < 3; ++k)
+      used |= held[3 * i + k] | corrected[3 * i + k];
+    for (int t = 0; used && t < s->nsupport[i]; ++t)
+      ++cb[block_col(s, i, t) + 1];
+  }
+  for (int j = 0; j < m; ++j)
+    cb[j + 1] += cb[j], stamp[j] = -1;
+  int *at = f->pos;
+  memcpy(at, cb, (size_t)m * sizeof *at);
+  for (int i = 0; i < nc; ++i) {
+    int used = 0;
+    for (int k = 0; k < 3; ++k)
+      used |= held[3 * i + k] | corrected[3 * i + k];
+    for (int t = 0; used && t < s->nsupport[i]; ++t)
+      cbi[at[block_col(s, i, t)]++] = i;
+  }
+  size_t nnz = 0;
+  f->cp[0] = 0;
+  for (int j = 0; j < m; ++j) {
+    void **pr[] = {(void **)&f->ri};
+    size_t sr[] = {sizeof(int)};
+    if (grow(pr, sr, 1, &f->cap_ri, nnz + (size_t)j + 1)) return -1;
+    size_t start = nnz;
+    stamp[j] = j, f->ri[nnz++] = j;
+    for (int q = cb[j]; q < cb[j + 1]; ++q) {
+      int i = cbi[q];
+      for (int t = 0; t < s->nsupport[i]; ++t) {
+        int c = block_col(s, i, t);
+        if (c >= j) break;
+        if (stamp[c] != j) stamp[c] = j, f->ri[nnz++] = c;
+      }
+    }
+    for (size_t a = start + 1; a < nnz; ++a) /* ascending rows (insertion: short columns) */
+      for (size_t b = a; b > start && f->ri[b - 1] > f->ri[b]; --b) {
+        int tmp = f->ri[b];
+        f->ri[b] = f->ri[b - 1], f->ri[b - 1] = tmp;
+      }
+    f->cp[j + 1] = (int)nnz;
+  }
+  return 0;
+}
+
+/* the analysis of the pattern in f->cp, f->ri (m dofs): a kept one, or a new one replacing the
+ * least recently used; NULL out of memory or when CHOLMOD fails */
+static sparse_analysis *sparse_analyse(mr_consistency_factor *f, int m) {
+  int nnz = f->cp[m];
+  sparse_analysis *oldest = f->slot;
+  for (int k = 0; k < SPARSE_PATTERNS; ++k) {
+    sparse_analysis *a = &f->slot[k];
+    if (a->A && (int)a->A->nrow == m && ((int *)a->A->p)[m] == nnz &&
+        !memcmp(a->A->p, f->cp, ((size_t)m + 1) * sizeof(int)) &&
+        !memcmp(a->A->i, f->ri, (size_t)nnz * sizeof(int))) {
+      a->used = ++f->clock;
+      return a;
+    }
+    if (a->used < oldest->used) oldest = a;
+  }
+  cholmod_free_sparse(&oldest->A, &f->cc);
+  cholmod_free_factor(&oldest->L, &f->cc);
+  oldest->used = 0;
+  oldest->A =
+      cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &f->cc);
+  if (!oldest->A) return NULL;
+  memcpy(oldest->A->p, f->cp, ((size_t)m + 1) * sizeof(int));
+  memcpy(oldest->A->i, f->ri, (size_t)nnz * sizeof(int));
+  oldest->L = cholmod_analyze(oldest->A, &f->cc);
+  if (!oldest->L || f->cc.status != CHOLMOD_OK) {
+    cholmod_free_sparse(&oldest->A, &f->cc);
+    cholmod_free_factor(&oldest->L, &f->cc);
+    return NULL;
+  }
+  oldest->used = ++f->clock;
+  return oldest;
+}
+
+/* A = J_CᵀJ_C + κ J_HᵀJ_H + α diag(J_CᵀJ_C + J_HᵀJ_H) on the analysed pattern, factored; 0, or
+ * −1 when it is not positive definite */
+static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
+                         const mr_consistency_sparse *s, const double *J, int m,
+                         const unsigned char *held, const unsigned char *corrected) {
+  const int *Ap = an->A->p, *Ai = an->A->i;
+  double *Ax = an->A->x;
+  int *pos = f->pos;
+  for (int j = 0; j < m; ++j) {
+    double dj = 0.0; /* the column's scale, J_CᵀJ_C + J_HᵀJ_H's diagonal entry */
+    for (int q = Ap[j]; q < Ap[j + 1]; ++q)
+      pos[Ai[q]] = q, Ax[q] = 0.0;
+    for (int q = f->cb[j]; q < f->cb[j + 1]; ++q) {
+      int i = f->cbi[q];
+      for (int k = 3 * i; k < 3 * i + 3; ++k) {
+        double w = corrected[k] ? 1.0 : held[k] ? SPARSE_KAPPA : 0.0;
+        const double *Jk = J + (size_t)k * m;
+        if (w == 0.0 || Jk[j] == 0.0) continue;
+        dj += Jk[j] * Jk[j];
+        for (int t = 0; t < s->nsupport[i]; ++t) {
+          int c = block_col(s, i, t);
+          if (c > j) break;
+          Ax[pos[c]] += w * Jk[c] * Jk[j];
+        }
+      }
+    }
+    /* the diagonal (the column's last row), regularised; a column no row reaches: 1 (x_j = 0) */
+    Ax[Ap[j + 1] - 1] = dj > 0.0 ? Ax[Ap[j + 1] - 1] + MR_CONSISTENCY_TOL * dj : 1.0;
+  }
+  if (!cholmod_factorize(an->A, an->L, &f->cc) || f->cc.status != CHOLMOD_OK) return -1;
+  const int *Lp = an->L->p;
+  const double *Lx = an->L->x;
+  for (int j = 0; j < m; ++j)
+    if (!(Lx[Lp[j]] > 0.0) || !isfinite(Lx[Lp[j]])) return -1;
+  return 0;
+}
+
+/* x ← A⁻¹ x through the factor (its order L->Perm; t scratch) */
+static void sparse_solve(const sparse_analysis *an, int m, double *x, double *t) {
+  const int *Lp = an->L->p, *Li = an->L->i, *Lnz = an->L->nz, *P = an->L->Perm;
+  const double *Lx = an->L->x;
+  for (int k = 0; k < m; ++k)
+    t[k] = x[P[k]];
+  for (int j = 0; j < m; ++j) {
+    double tj = t[j];
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; ++q)
+      t[Li[q]] -= Lx[q] * tj;
+  }
+  for (int j = 0; j < m; ++j)
+    t[j] /= Lx[Lp[j]];
+  for (int j = m - 1; j >= 0; --j) {
+    double tj = t[j];
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; ++q)
+      tj -= Lx[q] * t[Li[q]];
+    t[j] = tj;
+  }
+  for (int k = 0; k < m; ++k)
+    x[P[k]] = t[k];
+}
+
+/* row k of J times x over its block's support */
+static double row_times(const mr_consistency_sparse *s, const double *J, int m, int k,
+                        const double *x) {
+  const double *Jk = J + (size_t)k * m;
+  double sum = 0.0;
+  for (int t = 0, i = k / 3; t < s->nsupport[i]; ++t) {
+    int c = block_col(s, i, t);
+    sum += Jk[c] * x[c];
+  }
+  return sum;
+}
+
+/* r = J_Cᵀ b_C − J_Hᵀ μ over the supports */
+static void sparse_rhs(const mr_consistency_sparse *s, const double *J, int n, int m,
+                       const unsigned char *held, const unsigned char *corrected, const double *b,
+                       const double *mu, double *r) {
+  mr_zero(r, m);
+  for (int k = 0; k < n; ++k) {
+    double w = corrected[k] ? b[k] : held[k] ? -mu[k] : 0.0;
+    const double *Jk = J + (size_t)k * m;
+    for (int t = 0, i = k / 3; w != 0.0 && t < s->nsupport[i]; ++t) {
+      int c = block_col(s, i, t);
+      r[c] += Jk[c] * w;
+    }
+  }
+}
+
+/* b (3nc) ← its projection through the sparse factor (the section's opening comment), on the
+ * corrected and held rows; 1 projected, −1 out of memory or a failed factor (b unchanged) */
+static int project_sparse(const mr_contact_problem *p, const double *J, int m, double free_gap,
+                          const mr_consistency_sparse *s, double *b, mr_arena *work) {
+  int n = 3 * p->nc;
+  mr_consistency_factor *f = s->factor;
+  unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
+  if (!held || !corrected) return -1;
+  row_roles(p, free_gap, held, corrected);
+  size_t sum_ns = 0;
+  for (int i = 0; i < p->nc; ++i)
+    sum_ns += (size_t)s->nsupport[i];
+  if (sparse_scratch(f, p->nc, m, sum_ns) < 0 || sparse_pattern(f, s, p->nc, m, held, corrected))
+    return -1;
+  sparse_analysis *an = sparse_analyse(f, m);
+  if (!an || sparse_factor(f, an, s, J, m, held, corrected)) return -1;
+  double bmax = 0.0, *x = f->x, *mu = f->mu, *h = f->h;
+  for (int k = 0; k < n; ++k)
+    bmax = corrected[k] ? fmax(bmax, fabs(b[k])) : bmax, mu[k] = 0.0;
+  for (int round = 0;; ++round) {
+    sparse_rhs(s, J, n, m, held, corrected, b, mu, x);
+    sparse_solve(an, m, x, f->t);
+    double hmax = 0.0;
+    for (int k = 0; k < n; ++k) {
+      h[k] = held[k] || corrected[k] ? row_times(s, J, m, k, x) : 0.0;
+      if (held[k]) hmax = fmax(hmax, fabs(h[k]));
+    }
+    if (hmax <= SPARSE_HOLD * bmax || round + 1 == SPARSE_ROUNDS) break;
+    for (int k = 0; k < n; ++k)
+      mu[k] += held[k] ? SPARSE_KAPPA * h[k] : 0.0;
+  }
+  for (int k = 0; k < n; ++k)
+    if (held[k] || corrected[k]) b[k] = h[k];
+  return 1;
+}
+
 int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, int nv,
                                   double free_gap, double *X, int ncols, mr_arena *work) {
   if (p->nc == 0 || !handled(p, nv)) return 0;
@@ -369,7 +693,8 @@ int mr_contact_consistent_columns(const mr_contact_problem *p, const double *J, 
 
 size_t mr_contact_consistent_work_size(int nc, int nv) {
   size_t n = nc > 0 ? 3 * (size_t)nc : 0, m = nv > 0 ? (size_t)nv : 0, k = n < m ? n : m;
-  if (k > MR_CONSISTENCY_MAX_DIM) return 0;
+  /* beyond the bound: b, its projection and J v_f/Δt, the caller's free velocity, the roles */
+  if (k > MR_CONSISTENCY_MAX_DIM) return (3 * n + m + n / 4 + 2) * sizeof(double) + 8 * 64;
   /* a basis B (n x k), then from J a k x k factor and the null-space Gram matrix, or from G
    * G's copy and L's columns (n x n each, released before the Gram matrix), the caller's free
    * velocity, vectors, index arrays; alignment slack per allocation */
@@ -385,14 +710,15 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            double free_gap, const mr_consistency_pairs *pairs,
-                                           mr_arena *work) {
+                                           const mr_consistency_sparse *large, mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
   const double *J = a->J;
   int n = 3 * p->nc, m = a->nv;
   if (n == 0) return MR_CONSISTENT_NOOP;
   for (int i = 0; i < n && p->R; ++i)
     if (p->R[i] > 0.0) return MR_CONSISTENT_NOOP;
-  if (!handled(p, m)) return MR_CONSISTENT_TOO_LARGE;
+  int dense = handled(p, m);
+  if (!dense && !(large && large->factor)) return MR_CONSISTENT_TOO_LARGE;
   size_t mark = mr_arena_mark(work);
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
   double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
@@ -401,12 +727,15 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   /* b = the correction, g − J v_f/Δt less the restitution targets (what an impact law demands
    * of a velocity is not a push-out: kept as it is); nothing to do when it is zero */
   double bmax = 0.0;
-  for (int i = 0; i < n; ++i) {
-    jv[i] = mr_dot(J + (size_t)i * m, vf, m) / p->dt + (i % 3 == 2 ? a->rest[i / 3] : 0.0);
+  for (int i = 0; i < n; ++i) { /* a large island's rows over their supports */
+    double Jv = dense ? mr_dot(J + (size_t)i * m, vf, m) : row_times(large, J, m, i, vf);
+    jv[i] = Jv / p->dt + (i % 3 == 2 ? a->rest[i / 3] : 0.0);
     b[i] = a->g[i] - jv[i];
     bmax = fmax(bmax, fabs(b[i]));
   }
   if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
+  if (!dense && bmax <= large->skip_below)
+    return mr_arena_reset(work, mark), MR_CONSISTENT_TOO_LARGE;
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
    * law, an island solved alone or within the whole model). With the island's body pairs that is
    * checked first pair by pair: when no pair's own projection moves its rows, b is in S and is
@@ -419,7 +748,8 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
       return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
   }
   mr_copy(bp, b, n);
-  int st = project(p, J, m, free_gap, bp, 1, work);
+  int st = dense ? project(p, J, m, free_gap, bp, 1, work)
+                 : project_sparse(p, J, m, free_gap, large, bp, work);
   if (st == 1 && !moved(b, bp, n)) st = 0;
   /* g = J v_f/Δt + rest + b' */
   for (int i = 0; i < n && st == 1; ++i)

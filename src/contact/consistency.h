@@ -11,8 +11,9 @@
 #include "core/arena.h"
 #include "moreau/assembly.h"
 
-/* the largest min(3 nc, nv) projected: beyond it (islands of tens of bodies) the dense
- * factorisation would cost more than the solve and g is left as assembled */
+/* the largest min(3 nc, nv) projected densely: beyond it (islands of tens of bodies) the dense
+ * factorisation would cost more than the solve, and the sparse projection (mr_consistency_sparse)
+ * takes over */
 #define MR_CONSISTENCY_MAX_DIM 96
 
 /* relative pivot below which a direction of G (or of JᵀJ) counts as absent: the dropped
@@ -29,8 +30,11 @@ typedef enum {
                               somewhere), or a correction already in S to MR_CONSISTENCY_KEEP:
                               g unchanged */
   MR_CONSISTENT_PROJECTED, /* the correction was projected onto S */
-  MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM: left as assembled */
-  MR_CONSISTENT_NO_MEMORY  /* the arena was too small: left as assembled */
+  MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM and no sparse
+                              projection given, or its correction below skip_below: left as
+                              assembled */
+  MR_CONSISTENT_NO_MEMORY  /* the arena was too small, or the sparse factor's memory or
+                              factorisation failed: left as assembled */
 } mr_consistent_result;
 
 /* An island's blocks grouped by body pair, for the projection pair by pair. When every body of
@@ -46,21 +50,52 @@ typedef struct {
   const int *cols; /* per pair, the six columns of J of one free body of the pair */
 } mr_consistency_pairs;
 
+/* An island beyond MR_CONSISTENCY_MAX_DIM (docs/solvers.md, "The consistent law", "Large
+ * islands"): its correction is projected through a sparse factor over its dofs instead, the
+ * columns of each block's rows being its support (the tree-sparse assembly's), and the factor's
+ * analyses kept across steps in a mr_consistency_factor. */
+typedef struct mr_consistency_factor mr_consistency_factor;
+
+typedef struct {
+  const int *support;  /* per block, the dofs its rows may be nonzero on, descending, at stride
+                        * entries per block */
+  const int *nsupport; /* per block, their number */
+  int stride;
+  const int *col;    /* dof → column of J */
+  double skip_below; /* a correction no entry of which exceeds this is left as assembled (the
+                      * step: ten times the solver's tolerance, what a resting island's last
+                      * solve leaves) */
+  mr_consistency_factor *factor;
+} mr_consistency_sparse;
+
+/* a factor with no analysis yet, NULL out of memory; freed with mr_consistency_factor_free (NULL:
+ * nothing). It keeps the analyses of the last four sparsity patterns (the island's dofs coupled
+ * by its rows: CHOLMOD's, allocated when a pattern is new, as the solvers' sparse factors are)
+ * and the scratch of the projection. */
+mr_consistency_factor *mr_consistency_factor_create(void);
+void mr_consistency_factor_free(mr_consistency_factor *f);
+/* the scratch for an island of nc blocks over nv dofs, grown ahead of the step (with the step's
+ * storage) so that the projection allocates nothing but a new pattern's analysis: 1 when it
+ * grew, 0 when it had room, −1 out of memory */
+int mr_consistency_factor_reserve(mr_consistency_factor *f, int nc, int nv);
+
 /* Make a's problem consistent in place: g ← J v_f/Δt + P (g − J v_f/Δt), P the orthogonal
  * projector onto S, from a basis of range(J) (pivoted Cholesky of G when 3nc ≤ nv, of JᵀJ
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
  * J is a->J (which the dense and the tree-sparse assemblies fill), vf the free velocity at its
- * a->nv columns; pairs, when not NULL, the island's forest of body pairs (above). Scratch
+ * a->nv columns; pairs, when not NULL, the island's forest of body pairs (above); large, when
+ * not NULL, what an island beyond MR_CONSISTENCY_MAX_DIM is projected with (without it such an
+ * island is left as assembled: MR_CONSISTENT_TOO_LARGE). Scratch
  * (mr_contact_consistent_work_size) comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            double free_gap, const mr_consistency_pairs *pairs,
-                                           mr_arena *work);
+                                           const mr_consistency_sparse *large, mr_arena *work);
 
 /* Bytes of work that mr_contact_consistent may take for nc blocks over nv dofs, with the caller's
- * free velocity (nv) and body pairs (mr_consistency_pairs) on top; 0 when min(3nc, nv) >
- * MR_CONSISTENCY_MAX_DIM (nothing is
- * projected). The step sizes its workspace by it: a Gauss-Seidel solver's own is vectors only. */
+ * free velocity (nv) and body pairs (mr_consistency_pairs) on top; beyond MR_CONSISTENCY_MAX_DIM
+ * vectors only (the sparse projection's scratch is its factor's). The step sizes its workspace by
+ * it: a Gauss-Seidel solver's own is vectors only. */
 size_t mr_contact_consistent_work_size(int nc, int nv);
 
 /* Each column of X (3nc x ncols, row-major) projected onto S of p (G, kinds, gaps) and J (3nc x

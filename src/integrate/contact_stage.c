@@ -56,6 +56,7 @@ struct mr_contact_stage {
   int *gb_idx;  /* the tree-sparse islands' block-sparse G: row offsets and columns */
   size_t gb_idx_cap;
   mr_arena work; /* the solvers' and the consistent law's workspace */
+  mr_consistency_factor *cons; /* the consistent law's sparse factor of the large islands */
   /* what the solver keeps from one step to the next per island (mr_solver_state.keep): the
    * pool, at keep_at[k] for island k (last step's at prev_keep_at), and a second one of the same
    * size that islands move into when they are reordered */
@@ -131,7 +132,9 @@ mr_contact_stage *mr_contact_stage_create(const mr_model *m, int max_blocks) {
   st->prev_step = -2;
   st->groups = mr_islands_create(m, max_blocks);
   st->x = calloc((size_t)(m->nv ? m->nv : 1), sizeof(double));
-  if (!st->groups || !st->x || grow_blocks(st, max_blocks > 0 ? max_blocks : 1, NULL) ||
+  st->cons = mr_consistency_factor_create();
+  if (!st->groups || !st->x || !st->cons ||
+      grow_blocks(st, max_blocks > 0 ? max_blocks : 1, NULL) ||
       mr_arena_init(&st->work, mr_solver_work_size(8, 0)))
     return mr_contact_stage_free(st), NULL;
   return st;
@@ -143,6 +146,7 @@ void mr_contact_stage_free(mr_contact_stage *st) {
     mr_solver_state_release(&st->states[i]);
   mr_islands_free(st->groups);
   mr_arena_destroy(&st->work);
+  mr_consistency_factor_free(st->cons);
   void *ps[] = {st->x,        st->gb_work,     st->as,          st->states,
                 st->gb_bound, st->prev_blocks, st->prev_block_island,
                 st->prev_first_block, st->match, st->taken, st->states_next,
@@ -305,6 +309,12 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
     /* the restricted problem: at most the island's G and indices */
     size_t gk = 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc), ik = pool_gb_ints(nc, nnzb);
     sub = gk > sub ? gk : sub, sub_gb = ik > sub_gb ? ik : sub_gb;
+    /* an island beyond the consistent law's dense bound: its sparse projection's scratch */
+    int r = (3 * nc < nv ? 3 * nc : nv) > MR_CONSISTENCY_MAX_DIM
+                ? mr_consistency_factor_reserve(st->cons, (int)nc, (int)nv)
+                : 0;
+    if (r < 0) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu blocks", nc);
+    *grew |= r;
   }
   int g = grow_pools(st, need, gb, work, err), h = g < 0 ? g : grow_sub(st, sub, sub_gb, err);
   int q = g < 0 || h < 0 ? -1 : grow_keep(st, keep, err);
@@ -477,7 +487,12 @@ static int body_pairs(mr_contact_stage *st, const mr_contact_input *in,
 
 /* the island's correction made consistent (contact/consistency.h), the free velocity gathered
  * at its columns of J (both assemblies fill a->J with the island's rows), pair by pair when
- * its bodies are a forest of free bodies */
+ * its bodies are a forest of free bodies, through the sparse factor over its supports when it
+ * is beyond the dense bound. There a correction within ten times the solver's tolerance is left
+ * as it is: a resting contact's correction is the residual the last solve left in its velocity
+ * (its gap after the step is that residual times Δt²), within the tolerance the criterion
+ * admits, where the piles' push-outs are 1e6 times larger and more (docs/solvers.md, "Large
+ * islands") */
 static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
                             mr_contact_assembly *a, const mr_assembly_subset *sub, double band,
                             mr_contact_output *out) {
@@ -491,7 +506,10 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
   int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
   /* one pair: the whole projection is the pair's own, over the same columns */
   int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
-  if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &st->work);
+  mr_consistency_sparse large = {
+      sub->support, sub->nsupport, sub->ndofs, sub->col, 10.0 * in->settings->eps_abs, NULL};
+  large.factor = sub->sparse ? st->cons : NULL;
+  if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &large, &st->work);
   mr_arena_reset(&st->work, 0);
   out->t_consistency += stage_clock(in) - t;
 }
