@@ -390,7 +390,8 @@ static void random_problem(mr_contact_assembly *a, double *vf, int nc, int m, in
 /* Random rank-deficient J, both paths (3nc ≤ nv: G; 3nc > nv: JᵀJ), several seeds, with no-slip
  * subspaces of dimension 0 (rank 7 < 8 tangential rows: b' = 0), 2 and 4: b' is the eigen
  * projection onto S, in range(G), its tangential rows 0 to round-off, and the projection is
- * idempotent.
+ * idempotent; the same correction is left bit for bit when its norm is within the options'
+ * negligible bound (1.01 ‖b‖), and projected when it is not (0.99 ‖b‖).
  * Round-off: the kept part of G has a condition up to ~1e4 for these random factors, the
  * projector errs by about that times n ε ≈ 1e-10 of ‖b‖, the Jacobi sweeps by ε ‖G‖ over the
  * smallest kept eigenvalue, the same order: asserted 1e-8 ‖b‖ (idempotence 1e-9 ‖b‖). */
@@ -405,10 +406,17 @@ static void test_random_rank_deficient(void **state) {
     for (uint64_t seed = 1; seed <= 5; ++seed) {
       int nc = sizes[t][0], m = sizes[t][1], k = sizes[t][2], n = 3 * nc;
       random_problem(&f.a, f.vf, nc, m, k, seed * 7919 + (uint64_t)t);
-      double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN];
+      double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN], g[MAXN];
       correction(&f, b);
       eigen_projection(f.a.G, n, b, Pb);
-      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, NULL, &f.work),
+      /* a correction of norm within opt.negligible is left bit for bit */
+      mr_consistency_options opt = {1.01 * mr_norm(b, n), NULL, NULL, 0, NULL, 0.0, NULL};
+      memcpy(g, f.a.g, sizeof(double) * (size_t)n);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &opt, &f.work),
+                       MR_CONSISTENT_NOOP);
+      assert_memory_equal(g, f.a.g, sizeof(double) * (size_t)n);
+      opt.negligible = 0.99 * mr_norm(b, n);
+      assert_int_equal(mr_contact_consistent(&f.a, f.vf, BAND, NULL, &opt, &f.work),
                        MR_CONSISTENT_PROJECTED);
       correction(&f, b2);
       double nb = mr_norm(b, n);
@@ -538,7 +546,7 @@ static void test_frictionless_and_restitution(void **state) {
 }
 
 /* An island beyond the dense bound (40 contacts over 18 free bodies: min(3nc, nv) = 108 > 96),
- * projected through the sparse factor over its supports (mr_consistency_sparse). Each contact
+ * projected through the sparse factor over its supports (mr_consistency_options). Each contact
  * joins two bodies or a body and the world, and the contacts of one pair share a row space of
  * rank 3–5 (a random basis of the pair's 6 or 12 columns), so the rows are dependent as on
  * patches; a fifth of the contacts are frictionless. b' against the projection with these roles
@@ -549,7 +557,7 @@ static void test_frictionless_and_restitution(void **state) {
  * 1e-8 ‖b‖ on the held rows; on the held and corrected rows b' is J x, in range(G_RR) to
  * round-off (1e-10 ‖b‖); a frictionless contact's tangential rows keep b exactly; projected
  * again, b' moves by no more than the first projection's error, and a correction below
- * skip_below is left as assembled. Without mr_consistency_sparse the island is too large. */
+ * skip_below is left as assembled. Without mr_consistency_options the island is too large. */
 static void test_large_island(void **state) {
   (void)state;
   enum { NB = 18, NC = 40, NP = 16 };
@@ -613,7 +621,7 @@ static void test_large_island(void **state) {
       if (i % 3 < 2 && f.a.mu[i / 3] == 0.0) f.a.g[i] = mr_dot(f.a.J + i * m, f.vf, m) / DT;
     f.a.problem =
         (mr_contact_problem){.nc = NC, .G = f.a.G, .g = f.a.g, .mu = f.a.mu, .R = f.a.R, .dt = DT};
-    mr_consistency_sparse large = {support, nsupport, m, col, 0.0, fac};
+    mr_consistency_options large = {0.0, support, nsupport, m, col, 0.0, fac};
     unsigned char held[MAXN], corrected[MAXN];
     double b[MAXN], b2[MAXN], b3[MAXN], Pb[MAXN];
     for (int i = 0; i < n; ++i)

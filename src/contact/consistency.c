@@ -470,7 +470,7 @@ int mr_consistency_factor_reserve(mr_consistency_factor *f, int nc, int nv) {
 }
 
 /* block i's t-th column of J in ascending order (its support is stored descending) */
-static inline int block_col(const mr_consistency_sparse *s, int i, int t) {
+static inline int block_col(const mr_consistency_options *s, int i, int t) {
   const int *S = s->support + (size_t)i * s->stride;
   return s->col[S[s->nsupport[i] - 1 - t]];
 }
@@ -478,7 +478,7 @@ static inline int block_col(const mr_consistency_sparse *s, int i, int t) {
 /* the upper triangle's pattern of A (m dofs) in f->cp, f->ri: the diagonal of every dof, and
  * (k, j), k < j, where a block with a corrected or held row has both in its support; each dof's
  * blocks in f->cb, f->cbi. 0, or −1 out of memory */
-static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_sparse *s, int nc, int m,
+static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_options *s, int nc, int m,
                           const unsigned char *held, const unsigned char *corrected) {
   int *cb = f->cb, *cbi = f->cbi, *stamp = f->stamp;
   memset(cb, 0, ((size_t)m + 1) * sizeof *cb);
@@ -562,7 +562,7 @@ static sparse_analysis *sparse_analyse(mr_consistency_factor *f, int m) {
 /* A = J_CᵀJ_C + κ J_HᵀJ_H + α diag(J_CᵀJ_C + J_HᵀJ_H) on the analysed pattern, factored; 0, or
  * −1 when it is not positive definite */
 static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
-                         const mr_consistency_sparse *s, const double *J, int m,
+                         const mr_consistency_options *s, const double *J, int m,
                          const unsigned char *held, const unsigned char *corrected) {
   const int *Ap = an->A->p, *Ai = an->A->i;
   double *Ax = an->A->x;
@@ -620,7 +620,7 @@ static void sparse_solve(const sparse_analysis *an, int m, double *x, double *t)
 }
 
 /* row k of J times x over its block's support */
-static double row_times(const mr_consistency_sparse *s, const double *J, int m, int k,
+static double row_times(const mr_consistency_options *s, const double *J, int m, int k,
                         const double *x) {
   const double *Jk = J + (size_t)k * m;
   double sum = 0.0;
@@ -632,7 +632,7 @@ static double row_times(const mr_consistency_sparse *s, const double *J, int m, 
 }
 
 /* r = J_Cᵀ b_C − J_Hᵀ μ over the supports */
-static void sparse_rhs(const mr_consistency_sparse *s, const double *J, int n, int m,
+static void sparse_rhs(const mr_consistency_options *s, const double *J, int n, int m,
                        const unsigned char *held, const unsigned char *corrected, const double *b,
                        const double *mu, double *r) {
   mr_zero(r, m);
@@ -649,7 +649,7 @@ static void sparse_rhs(const mr_consistency_sparse *s, const double *J, int n, i
 /* b (3nc) ← its projection through the sparse factor (the section's opening comment), on the
  * corrected and held rows; 1 projected, −1 out of memory or a failed factor (b unchanged) */
 static int project_sparse(const mr_contact_problem *p, const double *J, int m, double free_gap,
-                          const mr_consistency_sparse *s, double *b, mr_arena *work) {
+                          const mr_consistency_options *s, double *b, mr_arena *work) {
   int n = 3 * p->nc;
   mr_consistency_factor *f = s->factor;
   unsigned char *held = mr_arena_alloc(work, (size_t)n), *corrected = mr_arena_alloc(work, n);
@@ -710,7 +710,7 @@ size_t mr_contact_consistent_work_size(int nc, int nv) {
 
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            double free_gap, const mr_consistency_pairs *pairs,
-                                           const mr_consistency_sparse *large, mr_arena *work) {
+                                           const mr_consistency_options *opt, mr_arena *work) {
   const mr_contact_problem *p = &a->problem;
   const double *J = a->J;
   int n = 3 * p->nc, m = a->nv;
@@ -718,7 +718,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   for (int i = 0; i < n && p->R; ++i)
     if (p->R[i] > 0.0) return MR_CONSISTENT_NOOP;
   int dense = handled(p, m);
-  if (!dense && !(large && large->factor)) return MR_CONSISTENT_TOO_LARGE;
+  if (!dense && !(opt && opt->factor)) return MR_CONSISTENT_TOO_LARGE;
   size_t mark = mr_arena_mark(work);
   double *b = mr_arena_alloc(work, (size_t)n * sizeof *b);
   double *jv = mr_arena_alloc(work, (size_t)n * sizeof *jv);
@@ -728,14 +728,14 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
    * of a velocity is not a push-out: kept as it is); nothing to do when it is zero */
   double bmax = 0.0;
   for (int i = 0; i < n; ++i) { /* a large island's rows over their supports */
-    double Jv = dense ? mr_dot(J + (size_t)i * m, vf, m) : row_times(large, J, m, i, vf);
+    double Jv = dense ? mr_dot(J + (size_t)i * m, vf, m) : row_times(opt, J, m, i, vf);
     jv[i] = Jv / p->dt + (i % 3 == 2 ? a->rest[i / 3] : 0.0);
     b[i] = a->g[i] - jv[i];
     bmax = fmax(bmax, fabs(b[i]));
   }
-  if (bmax == 0.0) return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
-  if (!dense && bmax <= large->skip_below)
-    return mr_arena_reset(work, mark), MR_CONSISTENT_TOO_LARGE;
+  if (bmax == 0.0 || (opt && mr_norm(b, n) <= opt->negligible))
+    return mr_arena_reset(work, mark), MR_CONSISTENT_NOOP;
+  if (!dense && bmax <= opt->skip_below) return mr_arena_reset(work, mark), MR_CONSISTENT_TOO_LARGE;
   /* a correction already in S to round-off is kept bit for bit (a resting patch under the gap
    * law, an island solved alone or within the whole model). With the island's body pairs that is
    * checked first pair by pair: when no pair's own projection moves its rows, b is in S and is
@@ -749,7 +749,7 @@ mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double 
   }
   mr_copy(bp, b, n);
   int st = dense ? project(p, J, m, free_gap, bp, 1, work)
-                 : project_sparse(p, J, m, free_gap, large, bp, work);
+                 : project_sparse(p, J, m, free_gap, opt, bp, work);
   if (st == 1 && !moved(b, bp, n)) st = 0;
   /* g = J v_f/Δt + rest + b' */
   for (int i = 0; i < n && st == 1; ++i)

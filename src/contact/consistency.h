@@ -12,7 +12,7 @@
 #include "moreau/assembly.h"
 
 /* the largest min(3 nc, nv) projected densely: beyond it (islands of tens of bodies) the dense
- * factorisation would cost more than the solve, and the sparse projection (mr_consistency_sparse)
+ * factorisation would cost more than the solve, and the sparse projection (mr_consistency_options)
  * takes over */
 #define MR_CONSISTENCY_MAX_DIM 96
 
@@ -26,9 +26,9 @@
 
 /* what mr_contact_consistent did */
 typedef enum {
-  MR_CONSISTENT_NOOP = 0,  /* no correction, independent rows, a compliant problem (R > 0
-                              somewhere), or a correction already in S to MR_CONSISTENCY_KEEP:
-                              g unchanged */
+  MR_CONSISTENT_NOOP = 0,  /* no correction, a negligible one, independent rows, a compliant
+                              problem (R > 0 somewhere), or a correction already in S to
+                              MR_CONSISTENCY_KEEP: g unchanged */
   MR_CONSISTENT_PROJECTED, /* the correction was projected onto S */
   MR_CONSISTENT_TOO_LARGE, /* min(3 nc, nv) > MR_CONSISTENCY_MAX_DIM and no sparse
                               projection given, or its correction below skip_below: left as
@@ -56,7 +56,15 @@ typedef struct {
  * analyses kept across steps in a mr_consistency_factor. */
 typedef struct mr_consistency_factor mr_consistency_factor;
 
+/* What the step gives the law beyond the problem: when a correction is too small to matter, and
+ * what a large island is projected with. */
 typedef struct {
+  double negligible; /* a correction of norm at most this is left as assembled, on any island
+                      * (the step: a tenth of the solver's tolerance over the island's largest
+                      * warm-start force, when that exceeds 1 N: the part outside S of such a
+                      * correction, no larger, leaves the all-sticking candidate within a tenth
+                      * of the criterion's tolerance; docs/solvers.md) */
+  /* an island beyond the dense bound */
   const int *support;  /* per block, the dofs its rows may be nonzero on, descending, at stride
                         * entries per block */
   const int *nsupport; /* per block, their number */
@@ -65,8 +73,8 @@ typedef struct {
   double skip_below; /* a correction no entry of which exceeds this is left as assembled (the
                       * step: ten times the solver's tolerance, what a resting island's last
                       * solve leaves) */
-  mr_consistency_factor *factor;
-} mr_consistency_sparse;
+  mr_consistency_factor *factor; /* NULL: a large island is left as assembled */
+} mr_consistency_options;
 
 /* a factor with no analysis yet, NULL out of memory; freed with mr_consistency_factor_free (NULL:
  * nothing). It keeps the analyses of the last four sparsity patterns (the island's dofs coupled
@@ -84,13 +92,14 @@ int mr_consistency_factor_reserve(mr_consistency_factor *f, int nc, int nv);
  * otherwise) and the null space of its tangential rows. Blocks whose gap exceeds free_gap (the
  * assembly's band δ: speculative contacts and limits) are left out and keep their correction.
  * J is a->J (which the dense and the tree-sparse assemblies fill), vf the free velocity at its
- * a->nv columns; pairs, when not NULL, the island's forest of body pairs (above); large, when
- * not NULL, what an island beyond MR_CONSISTENCY_MAX_DIM is projected with (without it such an
- * island is left as assembled: MR_CONSISTENT_TOO_LARGE). Scratch
+ * a->nv columns; pairs, when not NULL, the island's forest of body pairs (above); opt, when
+ * not NULL, the negligible correction and what an island beyond MR_CONSISTENCY_MAX_DIM is
+ * projected with (without its factor such an island is left as assembled:
+ * MR_CONSISTENT_TOO_LARGE). Scratch
  * (mr_contact_consistent_work_size) comes from work and is released. */
 mr_consistent_result mr_contact_consistent(mr_contact_assembly *a, const double *vf,
                                            double free_gap, const mr_consistency_pairs *pairs,
-                                           const mr_consistency_sparse *large, mr_arena *work);
+                                           const mr_consistency_options *opt, mr_arena *work);
 
 /* Bytes of work that mr_contact_consistent may take for nc blocks over nv dofs, with the caller's
  * free velocity (nv) and body pairs (mr_consistency_pairs) on top; beyond MR_CONSISTENCY_MAX_DIM

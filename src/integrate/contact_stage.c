@@ -485,15 +485,18 @@ static int body_pairs(mr_contact_stage *st, const mr_contact_input *in,
   return 1;
 }
 
-/* the island's correction made consistent (contact/consistency.h), the free velocity gathered
- * at its columns of J (both assemblies fill a->J with the island's rows), pair by pair when
- * its bodies are a forest of free bodies, through the sparse factor over its supports when it
- * is beyond the dense bound. There a correction within ten times the solver's tolerance is left
- * as it is: a resting contact's correction is the residual the last solve left in its velocity
- * (its gap after the step is that residual times Δt²), within the tolerance the criterion
- * admits, where the piles' push-outs are 1e6 times larger and more (docs/solvers.md, "Large
- * islands") */
-static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
+/* island k's correction made consistent (contact/consistency.h), the free velocity gathered at
+ * its columns of J (both assemblies fill a->J with the island's rows), pair by pair when its
+ * bodies are a forest of free bodies, through the sparse factor over its supports when it is
+ * beyond the dense bound. A correction of norm within 0.1 ε_abs / max(1 N, the largest force of
+ * the island's warm start) is left as it is: its part outside S, no larger, changes the
+ * all-sticking candidate's criterion by at most a tenth of the tolerance (a resting column's
+ * correction is the round-off of its gaps, 1e-4 ε_abs). Beyond the dense bound one
+ * within ten times ε_abs is: a resting contact's correction is the residual the last solve left
+ * in its velocity (its gap after the step is that residual times Δt²), within the tolerance the
+ * criterion admits, where the piles' push-outs are 1e6 times larger and more (docs/solvers.md,
+ * "Large islands") */
+static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, int k,
                             mr_contact_assembly *a, const mr_assembly_subset *sub, double band,
                             mr_contact_output *out) {
   double t = stage_clock(in);
@@ -506,10 +509,18 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in,
   int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
   /* one pair: the whole projection is the pair's own, over the same columns */
   int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
-  mr_consistency_sparse large = {
-      sub->support, sub->nsupport, sub->ndofs, sub->col, 10.0 * in->settings->eps_abs, NULL};
-  large.factor = sub->sparse ? st->cons : NULL;
-  if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &large, &st->work);
+  const double *lam = st->lambda + 3 * (size_t)st->set.first_block[k];
+  double fmax_warm = 1.0;
+  for (int i = 0; i < n; ++i)
+    fmax_warm = fmax(fmax_warm, fabs(lam[i]));
+  mr_consistency_options opt = {0.1 * in->settings->eps_abs / fmax_warm,
+                                sub->support,
+                                sub->nsupport,
+                                sub->ndofs,
+                                sub->col,
+                                10.0 * in->settings->eps_abs,
+                                sub->sparse ? st->cons : NULL};
+  if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &opt, &st->work);
   mr_arena_reset(&st->work, 0);
   out->t_consistency += stage_clock(in) - t;
 }
@@ -553,7 +564,7 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   mr_status s = mr_contact_assemble_subset(in->m, in->d, in->cg, sub, a->max_contacts, in->v,
                                            in->vf, &as, a, err);
   if (s) return s;
-  make_consistent(st, in, a, sub, as.band, out);
+  make_consistent(st, in, k, a, sub, as.band, out);
   mr_solver_stats st2;
   mr_zero(lam, n);
   st->states[k].valid = 0;
@@ -727,7 +738,7 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
   mr_status s = mr_contact_assemble_subset(in->m, in->d, in->cg, &sub, nc, in->v, in->vf,
                                            in->assembly, a, err);
   if (s) return s;
-  make_consistent(st, in, a, &sub, in->assembly->band, out);
+  make_consistent(st, in, k, a, &sub, in->assembly->band, out);
   mr_solver_state *state = &st->states[k];
   state->y = st->y + 3 * b0;
   state->cap = 3 * nc;
