@@ -178,6 +178,9 @@ typedef struct {
   int sparse;
   int *support;  /* sparse: per block, its support's dofs (descending) at ndofs entries each */
   int *nsupport; /* sparse: per block, the support's size */
+  int rows_on_supports; /* sparse: each row of J is written on its block's support only, the rest
+                         * of the row left as it was (for readers that read the supports alone:
+                         * zeroing a large island's J, 3 nc x nv, cost more than its solve) */
 } mr_assembly_subset;
 
 /* mr_contact_assemble over a subset: a's buffers hold J and M⁻¹Jᵀ with sub->ndofs columns (a->nv

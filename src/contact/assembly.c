@@ -639,7 +639,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   w.nu = 0;
   const int *col = sub->col;
   double *x = sub->x, *scratch = a->J + (size_t)3 * nc * nv;
-  mr_zero(a->J, 3 * nc * nv);
+  if (!sub->rows_on_supports) mr_zero(a->J, 3 * nc * nv);
   for (int t = 0; t < nv; ++t)
     w.head[t] = -1;
   support_memo memo = {0};
@@ -648,6 +648,9 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     int *S = sub->support + (size_t)i * nv;
     int ns = sub->nsupport[i] = block_support(m, d, c, &memo, S);
     double *Y = block_Y(a, i);
+    for (int k = 0; sub->rows_on_supports && k < 3; ++k) /* the row's entries written below */
+      for (int t = 0; t < ns; ++t)
+        a->J[(3 * (size_t)i + k) * nv + col[S[t]]] = 0.0;
     for (int k = 0; k < 3; ++k)
       a->vel[3 * i + k] = a->g[3 * i + k] = 0.0;
     w.chain[i] = c->type == MR_ROWS_LIMIT || c->type == MR_ROWS_FRICTION; /* a dof's path */

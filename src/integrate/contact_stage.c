@@ -343,6 +343,8 @@ static void island_view(mr_contact_stage *st, int k, size_t *at, mr_assembly_sub
   *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
                               .col = is->col, .x = st->x};
   sub->sparse = nv > SPARSE_MIN_DOFS;
+  /* beyond the consistent law's dense bound J is read on the supports alone */
+  sub->rows_on_supports = sub->sparse && (3 * nc < nv ? 3 * nc : nv) > MR_CONSISTENCY_MAX_DIM;
   sub->support = st->support + at[1];
   sub->nsupport = st->nsupport + b0;
   at[1] += (size_t)nc * (size_t)nv;
