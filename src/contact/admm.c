@@ -223,7 +223,7 @@ static void linear_term(const mr_contact_problem *p, const double *c, int desaxc
   if (!desaxce) return;
   for (int i = 0; i < p->nc; ++i)
     if (!mr_problem_bilateral(p, i) && !mr_problem_box(p, i))
-      b[3 * i + 2] += p->mu[i] * hypot(c[3 * i], c[3 * i + 1]);
+      b[3 * i + 2] += p->mu[i] * mr_norm2d(c[3 * i], c[3 * i + 1]);
 }
 
 static int all_finite(const double *x, int n) {

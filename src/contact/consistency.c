@@ -367,8 +367,8 @@ static int handled(const mr_contact_problem *p, int m) {
  *   min ‖J_C x − b_C‖² + α xᵀ diag(J_CᵀJ_C + J_HᵀJ_H) x   subject to   J_H x = 0
  * (C the corrected rows, H the held ones), by augmented-Lagrangian rounds on the held rows:
  * A x_k = J_Cᵀ b_C − J_Hᵀ μ_k, μ_{k+1} = μ_k + κ J_H x_k, A = J_CᵀJ_C + κ J_HᵀJ_H + α diag(·)
- * factored once (a simplicial LDLᵀ through CHOLMOD in its AMD order: the factor of an island of
- * free bodies has the sparsity of its bodies' contact graph). b' = J x lies in range(J) =
+ * factored once (a simplicial LDLᵀ through CHOLMOD of A in AMD's order: the factor of an
+ * island of free bodies has the sparsity of its bodies' contact graph). b' = J x lies in range(J) =
  * range(G) whatever the rounds reach, so the all-sticking candidate exists exactly; the rounds
  * only bring the slip that candidate asks (b'_H) down. A motion that slips by s per unit of
  * normal motion has its slip reduced by 1/(1 + κ s²) a round, so after the SPARSE_ROUNDS rounds
@@ -382,9 +382,18 @@ static int handled(const mr_contact_problem *p, int m) {
 #define SPARSE_HOLD 1e-9
 #define SPARSE_ROUNDS 6
 
+/* one analysed pattern: A's upper triangle in the dofs' order (cp, ri: what a pattern is matched
+ * against), its fill-reducing order (AMD), and the permuted matrix P A Pᵀ that CHOLMOD factors in
+ * its own order, in place (a matrix in another order would be permuted into a copy made, and
+ * allocated, at every factorisation) */
 typedef struct {
-  cholmod_sparse *A; /* triu(A), its pattern the analysed one */
-  cholmod_factor *L; /* simplicial LDLᵀ, CHOLMOD's fill-reducing order in L->Perm */
+  int m, nnz;
+  int *cp, *ri;      /* the pattern: column pointers (m + 1) and rows (nnz) */
+  int *perm;         /* permuted row k is dof perm[k] */
+  int *map;          /* entry q of the pattern → its slot in A->x */
+  double *xu;        /* the values in the pattern's order (nnz) */
+  cholmod_sparse *A; /* triu(P A Pᵀ) */
+  cholmod_factor *L; /* its simplicial LDLᵀ, natural order */
   long used;
 } sparse_analysis;
 
@@ -411,17 +420,20 @@ mr_consistency_factor *mr_consistency_factor_create(void) {
   f->cc.print = 0;
   f->cc.supernodal = CHOLMOD_SIMPLICIAL; /* refactored in place, no workspace per call */
   f->cc.final_asis = 1;
-  f->cc.nmethods = 1;
-  f->cc.method[0].ordering = CHOLMOD_AMD;
   return f;
+}
+
+static void clear_analysis(cholmod_common *cc, sparse_analysis *a) {
+  free(a->cp), free(a->ri), free(a->perm), free(a->map), free(a->xu);
+  cholmod_free_sparse(&a->A, cc);
+  cholmod_free_factor(&a->L, cc);
+  *a = (sparse_analysis){0};
 }
 
 void mr_consistency_factor_free(mr_consistency_factor *f) {
   if (!f) return;
-  for (int k = 0; k < SPARSE_PATTERNS; ++k) {
-    cholmod_free_sparse(&f->slot[k].A, &f->cc);
-    cholmod_free_factor(&f->slot[k].L, &f->cc);
-  }
+  for (int k = 0; k < SPARSE_PATTERNS; ++k)
+    clear_analysis(&f->cc, &f->slot[k]);
   cholmod_finish(&f->cc);
   free(f->cp), free(f->cb), free(f->stamp), free(f->pos), free(f->x), free(f->t);
   free(f->mu), free(f->h), free(f->cbi), free(f->ri);
@@ -526,37 +538,109 @@ static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_options
   return 0;
 }
 
+/* AMD's order of the pattern in f->cp, f->ri (m dofs) into perm; 0, or −1 */
+static int sparse_order(mr_consistency_factor *f, int m, int *perm) {
+  cholmod_common *cc = &f->cc;
+  cholmod_sparse *B =
+      cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)f->cp[m], 1, 1, 1, CHOLMOD_PATTERN, cc);
+  if (!B) return -1;
+  memcpy(B->p, f->cp, ((size_t)m + 1) * sizeof(int));
+  memcpy(B->i, f->ri, (size_t)f->cp[m] * sizeof(int));
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_AMD;
+  cc->postorder = 1;
+  cholmod_factor *L = cholmod_analyze(B, cc);
+  cholmod_free_sparse(&B, cc);
+  if (!L) return -1;
+  memcpy(perm, L->Perm, (size_t)m * sizeof(int));
+  cholmod_free_factor(&L, cc);
+  return 0;
+}
+
+/* a's permuted matrix triu(P A Pᵀ) and where each entry of the pattern goes in it; 0, or −1 */
+static int sparse_permuted(cholmod_common *cc, sparse_analysis *a) {
+  int m = a->m, nnz = a->nnz;
+  int *inv = malloc((size_t)m * sizeof(int)), *count = calloc((size_t)m + 1, sizeof(int));
+  int *col = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
+  int *src = malloc((size_t)(nnz ? nnz : 1) * sizeof(int)); /* slot → entry of the pattern */
+  a->A = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, cc);
+  int ok = inv && count && col && src && a->A;
+  for (int k = 0; ok && k < m; ++k)
+    inv[a->perm[k]] = k;
+  /* entry (i, j), i ≤ j, goes to column max(inv i, inv j) of the permuted upper triangle */
+  for (int j = 0; ok && j < m; ++j)
+    for (int q = a->cp[j]; q < a->cp[j + 1]; ++q) {
+      int pi = inv[a->ri[q]], pj = inv[j];
+      col[q] = pi > pj ? pi : pj;
+      ++count[col[q] + 1];
+    }
+  if (ok) {
+    int *Ap = a->A->p, *Ai = a->A->i;
+    for (int k = 0; k < m; ++k)
+      count[k + 1] += count[k];
+    memcpy(Ap, count, ((size_t)m + 1) * sizeof(int));
+    for (int j = 0; j < m; ++j)
+      for (int q = a->cp[j]; q < a->cp[j + 1]; ++q) {
+        int pi = inv[a->ri[q]], pj = inv[j], s = count[col[q]]++;
+        Ai[s] = pi < pj ? pi : pj, src[s] = q;
+      }
+    /* rows ascending within each column (insertion: short columns), their entries following */
+    for (int k = 0; k < m; ++k)
+      for (int s = Ap[k] + 1; s < Ap[k + 1]; ++s)
+        for (int t = s; t > Ap[k] && Ai[t - 1] > Ai[t]; --t) {
+          int r = Ai[t], e = src[t];
+          Ai[t] = Ai[t - 1], src[t] = src[t - 1], Ai[t - 1] = r, src[t - 1] = e;
+        }
+    for (int s = 0; s < nnz; ++s)
+      a->map[src[s]] = s;
+  }
+  free(inv), free(count), free(col), free(src);
+  return ok ? 0 : -1;
+}
+
 /* the analysis of the pattern in f->cp, f->ri (m dofs): a kept one, or a new one replacing the
- * least recently used; NULL out of memory or when CHOLMOD fails */
+ * least recently used (allocating); NULL out of memory or when CHOLMOD fails */
 static sparse_analysis *sparse_analyse(mr_consistency_factor *f, int m) {
   int nnz = f->cp[m];
-  sparse_analysis *oldest = f->slot;
+  sparse_analysis *a = f->slot;
   for (int k = 0; k < SPARSE_PATTERNS; ++k) {
-    sparse_analysis *a = &f->slot[k];
-    if (a->A && (int)a->A->nrow == m && ((int *)a->A->p)[m] == nnz &&
-        !memcmp(a->A->p, f->cp, ((size_t)m + 1) * sizeof(int)) &&
-        !memcmp(a->A->i, f->ri, (size_t)nnz * sizeof(int))) {
-      a->used = ++f->clock;
-      return a;
+    sparse_analysis *s = &f->slot[k];
+    if (s->A && s->m == m && s->nnz == nnz &&
+        !memcmp(s->cp, f->cp, ((size_t)m + 1) * sizeof(int)) &&
+        !memcmp(s->ri, f->ri, (size_t)nnz * sizeof(int))) {
+      s->used = ++f->clock;
+      return s;
     }
-    if (a->used < oldest->used) oldest = a;
+    if (s->used < a->used) a = s;
   }
-  cholmod_free_sparse(&oldest->A, &f->cc);
-  cholmod_free_factor(&oldest->L, &f->cc);
-  oldest->used = 0;
-  oldest->A =
-      cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &f->cc);
-  if (!oldest->A) return NULL;
-  memcpy(oldest->A->p, f->cp, ((size_t)m + 1) * sizeof(int));
-  memcpy(oldest->A->i, f->ri, (size_t)nnz * sizeof(int));
-  oldest->L = cholmod_analyze(oldest->A, &f->cc);
-  if (!oldest->L || f->cc.status != CHOLMOD_OK) {
-    cholmod_free_sparse(&oldest->A, &f->cc);
-    cholmod_free_factor(&oldest->L, &f->cc);
+  clear_analysis(&f->cc, a);
+  a->m = m, a->nnz = nnz;
+  a->cp = malloc(((size_t)m + 1) * sizeof(int));
+  a->ri = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
+  a->perm = malloc((size_t)m * sizeof(int));
+  a->map = malloc((size_t)(nnz ? nnz : 1) * sizeof(int));
+  a->xu = malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  int ok = a->cp && a->ri && a->perm && a->map && a->xu;
+  if (ok) {
+    memcpy(a->cp, f->cp, ((size_t)m + 1) * sizeof(int));
+    memcpy(a->ri, f->ri, (size_t)nnz * sizeof(int));
+  }
+  ok = ok && sparse_order(f, m, a->perm) == 0 && sparse_permuted(&f->cc, a) == 0;
+  if (ok) {
+    /* the permuted matrix's symbolic factor in its own order, not postordered: CHOLMOD then
+     * factors A itself */
+    f->cc.nmethods = 1;
+    f->cc.method[0].ordering = CHOLMOD_NATURAL;
+    f->cc.postorder = 0;
+    a->L = cholmod_analyze(a->A, &f->cc);
+    ok = a->L && f->cc.status == CHOLMOD_OK && a->L->ordering == CHOLMOD_NATURAL && !a->L->is_super;
+  }
+  if (!ok) {
+    clear_analysis(&f->cc, a);
     return NULL;
   }
-  oldest->used = ++f->clock;
-  return oldest;
+  a->used = ++f->clock;
+  return a;
 }
 
 /* A = J_CᵀJ_C + κ J_HᵀJ_H + α diag(J_CᵀJ_C + J_HᵀJ_H) on the analysed pattern, factored; 0, or
@@ -564,8 +648,8 @@ static sparse_analysis *sparse_analyse(mr_consistency_factor *f, int m) {
 static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
                          const mr_consistency_options *s, const double *J, int m,
                          const unsigned char *held, const unsigned char *corrected) {
-  const int *Ap = an->A->p, *Ai = an->A->i;
-  double *Ax = an->A->x;
+  const int *Ap = an->cp, *Ai = an->ri;
+  double *Ax = an->xu;
   int *pos = f->pos;
   for (int j = 0; j < m; ++j) {
     double dj = 0.0; /* the column's scale, J_CᵀJ_C + J_HᵀJ_H's diagonal entry */
@@ -588,6 +672,9 @@ static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
     /* the diagonal (the column's last row), regularised; a column no row reaches: 1 (x_j = 0) */
     Ax[Ap[j + 1] - 1] = dj > 0.0 ? Ax[Ap[j + 1] - 1] + MR_CONSISTENCY_TOL * dj : 1.0;
   }
+  double *x = an->A->x;
+  for (int q = 0; q < an->nnz; ++q)
+    x[an->map[q]] = Ax[q];
   if (!cholmod_factorize(an->A, an->L, &f->cc) || f->cc.status != CHOLMOD_OK) return -1;
   const int *Lp = an->L->p;
   const double *Lx = an->L->x;
@@ -596,9 +683,9 @@ static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
   return 0;
 }
 
-/* x ← A⁻¹ x through the factor (its order L->Perm; t scratch) */
+/* x ← A⁻¹ x through the factor of P A Pᵀ (t scratch) */
 static void sparse_solve(const sparse_analysis *an, int m, double *x, double *t) {
-  const int *Lp = an->L->p, *Li = an->L->i, *Lnz = an->L->nz, *P = an->L->Perm;
+  const int *Lp = an->L->p, *Li = an->L->i, *Lnz = an->L->nz, *P = an->perm;
   const double *Lx = an->L->x;
   for (int k = 0; k < m; ++k)
     t[k] = x[P[k]];

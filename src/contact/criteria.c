@@ -35,7 +35,7 @@ static int cone_project_at(double mu, const double *x, double t, double *out) {
 }
 
 void mr_cone_project(double mu, const double *x, double *out) {
-  cone_project_at(mu, x, hypot(x[0], x[1]), out);
+  cone_project_at(mu, x, mr_norm2d(x[0], x[1]), out);
 }
 
 void mr_dual_cone_project(double mu, const double *x, double *out) {
@@ -64,7 +64,7 @@ void mr_constraint_project(const mr_contact_problem *p, int i, const double *x, 
 void mr_desaxce(double mu, const double *c, double *out) {
   out[0] = c[0];
   out[1] = c[1];
-  out[2] = c[2] + mu * hypot(c[0], c[1]);
+  out[2] = c[2] + mu * mr_norm2d(c[0], c[1]);
 }
 
 static double dist3(const double *a, const double *b) {
@@ -86,12 +86,12 @@ static double cone_distance(double m, const double *x, double t) {
 
 void mr_contact_criteria(double mu, const double *lambda, const double *c, int desaxce,
                          double *eps_p, double *eps_d, double *eps_c) {
-  double s[3], tc = hypot(c[0], c[1]), n = lambda[2];
+  double s[3], tc = mr_norm2d(c[0], c[1]), n = lambda[2];
   /* inside the cone without ‖λ_T‖ (a solver's iterate, projected on the cone, is inside) */
   if (n >= 0.0 && mr_disk_surely_holds(lambda[0], lambda[1], mu * n))
     *eps_p = self_distance(lambda);
   else
-    *eps_p = cone_distance(mu, lambda, hypot(lambda[0], lambda[1]));
+    *eps_p = cone_distance(mu, lambda, mr_norm2d(lambda[0], lambda[1]));
   /* s = c + Γ(c) (mr_desaxce), whose tangential part is c's */
   s[0] = c[0], s[1] = c[1], s[2] = desaxce ? c[2] + mu * tc : c[2];
   if (mu > 0.0) {
@@ -169,7 +169,7 @@ static double mid3(double a, double b, double c) {
 void mr_box_criteria(double f, const double *lambda, const double *c, double *eps_p,
                      double *eps_d) {
   double ln = lambda[2];
-  *eps_p = fmax(fmax(fabs(ln) - f, hypot(lambda[0], lambda[1])), 0.0);
+  *eps_p = fmax(fmax(fabs(ln) - f, mr_norm2d(lambda[0], lambda[1])), 0.0);
   *eps_d = fabs(mid3(ln + f, ln - f, c[2]));
 }
 

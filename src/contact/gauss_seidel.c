@@ -201,8 +201,8 @@ static double raisim_contact(double mu, const double *l, const double *c) {
   double ep = sqrt((l[0] - proj[0]) * (l[0] - proj[0]) + (l[1] - proj[1]) * (l[1] - proj[1]) +
                    (l[2] - proj[2]) * (l[2] - proj[2]));
   double ed = fmax(-c[2], 0.0);
-  double slack = fmax(mu * l[2] - hypot(l[0], l[1]), 0.0);
-  double ec = fmax(fabs(l[2] * c[2]), slack * hypot(c[0], c[1]));
+  double slack = fmax(mu * l[2] - mr_norm2d(l[0], l[1]), 0.0);
+  double ec = fmax(fabs(l[2] * c[2]), slack * mr_norm2d(c[0], c[1]));
   return fmax(ep, fmax(ed, ec));
 }
 

@@ -71,7 +71,7 @@ static void ncp_tangent(double mu, double L, const double *l, const double *cT, 
   double t0 = l[0] - h * cT[0], t1 = l[1] - h * cT[1], rmax = mu * ln;
   /* inside the disk by a bound, else by the norm itself */
   if (!mr_disk_surely_holds(t0, t1, rmax)) {
-    double r = hypot(t0, t1);
+    double r = mr_norm2d(t0, t1);
     if (r > rmax) t0 *= rmax / r, t1 *= rmax / r;
   }
   dT[0] = t0 - l[0], dT[1] = t1 - l[1];

@@ -57,9 +57,17 @@ size_t mr_hybrid_keep_size(int nc);
 typedef double (*mr_gs_criterion_fn)(const mr_contact_problem *p, const double *lambda,
                                      const double *c);
 
+/* ‖(a, b)‖ as √(a² + b²), within two ulps of the norm: the iterations' hot loops (the criterion,
+ * the sweeps' projections, ADMM's and the staggered projections' cone terms) take it for hypot,
+ * whose guard against overflow and underflow (of squares beyond 1e±308: forces and velocities
+ * of 1e154) cost 15 % of a 200-body drop's step */
+static inline double mr_norm2d(double a, double b) {
+  return sqrt(a * a + b * b);
+}
+
 /* whether the disk of radius r surely holds (a, b), without its norm: |a| + |b| ≥ ‖(a, b)‖, and
- * hypot is within an ulp of the norm, so 4 ulps below r leave hypot(a, b) ≤ r (0 when unsure,
- * or for a NaN) */
+ * hypot and mr_norm2d are within two ulps of the norm, so 4 ulps below r leave their norm ≤ r
+ * (0 when unsure, or for a NaN) */
 static inline int mr_disk_surely_holds(double a, double b, double r) {
   return fabs(a) + fabs(b) <= r * (1.0 - 4.0 * DBL_EPSILON);
 }

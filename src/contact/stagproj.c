@@ -57,7 +57,7 @@ static void project_discs(const void *ctx, const double *x, double *out) {
   for (int i = 0; i < dc->nc; ++i) {
     double r =
         mr_problem_bilateral(dc->p, i) ? INFINITY : fmax(dc->p->mu[i] * dc->lambda_n[i], 0.0);
-    double t = hypot(x[2 * i], x[2 * i + 1]);
+    double t = mr_norm2d(x[2 * i], x[2 * i + 1]);
     double s = t > r ? r / t : 1.0;
     out[2 * i] = s * x[2 * i], out[2 * i + 1] = s * x[2 * i + 1];
   }

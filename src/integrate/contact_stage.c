@@ -509,8 +509,10 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, in
     vf[sub->col[sub->dofs[k]]] = in->vf[sub->dofs[k]];
   mr_consistency_pairs pairs;
   int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
-  /* one pair: the whole projection is the pair's own, over the same columns */
-  int by_pairs = vf && small && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
+  /* one pair (one block: one pair): the whole projection is the pair's own, over the same columns
+   */
+  int by_pairs =
+      vf && small && a->problem.nc > 1 && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
   const double *lam = st->lambda + 3 * (size_t)st->set.first_block[k];
   double fmax_warm = 1.0;
   for (int i = 0; i < n; ++i)
