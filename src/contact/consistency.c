@@ -42,6 +42,7 @@
 #include <string.h>
 #include <suitesparse/cholmod.h>
 
+#include "contact/sparse_chol.h"
 #include "core/linalg.h"
 
 /* swap indices k < p of a symmetric matrix whose lower triangle is stored (row stride n), after
@@ -538,25 +539,6 @@ static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_options
   return 0;
 }
 
-/* AMD's order of the pattern in f->cp, f->ri (m dofs) into perm; 0, or −1 */
-static int sparse_order(mr_consistency_factor *f, int m, int *perm) {
-  cholmod_common *cc = &f->cc;
-  cholmod_sparse *B =
-      cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)f->cp[m], 1, 1, 1, CHOLMOD_PATTERN, cc);
-  if (!B) return -1;
-  memcpy(B->p, f->cp, ((size_t)m + 1) * sizeof(int));
-  memcpy(B->i, f->ri, (size_t)f->cp[m] * sizeof(int));
-  cc->nmethods = 1;
-  cc->method[0].ordering = CHOLMOD_AMD;
-  cc->postorder = 1;
-  cholmod_factor *L = cholmod_analyze(B, cc);
-  cholmod_free_sparse(&B, cc);
-  if (!L) return -1;
-  memcpy(perm, L->Perm, (size_t)m * sizeof(int));
-  cholmod_free_factor(&L, cc);
-  return 0;
-}
-
 /* a's permuted matrix triu(P A Pᵀ) and where each entry of the pattern goes in it; 0, or −1 */
 static int sparse_permuted(cholmod_common *cc, sparse_analysis *a) {
   int m = a->m, nnz = a->nnz;
@@ -625,7 +607,7 @@ static sparse_analysis *sparse_analyse(mr_consistency_factor *f, int m) {
     memcpy(a->cp, f->cp, ((size_t)m + 1) * sizeof(int));
     memcpy(a->ri, f->ri, (size_t)nnz * sizeof(int));
   }
-  ok = ok && sparse_order(f, m, a->perm) == 0 && sparse_permuted(&f->cc, a) == 0;
+  ok = ok && mr_amd_order(&f->cc, m, a->cp, a->ri, a->perm) == 0 && sparse_permuted(&f->cc, a) == 0;
   if (ok) {
     /* the permuted matrix's symbolic factor in its own order, not postordered: CHOLMOD then
      * factors A itself */
@@ -685,25 +667,7 @@ static int sparse_factor(mr_consistency_factor *f, sparse_analysis *an,
 
 /* x ← A⁻¹ x through the factor of P A Pᵀ (t scratch) */
 static void sparse_solve(const sparse_analysis *an, int m, double *x, double *t) {
-  const int *Lp = an->L->p, *Li = an->L->i, *Lnz = an->L->nz, *P = an->perm;
-  const double *Lx = an->L->x;
-  for (int k = 0; k < m; ++k)
-    t[k] = x[P[k]];
-  for (int j = 0; j < m; ++j) {
-    double tj = t[j];
-    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; ++q)
-      t[Li[q]] -= Lx[q] * tj;
-  }
-  for (int j = 0; j < m; ++j)
-    t[j] /= Lx[Lp[j]];
-  for (int j = m - 1; j >= 0; --j) {
-    double tj = t[j];
-    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; ++q)
-      tj -= Lx[q] * t[Li[q]];
-    t[j] = tj;
-  }
-  for (int k = 0; k < m; ++k)
-    x[P[k]] = t[k];
+  mr_ldl_solve(m, an->L->p, an->L->i, an->L->nz, an->L->x, an->perm, x, t);
 }
 
 /* row k of J times x over its block's support */

@@ -75,6 +75,24 @@ static int same_pattern(const analysis *f, const mr_contact_problem *p, int part
          !memcmp(f->col, p->Gb_col, (size_t)f->nnzb * sizeof(int));
 }
 
+int mr_amd_order(struct cholmod_common_struct *cc, int n, const int *colp, const int *rows,
+                 int *perm) {
+  cholmod_sparse *B =
+      cholmod_allocate_sparse((size_t)n, (size_t)n, (size_t)colp[n], 1, 1, 1, CHOLMOD_PATTERN, cc);
+  if (!B) return -1;
+  memcpy(B->p, colp, ((size_t)n + 1) * sizeof(int));
+  memcpy(B->i, rows, (size_t)colp[n] * sizeof(int));
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_AMD;
+  cc->postorder = 1;
+  cholmod_factor *L = cholmod_analyze(B, cc);
+  cholmod_free_sparse(&B, cc);
+  if (!L) return -1;
+  memcpy(perm, L->Perm, (size_t)n * sizeof(int));
+  cholmod_free_factor(&L, cc);
+  return 0;
+}
+
 /* the contacts' fill-reducing order: AMD on the block graph (upper triangle of the pattern) */
 static int block_order(cholmod_common *cc, const mr_contact_problem *p, int *bperm) {
   int nc = p->nc;
@@ -82,26 +100,20 @@ static int block_order(cholmod_common *cc, const mr_contact_problem *p, int *bpe
   for (int i = 0; i < nc; ++i)
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k)
       upper += p->Gb_col[k] <= i;
-  cholmod_sparse *B = cholmod_allocate_sparse((size_t)nc, (size_t)nc, upper, 1, 1, 1,
-                                              CHOLMOD_PATTERN, cc);
-  if (!B) return -1;
-  int *Bp = B->p, *Bi = B->i, nz = 0;
-  /* column j of the upper triangle: the stored blocks (j, i ≤ j), G's pattern being symmetric */
-  for (int j = 0; j < nc; ++j) {
-    Bp[j] = nz;
-    for (int k = p->Gb_row[j]; k < p->Gb_row[j + 1] && p->Gb_col[k] <= j; ++k)
-      Bi[nz++] = p->Gb_col[k];
+  int *Bp = malloc(((size_t)nc + 1) * sizeof(int)), *Bi = malloc((upper ? upper : 1) * sizeof(int));
+  int nz = 0, st = -1;
+  if (Bp && Bi) {
+    /* column j of the upper triangle: the stored blocks (j, i ≤ j), G's pattern being symmetric */
+    for (int j = 0; j < nc; ++j) {
+      Bp[j] = nz;
+      for (int k = p->Gb_row[j]; k < p->Gb_row[j + 1] && p->Gb_col[k] <= j; ++k)
+        Bi[nz++] = p->Gb_col[k];
+    }
+    Bp[nc] = nz;
+    st = mr_amd_order(cc, nc, Bp, Bi, bperm);
   }
-  Bp[nc] = nz;
-  cc->nmethods = 1;
-  cc->method[0].ordering = CHOLMOD_AMD;
-  cc->postorder = 1;
-  cholmod_factor *Lb = cholmod_analyze(B, cc);
-  cholmod_free_sparse(&B, cc);
-  if (!Lb) return -1;
-  memcpy(bperm, Lb->Perm, (size_t)nc * sizeof(int));
-  cholmod_free_factor(&Lb, cc);
-  return 0;
+  free(Bp), free(Bi);
+  return st;
 }
 
 /* triu(P A Pᵀ)'s structure, and where each stored block's entry of the part goes */
@@ -263,14 +275,10 @@ int mr_chol_factor(mr_sparse_chol *c, double rho) {
   return 0;
 }
 
-void mr_chol_solve(mr_sparse_chol *c, double *x) {
-  const analysis *f = c->f;
-  int n = f->w * f->nc;
-  const int *Lp = f->L->p, *Li = f->L->i, *Lnz = f->L->nz;
-  const double *Lx = f->L->x;
-  double *t = f->tmp;
+void mr_ldl_solve(int n, const int *Lp, const int *Li, const int *Lnz, const double *Lx,
+                  const int *perm, double *x, double *t) {
   for (int k = 0; k < n; ++k)
-    t[k] = x[f->perm[k]];
+    t[k] = x[perm[k]];
   /* L t' = t (unit diagonal), then D, then Lᵀ */
   for (int j = 0; j < n; ++j) {
     double tj = t[j];
@@ -286,5 +294,10 @@ void mr_chol_solve(mr_sparse_chol *c, double *x) {
     t[j] = tj;
   }
   for (int k = 0; k < n; ++k)
-    x[f->perm[k]] = t[k];
+    x[perm[k]] = t[k];
+}
+
+void mr_chol_solve(mr_sparse_chol *c, double *x) {
+  const analysis *f = c->f;
+  mr_ldl_solve(f->w * f->nc, f->L->p, f->L->i, f->L->nz, f->L->x, f->perm, x, f->tmp);
 }

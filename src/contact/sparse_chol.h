@@ -42,4 +42,17 @@ int mr_chol_factor(mr_sparse_chol *f, double rho);
 /* x ← (A + ρI)⁻¹ x (the part's w nc rows) */
 void mr_chol_solve(mr_sparse_chol *f, double *x);
 
+/* AMD's fill-reducing order (postordered) of the symmetric pattern whose upper triangle is given
+ * by columns (colp, n + 1; rows, ascending): permuted row k is row perm[k]; 0, or −1 out of
+ * memory. The analysis allocates (CHOLMOD's workspace in cc). */
+struct cholmod_common_struct;
+int mr_amd_order(struct cholmod_common_struct *cc, int n, const int *colp, const int *rows,
+                 int *perm);
+
+/* x ← A⁻¹ x (n) from the simplicial LDLᵀ factor, in CHOLMOD's layout (columns Lp, rows Li,
+ * counts Lnz, values Lx: L's unit diagonal holding D), of P A Pᵀ, permuted row k being row
+ * perm[k] of A; t is n doubles of scratch */
+void mr_ldl_solve(int n, const int *Lp, const int *Li, const int *Lnz, const double *Lx,
+                  const int *perm, double *x, double *t);
+
 #endif
