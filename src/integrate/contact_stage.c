@@ -505,12 +505,11 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, in
   mr_arena_reset(&st->work, 0);
   size_t nv = (size_t)sub->ndofs;
   double *vf = mr_arena_doubles(&st->work, nv);
-  for (size_t k = 0; vf && k < nv; ++k)
-    vf[sub->col[sub->dofs[k]]] = in->vf[sub->dofs[k]];
+  for (size_t j = 0; vf && j < nv; ++j)
+    vf[sub->col[sub->dofs[j]]] = in->vf[sub->dofs[j]];
   mr_consistency_pairs pairs;
   int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
-  /* one pair (one block: one pair): the whole projection is the pair's own, over the same columns
-   */
+  /* one pair (or one block): the whole projection is the pair's own, over the same columns */
   int by_pairs =
       vf && small && a->problem.nc > 1 && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
   const double *lam = st->lambda + 3 * (size_t)st->set.first_block[k];
