@@ -488,6 +488,12 @@ static inline int block_col(const mr_consistency_options *s, int i, int t) {
   return s->col[S[s->nsupport[i] - 1 - t]];
 }
 
+/* whether block i has a held or corrected row (a row of the least squares) */
+static inline int block_used(const unsigned char *held, const unsigned char *corrected, int i) {
+  return held[3 * i] | held[3 * i + 1] | held[3 * i + 2] | corrected[3 * i] | corrected[3 * i + 1] |
+         corrected[3 * i + 2];
+}
+
 /* the upper triangle's pattern of A (m dofs) in f->cp, f->ri: the diagonal of every dof, and
  * (k, j), k < j, where a block with a corrected or held row has both in its support; each dof's
  * blocks in f->cb, f->cbi. 0, or −1 out of memory */
@@ -495,24 +501,16 @@ static int sparse_pattern(mr_consistency_factor *f, const mr_consistency_options
                           const unsigned char *held, const unsigned char *corrected) {
   int *cb = f->cb, *cbi = f->cbi, *stamp = f->stamp;
   memset(cb, 0, ((size_t)m + 1) * sizeof *cb);
-  for (int i = 0; i < nc; ++i) {
-    int used = 0;
-    for (int k = 0; k < 3; ++k)
-      used |= held[3 * i + k] | corrected[3 * i + k];
-    for (int t = 0; used && t < s->nsupport[i]; ++t)
+  for (int i = 0; i < nc; ++i)
+    for (int t = 0; block_used(held, corrected, i) && t < s->nsupport[i]; ++t)
       ++cb[block_col(s, i, t) + 1];
-  }
   for (int j = 0; j < m; ++j)
     cb[j + 1] += cb[j], stamp[j] = -1;
   int *at = f->pos;
   memcpy(at, cb, (size_t)m * sizeof *at);
-  for (int i = 0; i < nc; ++i) {
-    int used = 0;
-    for (int k = 0; k < 3; ++k)
-      used |= held[3 * i + k] | corrected[3 * i + k];
-    for (int t = 0; used && t < s->nsupport[i]; ++t)
+  for (int i = 0; i < nc; ++i)
+    for (int t = 0; block_used(held, corrected, i) && t < s->nsupport[i]; ++t)
       cbi[at[block_col(s, i, t)]++] = i;
-  }
   size_t nnz = 0;
   f->cp[0] = 0;
   for (int j = 0; j < m; ++j) {

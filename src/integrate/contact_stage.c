@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "contact/consistency.h"
 #include "core/linalg.h"
@@ -68,17 +67,6 @@ struct mr_contact_stage {
   size_t full_cap;
   mr_contact_problem full;
 };
-
-static double clock_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-/* a clock reading for the stage times, 0 while they are not measured (in.timed) */
-static double stage_clock(const mr_contact_input *in) {
-  return in->timed ? clock_us() : 0.0;
-}
 
 /* ---- memory ---- */
 
@@ -501,7 +489,7 @@ static int body_pairs(mr_contact_stage *st, const mr_contact_input *in,
 static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, int k,
                             mr_contact_assembly *a, const mr_assembly_subset *sub, double band,
                             mr_contact_output *out) {
-  double t = stage_clock(in);
+  double t = mr_stage_clock(in->timed);
   mr_arena_reset(&st->work, 0);
   size_t nv = (size_t)sub->ndofs;
   double *vf = mr_arena_doubles(&st->work, nv);
@@ -525,7 +513,7 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, in
                                 sub->sparse ? st->cons : NULL};
   if (vf) mr_contact_consistent(a, vf, band, by_pairs ? &pairs : NULL, &opt, &st->work);
   mr_arena_reset(&st->work, 0);
-  out->t_consistency += stage_clock(in) - t;
+  out->t_consistency += mr_stage_clock(in->timed) - t;
 }
 
 /* the registry's solver on a problem with settings set, from an emptied workspace, timed;
@@ -534,12 +522,12 @@ static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
                        const mr_solver_settings *set, const mr_contact_problem *p,
                        mr_solver_state *state, double *lambda, double *c, mr_solver_stats *stats,
                        mr_contact_output *out, mr_error *err) {
-  double t = stage_clock(in);
+  double t = mr_stage_clock(in->timed);
   mr_arena_reset(&st->work, 0);
   mr_solver_settings once = *set;
   once.no_cold_retry |= !(in->retry > 0.0);
   mr_status s = mr_solve(in->solver->name, p, &once, state, &st->work, lambda, c, stats, err);
-  out->t_solver += stage_clock(in) - t;
+  out->t_solver += mr_stage_clock(in->timed) - t;
   return s;
 }
 
@@ -759,10 +747,10 @@ static mr_status solve_island(mr_contact_stage *st, const mr_contact_input *in,
   if (!s && in->retry > 0.0 && !stats->converged && stats->eps_abs > in->retry * set->eps_abs)
     s = solve_without_push_out(st, in, set, k, &sub, stats, out, err);
   if (s) return s;
-  double t = stage_clock(in);
+  double t = mr_stage_clock(in->timed);
   mr_contact_impulse_velocity_subset(in->m, in->d, a, &sub, st->lambda + 3 * b0,
                                      in->assembly->dt, dv);
-  out->t_impulse += stage_clock(in) - t;
+  out->t_impulse += mr_stage_clock(in->timed) - t;
   return MR_OK;
 }
 

@@ -17,6 +17,14 @@
 
 typedef struct mr_contact_stage mr_contact_stage;
 
+/* the step's monotonic clock (µs; sim.c) */
+double mr_sim_clock_us(void);
+
+/* a reading of it for the stage times, 0 while they are not measured (mr_sim_time_stages) */
+static inline double mr_stage_clock(int timed) {
+  return timed ? mr_sim_clock_us() : 0.0;
+}
+
 /* What the stage reads of a step. */
 typedef struct {
   const mr_model *m;

@@ -107,7 +107,4 @@ void mr_sim_remember_blocks(mr_sim *s);
 /* room in the contact stage for the step's blocks (grows only past any step before) */
 mr_status mr_sim_reserve_islands(mr_sim *s, mr_error *err);
 
-/* the step's monotonic clock (µs) */
-double mr_sim_clock_us(void);
-
 #endif

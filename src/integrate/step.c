@@ -216,30 +216,26 @@ static mr_status integrate(mr_sim *s, mr_error *err) {
 
 /* ---- the stage list ---- */
 
-/* a clock reading for the stage times, 0 while they are not measured (mr_sim_time_stages) */
-static double stage_clock(const mr_sim *s) {
-  return s->time_stages ? mr_sim_clock_us() : 0.0;
-}
-
 mr_status mr_sim_step(mr_sim *s, mr_error *err) {
-  double t0 = stage_clock(s), t1 = 0.0, t2, t3, t4;
+  double t0 = mr_stage_clock(s->time_stages), t1 = 0.0, t2, t3, t4;
   mr_contact_output out;
   if (s->controller.control) s->warnings.falls += s->controller.control(s, s->controller.data);
   mr_status st = mr_sim_detect(s, s->time_stages ? &t1 : NULL, err);
   if (st) return st;
-  t2 = stage_clock(s);
+  t2 = mr_stage_clock(s->time_stages);
   if ((st = dynamics(s, err))) return st;
-  t3 = stage_clock(s);
+  t3 = mr_stage_clock(s->time_stages);
   mr_sim_gather_blocks(s);
   s->last.ncontacts = s->nc;
   s->last.nconstraints = s->nk;
   if ((st = mr_sim_reserve_islands(s, err)) || (st = contacts(s, &out, err))) return st;
-  t4 = stage_clock(s);
+  t4 = mr_stage_clock(s->time_stages);
   if ((st = integrate(s, err))) return st;
   /* stage times (mr_step_timing): the consistent laws, solves and velocity changes are disjoint
    * spans of [t3, t4], the assembly its rest; clock readings are multiples of their common ulp,
    * so these sums and differences are exact and the stages add up to total (all 0 untimed) */
-  double t5 = stage_clock(s), inner = out.t_consistency + out.t_solver + out.t_impulse;
+  double t5 = mr_stage_clock(s->time_stages),
+         inner = out.t_consistency + out.t_solver + out.t_impulse;
   s->last.timing = (mr_step_timing){.kinematics = t1 - t0,
                                     .collision = t2 - t1,
                                     .dynamics = t3 - t2,
