@@ -413,14 +413,7 @@ struct mr_consistency_factor {
 
 mr_consistency_factor *mr_consistency_factor_create(void) {
   mr_consistency_factor *f = calloc(1, sizeof *f);
-  if (!f) return NULL;
-  if (!cholmod_start(&f->cc)) {
-    free(f);
-    return NULL;
-  }
-  f->cc.print = 0;
-  f->cc.supernodal = CHOLMOD_SIMPLICIAL; /* refactored in place, no workspace per call */
-  f->cc.final_asis = 1;
+  if (f && mr_chol_start(&f->cc)) free(f), f = NULL;
   return f;
 }
 

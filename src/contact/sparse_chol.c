@@ -48,16 +48,17 @@ static void clear_pattern(cholmod_common *cc, analysis *f) {
   f->nc = f->nnzb = f->w = 0;
 }
 
+int mr_chol_start(struct cholmod_common_struct *cc) {
+  if (!cholmod_start(cc)) return -1;
+  cc->print = 0;                       /* failures are reported by the caller */
+  cc->supernodal = CHOLMOD_SIMPLICIAL; /* refactored in place, no workspace per call */
+  cc->final_asis = 1;
+  return 0;
+}
+
 mr_sparse_chol *mr_chol_create(void) {
   mr_sparse_chol *f = calloc(1, sizeof *f);
-  if (!f) return NULL;
-  if (!cholmod_start(&f->cc)) {
-    free(f);
-    return NULL;
-  }
-  f->cc.print = 0;                         /* failures are reported by the caller */
-  f->cc.supernodal = CHOLMOD_SIMPLICIAL;   /* refactored in place, no workspace per call */
-  f->cc.final_asis = 1;
+  if (f && mr_chol_start(&f->cc)) free(f), f = NULL;
   return f;
 }
 

@@ -42,10 +42,14 @@ int mr_chol_factor(mr_sparse_chol *f, double rho);
 /* x ← (A + ρI)⁻¹ x (the part's w nc rows) */
 void mr_chol_solve(mr_sparse_chol *f, double *x);
 
+/* cholmod_start with the settings of moreau's factors: quiet (failures are reported by the
+ * caller), simplicial LDLᵀ refactored in place; 0, or −1 */
+struct cholmod_common_struct;
+int mr_chol_start(struct cholmod_common_struct *cc);
+
 /* AMD's fill-reducing order (postordered) of the symmetric pattern whose upper triangle is given
  * by columns (colp, n + 1; rows, ascending): permuted row k is row perm[k]; 0, or −1 out of
  * memory. The analysis allocates (CHOLMOD's workspace in cc). */
-struct cholmod_common_struct;
 int mr_amd_order(struct cholmod_common_struct *cc, int n, const int *colp, const int *rows,
                  int *perm);
 
