@@ -92,10 +92,17 @@ static void path_jacobian(const mr_model *m, mr_data *d, const mr_contact_geomet
   mr_point_jacobian_add(m, d, c->body1, c->point, col, ncols, 1, J);
   mr_point_jacobian_add(m, d, c->body2, p2, col, ncols, -1, J);
   if (c->type == MR_ROWS_POINT) return;
+  int root1 = -1, root2 = -1;
   for (int k = mr_body_last_dof(m, c->body1); k >= 0; k = d->parent_dof[k])
-    frame_column(c, ncols, col ? col[k] : k, J);
+    frame_column(c, ncols, col ? col[k] : k, J), root1 = k;
   for (int k = mr_body_last_dof(m, c->body2); k >= 0; k = d->parent_dof[k])
-    if (!on_path(m, d, c->body1, k)) frame_column(c, ncols, col ? col[k] : k, J);
+    root2 = k;
+  /* body 2's path up to the first dof on body 1's (the rest of it is on body 1's path too); the
+   * paths of two trees share none */
+  for (int k = mr_body_last_dof(m, c->body2); k >= 0; k = d->parent_dof[k]) {
+    if (root1 == root2 && on_path(m, d, c->body1, k)) break;
+    frame_column(c, ncols, col ? col[k] : k, J);
+  }
 }
 
 /* the contact Jacobian with dof k in column col[k] of ncols (col NULL: k of nv) */
@@ -216,15 +223,22 @@ static double dot_dofs(const double *a, const double *b, const int *dofs, int n)
   return s;
 }
 
-/* J row · x over a tree-sparse block's support, in ascending dof order (the other terms of the
- * dense dot are exact zeros, so the same bits) */
-static double row_dot(const double *Jr, const double *x, const mr_assembly_subset *sub, int i,
-                      int nv) {
+/* J v and J v_f (vel, g) of block i's three rows of J over its tree-sparse support, in
+ * ascending dof order (the other terms of the dense dots are exact zeros, so the same bits): the
+ * six sums side by side, each in its own order */
+static void row_dots(const double *J, const double *v, const double *vf,
+                     const mr_assembly_subset *sub, int i, int nv, double *vel, double *g) {
   const int *S = sub->support + (size_t)i * nv;
-  double s = 0.0;
-  for (int t = sub->nsupport[i] - 1; t >= 0; --t)
-    s += Jr[sub->col[S[t]]] * x[S[t]];
-  return s;
+  const double *J1 = J + nv, *J2 = J1 + nv;
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, f0 = 0.0, f1 = 0.0, f2 = 0.0;
+  for (int t = sub->nsupport[i] - 1; t >= 0; --t) {
+    const int k = S[t], c = sub->col[k];
+    const double vk = v[k], fk = vf[k];
+    s0 += J[c] * vk, s1 += J1[c] * vk, s2 += J2[c] * vk;
+    f0 += J[c] * fk, f1 += J1[c] * fk, f2 += J2[c] * fk;
+  }
+  vel[0] = s0, vel[1] = s1, vel[2] = s2;
+  g[0] = f0, g[1] = f1, g[2] = f2;
 }
 
 static mr_status check_settings(const mr_assembly_settings *s, mr_error *err) {
@@ -676,10 +690,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     if (sides == 2) {
       double *Ji = a->J + (size_t)3 * i * nv; /* zeroed above */
       path_jacobian(m, d, c, col, nv, Ji);
-      for (int k = 0; k < 3; ++k) {
-        a->vel[3 * i + k] = row_dot(Ji + (size_t)k * nv, v, sub, i, nv);
-        a->g[3 * i + k] = row_dot(Ji + (size_t)k * nv, vf, sub, i, nv);
-      }
+      row_dots(Ji, v, vf, sub, i, nv, a->vel + 3 * i, a->g + 3 * i);
     }
   }
   /* each unit's six columns, then its solved rows, after J (room for 6 nv) */
@@ -688,7 +699,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     int ns = mr_path_world_columns(m, d, w.units[q], Yu, w.Su), first = w.head[col[w.units[q]]];
     point_lanes pl;
     /* the rows of J of the blocks on this body alone, four at a time, and J v, J v_f over
-     * ascending dofs (as row_dot) */
+     * ascending dofs (as row_dots) */
     for (int e = first; alone_batch(&w, contacts, sub, &e, &pl) > 0;) {
       lanes4 sv[3] = {{0.0}, {0.0}, {0.0}}, sf[3] = {{0.0}, {0.0}, {0.0}}, r[3];
       for (int t = ns - 1; t >= 0; --t) {

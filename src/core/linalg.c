@@ -144,12 +144,31 @@ void mr_lu_solve(const double *A, int m, const int *piv, double *x) {
     double t = x[k];
     x[k] = x[piv[k]], x[piv[k]] = t;
   }
-  for (int k = 0; k < m; ++k)
-    for (int i = k + 1; i < m; ++i)
-      x[i] -= A[i * m + k] * x[k];
+  /* L y = x by rows, four at a time: each row's terms in ascending columns as the column
+   * sweep would take them, so the same bits, in four independent chains over contiguous rows */
+  int i = 0;
+  for (; i + 4 <= m; i += 4) {
+    const double *a0 = A + (size_t)i * m, *a1 = a0 + m, *a2 = a1 + m, *a3 = a2 + m;
+    double s0 = x[i], s1 = x[i + 1], s2 = x[i + 2], s3 = x[i + 3];
+    for (int k = 0; k < i; ++k) {
+      const double xk = x[k];
+      s0 -= a0[k] * xk, s1 -= a1[k] * xk, s2 -= a2[k] * xk, s3 -= a3[k] * xk;
+    }
+    s1 -= a1[i] * s0;
+    s2 -= a2[i] * s0, s2 -= a2[i + 1] * s1;
+    s3 -= a3[i] * s0, s3 -= a3[i + 1] * s1, s3 -= a3[i + 2] * s2;
+    x[i] = s0, x[i + 1] = s1, x[i + 2] = s2, x[i + 3] = s3;
+  }
+  for (; i < m; ++i) {
+    double t = x[i];
+    for (int k = 0; k < i; ++k)
+      t -= A[(size_t)i * m + k] * x[k];
+    x[i] = t;
+  }
   for (int k = m - 1; k >= 0; --k) {
+    double t = x[k];
     for (int j = k + 1; j < m; ++j)
-      x[k] -= A[k * m + j] * x[j];
-    x[k] /= A[k * m + k];
+      t -= A[(size_t)k * m + j] * x[j];
+    x[k] = t / A[(size_t)k * m + k];
   }
 }

@@ -47,9 +47,12 @@ static void sort_by_key(const uint64_t *keys, int *o, int n) {
   }
 }
 
-/* block n's identity and warm start from last step's block of the same key */
+/* block n's identity and warm start from last step's block of the same key: last step's block n
+ * when it has that key and last step's keys were distinct (a contact set that persists keeps its
+ * order), else the look-up */
 static void warm_start(mr_sim *s, int n, uint64_t key) {
-  int prev = find_previous(s, key);
+  int prev =
+      s->prev_distinct && n < s->prev_nc && s->prev_keys[n] == key ? n : find_previous(s, key);
   for (int k = 0; k < 3; ++k)
     s->lambda[3 * n + k] = prev < 0 ? 0.0 : s->prev_lambda[3 * prev + k];
   s->keys[n] = key;
@@ -230,8 +233,15 @@ int mr_sim_same_blocks(const mr_sim *s) {
 
 void mr_sim_remember_blocks(mr_sim *s) {
   int n = s->nc + s->nk;
-  memcpy(s->prev_keys, s->keys, (size_t)n * sizeof *s->keys);
-  sort_by_key(s->prev_keys, s->prev_order, n);
+  /* the same keys in the same order as last step's (a resting scene): the same sorted order */
+  if (!(n == s->prev_nc && !memcmp(s->prev_keys, s->keys, (size_t)n * sizeof *s->keys))) {
+    memcpy(s->prev_keys, s->keys, (size_t)n * sizeof *s->keys);
+    sort_by_key(s->prev_keys, s->prev_order, n);
+    s->prev_distinct = 1;
+    for (int k = 1; k < n; ++k)
+      if (s->prev_keys[s->prev_order[k]] == s->prev_keys[s->prev_order[k - 1]])
+        s->prev_distinct = 0;
+  }
   memcpy(s->prev_cons, s->cons, (size_t)s->nk * sizeof *s->cons);
   memcpy(s->prev_contacts, mr_collision_contacts(s->col), (size_t)s->nc * sizeof *s->prev_contacts);
   mr_copy(s->prev_lambda, s->lambda, 3 * n);

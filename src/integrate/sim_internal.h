@@ -62,6 +62,7 @@ struct mr_sim {
   uint64_t *keys, *prev_keys; /* contact and constraint identities this and last step */
   int *prev_index;            /* per block, last step's block of its key, −1 none */
   int *prev_order;            /* last step's blocks sorted by (key, index), for the look-up */
+  int prev_distinct;          /* 1 when last step's keys were all distinct */
   double *prev_lambda;        /* last step's forces (3 max_rows) */
   double *rebound;            /* per block, the rebound speed its impact defers to the next
                                  step (m/s, 0 none; max_rows) */
