@@ -243,10 +243,63 @@ static void test_resting_columns_stay_warm(void **state) {
   mr_scene_free(&sc);
 }
 
+/* Each block's warm start is last step's block of the same key, the first of equal keys (an
+ * independent linear search against the simulator's look-up), on a drop whose contact set
+ * changes under the same count (two balls rolling from one box onto the next, 33 mm apart: a
+ * ball touches the next box 33 steps before it leaves the first, so at step 85 the first ball
+ * gains a contact as the second loses one), a tilted cube's corners landing one by one, a
+ * capsule rolling. */
+static void test_warm_start_by_key(void **state) {
+  const char *text =
+      "timestep: 0.001\nduration: 1\ncontact: {margin: 0.0}\nbodies:\n"
+      "  - {name: ground, fixed: true, geoms: [{type: halfspace, friction: 0.5}, {type: box, "
+      "size: [1, 0.8, 0.1], position: [-0.5, -0.5, 0.05], friction: 0.5}, {type: box, size: [1, "
+      "0.8, 0.1], position: [0.5, -0.5, 0.05], friction: 0.5}]}\n"
+      "  - {name: s, mass: 1, position: [-0.1, -0.7, 0.15], linear_velocity: [1, 0, 0], "
+      "angular_velocity: [0, 20, 0], geoms: [{type: sphere, radius: 0.05, friction: 0.5}]}\n"
+      "  - {name: t, mass: 1, position: [-0.067, -0.3, 0.15], linear_velocity: [1, 0, 0], "
+      "angular_velocity: [0, 20, 0], geoms: [{type: sphere, radius: 0.05, friction: 0.5}]}\n"
+      "  - {name: a, mass: 1, position: [0, 0, 0.2], orientation: [0.2, 0.1, 0, 0.974679434], "
+      "geoms: "
+      "[{type: box, size: [0.1, 0.1, 0.1], friction: 0.5}]}\n"
+      "  - {name: b, mass: 1, position: [0.5, 0, 0.1], orientation: [0.05, 0.3, 0, 0.952627944], "
+      "linear_velocity: [0, 0.5, 0], geoms: [{type: capsule, radius: 0.04, length: 0.12, friction: "
+      "0.5}]}\n"
+      "  - {name: c, mass: 1, position: [1, 0, 0.15], orientation: [0.3, 0, 0.1, 0.948683298], "
+      "geoms: "
+      "[{type: cylinder, radius: 0.05, length: 0.1, friction: 0.5}]}\n";
+  mr_scene sc = tsim_parse(text, ".");
+  mr_sim *s = tsim_create(&sc, NULL);
+  enum { MAXB = 64 };
+  uint64_t before[MAXB]; /* last step's keys as that step made them */
+  int np = 0, same_count_new_keys = 0, matched = 0;
+  for (int k = 0; k < 600; ++k) {
+    tsim_steps(s, 1);
+    int n = s->nc + s->nk;
+    assert_true(n <= MAXB);
+    for (int i = 0; i < n; ++i) {
+      int want = -1;
+      for (int j = 0; j < np && want < 0; ++j)
+        if (before[j] == s->keys[i]) want = j;
+      if (s->prev_index[i] != want)
+        fail_msg("step %d: block %d warm started from %d, its key's block is %d", k + 1, i,
+                 s->prev_index[i], want);
+      matched += want >= 0;
+    }
+    same_count_new_keys |= n == np && n > 0 && memcmp(before, s->keys, (size_t)n * sizeof *before);
+    memcpy(before, s->keys, (size_t)n * sizeof *before);
+    np = n;
+  }
+  assert_true(same_count_new_keys);
+  assert_true(matched > 0);
+  mr_sim_free(s);
+  mr_scene_free(&sc);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_grouping),
-                                     cmocka_unit_test(test_warm_start_per_island),
-                                     cmocka_unit_test(test_resting_columns_stay_warm),
-                                     cmocka_unit_test(test_scenes)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_grouping), cmocka_unit_test(test_warm_start_per_island),
+      cmocka_unit_test(test_resting_columns_stay_warm), cmocka_unit_test(test_warm_start_by_key),
+      cmocka_unit_test(test_scenes)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
