@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lanes.h"
 #include "core/linalg.h"
 
 mr_assembly_settings mr_assembly_settings_default(void) {
@@ -321,14 +322,6 @@ static void solve_support(const mr_data *d, const int *S, int ns, double *x) {
     x[k] = xk;
   }
 }
-
-/* four doubles as one operand: a GNU C vector extension (gcc and clang), compiled to SIMD
- * instructions where the target has them and to scalar ones elsewhere. Its arithmetic is IEEE
- * lane by lane, so each lane gets the bits of the scalar expression. */
-typedef double lanes4 __attribute__((vector_size(4 * sizeof(double))));
-
-/* x in every lane */
-#define LANES(x) ((lanes4){(x), (x), (x), (x)})
 
 /* the same solve on a path's six rows at once, stored by column (dof S[t]'s six at Y6[6t]): rows
  * 0..3 as one lanes4, 4 and 5 as scalars, each the scalar operations in their order */

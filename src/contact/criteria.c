@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "contact/solvers.h"
+#include "core/lanes.h"
 #include "core/linalg.h"
 
 /* the projection of x on K_mu, t = ‖x_T‖ given; 1 when x is inside (out = x) */
@@ -111,19 +112,16 @@ void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, doub
     c[i] += p->g[i] + (p->R ? p->R[i] * lambda[i] : 0.0);
 }
 
-/* s + e = a + b exactly (Knuth's TwoSum: no branch, any order of magnitudes) */
-static inline double two_sum(double a, double b, double *e) {
-  double s = a + b, z = s - a;
-  *e = (a - (s - z)) + (b - z);
-  return s;
-}
-
-/* one term x y of a Dot2 sum: s takes the rounded sum, sig the product's error (fma) and the
- * sum's (TwoSum) */
-static inline void dot2_add(double x, double y, double *s, double *sig) {
-  double h = x * y, r = fma(x, y, -h), q;
-  *s = two_sum(*s, h, &q);
-  *sig += q + r;
+/* one term x y of a Dot2 sum in each of four lanes: s takes the rounded sum, sig the product's
+ * error (fma) and the sum's (Knuth's TwoSum: t + e = s + h exactly, no branch); each lane the
+ * scalar operations in their order */
+static inline void dot2_add4(lanes4 x, lanes4 y, lanes4 *s, lanes4 *sig) {
+  lanes4 h = x * y, r;
+  for (int l = 0; l < 4; ++l)
+    r[l] = fma(x[l], y[l], -h[l]);
+  lanes4 t = *s + h, z = t - *s;
+  *sig += ((*s - (t - z)) + (h - z)) + r;
+  *s = t;
 }
 
 /* c = (G + R) λ + g as if computed in twice the working precision: Ogita, Rump and Oishi's Dot2
@@ -134,30 +132,36 @@ static inline void dot2_add(double x, double y, double *s, double *sig) {
  * about u times the size of the terms to u times the size of c (docs/solvers.md, "Accuracy
  * criteria"). About 11n flops per row against mr_problem_velocity's 2n. */
 void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda, double *c) {
-  /* the three rows of a contact summed side by side: each row's terms in its own order (so the
-   * same c as one row at a time), the three sums' dependency chains interleaved */
+  /* the three rows of a contact summed side by side in three lanes: each row's terms in its own
+   * order (so the same c as one row at a time) */
   int n = 3 * p->nc;
   for (int i = 0; i < p->nc; ++i) {
     int r0 = 3 * i;
-    double s[3] = {p->g[r0], p->g[r0 + 1], p->g[r0 + 2]}, sig[3] = {0.0, 0.0, 0.0};
+    lanes4 s = {p->g[r0], p->g[r0 + 1], p->g[r0 + 2], 0.0}, sig = {0.0, 0.0, 0.0, 0.0};
     if (p->G) {
       const double *row = p->G + (size_t)r0 * n;
-      for (int j = 0; j < n; ++j)
-        for (int a = 0; a < 3; ++a)
-          dot2_add(row[(size_t)a * n + j], lambda[j], &s[a], &sig[a]);
+      for (int j = 0; j < n; ++j) {
+        lanes4 x = {row[j], row[n + j], row[2 * (size_t)n + j], 0.0},
+               y = {lambda[j], lambda[j], lambda[j], 0.0};
+        dot2_add4(x, y, &s, &sig);
+      }
     } else { /* the stored blocks of the rows in ascending columns: the dense terms in the
               * dense order without its exact zeros, which add nothing */
       for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
         const double *B = p->Gb + 9 * (size_t)k, *l = lambda + 3 * p->Gb_col[k];
-        for (int b = 0; b < 3; ++b)
-          for (int a = 0; a < 3; ++a)
-            dot2_add(B[3 * a + b], l[b], &s[a], &sig[a]);
+        for (int b = 0; b < 3; ++b) {
+          lanes4 x = {B[b], B[3 + b], B[6 + b], 0.0}, y = {l[b], l[b], l[b], 0.0};
+          dot2_add4(x, y, &s, &sig);
+        }
       }
     }
-    for (int a = 0; a < 3; ++a) {
-      if (p->R) dot2_add(p->R[r0 + a], lambda[r0 + a], &s[a], &sig[a]);
-      c[r0 + a] = s[a] + sig[a];
+    if (p->R) {
+      lanes4 x = {p->R[r0], p->R[r0 + 1], p->R[r0 + 2], 0.0},
+             y = {lambda[r0], lambda[r0 + 1], lambda[r0 + 2], 0.0};
+      dot2_add4(x, y, &s, &sig);
     }
+    lanes4 out = s + sig;
+    c[r0] = out[0], c[r0 + 1] = out[1], c[r0 + 2] = out[2];
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include "contact/solvers.h"
 #include "core/arena.h"
+#include "core/lanes.h"
 #include "core/linalg.h"
 
 #define RESYNC_EVERY 64
@@ -74,14 +75,18 @@ void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double
      * entry of c updated in the dense order (a = 0, 1, 2, with R's term after G's on the
      * diagonal); a zero δ_a adds exact zeros */
     const double d[3] = {delta[0], delta[1], delta[2]};
+    const lanes4 d0 = LANES(d[0]), d1 = LANES(d[1]), d2 = LANES(d[2]);
     const double r[3] = {p->R ? p->R[3 * i] : 0.0, p->R ? p->R[3 * i + 1] : 0.0,
                          p->R ? p->R[3 * i + 2] : 0.0};
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
       const double *B = p->Gb + 9 * (size_t)k;
       double *cj = c + 3 * p->Gb_col[k];
-      if (p->Gb_col[k] != i) {
-        for (int b = 0; b < 3; ++b)
-          cj[b] += B[b] * d[0], cj[b] += B[3 + b] * d[1], cj[b] += B[6 + b] * d[2];
+      if (p->Gb_col[k] != i) { /* the three entries side by side, each in its order */
+        lanes4 x = {cj[0], cj[1], cj[2], 0.0};
+        x += (lanes4){B[0], B[1], B[2], 0.0} * d0;
+        x += (lanes4){B[3], B[4], B[5], 0.0} * d1;
+        x += (lanes4){B[6], B[7], B[8], 0.0} * d2;
+        cj[0] = x[0], cj[1] = x[1], cj[2] = x[2];
         continue;
       }
       for (int b = 0; b < 3; ++b)
