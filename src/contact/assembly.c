@@ -84,14 +84,51 @@ static int on_path(const mr_model *m, const mr_data *d, int body, int dof) {
   return 0;
 }
 
+/* the world motion columns of the last two bodies' paths met (a body's contacts come one after
+ * another): mr_path_world_columns's, formed once for all of them */
+#define PATH_MEMO_DOFS 16
+typedef struct {
+  int body[2], n[2], next;
+  int dofs[2][PATH_MEMO_DOFS];
+  double cols[2][6 * PATH_MEMO_DOFS];
+} path_memo;
+
+/* the point's columns on the body's path added into J (sign > 0) or subtracted (sign < 0):
+ * mr_point_jacobian_add's entries, v + ω × x per column, from the memo's columns */
+static void path_point_add(const mr_model *m, mr_data *d, path_memo *pm, int body, mr_vec3 point,
+                           const int *col, int ncols, int sign, double *J) {
+  int s = pm->body[0] == body ? 0 : pm->body[1] == body ? 1 : -1;
+  if (s < 0) {
+    int last = mr_body_last_dof(m, body), n = 0;
+    for (int k = last; k >= 0 && n <= PATH_MEMO_DOFS; k = d->parent_dof[k])
+      ++n;
+    if (n > PATH_MEMO_DOFS) { /* a path longer than the memo holds */
+      mr_point_jacobian_add(m, d, body, point, col, ncols, sign, J);
+      return;
+    }
+    s = pm->next, pm->next ^= 1;
+    pm->body[s] = body;
+    pm->n[s] = mr_path_world_columns(m, d, last, pm->cols[s], pm->dofs[s]);
+  }
+  for (int t = 0; t < pm->n[s]; ++t) {
+    const double *c = pm->cols[s] + 6 * t;
+    mr_vec3 vp = mr_v3_add(mr_v3(c[0], c[1], c[2]), mr_v3_cross(mr_v3(c[3], c[4], c[5]), point));
+    int k = pm->dofs[s][t], j = col ? col[k] : k;
+    for (int r = 0; r < 3; ++r) {
+      double *x = &J[r * ncols + j];
+      *x = sign > 0 ? *x + vp.v[r] : *x - vp.v[r];
+    }
+  }
+}
+
 /* the world-frame relative point Jacobian J₁ − J₂ of a two-body contact added into J, whose rows
  * are zero on entry, and rotated into the contact frame: work on the two paths alone (an
  * island's J is as wide as its dofs), the same entries as contact_jacobian's */
-static void path_jacobian(const mr_model *m, mr_data *d, const mr_contact_geometry *c,
-                          const int *col, int ncols, double *J) {
+static void path_jacobian(const mr_model *m, mr_data *d, path_memo *pm,
+                          const mr_contact_geometry *c, const int *col, int ncols, double *J) {
   mr_vec3 p2 = c->type == MR_ROWS_POINT ? c->point2 : c->point;
-  mr_point_jacobian_add(m, d, c->body1, c->point, col, ncols, 1, J);
-  mr_point_jacobian_add(m, d, c->body2, p2, col, ncols, -1, J);
+  path_point_add(m, d, pm, c->body1, c->point, col, ncols, 1, J);
+  path_point_add(m, d, pm, c->body2, p2, col, ncols, -1, J);
   if (c->type == MR_ROWS_POINT) return;
   int root1 = -1, root2 = -1;
   for (int k = mr_body_last_dof(m, c->body1); k >= 0; k = d->parent_dof[k])
@@ -650,6 +687,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
   for (int t = 0; t < nv; ++t)
     w.head[t] = -1;
   support_memo memo = {0};
+  path_memo pm = {.body = {-1, -1}};
   for (int i = 0; i < nc; ++i) {
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
     int *S = sub->support + (size_t)i * nv;
@@ -682,7 +720,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     if (sides != 1) mr_zero(Y, 3 * ns);
     if (sides == 2) {
       double *Ji = a->J + (size_t)3 * i * nv; /* zeroed above */
-      path_jacobian(m, d, c, col, nv, Ji);
+      path_jacobian(m, d, &pm, c, col, nv, Ji);
       row_dots(Ji, v, vf, sub, i, nv, a->vel + 3 * i, a->g + 3 * i);
     }
   }
