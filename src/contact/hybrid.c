@@ -296,9 +296,10 @@ static int solve_active(polish_ws *w, double lb_norm) {
   for (int k = 0; k < m; ++k)
     w->Mf[k * m + k] += eps;
   if (mr_lu_factor(w->Mf, m, w->piv)) return -1;
-  /* every contact sticking: M is G + R itself, whatever λ, and its factor is kept for stage 0a */
+  /* every contact sticking: M is G + R itself, whatever λ, and its factor is kept for stage 0a,
+   * transposed (its solve by columns, mr_lu_solve_t) */
   if (m == w->n && w->keep) {
-    mr_copy(w->keep->keep, w->Mf, (size_t)m * m);
+    mr_transpose(w->keep->keep, w->Mf, m, m);
     memcpy(w->keep->keep + (size_t)m * m, w->piv, (size_t)m * sizeof(int));
     w->keep->keep_n = m;
   }
@@ -408,10 +409,10 @@ static int chord(const mr_contact_problem *p, const mr_solver_settings *s, polis
   velocity_plain(p, lambda, c);
   if (mr_norm_inf(c, n) == 0.0) return 0;
   double e0 = scaled_at(s, p, lambda, c);
-  const double *lu = w->keep->keep;
+  const double *lut = w->keep->keep;
   for (int k = 0; k < n; ++k)
     w->x[k] = -c[k];
-  mr_lu_solve(lu, n, (const int *)(lu + (size_t)n * n), w->x);
+  mr_lu_solve_t(lut, n, (const int *)(lut + (size_t)n * n), w->x);
   for (int k = 0; k < n; ++k)
     w->lt[k] = lambda[k] + w->x[k];
   for (int i = 0; i < p->nc; ++i)

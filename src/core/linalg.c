@@ -172,3 +172,23 @@ void mr_lu_solve(const double *A, int m, const int *piv, double *x) {
     x[k] = t / A[(size_t)k * m + k];
   }
 }
+
+void mr_lu_solve_t(const double *restrict T, int m, const int *piv, double *restrict x) {
+  for (int k = 0; k < m; ++k) {
+    double t = x[k];
+    x[k] = x[piv[k]], x[piv[k]] = t;
+  }
+  /* L y = x: column k of L (row k of T, below the diagonal) spread from y_k */
+  for (int k = 0; k < m; ++k) {
+    const double xk = x[k], *t = T + (size_t)k * m;
+    for (int i = k + 1; i < m; ++i)
+      x[i] -= t[i] * xk;
+  }
+  /* U x = y: column j of U (row j of T, above the diagonal) spread from x_j */
+  for (int j = m - 1; j >= 0; --j) {
+    const double *t = T + (size_t)j * m;
+    const double xj = x[j] /= t[j];
+    for (int i = 0; i < j; ++i)
+      x[i] -= t[i] * xj;
+  }
+}

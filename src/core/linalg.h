@@ -48,5 +48,9 @@ double mr_asymmetry(const double *A, int n);
  * overwrites x with A⁻¹ x */
 int mr_lu_factor(double *A, int m, int *piv);
 void mr_lu_solve(const double *A, int m, const int *piv, double *x);
+/* The same solve from the factor stored transposed (mr_transpose of mr_lu_factor's A: row k holds
+ * column k of L and U), both triangular solves by columns over contiguous rows, without a
+ * dependency chain along a row: the same result to round-off, U's terms taken in another order */
+void mr_lu_solve_t(const double *restrict T, int m, const int *piv, double *restrict x);
 
 #endif
