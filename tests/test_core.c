@@ -68,7 +68,8 @@ static void test_cholesky(void **state) {
  * several stages (random entries in [−1, 1], and a matrix whose leading pivot is zero). A
  * backward-stable solve leaves |A x − b| ≤ 2 n ε ρ ‖A‖∞ ‖x‖∞ with ρ the growth factor
  * max |U| / max |A| (Higham, Thm 9.5), here computed from the factors; the residual's product
- * adds n ε ‖A‖∞ ‖x‖∞. A misapplied interchange gives O(1) */
+ * adds n ε ‖A‖∞ ‖x‖∞; the same for the solve by columns from the transposed factor. A misapplied
+ * interchange gives O(1) */
 static void test_lu(void **state) {
   uint64_t s = 11;
   enum { n = 9 };
@@ -91,6 +92,13 @@ static void test_lu(void **state) {
         umax = fmax(umax, fabs(LU[i * n + j]));
     double rho = umax / vec_norm_inf(A, n * n);
     assert_vec_near(r, b, n, ops_tol(2 * n * rho + n, mat_norm_inf(A, n) * vec_norm_inf(x, n)));
+    /* the same from the factor stored transposed, solved by columns: the same bound */
+    double T[n * n], y[n];
+    mr_transpose(T, LU, n, n);
+    memcpy(y, b, sizeof b);
+    mr_lu_solve_t(T, n, piv, y);
+    mr_matvec(r, A, y, n, n);
+    assert_vec_near(r, b, n, ops_tol(2 * n * rho + n, mat_norm_inf(A, n) * vec_norm_inf(y, n)));
   }
   double Z[4] = {1, 2, 2, 4}; /* singular: a zero pivot */
   assert_int_equal(mr_lu_factor(Z, 2, piv), -1);
