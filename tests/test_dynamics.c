@@ -217,6 +217,27 @@ static void test_long_chain(void **state) {
   mr_model_free(m);
 }
 
+/* four right-hand sides solved side by side (mr_ldlt_solve_dofs4) give each one's solve alone,
+ * bit for bit, in both forms of the factor */
+static void check_solve4(const mr_model *m, mr_data *d, const rstate *x, uint64_t *s) {
+  int nv = m->nv, dofs[NMAX];
+  static double r[4][NMAX], x4[4 * NMAX];
+  mr_error err;
+  mr_crba(m, d, x->q);
+  assert_int_equal(mr_ldlt_factor(m, d, &err), MR_OK);
+  for (int k = 0; k < nv; ++k)
+    dofs[k] = k;
+  for (int l = 0; l < 4; ++l)
+    for (int k = 0; k < nv; ++k)
+      x4[4 * k + l] = r[l][k] = test_rand(s, -1, 1);
+  mr_ldlt_solve_dofs4(m, d, dofs, nv, x4);
+  for (int l = 0; l < 4; ++l) {
+    mr_ldlt_solve_dofs(m, d, dofs, nv, r[l]);
+    for (int k = 0; k < nv; ++k)
+      assert_memory_equal(&x4[4 * k + l], &r[l][k], sizeof(double));
+  }
+}
+
 static void test_random_trees(void **state) {
   uint64_t s = 42;
   static rstate x;
@@ -230,6 +251,7 @@ static void test_random_trees(void **state) {
       random_state(m, &s, &x);
       check_algorithms(m, d, &x, &s);
       check_fk_acceleration(m, d, &x);
+      check_solve4(m, d, &x, &s);
     }
     mr_data_free(d);
     mr_model_free(m);

@@ -167,6 +167,8 @@ typedef struct {
   int ndofs;
   const int *col; /* nv entries, read at the listed dofs only */
   double *x;
+  double *x4; /* NULL, or a zeroed 4 nv scratch the assembly leaves zeroed: the dense products'
+               * M⁻¹Jᵀ solved four rows at a time (mr_ldlt_solve_dofs4), the same values */
   /* 1: tree-sparse products. Y = U⁻¹ Jᵀ (M = U D Uᵀ) is nonzero only on the dofs of the block's
    * kinematic paths (its support, closed under ancestors), so G = Yᵀ D⁻¹ Y sums over the shared
    * part of two supports only (zero for blocks on different paths) and M⁻¹Jᵀλ = U⁻ᵀ D⁻¹ (Y λ)
@@ -174,7 +176,8 @@ typedef struct {
    * (row k at its support's t-th dof) at MiJt[3 (i ndofs + t) + k]. Equal to the dense products to
    * round-off (another order of summation). J's buffer has room for 3 nc + 6 rows: after J, the
    * scratch of the six world motion rows of one body's path, solved once per path for all the
-   * blocks on it, then of one block's rows of D⁻¹ Y; Gb_work holds 3 ndofs + 10 max_contacts ints. */
+   * blocks on it, then of one block's rows of D⁻¹ Y; Gb_work holds 3 ndofs + 10 max_contacts ints.
+   */
   int sparse;
   int *support;  /* sparse: per block, its support's dofs (descending) at ndofs entries each */
   int *nsupport; /* sparse: per block, the support's size */

@@ -132,6 +132,9 @@ void mr_ldlt_solve_dofs(const mr_model *m, const mr_data *d, const int *dofs, in
 /* Its second half, x ← U⁻ᵀ D⁻¹ x over the listed dofs (M⁻¹ = U⁻ᵀ D⁻¹ U⁻¹). */
 void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs, int n,
                             double *x);
+/* mr_ldlt_solve_dofs on four right-hand sides at once, interleaved: x4[4k + l] is dof k of
+ * right-hand side l (4 nv doubles); each one's result the same as alone, bit for bit */
+void mr_ldlt_solve_dofs4(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x4);
 /* y = M x with the tree-sparse factor (y and x may not alias) */
 void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y);
 

@@ -291,7 +291,8 @@ static mr_status check_settings(const mr_assembly_settings *s, mr_error *err) {
   return MR_OK;
 }
 
-/* rows of M⁻¹ Jᵀ: in place over every dof, or through the subset's zeroed scratch (left zero) */
+/* rows of M⁻¹ Jᵀ: in place over every dof, or through the subset's zeroed scratch (left zero),
+ * four rows at a time when it has one for four */
 static void solve_rows(const mr_model *m, const mr_data *d, const mr_assembly_subset *sub,
                        mr_contact_assembly *a, int n) {
   int nv = a->nv;
@@ -301,6 +302,21 @@ static void solve_rows(const mr_model *m, const mr_data *d, const mr_assembly_su
     if (!sub) {
       mr_copy(x, Jr, nv);
       mr_ldlt_solve(m, d, x);
+      continue;
+    }
+    if (sub->x4) { /* rows r … r + 3 side by side */
+      int nr = n - r < 4 ? n - r : 4;
+      for (int t = 0; t < nv; ++t)
+        for (int l = 0; l < nr; ++l)
+          sub->x4[4 * (size_t)sub->dofs[t] + l] = Jr[(size_t)l * nv + t];
+      mr_ldlt_solve_dofs4(m, d, sub->dofs, nv, sub->x4);
+      for (int t = 0; t < nv; ++t) {
+        double *x4 = sub->x4 + 4 * (size_t)sub->dofs[t];
+        for (int l = 0; l < nr; ++l)
+          x[(size_t)l * nv + t] = x4[l];
+        x4[0] = x4[1] = x4[2] = x4[3] = 0.0;
+      }
+      r += nr - 1;
       continue;
     }
     for (int t = 0; t < nv; ++t)

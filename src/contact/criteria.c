@@ -115,7 +115,8 @@ void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, doub
 /* one term x y of a Dot2 sum in each of four lanes: s takes the rounded sum, sig the product's
  * error (fma) and the sum's (Knuth's TwoSum: t + e = s + h exactly, no branch); each lane the
  * scalar operations in their order */
-static inline void dot2_add4(lanes4 x, lanes4 y, lanes4 *s, lanes4 *sig) {
+static inline void dot2_add4(const lanes4 *xp, const lanes4 *yp, lanes4 *s, lanes4 *sig) {
+  const lanes4 x = *xp, y = *yp;
   lanes4 h = x * y, r;
   for (int l = 0; l < 4; ++l)
     r[l] = fma(x[l], y[l], -h[l]);
@@ -143,7 +144,7 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
       for (int j = 0; j < n; ++j) {
         lanes4 x = {row[j], row[n + j], row[2 * (size_t)n + j], 0.0},
                y = {lambda[j], lambda[j], lambda[j], 0.0};
-        dot2_add4(x, y, &s, &sig);
+        dot2_add4(&x, &y, &s, &sig);
       }
     } else { /* the stored blocks of the rows in ascending columns: the dense terms in the
               * dense order without its exact zeros, which add nothing */
@@ -151,14 +152,14 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
         const double *B = p->Gb + 9 * (size_t)k, *l = lambda + 3 * p->Gb_col[k];
         for (int b = 0; b < 3; ++b) {
           lanes4 x = {B[b], B[3 + b], B[6 + b], 0.0}, y = {l[b], l[b], l[b], 0.0};
-          dot2_add4(x, y, &s, &sig);
+          dot2_add4(&x, &y, &s, &sig);
         }
       }
     }
     if (p->R) {
       lanes4 x = {p->R[r0], p->R[r0 + 1], p->R[r0 + 2], 0.0},
              y = {lambda[r0], lambda[r0 + 1], lambda[r0 + 2], 0.0};
-      dot2_add4(x, y, &s, &sig);
+      dot2_add4(&x, &y, &s, &sig);
     }
     lanes4 out = s + sig;
     c[r0] = out[0], c[r0 + 1] = out[1], c[r0 + 2] = out[2];

@@ -11,6 +11,9 @@
  * Solving M x = y is U z = y (backward), z ← D⁻¹ z, Uᵀ x = z (forward). M and U are in the row
  * storage of moreau/dynamics.h (row i over i's descendants), so every loop touches the tree's
  * entries only: the cost and the memory are Σ per tree, however many trees the model has. */
+#include <string.h>
+
+#include "core/lanes.h"
 #include "dynamics/internal.h"
 
 /* a · b */
@@ -194,6 +197,69 @@ void mr_ldlt_solve_dofs_dut(const mr_model *m, const mr_data *d, const int *dofs
 void mr_ldlt_solve_dofs(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x) {
   solve_u_dofs(m, d, dofs, n, x);
   mr_ldlt_solve_dofs_dut(m, d, dofs, n, x);
+}
+
+/* the four doubles of x4 at dof k into v, and back (through pointers: a 32-byte vector passed
+ * or returned by value changes the call's ABI between targets) */
+static inline void load4(lanes4 *v, const double *x4, int k) {
+  memcpy(v, x4 + 4 * (size_t)k, sizeof *v);
+}
+
+static inline void store4(double *x4, int k, const lanes4 *v) {
+  memcpy(x4 + 4 * (size_t)k, v, sizeof *v);
+}
+
+void mr_ldlt_solve_dofs4(const mr_model *m, const mr_data *d, const int *dofs, int n, double *x4) {
+  const int *restrict par = d->parent_dof;
+  const double *restrict U = d->U;
+  const int contiguous = mr_work(d)->contiguous;
+  lanes4 xk, xi;
+  /* x ← U⁻¹ x (solve_u_dofs) */
+  for (int t = n - 1; t >= 0; --t) {
+    int k = dofs[t];
+    if (contiguous) {
+      const double *a = U + d->row_at[k] + 1;
+      lanes4 s = LANES(0.0);
+      for (int j = 0; j < d->nvSubtree[k] - 1; ++j) {
+        load4(&xi, x4, k + 1 + j);
+        s += LANES(a[j]) * xi;
+      }
+      load4(&xk, x4, k);
+      xk -= s;
+      store4(x4, k, &xk);
+      continue;
+    }
+    load4(&xk, x4, k);
+    for (int i = par[k]; i >= 0; i = par[i]) {
+      load4(&xi, x4, i);
+      xi -= LANES(U[mr_tri_at(d, i, k)]) * xk;
+      store4(x4, i, &xi);
+    }
+  }
+  /* x ← U⁻ᵀ D⁻¹ x (mr_ldlt_solve_dofs_dut) */
+  for (int t = 0; t < n; ++t) {
+    load4(&xk, x4, dofs[t]);
+    xk *= LANES(d->Dinv[dofs[t]]);
+    store4(x4, dofs[t], &xk);
+  }
+  for (int t = 0; t < n; ++t) {
+    int k = dofs[t];
+    load4(&xk, x4, k);
+    if (contiguous) {
+      const double *Uk = U + d->row_at[k] + 1;
+      for (int r = 0; r < d->nvSubtree[k] - 1; ++r) {
+        load4(&xi, x4, k + 1 + r);
+        xi -= xk * LANES(Uk[r]);
+        store4(x4, k + 1 + r, &xi);
+      }
+      continue;
+    }
+    for (int i = par[k]; i >= 0; i = par[i]) {
+      load4(&xi, x4, i);
+      xk -= LANES(U[mr_tri_at(d, i, k)]) * xi;
+    }
+    store4(x4, k, &xk);
+  }
 }
 
 void mr_ldlt_mul(const mr_model *m, const mr_data *d, const double *x, double *y) {

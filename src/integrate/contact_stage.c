@@ -24,6 +24,7 @@ struct mr_contact_stage {
   mr_islands *groups;
   mr_island_set set;  /* the last grouping */
   double *x;          /* zeroed scratch (nv) */
+  double *x4;         /* zeroed scratch of four right-hand sides (4 nv) */
   int *gb_work;       /* tree-sparse products' and the block pattern's scratch (3 nv + 10 blocks) */
   mr_contact_assembly *as;   /* per island: the assembly's views into the pools */
   mr_solver_state *states;   /* per island */
@@ -120,8 +121,9 @@ mr_contact_stage *mr_contact_stage_create(const mr_model *m, int max_blocks) {
   st->prev_step = -2;
   st->groups = mr_islands_create(m, max_blocks);
   st->x = calloc((size_t)(m->nv ? m->nv : 1), sizeof(double));
+  st->x4 = calloc(4 * (size_t)(m->nv ? m->nv : 1), sizeof(double));
   st->cons = mr_consistency_factor_create();
-  if (!st->groups || !st->x || !st->cons ||
+  if (!st->groups || !st->x || !st->x4 || !st->cons ||
       grow_blocks(st, max_blocks > 0 ? max_blocks : 1, NULL) ||
       mr_arena_init(&st->work, mr_solver_work_size(8, 0)))
     return mr_contact_stage_free(st), NULL;
@@ -135,19 +137,56 @@ void mr_contact_stage_free(mr_contact_stage *st) {
   mr_islands_free(st->groups);
   mr_arena_destroy(&st->work);
   mr_consistency_factor_free(st->cons);
-  void *ps[] = {st->x,        st->gb_work,     st->as,          st->states,
-                st->gb_bound, st->prev_blocks, st->prev_block_island,
-                st->prev_first_block, st->match, st->taken, st->states_next,
-                st->g,        st->mu,          st->R,           st->phi,
-                st->vel,      st->rest,        st->y,           st->y_prev,
-                st->lambda,   st->c,           st->lambda_alt,  st->c_alt,
-                st->g_first,  st->kind,        st->nsupport,    st->mat,
-                st->support,  st->gb_idx,      st->full_G,      st->full_g,
-                st->full_mu,  st->full_R,      st->full_phi,    st->full_vel,
-                st->full_kind, st->rebound,    st->dormant,     st->was_dormant,
-                st->sub_kind, st->sub_g,       st->sub_R,       st->sub_vel,
-                st->sub_mu,   st->sub_phi,     st->sub_rows,    st->sub_pos,
-                st->sub_gb,   st->sub_G};
+  void *ps[] = {st->x,
+                st->x4,
+                st->gb_work,
+                st->as,
+                st->states,
+                st->gb_bound,
+                st->prev_blocks,
+                st->prev_block_island,
+                st->prev_first_block,
+                st->match,
+                st->taken,
+                st->states_next,
+                st->g,
+                st->mu,
+                st->R,
+                st->phi,
+                st->vel,
+                st->rest,
+                st->y,
+                st->y_prev,
+                st->lambda,
+                st->c,
+                st->lambda_alt,
+                st->c_alt,
+                st->g_first,
+                st->kind,
+                st->nsupport,
+                st->mat,
+                st->support,
+                st->gb_idx,
+                st->full_G,
+                st->full_g,
+                st->full_mu,
+                st->full_R,
+                st->full_phi,
+                st->full_vel,
+                st->full_kind,
+                st->rebound,
+                st->dormant,
+                st->was_dormant,
+                st->sub_kind,
+                st->sub_g,
+                st->sub_R,
+                st->sub_vel,
+                st->sub_mu,
+                st->sub_phi,
+                st->sub_rows,
+                st->sub_pos,
+                st->sub_gb,
+                st->sub_G};
   for (size_t k = 0; k < sizeof ps / sizeof ps[0]; ++k)
     free(ps[k]);
   free(st->keep), free(st->keep_next), free(st->keep_at), free(st->prev_keep_at);
@@ -328,8 +367,12 @@ static void island_view(mr_contact_stage *st, int k, size_t *at, mr_assembly_sub
   a->g = st->g + 3 * b0, a->mu = st->mu + b0, a->R = st->R + 3 * b0;
   a->phi = st->phi + b0, a->vel = st->vel + 3 * b0, a->kind = st->kind + b0;
   a->rest = st->rest + b0, a->rebound = st->rebound + b0;
-  *sub = (mr_assembly_subset){.blocks = is->blocks + b0, .dofs = is->dofs + d0, .ndofs = nv,
-                              .col = is->col, .x = st->x};
+  *sub = (mr_assembly_subset){.blocks = is->blocks + b0,
+                              .dofs = is->dofs + d0,
+                              .ndofs = nv,
+                              .col = is->col,
+                              .x = st->x,
+                              .x4 = st->x4};
   sub->sparse = nv > SPARSE_MIN_DOFS;
   /* beyond the consistent law's dense bound J is read on the supports alone */
   sub->rows_on_supports = sub->sparse && (3 * nc < nv ? 3 * nc : nv) > MR_CONSISTENCY_MAX_DIM;
