@@ -259,15 +259,15 @@ static void test_warm_start_by_key(void **state) {
       "angular_velocity: [0, 20, 0], geoms: [{type: sphere, radius: 0.05, friction: 0.5}]}\n"
       "  - {name: t, mass: 1, position: [-0.067, -0.3, 0.15], linear_velocity: [1, 0, 0], "
       "angular_velocity: [0, 20, 0], geoms: [{type: sphere, radius: 0.05, friction: 0.5}]}\n"
-      "  - {name: a, mass: 1, position: [0, 0, 0.2], orientation: [0.2, 0.1, 0, 0.974679434], "
-      "geoms: "
-      "[{type: box, size: [0.1, 0.1, 0.1], friction: 0.5}]}\n"
-      "  - {name: b, mass: 1, position: [0.5, 0, 0.1], orientation: [0.05, 0.3, 0, 0.952627944], "
-      "linear_velocity: [0, 0.5, 0], geoms: [{type: capsule, radius: 0.04, length: 0.12, friction: "
-      "0.5}]}\n"
-      "  - {name: c, mass: 1, position: [1, 0, 0.15], orientation: [0.3, 0, 0.1, 0.948683298], "
-      "geoms: "
-      "[{type: cylinder, radius: 0.05, length: 0.1, friction: 0.5}]}\n";
+      "  - {name: a, mass: 1, position: [0, 0, 0.2],\n"
+      "     orientation: [0.2, 0.1, 0, 0.974679434],\n"
+      "     geoms: [{type: box, size: [0.1, 0.1, 0.1], friction: 0.5}]}\n"
+      "  - {name: b, mass: 1, position: [0.5, 0, 0.1], linear_velocity: [0, 0.5, 0],\n"
+      "     orientation: [0.05, 0.3, 0, 0.952627944],\n"
+      "     geoms: [{type: capsule, radius: 0.04, length: 0.12, friction: 0.5}]}\n"
+      "  - {name: c, mass: 1, position: [1, 0, 0.15],\n"
+      "     orientation: [0.3, 0, 0.1, 0.948683298],\n"
+      "     geoms: [{type: cylinder, radius: 0.05, length: 0.1, friction: 0.5}]}\n";
   mr_scene sc = tsim_parse(text, ".");
   mr_sim *s = tsim_create(&sc, NULL);
   enum { MAXB = 64 };
