@@ -358,7 +358,7 @@ static int handled(const mr_contact_problem *p, int m) {
   int n = 3 * p->nc;
   for (int i = 0; i < n && p->R; ++i)
     if (p->R[i] > 0.0) return 0;
-  return (n > m ? m : n) <= MR_CONSISTENCY_MAX_DIM;
+  return mr_consistency_dense((size_t)p->nc, (size_t)m);
 }
 
 /* ---- Large islands: the projection through a sparse factor over the dofs ----

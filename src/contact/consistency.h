@@ -16,6 +16,11 @@
  * takes over */
 #define MR_CONSISTENCY_MAX_DIM 96
 
+/* 1 when an island of nc blocks over nv dofs is within the dense projection's bound */
+static inline int mr_consistency_dense(size_t nc, size_t nv) {
+  return (3 * nc < nv ? 3 * nc : nv) <= MR_CONSISTENCY_MAX_DIM;
+}
+
 /* relative pivot below which a direction of G (or of JᵀJ) counts as absent: the dropped
  * directions have eigenvalues below this fraction of the largest diagonal entry */
 #define MR_CONSISTENCY_TOL 1e-10

@@ -337,9 +337,9 @@ mr_status mr_contact_stage_reserve(mr_contact_stage *st, const mr_contact_input 
     size_t gk = 9 * (stores_blocks(nc, nv) ? nnzb : nc * nc), ik = pool_gb_ints(nc, nnzb);
     sub = gk > sub ? gk : sub, sub_gb = ik > sub_gb ? ik : sub_gb;
     /* an island beyond the consistent law's dense bound: its sparse projection's scratch */
-    int r = (3 * nc < nv ? 3 * nc : nv) > MR_CONSISTENCY_MAX_DIM
-                ? mr_consistency_factor_reserve(st->cons, (int)nc, (int)nv)
-                : 0;
+    int r = mr_consistency_dense(nc, nv)
+                ? 0
+                : mr_consistency_factor_reserve(st->cons, (int)nc, (int)nv);
     if (r < 0) return mr_error_set(err, MR_ERR_NOMEM, "contacts: out of memory for %zu blocks", nc);
     *grew |= r;
   }
@@ -375,7 +375,7 @@ static void island_view(mr_contact_stage *st, int k, size_t *at, mr_assembly_sub
                               .x4 = st->x4};
   sub->sparse = nv > SPARSE_MIN_DOFS;
   /* beyond the consistent law's dense bound J is read on the supports alone */
-  sub->rows_on_supports = sub->sparse && (3 * nc < nv ? 3 * nc : nv) > MR_CONSISTENCY_MAX_DIM;
+  sub->rows_on_supports = sub->sparse && !mr_consistency_dense((size_t)nc, (size_t)nv);
   sub->support = st->support + at[1];
   sub->nsupport = st->nsupport + b0;
   at[1] += (size_t)nc * (size_t)nv;
@@ -539,7 +539,7 @@ static void make_consistent(mr_contact_stage *st, const mr_contact_input *in, in
   for (size_t j = 0; vf && j < nv; ++j)
     vf[sub->col[sub->dofs[j]]] = in->vf[sub->dofs[j]];
   mr_consistency_pairs pairs;
-  int n = 3 * a->problem.nc, small = (n < sub->ndofs ? n : sub->ndofs) <= MR_CONSISTENCY_MAX_DIM;
+  int n = 3 * a->problem.nc, small = mr_consistency_dense((size_t)a->problem.nc, nv);
   /* one pair (or one block): the whole projection is the pair's own, over the same columns */
   int by_pairs =
       vf && small && a->problem.nc > 1 && body_pairs(st, in, a, sub, &pairs) && pairs.npairs > 1;
@@ -570,7 +570,7 @@ static mr_status solve(mr_contact_stage *st, const mr_contact_input *in,
   mr_solver_settings once = *set;
   once.no_cold_retry |= !(in->retry > 0.0);
   mr_status s = mr_solve(in->solver->name, p, &once, state, &st->work, lambda, c, stats, err);
-  if (in->timed) out->t_solver += stats->time_us;
+  if (in->timed && s == MR_OK) out->t_solver += stats->time_us;
   return s;
 }
 
