@@ -254,16 +254,16 @@ static void test_rough_trot_warm_start(void **unused) {
   if (it > 2000) fail_msg("%s: %d iterations", path, it);
 }
 
-/* step 998 of the same trot (tests/fixtures/hybrid/solo_torture_step998.json, 9 contacts,
- * normal forces up to 1.8e4 N), cold: only the staggered projections' full run ends it, ~260
- * outer iterations of two inner runs each. Under a simulator's share of a step's work
- * (work_iter: the stage gets (max_iter − used) / (2 inner_iter) outer iterations, ~47 here) the
- * solve stops unconverged below max_iter, and must say it stopped at its budget (stats.budget),
- * which max_iter alone does not show; without the share it converges, checked independently */
+/* step 1011 of the same trot, cold: it ends in the staggered projections (stage 3's probe of
+ * 250 outer iterations of two inner runs each, then the Newton stages). Under a simulator's
+ * share of a step's work (work_iter: the stage gets (max_iter − used) / (2 inner_iter) outer
+ * iterations) the solve stops unconverged below max_iter, and must say it stopped at its budget
+ * (stats.budget), which max_iter alone does not show; without the share it converges, checked
+ * independently */
 static void test_work_share_is_a_budget(void **unused) {
   mr_problem_file f;
   mr_error err = {0};
-  const char *path = "tests/fixtures/hybrid/solo_torture_step998.json";
+  const char *path = "tests/fixtures/hybrid/solo_torture_step1011.json";
   if (mr_problem_file_load(path, &f, &err)) fail_msg("%s", err.msg);
   static result r;
   mr_arena a;
@@ -292,6 +292,20 @@ static void test_work_share_is_a_budget(void **unused) {
   }
   mr_arena_destroy(&a);
   mr_problem_file_free(&f);
+}
+
+/* one body of the 50-body drop of bench/scale.c against the bin at step 1726 (6 contacts, G of
+ * rank 6; tests/fixtures/hybrid/mixed50_step1726_warm.json, with the warm start the step had):
+ * ncp-pgs, ncp-admm and the staggered projections stall at ε_abs 1e-4–7e-4 within 10⁴
+ * iterations carrying 1.6–1.7 N on contact 1, and Newton's method from their iterates stays
+ * there, while the solution leaves contact 1 open and carries 4–6 N on contact 3 (the cascade
+ * ended its 10⁴ iterations at ε_abs 2.3e-4). Stage 2a, the Newton stages from the CCP's solution,
+ * ends it. Solved warm and cold, checked by the independent ε_abs, within 2000 iterations */
+static void test_ccp_start(void **unused) {
+  for (int warm = 1; warm >= 0; --warm) {
+    int it = fixture_solved("tests/fixtures/hybrid/mixed50_step1726_warm.json", warm);
+    if (it > 2000) fail_msg("mixed50_step1726 (warm %d): %d iterations", warm, it);
+  }
 }
 
 /* a pile of cubes in the 100-cube bin of bench/scale.c (15 contacts of three cubes, face-face
@@ -423,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_rough_trot_warm_start),
       cmocka_unit_test(test_work_share_is_a_budget),
       cmocka_unit_test(test_pile_island),
+      cmocka_unit_test(test_ccp_start),
   };
   return cmocka_run_group_tests_name("ncp-hybrid", tests, NULL, NULL);
 }

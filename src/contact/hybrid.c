@@ -24,6 +24,10 @@
  *      lowers ε_abs tenfold (sliding feet on rough ground: ncp-pgs stalls, Newton ends it);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
+ *   2a. up to HYB_REST_MAX_NC contacts, stages 4 and 5 from the solution of the CCP (ccp-pgs
+ *      from λ = 0, at most HYB_CCP_SWEEPS sweeps): a convex problem, whose iterations cannot
+ *      stall on a wrong active set as the NCP's can, and whose active set is the NCP's wherever
+ *      the slip is small (a body against the bin's floor and walls, tests/fixtures/hybrid);
  *   2b. above HYB_DENSE_MAX_NC contacts, ncp-pgs again from the best iterate while each chunk
  *      lowers ε_abs (a large pile: cheaper per unit of progress than stage 3);
  *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
@@ -96,6 +100,8 @@
 #define HYB_NEWTON 20
 /* the outer iterations of stage 3's probe, after which stages 4 and 5 start from its iterate */
 #define HYB_SP_PROBE 250
+/* the most ccp-pgs sweeps of stage 1d, whose iterate only has to show the active set */
+#define HYB_CCP_SWEEPS 300
 /* the most contacts of a block-sparse problem whose stages 4–6 get a dense copy of G (96 rows:
  * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
  * contacts) is solved 20× faster with them than by stages 1–3 alone */
@@ -465,15 +471,17 @@ static int dense_stage(const mr_contact_problem *p, mr_arena *work, polish_ws *w
 }
 
 /* stages 4 and 5 from best (ε_abs e): on p itself when its G is dense, else on a dense copy with
- * its active-set matrices made here (up to HYB_DENSE_MAX_NC contacts; left out above) */
-static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
-                            mr_arena *work, double *best, double *c, double e, int *iters) {
+ * its active-set matrices made here (up to max_nc contacts, at most HYB_REST_MAX_NC, whose
+ * copies the work arena holds; left out above) */
+static double newton_stages_upto(const mr_contact_problem *p, const mr_solver_settings *s,
+                                 polish_ws *w, mr_arena *work, int max_nc, double *best, double *c,
+                                 double e, int *iters) {
   if (mr_solver_late(s)) return e;
   if (!w->blocks) {
     e = polish(p, s, w, best, c, e, iters, 0);
     return newton(p, s, w, best, c, e, iters);
   }
-  if (p->nc > HYB_DENSE_MAX_NC || !(e > s->eps_abs)) return e;
+  if (p->nc > max_nc || !(e > s->eps_abs)) return e;
   size_t mark = mr_arena_mark(work);
   mr_contact_problem d;
   if (dense_stage(p, work, w, &d) == 0) {
@@ -483,6 +491,12 @@ static double newton_stages(const mr_contact_problem *p, const mr_solver_setting
   w->M = w->Mf = NULL;
   mr_arena_reset(work, mark);
   return e;
+}
+
+/* stages 4 and 5, on a dense copy of a block-sparse G up to HYB_DENSE_MAX_NC contacts */
+static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
+                            mr_arena *work, double *best, double *c, double e, int *iters) {
+  return newton_stages_upto(p, s, w, work, HYB_DENSE_MAX_NC, best, c, e, iters);
 }
 
 /* the polish (stage 4 alone) from best, on p itself when its G is dense, else on a dense copy
@@ -549,14 +563,14 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
 
 /* stages 4 and 5 from the best iterate λ (ε_abs e), again while a round lowers ε_abs tenfold:
  * each round restarts the polish from the best iterate, whose active set is then nearer the
- * solution's; returns ε_abs */
+ * solution's; on a dense copy of a block-sparse G up to max_nc contacts; returns ε_abs */
 static double newton_rounds(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
-                            mr_arena *work, int reserve, double *lambda, double *c, double e,
-                            int *iters) {
+                            mr_arena *work, int reserve, int max_nc, double *lambda, double *c,
+                            double e, int *iters) {
   double before;
   do {
     before = e;
-    e = newton_stages(p, s, w, work, lambda, c, e, iters);
+    e = newton_stages_upto(p, s, w, work, max_nc, lambda, c, e, iters);
   } while (e > s->eps_abs && e < 0.1 * before && *iters < s->max_iter - reserve &&
            !mr_solver_late(s));
   return e;
@@ -656,7 +670,7 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * method from ncp-pgs's iterate ends in a few steps); ncp-pgs resumes after a slow chunk */
   if (early) {
     double e1 = *e;
-    *e = newton_rounds(p, s, w, work, reserve, lambda, c, *e, iters);
+    *e = newton_rounds(p, s, w, work, reserve, HYB_DENSE_MAX_NC, lambda, c, *e, iters);
     if (*e <= s->eps_abs) return MR_OK;
     if (*e < e1) *moved = 1;
   }
@@ -664,6 +678,35 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
     rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
                  INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
+}
+
+/* 2a. The Newton stages (4 and 5, repeated as in 1b) started from the solution of the CCP, found
+ * by ccp-pgs from λ = 0 in at most HYB_CCP_SWEEPS sweeps; its iterate goes on when it lowers ε_abs
+ * (*moved then set). The CCP is the NCP with the de Saxcé term Γ left out of c: a convex
+ * problem, whose iterations cannot stall on a wrong active set. The NCP's own iterations can:
+ * on a cylinder between the bin's floor and walls (6 contacts, tests/fixtures/hybrid) ncp-pgs,
+ * ncp-admm and the staggered projections all stall at ε_abs ~1e-4 with contacts 3 and 4 open,
+ * where the solution holds contact 3 at 6 N and leaves contact 1 open, and Newton's method from
+ * their iterates does not leave that basin; from the CCP's solution, whose active set is the
+ * NCP's wherever the slip is small (Γ = μ‖c_T‖ is then small), it converges in one or two
+ * steps. Up to HYB_REST_MAX_NC contacts, on a dense copy of a block-sparse G */
+static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
+                           polish_ws *w, int reserve, double *lambda, double *c, double *trial,
+                           double *e, int *iters, int *moved, mr_error *err) {
+  mr_solver_settings cs = *s;
+  mr_solver_stats st;
+  int left = s->max_iter - *iters - reserve;
+  cs.warm_start = 0, cs.criterion = MR_CRITERION_OWN;
+  cs.max_iter = left < HYB_CCP_SWEEPS ? left : HYB_CCP_SWEEPS;
+  if (cs.max_iter <= 0) return MR_OK;
+  memset(&st, 0, sizeof st);
+  mr_status rc = mr_solver_ccp_pgs(p, &cs, NULL, work, trial, c, &st, err);
+  if (rc) return rc;
+  *iters += st.iterations;
+  double et = ncp_eps(s, p, trial, c);
+  et = newton_rounds(p, s, w, work, reserve, HYB_REST_MAX_NC, trial, c, et, iters);
+  if (et < *e) mr_copy(lambda, trial, w->n), *e = et, *moved = 1;
+  return MR_OK;
 }
 
 /* stages 1–5 from λ (in place, ε_abs e on entry, c = c(λ)); budget in iterations; *c_now set
@@ -765,6 +808,11 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (*e <= s->eps_abs) return MR_OK;
   }
   if (box || mr_solver_late(s)) return MR_OK;
+  /* 2a. up to HYB_REST_MAX_NC contacts: the Newton stages from the solution of the CCP */
+  if (p->nc <= HYB_REST_MAX_NC) {
+    rc = ccp_start(p, s, work, w, reserve, lambda, c, trial, e, iters, &moved, err);
+    if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
+  }
   /* 2b. above HYB_DENSE_MAX_NC contacts (no Newton stages): ncp-pgs again from the best
    * iterate while each chunk lowers ε_abs, before stage 3, whose outer iterations (two inner
    * ADMM runs each) cost tens of sweeps: on the 200-body drop of bench/scale.c, in a budget

@@ -604,13 +604,16 @@ static mr_status solve_without_push_out(mr_contact_stage *st, const mr_contact_i
   st->states[k].valid = 0;
   memset(st->dormant + b0, 0, (size_t)a->max_contacts); /* every row solved */
   if ((s = solve(st, in, &rest, &a->problem, &st->states[k], lam, c, &st2, out, err))) return s;
+  /* the time of both runs, whichever is kept */
+  double time_us = st2.time_us + stats->time_us;
   if (!(st2.eps_abs < stats->eps_abs)) {
     mr_copy(a->g, g_first, n); /* keep the first solution and its problem */
+    stats->time_us = time_us;
     return MR_OK;
   }
   mr_copy(st->lambda + 3 * b0, lam, n);
   mr_copy(st->c + 3 * b0, c, n);
-  st2.iterations += stats->iterations;
+  st2.iterations += stats->iterations, st2.time_us = time_us;
   st2.budget = !st2.converged && (st2.budget || stats->budget);
   *stats = st2;
   return MR_OK;
@@ -755,7 +758,7 @@ static mr_status solve_restricted(mr_contact_stage *st, const mr_contact_input *
   state->valid = 0, state->eig_max = state->eig_min = 0.0;
   mr_solver_stats s2;
   if ((s = solve(st, in, &again, &a->problem, state, lam, c, &s2, out, err))) return s;
-  s2.iterations += stats->iterations;
+  s2.iterations += stats->iterations, s2.time_us += stats->time_us;
   s2.budget = !s2.converged && (s2.budget || stats->budget);
   *stats = s2;
   return MR_OK;
