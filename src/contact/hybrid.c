@@ -470,22 +470,22 @@ static int dense_stage(const mr_contact_problem *p, mr_arena *work, polish_ws *w
   return w->M && w->Mf && dense_copy(p, work, d) == 0 ? 0 : -1;
 }
 
-/* stages 4 and 5 from best (ε_abs e): on p itself when its G is dense, else on a dense copy with
- * its active-set matrices made here (up to max_nc contacts, at most HYB_REST_MAX_NC, whose
- * copies the work arena holds; left out above) */
+/* stages 4 (unless no_polish) and 5 from best (ε_abs e): on p itself when its G is dense, else
+ * on a dense copy with its active-set matrices made here (up to max_nc contacts, at most
+ * HYB_REST_MAX_NC, whose copies the work arena holds; left out above) */
 static double newton_stages_upto(const mr_contact_problem *p, const mr_solver_settings *s,
-                                 polish_ws *w, mr_arena *work, int max_nc, double *best, double *c,
-                                 double e, int *iters) {
+                                 polish_ws *w, mr_arena *work, int max_nc, int no_polish,
+                                 double *best, double *c, double e, int *iters) {
   if (mr_solver_late(s)) return e;
   if (!w->blocks) {
-    e = polish(p, s, w, best, c, e, iters, 0);
+    if (!no_polish) e = polish(p, s, w, best, c, e, iters, 0);
     return newton(p, s, w, best, c, e, iters);
   }
   if (p->nc > max_nc || !(e > s->eps_abs)) return e;
   size_t mark = mr_arena_mark(work);
   mr_contact_problem d;
   if (dense_stage(p, work, w, &d) == 0) {
-    e = polish(&d, s, w, best, c, e, iters, 0);
+    if (!no_polish) e = polish(&d, s, w, best, c, e, iters, 0);
     e = newton(&d, s, w, best, c, e, iters);
   }
   w->M = w->Mf = NULL;
@@ -496,7 +496,7 @@ static double newton_stages_upto(const mr_contact_problem *p, const mr_solver_se
 /* stages 4 and 5, on a dense copy of a block-sparse G up to HYB_DENSE_MAX_NC contacts */
 static double newton_stages(const mr_contact_problem *p, const mr_solver_settings *s, polish_ws *w,
                             mr_arena *work, double *best, double *c, double e, int *iters) {
-  return newton_stages_upto(p, s, w, work, HYB_DENSE_MAX_NC, best, c, e, iters);
+  return newton_stages_upto(p, s, w, work, HYB_DENSE_MAX_NC, 0, best, c, e, iters);
 }
 
 /* the polish (stage 4 alone) from best, on p itself when its G is dense, else on a dense copy
@@ -570,7 +570,7 @@ static double newton_rounds(const mr_contact_problem *p, const mr_solver_setting
   double before;
   do {
     before = e;
-    e = newton_stages_upto(p, s, w, work, max_nc, lambda, c, e, iters);
+    e = newton_stages_upto(p, s, w, work, max_nc, 0, lambda, c, e, iters);
   } while (e > s->eps_abs && e < 0.1 * before && *iters < s->max_iter - reserve &&
            !mr_solver_late(s));
   return e;
@@ -680,16 +680,21 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
   return rc;
 }
 
-/* 2a. The Newton stages (4 and 5, repeated as in 1b) started from the solution of the CCP, found
- * by ccp-pgs from λ = 0 in at most HYB_CCP_SWEEPS sweeps; its iterate goes on when it lowers ε_abs
- * (*moved then set). The CCP is the NCP with the de Saxcé term Γ left out of c: a convex
- * problem, whose iterations cannot stall on a wrong active set. The NCP's own iterations can:
- * on a cylinder between the bin's floor and walls (6 contacts, tests/fixtures/hybrid) ncp-pgs,
- * ncp-admm and the staggered projections all stall at ε_abs ~1e-4 with contacts 3 and 4 open,
- * where the solution holds contact 3 at 6 N and leaves contact 1 open, and Newton's method from
- * their iterates does not leave that basin; from the CCP's solution, whose active set is the
- * NCP's wherever the slip is small (Γ = μ‖c_T‖ is then small), it converges in one or two
- * steps. Up to HYB_REST_MAX_NC contacts, on a dense copy of a block-sparse G */
+/* 2a. The Newton stages started from the solution of the CCP, found by ccp-pgs from λ = 0 in at
+ * most HYB_CCP_SWEEPS sweeps. The CCP is the NCP with the de Saxcé term Γ = μ‖c_T‖ left out of
+ * c: a convex problem, whose iterations cannot stall on a wrong active set, and whose active set
+ * is the NCP's wherever the slip, and with it Γ, is small. The NCP's own iterations can stall:
+ * on one body of the 50-body drop of bench/scale.c against the bin (6 contacts, G of rank 6;
+ * tests/fixtures/hybrid) ncp-pgs, ncp-admm and the staggered projections all stop at ε_abs
+ * 1e-4–7e-4 carrying 1.6–1.7 N on contact 1, where the solution leaves contact 1 open and carries
+ * 4–6 N on contact 3, and Newton's method from their iterates stays there. Stage 5 runs first
+ * (the natural map's Newton steps change the active set by themselves, while stage 4's
+ * classification of the CCP's iterate, Γ missing from its c, can take a wrong one: a 35-contact
+ * island of the same drop ends at ε_abs 1.4 with stage 4 first, at 7e-7 with stage 5 first);
+ * when that does not end it, stages 4 and 5 repeated as in 1b from the CCP's iterate again (a
+ * 45-contact island: 1.2e-3 from stage 5 alone, 3e-9 from the rounds). The better iterate goes
+ * on when it lowers ε_abs (*moved then set). Up to HYB_REST_MAX_NC contacts, on a dense copy of a
+ * block-sparse G */
 static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
                            polish_ws *w, int reserve, double *lambda, double *c, double *trial,
                            double *e, int *iters, int *moved, mr_error *err) {
@@ -703,9 +708,14 @@ static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings
   mr_status rc = mr_solver_ccp_pgs(p, &cs, NULL, work, trial, c, &st, err);
   if (rc) return rc;
   *iters += st.iterations;
-  double et = ncp_eps(s, p, trial, c);
-  et = newton_rounds(p, s, w, work, reserve, HYB_REST_MAX_NC, trial, c, et, iters);
-  if (et < *e) mr_copy(lambda, trial, w->n), *e = et, *moved = 1;
+  int n = w->n;
+  double e0 = ncp_eps(s, p, trial, c);
+  mr_copy(w->sp, trial, n); /* the CCP's iterate (stage 3 sets w->sp anew) */
+  double et = newton_stages_upto(p, s, w, work, HYB_REST_MAX_NC, 1, trial, c, e0, iters);
+  if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1;
+  if (*e <= s->eps_abs || *iters >= s->max_iter - reserve || mr_solver_late(s)) return MR_OK;
+  et = newton_rounds(p, s, w, work, reserve, HYB_REST_MAX_NC, w->sp, c, e0, iters);
+  if (et < *e) mr_copy(lambda, w->sp, n), *e = et, *moved = 1;
   return MR_OK;
 }
 
