@@ -24,8 +24,9 @@
  *      lowers ε_abs tenfold (sliding feet on rough ground: ncp-pgs stalls, Newton ends it);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
- *   2a. up to HYB_REST_MAX_NC contacts, stages 4 and 5 from the solution of the CCP (ccp-pgs
- *      from λ = 0, at most HYB_CCP_SWEEPS sweeps): a convex problem, whose iterations cannot
+ *   2a. up to HYB_REST_MAX_NC contacts, when ε_abs is still above HYB_CCP_TRIGGER eps_abs,
+ *      stages 5, then 4 and 5, from the solution of the CCP (ccp-pgs from λ = 0, at most
+ *      HYB_CCP_SWEEPS sweeps): a convex problem, whose iterations cannot
  *      stall on a wrong active set as the NCP's can, and whose active set is the NCP's wherever
  *      the slip is small (a body against the bin's floor and walls, tests/fixtures/hybrid);
  *   2b. above HYB_DENSE_MAX_NC contacts, ncp-pgs again from the best iterate while each chunk
@@ -100,8 +101,15 @@
 #define HYB_NEWTON 20
 /* the outer iterations of stage 3's probe, after which stages 4 and 5 start from its iterate */
 #define HYB_SP_PROBE 250
-/* the most ccp-pgs sweeps of stage 1d, whose iterate only has to show the active set */
+/* the most ccp-pgs sweeps of stage 2a, whose iterate only has to show the active set */
 #define HYB_CCP_SWEEPS 300
+/* stage 2a runs when stages 1–2 left ε_abs above this many times both eps_abs and the round-off
+ * of the problem's numbers (roundoff_floor): a wrong active set stalls far above both (the
+ * drop's islands it ends: 100–6e4 eps_abs), a right one with a slow tail or the round-off of λ
+ * close to one of them (the heavy-on-light stacks on the absolute criterion: 1–3 eps_abs at
+ * forces of 2450 N, 3.7e-3 N against a round-off of 0.1 N at 9e4 N, where the stage would add
+ * ~300 iterations a step and fail) */
+#define HYB_CCP_TRIGGER 10.0
 /* the most contacts of a block-sparse problem whose stages 4–6 get a dense copy of G (96 rows:
  * the copy and the two active-set matrices 0.22 MB); bench/sparse_g.c's column of 8 cubes (32
  * contacts) is solved 20× faster with them than by stages 1–3 alone */
@@ -695,6 +703,20 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
  * 45-contact island: 1.2e-3 from stage 5 alone, 3e-9 from the rounds). The better iterate goes
  * on when it lowers ε_abs (*moved then set). Up to HYB_REST_MAX_NC contacts, on a dense copy of a
  * block-sparse G */
+/* about the round-off of c's parts at λ over the whole problem: 2u F V with F = ‖λ‖∞ and V =
+ * ‖g‖∞ + D ‖λ‖₁ (D the largest diagonal entry of G + R, which bounds every entry: G + R is
+ * positive semi-definite), the global form of the scaled criterion's per-contact scales */
+static double roundoff_floor(const mr_contact_problem *p, const double *lambda) {
+  double f = 0.0, l1 = 0.0, g = 0.0, d = 0.0, B[9];
+  for (int i = 0; i < p->nc; ++i) {
+    mr_gs_block(p, i, B);
+    d = fmax(d, fmax(B[0], fmax(B[4], B[8])));
+  }
+  for (int k = 0; k < 3 * p->nc; ++k)
+    f = fmax(f, fabs(lambda[k])), l1 += fabs(lambda[k]), g = fmax(g, fabs(p->g[k]));
+  return DBL_EPSILON * f * (g + d * l1);
+}
+
 static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
                            polish_ws *w, int reserve, double *lambda, double *c, double *trial,
                            double *e, int *iters, int *moved, mr_error *err) {
@@ -714,7 +736,7 @@ static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings
   double et = newton_stages_upto(p, s, w, work, HYB_REST_MAX_NC, 1, trial, c, e0, iters);
   if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1;
   if (*e <= s->eps_abs || *iters >= s->max_iter - reserve || mr_solver_late(s)) return MR_OK;
-  et = newton_rounds(p, s, w, work, reserve, HYB_REST_MAX_NC, w->sp, c, e0, iters);
+  et = newton_stages_upto(p, s, w, work, HYB_REST_MAX_NC, 0, w->sp, c, e0, iters);
   if (et < *e) mr_copy(lambda, w->sp, n), *e = et, *moved = 1;
   return MR_OK;
 }
@@ -818,8 +840,10 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
     if (*e <= s->eps_abs) return MR_OK;
   }
   if (box || mr_solver_late(s)) return MR_OK;
-  /* 2a. up to HYB_REST_MAX_NC contacts: the Newton stages from the solution of the CCP */
-  if (p->nc <= HYB_REST_MAX_NC) {
+  /* 2a. up to HYB_REST_MAX_NC contacts, far above eps_abs: the Newton stages from the solution
+   * of the CCP */
+  if (p->nc <= HYB_REST_MAX_NC &&
+      *e > HYB_CCP_TRIGGER * fmax(s->eps_abs, roundoff_floor(p, lambda))) {
     rc = ccp_start(p, s, work, w, reserve, lambda, c, trial, e, iters, &moved, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   }

@@ -138,8 +138,8 @@ double mr_natmap_newton(const mr_contact_problem *p, double eps, double eps_scal
       if (ft <= (1.0 - NM_ARMIJO * alpha) * f) break;
     }
     if (h == NM_HALVINGS) break;
-    mr_copy(w->l, w->lt, n), f = ft;
-    f = mr_natmap_residual(p, w->l, c, w->F);
+    /* the accepted trial's F and c (= c(λ)) are the line search's last */
+    mr_copy(w->l, w->lt, n), mr_copy(w->F, w->t, n), f = ft;
     double et = mr_problem_criteria_scaled(p, w->l, c, eps, eps_scale, NULL, NULL, NULL);
     if (et < e) mr_copy(best, w->l, n), e = et;
   }
