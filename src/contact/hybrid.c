@@ -688,21 +688,6 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
   return rc;
 }
 
-/* 2a. The Newton stages started from the solution of the CCP, found by ccp-pgs from λ = 0 in at
- * most HYB_CCP_SWEEPS sweeps. The CCP is the NCP with the de Saxcé term Γ = μ‖c_T‖ left out of
- * c: a convex problem, whose iterations cannot stall on a wrong active set, and whose active set
- * is the NCP's wherever the slip, and with it Γ, is small. The NCP's own iterations can stall:
- * on one body of the 50-body drop of bench/scale.c against the bin (6 contacts, G of rank 6;
- * tests/fixtures/hybrid) ncp-pgs, ncp-admm and the staggered projections all stop at ε_abs
- * 1e-4–7e-4 carrying 1.6–1.7 N on contact 1, where the solution leaves contact 1 open and carries
- * 4–6 N on contact 3, and Newton's method from their iterates stays there. Stage 5 runs first
- * (the natural map's Newton steps change the active set by themselves, while stage 4's
- * classification of the CCP's iterate, Γ missing from its c, can take a wrong one: a 35-contact
- * island of the same drop ends at ε_abs 1.4 with stage 4 first, at 7e-7 with stage 5 first);
- * when that does not end it, stages 4 and 5 repeated as in 1b from the CCP's iterate again (a
- * 45-contact island: 1.2e-3 from stage 5 alone, 3e-9 from the rounds). The better iterate goes
- * on when it lowers ε_abs (*moved then set). Up to HYB_REST_MAX_NC contacts, on a dense copy of a
- * block-sparse G */
 /* about the round-off of c's parts at λ over the whole problem: 2u F V with F = ‖λ‖∞ and V =
  * ‖g‖∞ + D ‖λ‖₁ (D the largest diagonal entry of G + R, which bounds every entry: G + R is
  * positive semi-definite), the global form of the scaled criterion's per-contact scales */
@@ -717,6 +702,21 @@ static double roundoff_floor(const mr_contact_problem *p, const double *lambda) 
   return DBL_EPSILON * f * (g + d * l1);
 }
 
+/* 2a. The Newton stages started from the solution of the CCP, found by ccp-pgs from λ = 0 in at
+ * most HYB_CCP_SWEEPS sweeps. The CCP is the NCP with the de Saxcé term Γ = μ‖c_T‖ left out of
+ * c: a convex problem, whose iterations cannot stall on a wrong active set, and whose active set
+ * is the NCP's wherever the slip, and with it Γ, is small. The NCP's own iterations can stall:
+ * on one body of the 50-body drop of bench/scale.c against the bin (6 contacts, G of rank 6;
+ * tests/fixtures/hybrid) ncp-pgs, ncp-admm and the staggered projections all stop at ε_abs
+ * 1e-4–7e-4 carrying 1.6–1.7 N on contact 1, where the solution leaves contact 1 open and carries
+ * 4–6 N on contact 3, and Newton's method from their iterates stays there. Stage 5 runs first
+ * (the natural map's Newton steps change the active set by themselves, while stage 4's
+ * classification of the CCP's iterate, Γ missing from its c, can take a wrong one: a 35-contact
+ * island of the same drop ends at ε_abs 1.4 with stage 4 first, at 7e-7 with stage 5 first);
+ * when that does not end it, stages 4 and 5 once from the CCP's iterate again (a
+ * 45-contact island: 1.2e-3 from stage 5 alone, 3e-9 from them). The better iterate goes
+ * on when it lowers ε_abs (*moved then set). Up to HYB_REST_MAX_NC contacts, on a dense copy of a
+ * block-sparse G */
 static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
                            polish_ws *w, int reserve, double *lambda, double *c, double *trial,
                            double *e, int *iters, int *moved, mr_error *err) {
