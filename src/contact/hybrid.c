@@ -24,11 +24,11 @@
  *      lowers ε_abs tenfold (sliding feet on rough ground: ncp-pgs stalls, Newton ends it);
  *   2. ncp-admm on 1/HYB_ADMM_SHARE of the remaining budget (ill-conditioned G: mass ratios,
  *      stacks; where it converges it does so within a few hundred iterations);
- *   2a. up to HYB_REST_MAX_NC contacts, when ε_abs is still above HYB_CCP_TRIGGER eps_abs,
- *      stages 5, then 4 and 5, from the solution of the CCP (ccp-pgs from λ = 0, at most
- *      HYB_CCP_SWEEPS sweeps): a convex problem, whose iterations cannot
- *      stall on a wrong active set as the NCP's can, and whose active set is the NCP's wherever
- *      the slip is small (a body against the bin's floor and walls, tests/fixtures/hybrid);
+ *   2a. up to HYB_REST_MAX_NC contacts, when ε_abs is still above HYB_CCP_TRIGGER times both
+ *      eps_abs and the round-off of the forces: stage 5, then stages 4 and 5, from the solution
+ *      of the CCP (ccp-pgs from λ = 0, at most HYB_CCP_SWEEPS sweeps), a convex problem whose
+ *      iterations cannot stall on a wrong active set as the NCP's can, and whose active set is
+ *      the NCP's wherever the slip is small (a body against the bin, tests/fixtures/hybrid);
  *   2b. above HYB_DENSE_MAX_NC contacts, ncp-pgs again from the best iterate while each chunk
  *      lowers ε_abs (a large pile: cheaper per unit of progress than stage 3);
  *   3. ncp-stagproj on the rest (g outside range(G): the exact solution lifts or slides
