@@ -16,8 +16,10 @@
 
 #include "contact/natmap.h"
 #include "contact/problem_io.h"
+#include "contact/solvers.h"
 #include "contact_problems.h"
 #include "core/arena.h"
+#include "core/linalg.h"
 #include "moreau/contact.h"
 
 typedef struct {
@@ -422,9 +424,102 @@ static void test_velocity_dot2(void **unused) {
   assert_true(c1[0] == 0.0);
 }
 
+/* mr_problem_plain_slack bounds what the plain product's rounding does to the NCP criterion, as
+ * ncp-hybrid's screen of an iterate (src/contact/hybrid.c) relies on. Random problems, G = J Jᵀ
+ * (J 3nc x 40, entries in [−1, 1] times 1 or 1e3 per row: a mass ratio), forces from 1 to 1e5 N
+ * inside the cones or 0, g = −G λ (compensated) plus a residual of 1e-9–1e3 (c(λ) small
+ * against its terms, the cancellation where rounding shows, up to far from a solution). Dense and
+ * block-sparse (every block stored): the plain and the compensated ε_abs differ by at most the
+ * slack (ε_abs is 1-Lipschitz in c with the slack's constants); a plain ε̂ above eps_abs by more
+ * than the slack is above it on the compensated c, tested at eps_abs = plain ε̂ − 2 slack (where the
+ * claim bites: the problems far from a solution) and at 1e-6; and the plain sum errs on most of the
+ * problems */
+static void test_plain_slack(void **unused) {
+  enum { NC = 20, N = 3 * NC, K = 40 };
+  static double J[N * K], G[N * N], Gb[9 * NC * NC], g[N], lambda[N], cp[N], cd[N];
+  static int row[NC + 1], col[NC * NC];
+  double mu[NC];
+  uint64_t seed = 11;
+  int plain_wrong = 0, bites = 0;
+  for (int i = 0; i <= NC; ++i)
+    row[i] = NC * i;
+  for (int k = 0; k < NC * NC; ++k)
+    col[k] = k % NC;
+  for (int trial = 0; trial < 100; ++trial) {
+    for (int r = 0; r < N; ++r) {
+      double scale = test_rand(&seed, 0.0, 1.0) < 0.2 ? 1e3 : 1.0;
+      for (int k = 0; k < K; ++k)
+        J[r * K + k] = scale * test_rand(&seed, -1.0, 1.0);
+    }
+    for (int r = 0; r < N; ++r)
+      for (int q = 0; q < N; ++q) {
+        double sum = 0.0;
+        for (int k = 0; k < K; ++k)
+          sum += J[r * K + k] * J[q * K + k];
+        G[r * N + q] = sum;
+      }
+    for (int q = 0; q < N; ++q) /* exactly symmetric */
+      for (int r = q + 1; r < N; ++r)
+        G[r * N + q] = G[q * N + r];
+    for (int i = 0; i < NC; ++i)
+      for (int j = 0; j < NC; ++j)
+        for (int a = 0; a < 9; ++a)
+          Gb[9 * (NC * i + j) + a] = G[(3 * i + a / 3) * N + 3 * j + a % 3];
+    for (int i = 0; i < NC; ++i) {
+      double *l = lambda + 3 * i, ln = pow(10.0, test_rand(&seed, 0.0, 5.0));
+      mu[i] = i % 5 == 4 ? 0.0 : 0.5;
+      double f = mu[i] * ln * test_rand(&seed, 0.0, 0.99), th = test_rand(&seed, 0.0, 6.28);
+      l[0] = f * cos(th), l[1] = f * sin(th), l[2] = ln;
+      if (i % 7 == 3) l[0] = l[1] = l[2] = 0.0;
+    }
+    mr_contact_problem dense = {.nc = NC, .G = G, .g = g, .mu = mu, .dt = 1e-3};
+    mr_zero(g, N);
+    mr_problem_velocity_dot2(&dense, lambda, cd);
+    double res = pow(10.0, test_rand(&seed, -9.0, 3.0));
+    for (int k = 0; k < N; ++k)
+      g[k] = -cd[k] + res * test_rand(&seed, -1.0, 1.0);
+    mr_contact_problem sparse = dense;
+    sparse.G = NULL, sparse.Gb = Gb, sparse.Gb_row = row, sparse.Gb_col = col;
+    sparse.nnzb = NC * NC;
+    const mr_contact_problem *ps[2] = {&dense, &sparse};
+    for (int v = 0; v < 2; ++v) {
+      const mr_contact_problem *p = ps[v];
+      double slack = mr_problem_plain_slack(p, lambda);
+      mr_problem_velocity(p, lambda, cp);
+      mr_problem_velocity_dot2(p, lambda, cd);
+      double ep = mr_problem_criteria(p, lambda, cp, 1, NULL, NULL, NULL);
+      double ed = mr_problem_criteria(p, lambda, cd, 1, NULL, NULL, NULL);
+      if (!(fabs(ep - ed) <= slack))
+        fail_msg("trial %d (%s): plain %.17g, compensated %.17g, slack %.3g", trial,
+                 v ? "block-sparse" : "dense", ep, ed, slack);
+      plain_wrong += ep != ed;
+      double eps[2] = {1e-6, 0.0};
+      eps[1] =
+          mr_problem_criteria_scaled(p, lambda, cp, 1e-6, 1e-15, NULL, NULL, NULL) - 2.0 * slack;
+      for (int k = 0; k < 2; ++k) {
+        if (!(eps[k] > 0.0)) continue;
+        double sp = mr_problem_criteria_scaled(p, lambda, cp, eps[k], 1e-15, NULL, NULL, NULL);
+        double sd = mr_problem_criteria_scaled(p, lambda, cd, eps[k], 1e-15, NULL, NULL, NULL);
+        if (sp - eps[k] > slack) {
+          bites += k;
+          if (!(sd > eps[k]))
+            fail_msg("trial %d: plain eps %.17g over eps_abs %.17g by more than the slack %.3g, "
+                     "compensated %.17g",
+                     trial, sp, eps[k], slack, sd);
+        }
+      }
+    }
+  }
+  print_message("  plain criterion off the compensated one in %d of 200, the claim bit %d times\n",
+                plain_wrong, bites);
+  assert_true(plain_wrong >= 100);
+  assert_true(bites >= 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_velocity_dot2),
+      cmocka_unit_test(test_plain_slack),
       cmocka_unit_test(test_single),
       cmocka_unit_test(test_stacks),
       cmocka_unit_test(test_heavy_on_light),

@@ -11,6 +11,7 @@
  * ε_d = |λ_N − clamp(λ_N − c_N, −f, f)| = |mid(λ_N + f, λ_N − f, c_N)|, ε_c = 0. */
 #include "moreau/contact.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "contact/solvers.h"
@@ -164,6 +165,42 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
     lanes4 out = s + sig;
     c[r0] = out[0], c[r0 + 1] = out[1], c[r0 + 2] = out[2];
   }
+}
+
+void mr_problem_roundoff_scales(const mr_contact_problem *p, const double *lambda, double *f,
+                                double *v) {
+  double l1 = 0.0, g = 0.0, d = 0.0, B[9];
+  *f = 0.0;
+  for (int i = 0; i < p->nc; ++i) {
+    mr_gs_block(p, i, B);
+    d = fmax(d, fmax(B[0], fmax(B[4], B[8])));
+  }
+  for (int k = 0; k < 3 * p->nc; ++k)
+    *f = fmax(*f, fabs(lambda[k])), l1 += fabs(lambda[k]), g = fmax(g, fabs(p->g[k]));
+  *v = g + d * l1;
+}
+
+/* a row of m terms (its stored blocks' columns, or all 3nc, then R and g; exact zeros add no
+ * rounding) is summed within γ_m V of its exact value, γ_m = m u / (1 − m u); ε_p does not read
+ * c, a distance to a cone is 1-Lipschitz and c ↦ c + Γ(c) (1 + μ)-Lipschitz, so ε_d moves by at
+ * most (1 + μ) and ε_c by at most (1 + μ) ‖λ_i‖ times √3 γ_m V (a box's and a bilateral row's
+ * parts are 1-Lipschitz in c), and the scaled criterion's judgement, a shift that depends on λ
+ * alone, by no more than its parts; twice that, the compensated product being itself within
+ * u |c| + γ_m² V of the exact one */
+double mr_problem_plain_slack(const mr_contact_problem *p, const double *lambda) {
+  int m = 3 * p->nc;
+  if (p->Gb) {
+    m = 0;
+    for (int i = 0; i < p->nc; ++i)
+      m = m > p->Gb_row[i + 1] - p->Gb_row[i] ? m : p->Gb_row[i + 1] - p->Gb_row[i];
+    m *= 3;
+  }
+  m += 2;
+  double mu = 0.0, f, v, u = 0.5 * DBL_EPSILON;
+  for (int i = 0; i < p->nc; ++i)
+    if (!mr_problem_bilateral(p, i) && !mr_problem_box(p, i)) mu = fmax(mu, p->mu[i]);
+  mr_problem_roundoff_scales(p, lambda, &f, &v);
+  return 2.0 * sqrt(3.0) * (1.0 + mu) * fmax(f, 1.0) * (m * u / (1.0 - m * u)) * v;
 }
 
 /* the median of a, b, c */

@@ -152,6 +152,17 @@ static double ncp_eps(const mr_solver_settings *s, const mr_contact_problem *p,
   return scaled_at(s, p, lambda, c);
 }
 
+/* ε̂ at λ from c = (G + R) λ + g by the plain product (given): kept with that c (*exact = 0)
+ * when it exceeds eps_abs by more than mr_problem_plain_slack, so that it does on the compensated c
+ * as well; else c evaluated again compensated and ε̂ on it (*exact = 1). An iterate far from eps_abs
+ * then costs the plain product alone, a fifth of the compensated one */
+static double screened_eps(const mr_solver_settings *s, const mr_contact_problem *p,
+                           const double *lambda, double *c, int *exact) {
+  double e = scaled_at(s, p, lambda, c);
+  *exact = !(e > s->eps_abs && e - s->eps_abs > mr_problem_plain_slack(p, lambda));
+  return *exact ? ncp_eps(s, p, lambda, c) : e;
+}
+
 typedef struct {
   int n, m;          /* rows of the problem, unknowns of the active set */
   unsigned char *cl; /* mode per contact (mr_contact_mode, active_set.h) */
@@ -165,11 +176,21 @@ typedef struct {
   int capped;        /* stage 3 stopped at its share of a simulator step's work (work_iter),
                       * a budget that max_iter does not show: reported as stats.budget */
   int warm;          /* the solve started from a warm start */
+  int e_plain;       /* the best iterate's ε_abs is the plain product's (screened_eps): stage 1
+                      * goes on from it, the other stages first take the compensated one */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
   mr_solver_state *keep; /* the state whose keep holds the all-sticking factor, or NULL */
 } polish_ws;
+
+/* *e (ε_abs at λ) on the compensated c when it is the plain product's (w->e_plain), c = c(λ)
+ * then: the stages compare their iterates' ε_abs with it, and may return λ itself */
+static void exact_eps(const mr_solver_settings *s, const mr_contact_problem *p, polish_ws *w,
+                      const double *lambda, double *c, double *e, int *c_lambda) {
+  if (!w->e_plain) return;
+  *e = ncp_eps(s, p, lambda, c), *c_lambda = 1, w->e_plain = 0;
+}
 
 /* classify the contacts at (λ, c) by the natural map of the NCP (mr_contact_mode_natural, with
  * h = 1/(G + R)_NN of the contact) and number the unknowns */
@@ -530,9 +551,10 @@ static double polish_any(const mr_contact_problem *p, const mr_solver_settings *
  * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated,
  * *c_lambda set when c = c(λ) on return (kept when no chunk ran) */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
-                         mr_solve_fn solver, int first, int chunk, double share, int reserve,
-                         double handover, double *lambda, double *c, double *trial, double *e,
-                         int *iters, int *moved, int *slow, int *c_lambda, mr_error *err) {
+                         polish_ws *w, mr_solve_fn solver, int first, int chunk, double share,
+                         int reserve, double handover, double *lambda, double *c, double *trial,
+                         double *e, int *iters, int *moved, int *slow, int *c_lambda,
+                         mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -549,9 +571,10 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
     mr_status rc = solver(p, &sub, NULL, work, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    double et = ncp_eps(s, p, trial, c);
-    *c_lambda = et < *e;
-    if (*c_lambda) mr_copy(lambda, trial, n), *e = et, *moved = 1;
+    int exact; /* the solver leaves c = (G + R) λ + g, the plain product (mr_gs_run) */
+    double et = screened_eps(s, p, trial, c, &exact);
+    *c_lambda = et < *e && exact;
+    if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1, w->e_plain = !exact;
     if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged, stalled, late */
     /* chunks still needed at the last chunk's rate, against the chunks left */
     double rate = et / eprev, need = rate < 1.0 ? log(s->eps_abs / et) / log(rate) : INFINITY;
@@ -566,6 +589,7 @@ static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *
      * measures the rate ncp-pgs goes on with */
     if (++k >= 2) len = chunk;
   }
+  exact_eps(s, p, w, lambda, c, e, c_lambda);
   return MR_OK;
 }
 
@@ -667,7 +691,7 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * slow) */
   double handover = early ? reserve * w->n / 3.0 : INFINITY;
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
-  mr_status rc = chunked(p, s, work, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
+  mr_status rc = chunked(p, s, work, w, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
                          handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   *c_lambda = 0; /* the later stages leave c as they like */
@@ -683,23 +707,17 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
     if (*e < e1) *moved = 1;
   }
   if (slow)
-    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
+    rc = chunked(p, s, work, w, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
                  INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
 }
 
-/* about the round-off of c's parts at λ over the whole problem: 2u F V with F = ‖λ‖∞ and V =
- * ‖g‖∞ + D ‖λ‖₁ (D the largest diagonal entry of G + R, which bounds every entry: G + R is
- * positive semi-definite), the global form of the scaled criterion's per-contact scales */
+/* about the round-off of c's parts at λ over the whole problem: 2u F V
+ * (mr_problem_roundoff_scales), the global form of the scaled criterion's per-contact scales */
 static double roundoff_floor(const mr_contact_problem *p, const double *lambda) {
-  double f = 0.0, l1 = 0.0, g = 0.0, d = 0.0, B[9];
-  for (int i = 0; i < p->nc; ++i) {
-    mr_gs_block(p, i, B);
-    d = fmax(d, fmax(B[0], fmax(B[4], B[8])));
-  }
-  for (int k = 0; k < 3 * p->nc; ++k)
-    f = fmax(f, fabs(lambda[k])), l1 += fabs(lambda[k]), g = fmax(g, fabs(p->g[k]));
-  return DBL_EPSILON * f * (g + d * l1);
+  double f, v;
+  mr_problem_roundoff_scales(p, lambda, &f, &v);
+  return DBL_EPSILON * f * v;
 }
 
 /* 2a. The Newton stages started from the solution of the CCP, found by ccp-pgs from λ = 0 in at
@@ -741,13 +759,14 @@ static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings
   return MR_OK;
 }
 
-/* stages 1–5 from λ (in place, ε_abs e on entry, c = c(λ)); budget in iterations; *c_now set
- * when c is c(λ) on return (the paths that end a resting island), else cleared */
+/* stages 1–5 from λ (in place, ε_abs e on entry, c = c(λ), compensated when *c_now is set);
+ * budget in iterations; *c_now set when c is c(λ), compensated, on return (the paths that end a
+ * resting island), else cleared */
 static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *s,
                          mr_solver_state *state, mr_arena *work, polish_ws *w, double *lambda,
                          double *c, double *trial, double *e, int *iters, int *c_now,
                          mr_error *err) {
-  int n = w->n, c_lambda = 1;
+  int n = w->n, c_lambda = *c_now;
   *c_now = 0;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
@@ -766,6 +785,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * iterations. A resting stack or tower then ends in one iteration, where ncp-pgs from the same
    * warm start takes its whole first chunk of 100 sweeps and hands over to ncp-admm anyway */
   if (w->warm && state && state->valid && !box && s->max_iter > 0) {
+    exact_eps(s, p, w, lambda, c, e, &c_lambda);
     sub.max_iter = s->max_iter < HYB_ADMM_PROBE ? s->max_iter : HYB_ADMM_PROBE;
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
@@ -854,7 +874,7 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * on none */
   if (!early) {
     int slow = 0;
-    rc = chunked(p, s, work, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
+    rc = chunked(p, s, work, w, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
                  lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
   }
@@ -937,8 +957,17 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   double e = 0.0;
   int chorded = warm && !mr_problem_has_box(p) && chord_start(p, s, &w, lambda) &&
                 chord(p, s, &w, lambda, c, &e);
-  if (!chorded) e = ncp_eps(s, p, lambda, c);
-  int c_now = 1; /* c = c(λ) */
+  int c_now = 1; /* c = c(λ), compensated */
+  w.e_plain = 0;
+  if (!chorded && p->nc > HYB_REST_MAX_NC) {
+    /* an island without stage 0c, whose warm start ncp-pgs takes on unless it passes: screened
+     * (below, a resting island's warm start passes or goes to stage 0c, which needs c) */
+    velocity_plain(p, lambda, c);
+    e = screened_eps(s, p, lambda, c, &c_now);
+    w.e_plain = !c_now;
+  } else if (!chorded) {
+    e = ncp_eps(s, p, lambda, c);
+  }
   iters += chorded;
   if (e > s->eps_abs && G_dense) dense_view(p, G_dense, &dense), p = &dense;
   if (e > s->eps_abs)
@@ -965,8 +994,10 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     e = scaled_at(s, p, lambda, c);
     c_now = 1;
   }
-  /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c) */
+  /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c), and
+   * ε̂ judged on it */
   if (!c_now) velocity(p, lambda, c);
+  if (w.e_plain) e = scaled_at(s, p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = iters;
   stats->eps_model = e;

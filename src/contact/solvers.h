@@ -80,6 +80,17 @@ static inline int mr_stop_on_ncp(const mr_solver_settings *s) {
  * NCP criterion under MR_CRITERION_NCP (criteria.c) */
 mr_gs_criterion_fn mr_stop_criterion(const mr_solver_settings *s, mr_gs_criterion_fn own);
 
+/* the scales of the round-off in c = (G + R) λ + g at λ: *f = ‖λ‖∞ and *v = ‖g‖∞ + D ‖λ‖₁, D
+ * the largest diagonal entry of G + R (which bounds every entry, G + R being positive
+ * semi-definite), so that *v bounds the sum of the magnitudes of any row's terms */
+void mr_problem_roundoff_scales(const mr_contact_problem *p, const double *lambda, double *f,
+                                double *v);
+/* how far the rounding of the plain product (mr_problem_velocity) can move the NCP criterion at
+ * λ, ε_abs or the scaled ε̂ (mr_problem_criteria_scaled), from its value on the compensated one
+ * (mr_problem_velocity_dot2): a plain ε̂ above eps_abs by more than this is above it on the
+ * compensated c as well */
+double mr_problem_plain_slack(const mr_contact_problem *p, const double *lambda);
+
 /* Check the problem's arrays and sizes; MR_ERR_INVALID naming what is wrong. */
 mr_status mr_gs_check(const mr_contact_problem *p, const mr_solver_settings *s, mr_error *err);
 /* λ ← 0 unless warm starting (non-finite warm starts are zeroed too); c ← (G + R) λ + g */
