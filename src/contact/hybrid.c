@@ -77,7 +77,11 @@
  * Newton steps. Stops at eps_abs on the scaled NCP criterion ε̂ (mr_problem_criteria_scaled: ε_abs
  * where forces and velocities leave the absolute floor attainable in double precision, each part
  * within eps_scale of its round-off scale where they do not; "ε_abs" above means ε̂),
- * max_iter in total. */
+ * max_iter in total. ε̂ is judged on c = (G + R) λ + g by compensated dot products; after a chunk
+ * of ncp-pgs (stages 1, 2b), and at the warm start of an island above HYB_REST_MAX_NC contacts,
+ * first on the plain product, whose verdict stands where ε̂ exceeds eps_abs by more than that
+ * product's rounding can move it (mr_problem_plain_slack: then the iterates and decisions are the
+ * same). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -155,7 +159,7 @@ static double ncp_eps(const mr_solver_settings *s, const mr_contact_problem *p,
 /* ε̂ at λ from c = (G + R) λ + g by the plain product (given): kept with that c (*exact = 0)
  * when it exceeds eps_abs by more than mr_problem_plain_slack, so that it does on the compensated c
  * as well; else c evaluated again compensated and ε̂ on it (*exact = 1). An iterate far from eps_abs
- * then costs the plain product alone, a fifth of the compensated one */
+ * then costs the plain product alone (2n flops a row against the compensated one's 11n) */
 static double screened_eps(const mr_solver_settings *s, const mr_contact_problem *p,
                            const double *lambda, double *c, int *exact) {
   double e = scaled_at(s, p, lambda, c);
@@ -176,8 +180,8 @@ typedef struct {
   int capped;        /* stage 3 stopped at its share of a simulator step's work (work_iter),
                       * a budget that max_iter does not show: reported as stats.budget */
   int warm;          /* the solve started from a warm start */
-  int e_plain;       /* the best iterate's ε_abs is the plain product's (screened_eps): stage 1
-                      * goes on from it, the other stages first take the compensated one */
+  int e_plain;       /* the best iterate's ε_abs is the plain product's (screened_eps): ncp-pgs's
+                      * chunks go on from it, the other stages first take the compensated one */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
