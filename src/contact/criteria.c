@@ -167,42 +167,6 @@ void mr_problem_velocity_dot2(const mr_contact_problem *p, const double *lambda,
   }
 }
 
-void mr_problem_roundoff_scales(const mr_contact_problem *p, const double *lambda, double *f,
-                                double *v) {
-  double l1 = 0.0, g = 0.0, d = 0.0, B[9];
-  *f = 0.0;
-  for (int i = 0; i < p->nc; ++i) {
-    mr_gs_block(p, i, B);
-    d = fmax(d, fmax(B[0], fmax(B[4], B[8])));
-  }
-  for (int k = 0; k < 3 * p->nc; ++k)
-    *f = fmax(*f, fabs(lambda[k])), l1 += fabs(lambda[k]), g = fmax(g, fabs(p->g[k]));
-  *v = g + d * l1;
-}
-
-/* a row of m terms (its stored blocks' columns, or all 3nc, then R and g; exact zeros add no
- * rounding) is summed within γ_m V of its exact value, γ_m = m u / (1 − m u); ε_p does not read
- * c, a distance to a cone is 1-Lipschitz and c ↦ c + Γ(c) (1 + μ)-Lipschitz, so ε_d moves by at
- * most (1 + μ) and ε_c by at most (1 + μ) ‖λ_i‖ times √3 γ_m V (a box's and a bilateral row's
- * parts are 1-Lipschitz in c), and the scaled criterion's judgement, a shift that depends on λ
- * alone, by no more than its parts; twice that, the compensated product being itself within
- * u |c| + γ_m² V of the exact one */
-double mr_problem_plain_slack(const mr_contact_problem *p, const double *lambda) {
-  int m = 3 * p->nc;
-  if (p->Gb) {
-    m = 0;
-    for (int i = 0; i < p->nc; ++i)
-      m = m > p->Gb_row[i + 1] - p->Gb_row[i] ? m : p->Gb_row[i + 1] - p->Gb_row[i];
-    m *= 3;
-  }
-  m += 2;
-  double mu = 0.0, f, v, u = 0.5 * DBL_EPSILON;
-  for (int i = 0; i < p->nc; ++i)
-    if (!mr_problem_bilateral(p, i) && !mr_problem_box(p, i)) mu = fmax(mu, p->mu[i]);
-  mr_problem_roundoff_scales(p, lambda, &f, &v);
-  return 2.0 * sqrt(3.0) * (1.0 + mu) * fmax(f, 1.0) * (m * u / (1.0 - m * u)) * v;
-}
-
 /* the median of a, b, c */
 static double mid3(double a, double b, double c) {
   return fmax(fmin(a, b), fmin(fmax(a, b), c));
@@ -252,6 +216,49 @@ static double diagonal_max(const mr_contact_problem *p, int i) {
   return fmax(B[0], fmax(B[4], B[8]));
 }
 
+/* D ‖λ‖₁, D the largest diagonal entry of G + R: a bound on Σ_j |(G + R)_rj λ_j| for every row r
+ * (G + R is positive semi-definite, so no entry exceeds D) */
+static double terms_bound(const mr_contact_problem *p, const double *lambda) {
+  double d = 0.0, sum = 0.0;
+  for (int j = 0; j < p->nc; ++j)
+    d = fmax(d, diagonal_max(p, j));
+  for (int k = 0; k < 3 * p->nc; ++k)
+    sum += fabs(lambda[k]);
+  return d * sum;
+}
+
+void mr_problem_roundoff_scales(const mr_contact_problem *p, const double *lambda, double *f,
+                                double *v) {
+  double g = 0.0;
+  *f = 0.0;
+  for (int k = 0; k < 3 * p->nc; ++k)
+    *f = fmax(*f, fabs(lambda[k])), g = fmax(g, fabs(p->g[k]));
+  *v = g + terms_bound(p, lambda);
+}
+
+/* a row of m terms (its stored blocks' columns, or all 3nc, then R and g; exact zeros add no
+ * rounding) is summed within γ_m V of its exact value, γ_m = m u / (1 − m u); ε_p does not read
+ * c, a distance to a cone is 1-Lipschitz and c ↦ c + Γ(c) (1 + μ)-Lipschitz, so ε_d moves by at
+ * most (1 + μ) and ε_c by at most (1 + μ) ‖λ_i‖ times √3 γ_m V (a box's and a bilateral row's
+ * parts are 1-Lipschitz in c), and the scaled criterion's judgement, a shift that depends on λ
+ * alone, by no more than its parts; twice that, the compensated product being itself within
+ * u |c| + γ_m² V of the exact one */
+double mr_problem_plain_slack(const mr_contact_problem *p, const double *lambda) {
+  int m = 3 * p->nc;
+  if (p->Gb) {
+    m = 0;
+    for (int i = 0; i < p->nc; ++i)
+      m = m > p->Gb_row[i + 1] - p->Gb_row[i] ? m : p->Gb_row[i + 1] - p->Gb_row[i];
+    m *= 3;
+  }
+  m += 2;
+  double mu = 0.0, f, v, u = 0.5 * DBL_EPSILON;
+  for (int i = 0; i < p->nc; ++i)
+    if (!mr_problem_bilateral(p, i) && !mr_problem_box(p, i)) mu = fmax(mu, p->mu[i]);
+  mr_problem_roundoff_scales(p, lambda, &f, &v);
+  return 2.0 * sqrt(3.0) * (1.0 + mu) * fmax(f, 1.0) * (m * u / (1.0 - m * u)) * v;
+}
+
 /* constraint i's part of ε̂ (the largest of ep, ed, ec, above a): its parts judged against their
  * scales when they can exceed a. G + R is positive semi-definite, so every |(G + R)_rj| is at
  * most the largest diagonal entry D and V_i ≤ max_r |g_r| + D ‖λ‖₁ (*bound = D ‖λ‖₁, computed
@@ -260,14 +267,7 @@ static double diagonal_max(const mr_contact_problem *p, int i) {
 static double scaled_part(const mr_contact_problem *p, const double *lambda, int i, double a,
                           double r, double ep, double ed, double ec, double *bound) {
   const double *l = lambda + 3 * i;
-  if (*bound < 0.0) {
-    double d = 0.0, sum = 0.0;
-    for (int j = 0; j < p->nc; ++j)
-      d = fmax(d, diagonal_max(p, j));
-    for (int k = 0; k < 3 * p->nc; ++k)
-      sum += fabs(lambda[k]);
-    *bound = d * sum;
-  }
+  if (*bound < 0.0) *bound = terms_bound(p, lambda);
   double fi = fmax(fabs(l[0]), fmax(fabs(l[1]), fabs(l[2])));
   double gi = fmax(fabs(p->g[3 * i]), fmax(fabs(p->g[3 * i + 1]), fabs(p->g[3 * i + 2])));
   if (!(r * fmax(fi, 1.0) * fmax(gi + *bound, 1.0) > a)) return fmax(ep, fmax(ed, ec));

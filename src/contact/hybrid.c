@@ -998,10 +998,8 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
     e = scaled_at(s, p, lambda, c);
     c_now = 1;
   }
-  /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c), and
-   * ε̂ judged on it */
+  /* c = c(λ), compensated, on return: mr_solve takes it as the exact velocity (registry.c) */
   if (!c_now) velocity(p, lambda, c);
-  if (w.e_plain) e = scaled_at(s, p, lambda, c);
   mr_arena_reset(work, mark);
   stats->iterations = iters;
   stats->eps_model = e;
