@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "contact/problem_io.h"
+#include "contact/solvers.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 #include "moreau/contact.h"
@@ -305,6 +306,80 @@ static void test_ncp_pgs_sweep(void **state) {
  * paper's step 3 / tr B = 0.25 exceeds the stability limit 2 / λ_max = 0.2, so docs/solvers.md's
  * step is the Gershgorin cap 1.9 / 10 = 0.19; −ω h g lies inside the cone (|λ_T| = 0.021 ≤
  * μ λ_N = 0.095), so λ = −ω h g. A few operations: 4 ulp of the values ≤ 0.2. */
+/* mr_gs_run_with's options on ncp-pgs (ncp-hybrid's chunks), from a start five sweeps from
+ * λ = 0 on a stack of two boxes: a run given c = c(λ) makes the iterates of one
+ * that computes it (the same arithmetic: the same bits), and the c given is the one it uses (at
+ * c = 0 every λ in the cones meets the NCP: no sweep); a lazy run that converges returns the
+ * same λ with the c its sweeps kept, within their round-off of c(λ), and one that does not,
+ * c(λ) itself */
+static void test_ncp_pgs_options(void **state) {
+  tproblem t;
+  tp_stack(&t, 1.0, 2.0, 0.5);
+  int n = 3 * t.p.nc;
+  size_t bytes = (size_t)n * sizeof(double);
+  mr_arena work;
+  mr_error err;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(t.p.nc, 0)), 0);
+  mr_solver_settings s = mr_solver_settings_default();
+  double l5[MAX_N] = {0}, c5[MAX_N], la[MAX_N], ca[MAX_N], lb[MAX_N], cb[MAX_N], cx[MAX_N];
+  mr_solver_stats sa, sb;
+  s.max_iter = 5;
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, 0, l5, c5, &sa, &err), MR_OK);
+  assert_false(sa.converged);
+  s.warm_start = 1, s.max_iter = 5000;
+  memcpy(la, l5, bytes);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, 0, la, ca, &sa, &err), MR_OK);
+  assert_true(sa.converged);
+  assert_true(sa.iterations > 5);
+  /* given */
+  memcpy(lb, l5, bytes);
+  mr_problem_velocity(&t.p, lb, cb);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, MR_GS_C_GIVEN, lb, cb, &sb, &err), MR_OK);
+  assert_int_equal(sb.iterations, sa.iterations);
+  assert_memory_equal(lb, la, bytes);
+  assert_memory_equal(cb, ca, bytes);
+  memcpy(lb, l5, bytes);
+  mr_zero(cb, n);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, MR_GS_C_GIVEN, lb, cb, &sb, &err), MR_OK);
+  assert_int_equal(sb.iterations, 0);
+  /* lazy, converging: every entry of c took one update per contact and sweep, three products
+   * and three sums each rounded within u of the sizes they add (V = max|g| + n max|G| max|λ|,
+   * the sweeps' iterates within twice the solution's size on this problem) */
+  memcpy(lb, l5, bytes);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, MR_GS_C_LAZY, lb, cb, &sb, &err), MR_OK);
+  assert_true(sb.converged);
+  assert_int_equal(sb.iterations, sa.iterations);
+  assert_memory_equal(lb, la, bytes);
+  mr_problem_velocity(&t.p, lb, cx);
+  double gmax = 0.0, lmax = mr_norm_inf(lb, n);
+  for (int k = 0; k < n * n; ++k)
+    gmax = fmax(gmax, fabs(t.G[k]));
+  mr_solver_settings one = s;
+  one.max_iter = 1;
+  memcpy(cx, l5, bytes);
+  for (int k = 0; k < sb.iterations; ++k) { /* the iterates, a sweep at a time */
+    assert_int_equal(mr_ncp_pgs_with(&t.p, &one, &work, 0, cx, cb, &sa, &err), MR_OK);
+    assert_true(mr_norm_inf(cx, n) <= 2.0 * lmax);
+  }
+  memcpy(lb, l5, bytes);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, MR_GS_C_LAZY, lb, cb, &sb, &err), MR_OK);
+  mr_problem_velocity(&t.p, lb, cx);
+  double v = mr_norm_inf(t.g, n) + n * gmax * 2.0 * lmax, dmax = 0.0;
+  for (int k = 0; k < n; ++k)
+    dmax = fmax(dmax, fabs(cb[k] - cx[k]));
+  print_message("lazy c: %d sweeps, largest difference %.3g against %.3g\n", sb.iterations, dmax,
+                6.0 * sb.iterations * t.p.nc * DBL_EPSILON * v);
+  assert_true(dmax <= 6.0 * sb.iterations * t.p.nc * DBL_EPSILON * v);
+  /* lazy, stopped at max_iter: the plain product at the returned λ */
+  s.max_iter = 3;
+  memcpy(lb, l5, bytes);
+  assert_int_equal(mr_ncp_pgs_with(&t.p, &s, &work, MR_GS_C_LAZY, lb, cb, &sb, &err), MR_OK);
+  assert_false(sb.converged);
+  mr_problem_velocity(&t.p, lb, cx);
+  assert_memory_equal(cb, cx, bytes);
+  mr_arena_destroy(&work);
+}
+
 static void test_ccp_pgs_sweep(void **state) {
   static const double GD[9] = {1, 0, 0, 0, 1, 0, 0, 0, 10};
   tproblem t;
@@ -899,6 +974,7 @@ int main(void) {
       cmocka_unit_test(test_stack),
       cmocka_unit_test(test_ncp_pgs_sweep),
       cmocka_unit_test(test_ccp_pgs_sweep),
+      cmocka_unit_test(test_ncp_pgs_options),
       cmocka_unit_test(test_soft),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_io_roundtrip),

@@ -119,8 +119,7 @@ void mr_problem_velocity(const mr_contact_problem *p, const double *lambda, doub
 static inline void dot2_add4(const lanes4 *xp, const lanes4 *yp, lanes4 *s, lanes4 *sig) {
   const lanes4 x = *xp, y = *yp;
   lanes4 h = x * y, r;
-  for (int l = 0; l < 4; ++l)
-    r[l] = fma(x[l], y[l], -h[l]);
+  lanes4_fms(&x, &y, &h, &r);
   lanes4 t = *s + h, z = t - *s;
   *sig += ((*s - (t - z)) + (h - z)) + r;
   *s = t;

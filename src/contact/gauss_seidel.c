@@ -231,6 +231,13 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
                     struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
                     mr_gs_criterion_fn criterion, double *lambda, double *c, mr_solver_stats *stats,
                     mr_error *err) {
+  return mr_gs_run_with(p, s, work, sweep, ctx, criterion, 0, lambda, c, stats, err);
+}
+
+mr_status mr_gs_run_with(const mr_contact_problem *p, const mr_solver_settings *s,
+                         struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
+                         mr_gs_criterion_fn criterion, int options, double *lambda, double *c,
+                         mr_solver_stats *stats, mr_error *err) {
   mr_status st = mr_gs_check(p, s, err);
   if (st) return st;
   int n = 3 * p->nc;
@@ -239,7 +246,7 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   double *best = mr_arena_doubles(work, (size_t)n > 0 ? (size_t)n : 1);
   if (!prev || !best)
     return mr_error_set(err, MR_ERR_NOMEM, "contact solver: work arena too small");
-  mr_gs_start(p, s, lambda, c);
+  if (!(options & MR_GS_C_GIVEN)) mr_gs_start(p, s, lambda, c);
   mr_gs_criterion_fn own = criterion;
   criterion = mr_stop_criterion(s, own);
   /* sweep until the criterion, a stall, the iteration limit or the deadline, keeping the
@@ -265,9 +272,11 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
   }
   /* unconverged: the best iterate (its criterion on the drifting c, re-evaluated below) */
   if (e > s->eps_abs && best_at >= 1 && best_at != k && e_best < e) mr_copy(lambda, best, n);
-  /* the exact velocity at the returned λ */
-  mr_problem_velocity(p, lambda, c);
-  e = criterion(p, lambda, c);
+  /* the exact velocity at the returned λ, unless the caller evaluates it */
+  if (!((options & MR_GS_C_LAZY) && e <= s->eps_abs)) {
+    mr_problem_velocity(p, lambda, c);
+    e = criterion(p, lambda, c);
+  }
   mr_arena_reset(work, mark);
   stats->iterations = k;
   stats->eps_model = criterion == own ? e : own(p, lambda, c);

@@ -180,8 +180,9 @@ typedef struct {
   int capped;        /* stage 3 stopped at its share of a simulator step's work (work_iter),
                       * a budget that max_iter does not show: reported as stats.budget */
   int warm;          /* the solve started from a warm start */
-  int e_plain;       /* the best iterate's ε_abs is the plain product's (screened_eps): ncp-pgs's
-                      * chunks go on from it, the other stages first take the compensated one */
+  int e_plain;       /* the best iterate's ε_abs is the plain product's (screened_eps), c that
+                      * product at λ when a chunked run starts: ncp-pgs's chunks go on from
+                      * both, the other stages first take the compensated one */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
                       * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
   int *piv;
@@ -549,34 +550,40 @@ static double polish_any(const mr_contact_problem *p, const mr_solver_settings *
   return e;
 }
 
-/* a solver run warm from the best iterate λ in chunks of `chunk` iterations (the first two of
+/* ncp-pgs run warm from the best iterate λ in chunks of `chunk` iterations (the first two of
  * `first`), continued while the last chunk's rate of decrease of ε_abs would reach eps_abs
  * within `share` of the chunks left (reserve iterations kept for the Newton stages), *slow set
  * when that rate needs more than `handover` iterations; λ, e = its ε_abs and *moved updated,
- * *c_lambda set when c = c(λ) on return (kept when no chunk ran) */
+ * *c_lambda set when c = c(λ) on return (kept when no chunk ran). A chunk starts from the
+ * plain c at its iterate when it has one (w->e_plain on entry: the warm start's screen; after a
+ * chunk judged on the plain c), and one that meets the criterion on the c its sweeps kept is
+ * judged on the compensated c directly (mr_gs_run_with's options): the plain products a chunk
+ * would have made there are the ones the screen made, or ones the compensated c replaces */
 static mr_status chunked(const mr_contact_problem *p, const mr_solver_settings *s, mr_arena *work,
-                         polish_ws *w, mr_solve_fn solver, int first, int chunk, double share,
-                         int reserve, double handover, double *lambda, double *c, double *trial,
-                         double *e, int *iters, int *moved, int *slow, int *c_lambda,
-                         mr_error *err) {
+                         polish_ws *w, int first, int chunk, double share, int reserve,
+                         double handover, double *lambda, double *c, double *trial, double *e,
+                         int *iters, int *moved, int *slow, int *c_lambda, mr_error *err) {
   int n = 3 * p->nc;
   mr_solver_settings sub = *s;
   mr_solver_stats st;
   sub.warm_start = 1;
   mr_copy(trial, lambda, n);
   double eprev = *e;
-  int len = first, k = 0;
+  int len = first, k = 0, given = w->e_plain;
   /* the first chunk runs even past the deadline: ncp-pgs makes its first LATE_EVERY sweeps
    * whatever the clock (an island solved after a slow one still gets them) */
   while (*iters < s->max_iter - reserve) {
     int left = s->max_iter - reserve - *iters;
     sub.max_iter = left < len ? left : len;
     memset(&st, 0, sizeof st);
-    mr_status rc = solver(p, &sub, NULL, work, trial, c, &st, err);
+    int options = MR_GS_C_LAZY | (given ? MR_GS_C_GIVEN : 0);
+    mr_status rc = mr_ncp_pgs_with(p, &sub, work, options, trial, c, &st, err);
     if (rc) return rc;
     *iters += st.iterations;
-    int exact; /* the solver leaves c = (G + R) λ + g, the plain product (mr_gs_run) */
-    double et = screened_eps(s, p, trial, c, &exact);
+    /* c: the sweeps' (converged) or the plain product (mr_gs_run_with) */
+    int exact = st.converged;
+    double et = exact ? ncp_eps(s, p, trial, c) : screened_eps(s, p, trial, c, &exact);
+    given = !exact;
     *c_lambda = et < *e && exact;
     if (et < *e) mr_copy(lambda, trial, n), *e = et, *moved = 1, w->e_plain = !exact;
     if (*e <= s->eps_abs || st.iterations < sub.max_iter) break; /* converged, stalled, late */
@@ -695,8 +702,8 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * slow) */
   double handover = early ? reserve * w->n / 3.0 : INFINITY;
   int first = early ? HYB_PGS_FIRST : HYB_PGS_CHUNK;
-  mr_status rc = chunked(p, s, work, w, mr_solver_ncp_pgs, first, HYB_PGS_CHUNK, 0.5, reserve,
-                         handover, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+  mr_status rc = chunked(p, s, work, w, first, HYB_PGS_CHUNK, 0.5, reserve, handover, lambda, c,
+                         trial, e, iters, moved, &slow, c_lambda, err);
   if (rc || *e <= s->eps_abs || mr_solver_late(s)) return rc;
   *c_lambda = 0; /* the later stages leave c as they like */
   /* 1b. stages 4 and 5 from ncp-pgs's iterate, whatever ended stage 1 (slow, stalled, or a
@@ -711,8 +718,8 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
     if (*e < e1) *moved = 1;
   }
   if (slow)
-    rc = chunked(p, s, work, w, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve,
-                 INFINITY, lambda, c, trial, e, iters, moved, &slow, c_lambda, err);
+    rc = chunked(p, s, work, w, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 0.5, reserve, INFINITY, lambda, c,
+                 trial, e, iters, moved, &slow, c_lambda, err);
   return rc;
 }
 
@@ -878,8 +885,8 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
    * on none */
   if (!early) {
     int slow = 0;
-    rc = chunked(p, s, work, w, mr_solver_ncp_pgs, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY,
-                 lambda, c, trial, e, iters, &moved, &slow, &c_lambda, err);
+    rc = chunked(p, s, work, w, HYB_PGS_CHUNK, HYB_PGS_CHUNK, 1e300, 0, INFINITY, lambda, c, trial,
+                 e, iters, &moved, &slow, &c_lambda, err);
     if (rc || *e <= s->eps_abs || mr_solver_late(s) || *iters >= s->max_iter) return rc;
   }
   /* 3. staggered projections, stages 4 and 5 after its probe */

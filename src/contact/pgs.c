@@ -112,6 +112,12 @@ mr_status mr_solver_ccp_pgs(MR_SOLVER_ARGS) {
 }
 
 mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS) {
+  return mr_ncp_pgs_with(p, s, work, 0, lambda, c, stats, err);
+}
+
+mr_status mr_ncp_pgs_with(const mr_contact_problem *p, const mr_solver_settings *s,
+                          struct mr_arena_s *work, int options, double *lambda, double *c,
+                          mr_solver_stats *stats, mr_error *err) {
   mr_status rc = mr_gs_check(p, s, err);
   if (rc) return rc;
   /* the contacts' blocks from the arena when it also leaves the loop its two n-vectors (each
@@ -124,7 +130,8 @@ mr_status mr_solver_ncp_pgs(MR_SOLVER_ARGS) {
       (blocks = mr_arena_alloc(work, nc * sizeof(ncp_block))))
     for (int i = 0; i < p->nc; ++i)
       if (!mr_problem_box(p, i) && !mr_problem_bilateral(p, i)) blocks[i] = ncp_block_of(p, i);
-  rc = mr_gs_run(p, s, work, ncp_sweep, blocks, mr_gs_criterion_ncp, lambda, c, stats, err);
+  rc = mr_gs_run_with(p, s, work, ncp_sweep, blocks, mr_gs_criterion_ncp, options, lambda, c, stats,
+                      err);
   if (work) mr_arena_reset(work, mark);
   return rc;
 }

@@ -132,4 +132,18 @@ mr_status mr_gs_run(const mr_contact_problem *p, const mr_solver_settings *s,
                     mr_gs_criterion_fn criterion, double *lambda, double *c, mr_solver_stats *stats,
                     mr_error *err);
 
+/* mr_gs_run's options for a caller that evaluates c itself (ncp-hybrid's chunks of ncp-pgs):
+ * MR_GS_C_GIVEN, c is (G + R) λ + g by mr_problem_velocity on entry, λ warm and finite (the
+ * start's product left out); MR_GS_C_LAZY, a run that meets its criterion returns with c as the
+ * sweeps left it (its criterion on that c, converged = 1), the caller evaluating c at λ */
+enum { MR_GS_C_GIVEN = 1, MR_GS_C_LAZY = 2 };
+mr_status mr_gs_run_with(const mr_contact_problem *p, const mr_solver_settings *s,
+                         struct mr_arena_s *work, mr_gs_sweep_fn sweep, void *ctx,
+                         mr_gs_criterion_fn criterion, int options, double *lambda, double *c,
+                         mr_solver_stats *stats, mr_error *err);
+/* ncp-pgs (mr_solver_ncp_pgs) with mr_gs_run_with's options */
+mr_status mr_ncp_pgs_with(const mr_contact_problem *p, const mr_solver_settings *s,
+                          struct mr_arena_s *work, int options, double *lambda, double *c,
+                          mr_solver_stats *stats, mr_error *err);
+
 #endif
