@@ -173,7 +173,8 @@ typedef struct {
    * kinematic paths (its support, closed under ancestors), so G = Yᵀ D⁻¹ Y sums over the shared
    * part of two supports only (zero for blocks on different paths) and M⁻¹Jᵀλ = U⁻ᵀ D⁻¹ (Y λ)
    * is one solve; M⁻¹Jᵀ then holds Y's rows on their supports, by dof: block i's entry (k, t)
-   * (row k at its support's t-th dof) at MiJt[3 (i ndofs + t) + k]. Equal to the dense products to
+   * (row k at its support's t-th dof) at MiJt[3 (i s + t) + k], s the smaller of ndofs and twice
+   * the longest path to a root among the subset's dofs. Equal to the dense products to
    * round-off (another order of summation). J's buffer has room for 3 nc + 6 rows: after J, the
    * scratch of the six world motion rows of one body's path, solved once per path for all the
    * blocks on it, then of one block's rows of D⁻¹ Y; Gb_work holds 3 ndofs + 10 max_contacts ints.

@@ -510,8 +510,22 @@ static int alone_batch(const sparse_work *w, const mr_contact_geometry *contacts
 
 /* a tree-sparse block's rows of Y = U⁻¹ Jᵀ, by dof: entry (k, t) (row k at its support's t-th
  * dof) at 3 t + k */
-static inline double *block_Y(const mr_contact_assembly *a, int i) {
-  return a->MiJt + 3 * (size_t)i * a->nv;
+static inline double *block_Y(const mr_contact_assembly *a, int ys, int i) {
+  return a->MiJt + 3 * (size_t)i * ys;
+}
+
+/* the room of a block's rows of Y, in dofs: a support is at most two paths to a root, so twice
+ * the longest path among the subset's dofs (the blocks' rows then lie together, 3 ys doubles
+ * apart, where nv apart they spread over a page each on a pile of free bodies) */
+static int y_stride(const mr_data *d, const mr_assembly_subset *sub, int nv) {
+  int longest = 0;
+  for (int t = 0; t < nv; ++t) {
+    int len = 0;
+    for (int k = sub->dofs[t]; k >= 0; k = d->parent_dof[k])
+      ++len;
+    longest = len > longest ? len : longest;
+  }
+  return 2 * longest < nv ? 2 * longest : nv;
 }
 
 /* the common tail of two paths to a root (descending lists): its length, found by bisection
@@ -544,9 +558,9 @@ static inline int chain_tail(const int *Si, int ni, const int *Sj, int nj, tail_
 
 /* block i's rows of D⁻¹ Y (by dof, as block_Y), formed once for all its blocks of G */
 static void scaled_rows(const mr_data *d, const mr_assembly_subset *sub,
-                        const mr_contact_assembly *a, int i, double *Z) {
+                        const mr_contact_assembly *a, int ys, int i, double *Z) {
   const int *S = sub->support + (size_t)i * a->nv;
-  const double *Y = block_Y(a, i);
+  const double *Y = block_Y(a, ys, i);
   for (int t = 0; t < sub->nsupport[i]; ++t)
     for (int r = 0; r < 3; ++r)
       Z[3 * t + r] = Y[3 * t + r] * d->Dinv[S[t]];
@@ -565,13 +579,13 @@ static inline void add_term(lanes4 acc[3], const double *zi, const double *yj) {
  * descending dof order: for two paths to a root the common tail of both lists, else their
  * merge. A joint limit's rows 0 and 1 are +0, so their products add +0 to +0 sums: the entries
  * are those of the normal row alone. */
-static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a, int i,
-                                 int j, const double *Zi, const int *chain, tail_memo *memo,
-                                 double *acc) {
+static inline void support_block(const mr_assembly_subset *sub, const mr_contact_assembly *a,
+                                 int ys, int i, int j, const double *Zi, const int *chain,
+                                 tail_memo *memo, double *acc) {
   int nv = a->nv;
   const int *Si = sub->support + (size_t)i * nv, *Sj = sub->support + (size_t)j * nv;
   int ni = sub->nsupport[i], nj = sub->nsupport[j];
-  const double *Yj = block_Y(a, j);
+  const double *Yj = block_Y(a, ys, j);
   lanes4 s[3] = {{0.0}, {0.0}, {0.0}};
   if (chain[i] && chain[j]) {
     int L = chain_tail(Si, ni, Sj, nj, memo);
@@ -637,18 +651,18 @@ static mr_status block_pattern(const mr_data *d, const mr_assembly_subset *sub,
 /* Gb on its pattern: the upper blocks computed, each mirrored into the next lower slot of its
  * column's row (rows are visited in ascending order, so a row's lower blocks come in order) */
 static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_contact_assembly *a,
-                            int nc, const int *chain, double *Z) {
+                            int ys, int nc, const int *chain, double *Z) {
   int *cursor = a->Gb_work;
   tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i)
     cursor[i] = a->Gb_row[i];
   for (int i = 0; i < nc; ++i) {
-    scaled_rows(d, sub, a, i, Z);
+    scaled_rows(d, sub, a, ys, i, Z);
     for (int k = a->Gb_row[i]; k < a->Gb_row[i + 1]; ++k) {
       int j = a->Gb_col[k];
       if (j < i) continue;
       double *B = a->Gb + 9 * (size_t)k, *T;
-      support_block(sub, a, i, j, Z, chain, &memo, B);
+      support_block(sub, a, ys, i, j, Z, chain, &memo, B);
       if (j == i) {
         /* exactly symmetric, with the lower entries as the dense mirror leaves them */
         B[1] = B[3], B[2] = B[6], B[5] = B[7];
@@ -666,14 +680,14 @@ static void sparse_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_
 /* the dense G: every pair's block (zero for an uncoupled pair) computed above the diagonal and
  * mirrored */
 static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_contact_assembly *a,
-                           int nc, const int *chain, double *Z) {
+                           int ys, int nc, const int *chain, double *Z) {
   size_t n = 3 * (size_t)nc;
   tail_memo memo = {-1, -1, 0};
   for (int i = 0; i < nc; ++i) {
-    scaled_rows(d, sub, a, i, Z);
+    scaled_rows(d, sub, a, ys, i, Z);
     for (int j = i; j < nc; ++j) {
       double acc[9];
-      support_block(sub, a, i, j, Z, chain, &memo, acc);
+      support_block(sub, a, ys, i, j, Z, chain, &memo, acc);
       for (int r = 0; r < 3; ++r)
         for (int q = 0; q < 3; ++q)
           a->G[(3 * (size_t)i + r) * n + 3 * (size_t)j + q] =
@@ -694,7 +708,7 @@ static void dense_G_blocks(const mr_data *d, const mr_assembly_subset *sub, mr_c
 static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact_geometry *contacts,
                                  const mr_assembly_subset *sub, mr_contact_assembly *a, int nc,
                                  const double *v, const double *vf, int *stored, mr_error *err) {
-  int nv = a->nv;
+  int nv = a->nv, ys = y_stride(d, sub, nv);
   sparse_work w = sparse_work_at(a, nc);
   w.nu = 0;
   const int *col = sub->col;
@@ -708,7 +722,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
     const mr_contact_geometry *c = &contacts[sub->blocks ? sub->blocks[i] : i];
     int *S = sub->support + (size_t)i * nv;
     int ns = sub->nsupport[i] = block_support(m, d, c, &memo, S);
-    double *Y = block_Y(a, i);
+    double *Y = block_Y(a, ys, i);
     for (int k = 0; sub->rows_on_supports && k < 3; ++k) /* the row's entries written below */
       for (int t = 0; t < ns; ++t)
         a->J[(3 * (size_t)i + k) * nv + col[S[t]]] = 0.0;
@@ -771,7 +785,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
         lane_rows(&pl, Yu + 6 * t, r);
         for (int l = 0; l < pl.n; ++l)
           for (int k = 0; k < 3; ++k)
-            block_Y(a, pl.e[l] / 2)[3 * (size_t)t + k] = r[k][l];
+            block_Y(a, ys, pl.e[l] / 2)[3 * (size_t)t + k] = r[k][l];
       }
     /* the blocks on two bodies' paths: this side's part of their rows over their support (the
      * unit's path is a part of it) */
@@ -780,7 +794,7 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
       if (w.alone[i]) continue;
       const int *S = sub->support + (size_t)i * nv;
       point_map pm = point_map_of(&contacts[sub->blocks ? sub->blocks[i] : i], e % 2);
-      double *Y = block_Y(a, i);
+      double *Y = block_Y(a, ys, i);
       for (int t = 0, p = 0; t < nsi && p < ns; ++t) {
         if (S[t] != w.Su[p]) continue;
         mr_vec3 r = point_rows(&pm, Yu + 6 * p++);
@@ -793,12 +807,12 @@ static mr_status sparse_products(const mr_model *m, mr_data *d, const mr_contact
    * without the pattern */
   *stored = a->Gb && nc >= MR_SPARSE_G_MIN_NC;
   if (!*stored) {
-    dense_G_blocks(d, sub, a, nc, w.chain, scratch);
+    dense_G_blocks(d, sub, a, ys, nc, w.chain, scratch);
     return MR_OK;
   }
   mr_status st = block_pattern(d, sub, a, nc, err);
   if (st) return st;
-  sparse_G_blocks(d, sub, a, nc, w.chain, scratch);
+  sparse_G_blocks(d, sub, a, ys, nc, w.chain, scratch);
   return MR_OK;
 }
 
@@ -924,14 +938,14 @@ void mr_contact_impulse_velocity(const mr_contact_assembly *a, const double *lam
 void mr_contact_impulse_velocity_subset(const mr_model *m, const mr_data *d,
                                         const mr_contact_assembly *a, const mr_assembly_subset *sub,
                                         const double *lambda, double dt, double *dv) {
-  int n = 3 * a->problem.nc, nv = a->nv;
+  int n = 3 * a->problem.nc, nv = a->nv, ys = sub->sparse ? y_stride(d, sub, nv) : nv;
   double *x = sub->x;
   for (int r = 0; r < n; ++r) {
     const double *row = a->MiJt + (size_t)r * nv;
     if (sub->sparse) { /* Y λ on the supports, a block's three rows at once, then U⁻ᵀ D⁻¹ once */
       const int *S = sub->support + (size_t)(r / 3) * nv;
       const double l0 = dt * lambda[r], l1 = dt * lambda[r + 1], l2 = dt * lambda[r + 2];
-      const double *y = block_Y(a, r / 3);
+      const double *y = block_Y(a, ys, r / 3);
       for (int t = 0; t < sub->nsupport[r / 3]; ++t)
         x[S[t]] += l0 * y[3 * t] + l1 * y[3 * t + 1] + l2 * y[3 * t + 2];
       r += 2;
