@@ -79,20 +79,16 @@ void mr_gs_apply(const mr_contact_problem *p, int i, const double *delta, double
     const lanes4 d0 = LANES(d[0]), d1 = LANES(d[1]), d2 = LANES(d[2]);
     const double r[3] = {p->R ? p->R[3 * i] : 0.0, p->R ? p->R[3 * i + 1] : 0.0,
                          p->R ? p->R[3 * i + 2] : 0.0};
-    /* a block's rows read as four entries each where the next stored block follows (the
-     * fourth lane, its neighbour's entry, is left out) */
-    const int wide_end = p->Gb_row[p->nc] - 1;
     for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
       const double *B = p->Gb + 9 * (size_t)k;
       double *cj = c + 3 * p->Gb_col[k];
       if (p->Gb_col[k] != i) { /* the three entries side by side, each in its order */
+        /* the block's rows read as four entries each, the fourth (the next entry, left out)
+         * within Gb: an off-diagonal block is never the last stored one, the last row ending
+         * with its diagonal block (columns ascending, the diagonal present) */
         lanes4 x = {cj[0], cj[1], cj[2], 0.0}, b[3];
-        if (k < wide_end)
-          memcpy(b, B, sizeof(lanes4)), memcpy(b + 1, B + 3, sizeof(lanes4)),
-              memcpy(b + 2, B + 6, sizeof(lanes4));
-        else
-          for (int a = 0; a < 3; ++a)
-            b[a] = (lanes4){B[3 * a], B[3 * a + 1], B[3 * a + 2], 0.0};
+        for (int a = 0; a < 3; ++a)
+          memcpy(b + a, B + 3 * a, sizeof(lanes4));
         x += b[0] * d0;
         x += b[1] * d1;
         x += b[2] * d2;
