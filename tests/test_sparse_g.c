@@ -126,6 +126,40 @@ static void test_products(void **state) {
   each_problem(check_products);
 }
 
+/* every solver, cold, on problems a and b (the same matrix in two forms): λ and c within tol of
+ * the larger of ‖λ‖∞ and ‖c‖∞, the same iterations */
+static void solvers_agree(const mr_contact_problem *a, const mr_contact_problem *b, int max_iter,
+                          double tol, const char *name) {
+  int n = 3 * a->nc;
+  mr_arena work;
+  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(a->nc, 0)), 0);
+  double *la = calloc((size_t)n, sizeof(double)), *ca = calloc((size_t)n, sizeof(double));
+  double *lb = calloc((size_t)n, sizeof(double)), *cb = calloc((size_t)n, sizeof(double));
+  assert_true(la && ca && lb && cb);
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.max_iter = max_iter;
+  for (int k = 0; k < mr_solver_count(); ++k) {
+    const mr_solver_info *info = mr_solver_at(k);
+    mr_solver_stats sa, sb;
+    mr_error ea = {0}, eb = {0};
+    mr_status sta = mr_solve(info->name, a, &set, NULL, &work, la, ca, &sa, &ea);
+    mr_arena_reset(&work, 0);
+    mr_status stb = mr_solve(info->name, b, &set, NULL, &work, lb, cb, &sb, &eb);
+    mr_arena_reset(&work, 0);
+    if (sta != stb) fail_msg("%s, %s: %s against %s", name, info->name, ea.msg, eb.msg);
+    if (sta) continue;
+    double lmax = mr_norm_inf(la, n), dl = 0.0, dc = 0.0, cmax = mr_norm_inf(ca, n);
+    for (int r = 0; r < n; ++r)
+      dl = fmax(dl, fabs(la[r] - lb[r])), dc = fmax(dc, fabs(ca[r] - cb[r]));
+    if (!(dl <= tol * lmax) || !(dc <= tol * fmax(cmax, lmax)))
+      fail_msg("%s, %s: lambda differs by %g (max %g), c by %g", name, info->name, dl, lmax, dc);
+    assert_int_equal(sa.iterations, sb.iterations);
+  }
+  mr_arena_destroy(&work);
+  free(la), free(ca), free(lb), free(cb);
+}
+
 /* every solver of the registry on the problem given dense and given block-sparse, from the same
  * cold start: the per-contact solvers run on the stored blocks (the same terms in the same
  * order as the dense rows), ncp-stagproj fills its subproblem matrices from the blocks (the same
@@ -136,34 +170,7 @@ static void test_products(void **state) {
 static void check_solvers(const mr_contact_problem *d, const char *name) {
   sparse_copy s;
   to_sparse(d, &s);
-  int n = 3 * d->nc;
-  mr_arena work;
-  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(d->nc, 0)), 0);
-  double *ld = calloc((size_t)n, sizeof(double)), *cd = calloc((size_t)n, sizeof(double));
-  double *ls = calloc((size_t)n, sizeof(double)), *cs = calloc((size_t)n, sizeof(double));
-  assert_true(ld && cd && ls && cs);
-  mr_solver_settings set = mr_solver_settings_default();
-  set.warm_start = 0;
-  set.max_iter = 2000;
-  for (int k = 0; k < mr_solver_count(); ++k) {
-    const mr_solver_info *info = mr_solver_at(k);
-    mr_solver_stats sd, ss;
-    mr_error ed = {0}, es = {0};
-    mr_status std = mr_solve(info->name, d, &set, NULL, &work, ld, cd, &sd, &ed);
-    mr_arena_reset(&work, 0);
-    mr_status sts = mr_solve(info->name, &s.p, &set, NULL, &work, ls, cs, &ss, &es);
-    mr_arena_reset(&work, 0);
-    if (std != sts) fail_msg("%s, %s: dense %s, sparse %s", name, info->name, ed.msg, es.msg);
-    if (std) continue;
-    double lmax = mr_norm_inf(ld, n), dl = 0.0, dc = 0.0, cmax = mr_norm_inf(cd, n);
-    for (int r = 0; r < n; ++r)
-      dl = fmax(dl, fabs(ld[r] - ls[r])), dc = fmax(dc, fabs(cd[r] - cs[r]));
-    if (!(dl <= 1e-12 * lmax) || !(dc <= 1e-12 * fmax(cmax, lmax)))
-      fail_msg("%s, %s: lambda differs by %g (max %g), c by %g", name, info->name, dl, lmax, dc);
-    assert_int_equal(sd.iterations, ss.iterations);
-  }
-  mr_arena_destroy(&work);
-  free(ld), free(cd), free(ls), free(cs);
+  solvers_agree(d, &s.p, 2000, 1e-12, name);
   free_sparse(&s);
 }
 
@@ -172,13 +179,12 @@ static void test_solvers(void **state) {
 }
 
 /* Gb's last block ending where a page the process cannot read begins: every solver and the
- * criteria read a block-sparse G within its nnzb blocks (the Gauss-Seidel update reads a block's
- * rows four entries at a time only where another block follows; a read past the end stops the
- * program), with the same λ as from Gb anywhere else */
+ * criteria read a block-sparse G within its nnzb blocks (the Gauss-Seidel update reads a coupled
+ * block's rows four entries at a time, the fourth the next entry; a read past the end stops the
+ * program), with the same λ and c as from Gb anywhere else */
 static void check_blocks_at_page_end(const mr_contact_problem *d, const char *name) {
   sparse_copy s;
   to_sparse(d, &s);
-  int n = 3 * d->nc;
   size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = 9 * (size_t)s.p.nnzb * sizeof(double);
   size_t room = (bytes + page - 1) / page * page;
   char *map = mmap(NULL, room + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -188,28 +194,7 @@ static void check_blocks_at_page_end(const mr_contact_problem *d, const char *na
   memcpy(gb, s.val, bytes);
   mr_contact_problem q = s.p;
   q.Gb = gb;
-  mr_arena work;
-  assert_int_equal(mr_arena_init(&work, mr_solver_work_size(d->nc, 0)), 0);
-  double *la = calloc((size_t)n, sizeof(double)), *ca = calloc((size_t)n, sizeof(double));
-  double *lb = calloc((size_t)n, sizeof(double)), *cb = calloc((size_t)n, sizeof(double));
-  assert_true(la && ca && lb && cb);
-  mr_solver_settings set = mr_solver_settings_default();
-  set.warm_start = 0, set.max_iter = 300;
-  for (int k = 0; k < mr_solver_count(); ++k) {
-    const mr_solver_info *info = mr_solver_at(k);
-    mr_solver_stats sa, sb;
-    mr_error ea = {0}, eb = {0};
-    mr_status sta = mr_solve(info->name, &s.p, &set, NULL, &work, la, ca, &sa, &ea);
-    mr_arena_reset(&work, 0);
-    mr_status stb = mr_solve(info->name, &q, &set, NULL, &work, lb, cb, &sb, &eb);
-    mr_arena_reset(&work, 0);
-    if (sta != stb) fail_msg("%s, %s: %s against %s", name, info->name, ea.msg, eb.msg);
-    if (sta) continue;
-    if (memcmp(la, lb, (size_t)n * sizeof(double)))
-      fail_msg("%s, %s: λ differs with Gb at a page's end", name, info->name);
-  }
-  mr_arena_destroy(&work);
-  free(la), free(ca), free(lb), free(cb);
+  solvers_agree(&s.p, &q, 300, 0.0, name);
   munmap(map, room + page);
   free_sparse(&s);
 }
