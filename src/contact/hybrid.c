@@ -70,9 +70,12 @@
  * O(nc + nnzb)), and the stages that need G densely (4, 5, 6: the n x n active-set matrices and
  * their LU, the natural map's Jacobian, the lattice of polish.c) run on a dense copy of G made
  * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts (stage 0c up to
- * HYB_REST_MAX_NC); above that they are
- * left out (their three n x n matrices would be the largest memory of the step: at 64 contacts
- * 0.9 MB) and stages 1–3 have the whole budget.
+ * HYB_REST_MAX_NC); above that the dense copy is left out (its three n x n matrices would be the
+ * largest memory of the step: at 64 contacts 0.9 MB). Above HYB_REST_MAX_NC, with a state, stage
+ * 4 runs on the state's sparse factor instead (sparse_solve: the sticking contacts' rows and the
+ * sliding ones' normal rows, the angles left), in stage 1b and after stage 3, while at most
+ * HYB_SPARSE_SLIDE of the contacts in contact slide; each of its steps is charged at the sweeps
+ * its factorisation and refinement cost.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
  * Newton steps. Stops at eps_abs on the scaled NCP criterion ε̂ (mr_problem_criteria_scaled: ε_abs
  * where forces and velocities leave the absolute floor attainable in double precision, each part
@@ -91,6 +94,7 @@
 #include "contact/natmap.h"
 #include "contact/polish.h"
 #include "contact/solvers.h"
+#include "contact/sparse_chol.h"
 #include "core/arena.h"
 #include "core/linalg.h"
 
@@ -122,6 +126,12 @@
  * dense or on a dense copy of a block-sparse G: a resting tower of ten cubes (40 contacts, 120
  * unknowns) then ends in one polish step where stage 1 and ncp-admm take ~25 iterations */
 #define HYB_REST_MAX_NC 48
+/* the largest share of sliding contacts among those in contact at which stage 4 runs on the
+ * sparse factor (above HYB_REST_MAX_NC contacts on a block-sparse G), whose step leaves their
+ * friction angles: a wall of bricks settling has up to a quarter sliding in its first steps, a
+ * pile of rolling capsules and cylinders more, where the step does not lower ε_abs and its
+ * cost (a factorisation) is lost */
+#define HYB_SPARSE_SLIDE 0.25
 
 /* c ← (G + R) λ + g, compensated (mr_problem_velocity_dot2); over the stored blocks when p has
  * them (the dense copies made below keep them): the same terms without the exact zeros, which
@@ -184,9 +194,13 @@ typedef struct {
                       * product at λ when a chunked run starts: ncp-pgs's chunks go on from
                       * both, the other stages first take the compensated one */
   int blocks;        /* G block-sparse and read as such: stages 4–6 on a dense copy made when
-                      * they run (M, Mf carved with it), left out above HYB_DENSE_MAX_NC */
+                      * they run (M, Mf carved with it) up to HYB_DENSE_MAX_NC contacts */
   int *piv;
   mr_solver_state *keep; /* the state whose keep holds the all-sticking factor, or NULL */
+  mr_solver_state *state; /* above HYB_REST_MAX_NC contacts on a block-sparse G with a state:
+                           * stage 4 on the sparse factor of its chol (sparse_solve), else NULL */
+  unsigned char *act;     /* the rows of the sparse stage 4's factor (3nc flags) */
+  double *xr;             /* its step by rows (3nc) */
 } polish_ws;
 
 /* *e (ε_abs at λ) on the compensated c when it is the plain product's (w->e_plain), c = c(λ)
@@ -203,7 +217,9 @@ static void classify(const mr_contact_problem *p, const double *l, const double 
   int n = 3 * p->nc;
   w->m = 0;
   for (int i = 0; i < p->nc; ++i) {
-    double bnn = p->G[(size_t)(3 * i + 2) * n + 3 * i + 2], dir[2];
+    double B[9], dir[2];
+    double bnn =
+        p->G ? p->G[(size_t)(3 * i + 2) * n + 3 * i + 2] : (mr_problem_G_block(p, i, i, B), B[8]);
     if (p->R) bnn += p->R[3 * i + 2];
     mr_contact_mode mode = mr_contact_mode_natural(p, i, l, c, bnn > 0.0 ? 1.0 / bnn : 0.0, dir);
     w->cl[i] = (unsigned char)mode;
@@ -358,6 +374,89 @@ static int solve_active(polish_ws *w, double lb_norm) {
   return 0;
 }
 
+/* stage 4's step on a block-sparse G (w->state), linearised at the base λ' = lb with c = c': the
+ * sticking contacts' three equations and the sliding contacts' normal one, c_A = 0 over those
+ * rows A, in the forces of the same rows (a sliding contact's friction direction and size
+ * follow its normal force when the step is applied, its angle is left: without those couplings
+ * the system is the principal part (G + R)_AA, symmetric), solved as solve_active solves
+ * stage 4's (iterated Tikhonov from the same ε, to the same floor) on the sparse LDLᵀ of
+ * (G + R)_AA + εI, the other rows decoupled (mr_chol_values_active; a larger ε when the factor
+ * without pivoting fails). The step into w->x by unknowns; *cost what it cost in sweeps (the
+ * factorisation's flops over a sweep's 18 per stored block, and one a refinement round); -1 when
+ * the factor fails */
+static int sparse_solve(const mr_contact_problem *p, polish_ws *w, const double *lb,
+                        const double *c, int *cost) {
+  int n = w->n, nnzb = p->Gb_row[p->nc];
+  mr_sparse_chol *f = w->state->chol;
+  double tr = 0.0, norm_M = 0.0;
+  unsigned char *act = w->act;
+  for (int i = 0; i < p->nc; ++i)
+    for (int a = 0; a < 3; ++a)
+      act[3 * i + a] =
+          w->cl[i] == MR_CONTACT_STICKING || (w->cl[i] == MR_CONTACT_SLIDING && a == 2);
+  for (int i = 0; i < p->nc; ++i) {
+    double row[3] = {0.0, 0.0, 0.0};
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      const double *B = p->Gb + 9 * (size_t)k;
+      const unsigned char *aj = act + 3 * p->Gb_col[k];
+      for (int a = 0; a < 3; ++a) {
+        row[a] += (aj[0] ? fabs(B[3 * a]) : 0.0) + (aj[1] ? fabs(B[3 * a + 1]) : 0.0) +
+                  (aj[2] ? fabs(B[3 * a + 2]) : 0.0);
+        if (p->Gb_col[k] == i && act[3 * i + a])
+          tr = fmax(tr, fabs(B[4 * a] + (p->R ? p->R[3 * i + a] : 0.0)));
+      }
+    }
+    for (int a = 0; a < 3; ++a)
+      if (act[3 * i + a]) norm_M = fmax(norm_M, row[a] + (p->R ? fabs(p->R[3 * i + a]) : 0.0));
+  }
+  double eps = 1e-10 * fmax(tr, 1e-300), floor = 4.0 * DBL_EPSILON * norm_M * mr_norm_inf(lb, n);
+  mr_chol_values_active(f, p, act, p->R);
+  /* LDLᵀ without pivoting: where ε leaves a pivot of a hyperstatic set at its round-off, a
+   * larger ε (the rounds then remove more of it), at most 1e-6 of the diagonal */
+  int failed;
+  while ((failed = mr_chol_factor(f, eps)) && eps < 1e-6 * tr)
+    eps *= 100.0;
+  if (failed) return -1;
+  *cost = 1 + (int)fmin(mr_chol_flops(f) / (18.0 * fmax(nnzb, 1)), 1e9);
+  double *xr = w->xr;
+  for (int k = 0; k < n; ++k)
+    w->r[k] = act[k] ? -c[k] : 0.0;
+  mr_zero(xr, n);
+  double prev = INFINITY;
+  for (int it = 0; it < HYB_REFINE; ++it) {
+    mr_problem_G_mul(p, xr, w->t);
+    for (int k = 0; k < n; ++k)
+      w->t[k] = act[k] ? w->r[k] - (w->t[k] + (p->R ? p->R[k] * xr[k] : 0.0)) : 0.0;
+    double res = mr_norm_inf(w->t, n);
+    ++*cost;
+    if (it > 0 && (res <= floor || res > 0.5 * prev)) break;
+    prev = res;
+    mr_chol_solve(f, w->t);
+    for (int k = 0; k < n; ++k)
+      if (act[k]) xr[k] += w->t[k];
+  }
+  /* by unknowns: a sliding contact's λ_N, its angle left */
+  for (int i = 0; i < p->nc; ++i) {
+    if (w->cl[i] == MR_CONTACT_SEPARATED) continue;
+    double *x = w->x + w->col[i];
+    if (w->cl[i] == MR_CONTACT_STICKING) {
+      x[0] = xr[3 * i], x[1] = xr[3 * i + 1], x[2] = xr[3 * i + 2];
+    } else {
+      x[0] = xr[3 * i + 2];
+      if (unknowns(p, w, i) == 2) x[1] = 0.0;
+    }
+  }
+  return 0;
+}
+
+/* the share of the sliding contacts among those in contact in w's classification */
+static double slide_share(const mr_contact_problem *p, const polish_ws *w) {
+  int on = 0, sliding = 0;
+  for (int i = 0; i < p->nc; ++i)
+    on += w->cl[i] != MR_CONTACT_SEPARATED, sliding += w->cl[i] == MR_CONTACT_SLIDING;
+  return on > 0 ? (double)sliding / on : 0.0;
+}
+
 /* λ_new = the base λ' + the step x (a sliding contact's direction turned by its angle step),
  * projected on each contact's set */
 static void apply_step(const mr_contact_problem *p, const polish_ws *w, const double *lb,
@@ -391,6 +490,14 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
                      double *best, double *c, double e, int *steps, int c_best) {
   int n = w->n, stalled = 0;
   double *cur = w->lt, lowest = INFINITY;
+  /* block-sparse: the state's sparse factor, analysed for this pattern (kept with ncp-admm's) */
+  if (w->state) {
+    if (!w->state->chol) w->state->chol = mr_chol_create();
+    if (!w->state->chol || mr_chol_analyze(w->state->chol, p) < 0) {
+      if (!c_best) velocity(p, best, c);
+      return e;
+    }
+  }
   mr_copy(cur, best, n);
   /* c = c(cur) on every pass: here, then from the criterion of the step taken */
   if (!c_best) velocity(p, cur, c);
@@ -401,14 +508,20 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     if (w->m == 0) break;
     base_point(p, w, cur, w->l, c);
     c_best = 0; /* c may now be c(λ') */
-    assemble(p, w, w->l, c);
-    if (solve_active(w, mr_norm_inf(w->l, n))) break;
+    int cost = 1;
+    if (w->state) {
+      /* block-sparse, on the sparse factor (the sliding contacts' normal rows alone) */
+      if (slide_share(p, w) > HYB_SPARSE_SLIDE || sparse_solve(p, w, w->l, c, &cost)) break;
+    } else {
+      assemble(p, w, w->l, c);
+      if (solve_active(w, mr_norm_inf(w->l, n))) break;
+    }
     /* a step larger than the forces themselves left the local model (an inconsistent r, e.g. a
      * wrong active set, amplified by the regularised solve): stop */
     if (!(mr_norm_inf(w->x, w->m) <= 10.0 * mr_norm_inf(cur, n))) break;
     apply_step(p, w, w->l, cur);
     double et = ncp_eps(s, p, cur, c);
-    ++*steps;
+    *steps += cost;
     c_best = et < e;
     if (!isfinite(et)) break;
     if (c_best) mr_copy(best, cur, n), e = et;
@@ -515,7 +628,9 @@ static double newton_stages_upto(const mr_contact_problem *p, const mr_solver_se
     if (!no_polish) e = polish(p, s, w, best, c, e, iters, 0);
     return newton(p, s, w, best, c, e, iters);
   }
-  if (p->nc > max_nc || !(e > s->eps_abs)) return e;
+  if (!(e > s->eps_abs)) return e;
+  /* above max_nc: stage 4 on the sparse factor where the island has it (w->state) */
+  if (p->nc > max_nc) return w->state && !no_polish ? polish(p, s, w, best, c, e, iters, 0) : e;
   size_t mark = mr_arena_mark(work);
   mr_contact_problem d;
   if (dense_stage(p, work, w, &d) == 0) {
@@ -711,7 +826,7 @@ static mr_status first_stages(const mr_contact_problem *p, const mr_solver_setti
    * stages 2 and 3 may run thousands of iterations (the rough-ground trot's sliding feet leave
    * ncp-pgs, ADMM and staggered projections at ε_abs ~ 10² for 10⁴ iterations, while Newton's
    * method from ncp-pgs's iterate ends in a few steps); ncp-pgs resumes after a slow chunk */
-  if (early) {
+  if (early || w->state) {
     double e1 = *e;
     *e = newton_rounds(p, s, w, work, reserve, HYB_DENSE_MAX_NC, lambda, c, *e, iters);
     if (*e <= s->eps_abs) return MR_OK;
@@ -920,8 +1035,10 @@ static int polish_alloc(polish_ws *w, int nc, int blocks, mr_arena *a) {
   w->l = mr_arena_doubles(a, (size_t)n + 1);
   w->lt = mr_arena_doubles(a, (size_t)n + 1);
   w->sp = mr_arena_doubles(a, (size_t)n + 1);
+  w->xr = mr_arena_doubles(a, (size_t)n + 1);
+  w->act = (unsigned char *)mr_arena_doubles(a, (size_t)n / 8 + 1);
   return w->cl && w->dir && w->col && w->piv && (blocks || (w->M && w->Mf)) && w->r && w->x &&
-                 w->t && w->l && w->lt && w->sp
+                 w->t && w->l && w->lt && w->sp && w->xr && w->act
              ? 0
              : -1;
 }
@@ -949,6 +1066,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   size_t mark_stages = mr_arena_mark(work);
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0, w.capped = 0;
+  w.state = blocks && p->nc > HYB_REST_MAX_NC && !mr_problem_has_box(p) ? state : NULL;
   w.keep = state && state->keep && state->keep_cap >= mr_hybrid_keep_size(p->nc) &&
                    mr_hybrid_keep_size(p->nc) > 0
                ? state
@@ -1023,8 +1141,8 @@ size_t mr_hybrid_keep_size(int nc) {
 
 size_t mr_hybrid_sparse_work_size(int nc) {
   size_t m = nc > 0 ? (size_t)nc : 0, n = 3 * m;
-  /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt, sp), alignment */
-  size_t own = (9 * n + 4 * m + 64) * sizeof(double) + 16 * 32;
+  /* trial, the polish vectors (dir, cl, col, piv, r, x, t, l, lt, sp, xr, act), alignment */
+  size_t own = (10 * n + 5 * m + 64) * sizeof(double) + 18 * 32;
   /* then stage 3, or the dense copy with the two active-set matrices, or the copy under the
    * lattice polish */
   size_t stage = mr_stagproj_work_size(nc, 1);

@@ -263,6 +263,32 @@ void mr_chol_values_congruent(mr_sparse_chol *c, const mr_contact_problem *p, co
     }
 }
 
+void mr_chol_values_active(mr_sparse_chol *c, const mr_contact_problem *p,
+                           const unsigned char *active, const double *d) {
+  analysis *f = c->f;
+  double *x = f->A->x; /* a whole-matrix analysis (MR_CHOL_ALL) */
+  for (int i = 0; i < f->nc; ++i)
+    for (int k = p->Gb_row[i]; k < p->Gb_row[i + 1]; ++k) {
+      int j = p->Gb_col[k];
+      for (int q = 0; q < 9; ++q) {
+        int e = f->map[9 * k + q], a = 3 * i + q / 3, b = 3 * j + q % 3;
+        if (e >= 0) x[e] = active[a] && active[b] ? p->Gb[9 * (size_t)k + q] : a == b ? 1.0 : 0.0;
+      }
+    }
+  if (d)
+    for (int k = 0; k < 3 * f->nc; ++k)
+      if (active[f->perm[k]]) x[f->diag[k]] += d[f->perm[k]];
+}
+
+double mr_chol_flops(const mr_sparse_chol *c) {
+  const analysis *f = c->f;
+  const int *Lnz = f->L->nz;
+  double flops = 0.0;
+  for (int j = 0; j < f->w * f->nc; ++j)
+    flops += (double)Lnz[j] * Lnz[j];
+  return flops;
+}
+
 int mr_chol_factor(mr_sparse_chol *c, double rho) {
   analysis *f = c->f;
   double beta[2] = {rho, 0.0};

@@ -37,6 +37,13 @@ void mr_chol_values(mr_sparse_chol *f, const mr_contact_problem *p, const double
 /* A = Sᵀ G S from p's blocks, S block-diagonal (3x3 blocks, row-major, 9 nc), on the analysed
  * pattern, part MR_CHOL_ALL (ccp-newton's reduced Hessian) */
 void mr_chol_values_congruent(mr_sparse_chol *f, const mr_contact_problem *p, const double *S);
+/* A = the principal part of G on the rows with active[k] set (3nc flags), plus diag(d) on them (d
+ * NULL: 0), the other rows and columns those of the identity, on the analysed pattern, part
+ * MR_CHOL_ALL (ncp-hybrid's stage 4 on a block-sparse G) */
+void mr_chol_values_active(mr_sparse_chol *f, const mr_contact_problem *p,
+                           const unsigned char *active, const double *d);
+/* about the flops of the last factorisation, Σ_j (entries of column j of L)² */
+double mr_chol_flops(const mr_sparse_chol *f);
 /* factor A + ρI; 0, or −1 when it is not positive definite */
 int mr_chol_factor(mr_sparse_chol *f, double rho);
 /* x ← (A + ρI)⁻¹ x (the part's w nc rows) */
