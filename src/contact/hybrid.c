@@ -71,9 +71,9 @@
  * their LU, the natural map's Jacobian, the lattice of polish.c) run on a dense copy of G made
  * in the arena only when they run and only up to HYB_DENSE_MAX_NC contacts (stage 0c up to
  * HYB_REST_MAX_NC); above that the dense copy is left out (its three n x n matrices would be the
- * largest memory of the step: at 64 contacts 0.9 MB). Above HYB_REST_MAX_NC, with a state, stage
- * 4 runs on the state's sparse factor instead (sparse_solve: the sticking contacts' rows and the
- * sliding ones' normal rows, the angles left), in stage 1b and after stage 3, while at most
+ * largest memory of the step: at 64 contacts 0.9 MB). Above HYB_DENSE_MAX_NC, with a state,
+ * stage 4 runs on the state's sparse factor instead in stage 1b and after stage 3 (sparse_solve:
+ * the sticking contacts' rows and the sliding ones' normal rows, the angles left), while at most
  * HYB_SPARSE_SLIDE of the contacts in contact slide; each of its steps is charged at the sweeps
  * its factorisation and refinement cost.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
@@ -127,7 +127,7 @@
  * unknowns) then ends in one polish step where stage 1 and ncp-admm take ~25 iterations */
 #define HYB_REST_MAX_NC 48
 /* the largest share of sliding contacts among those in contact at which stage 4 runs on the
- * sparse factor (above HYB_REST_MAX_NC contacts on a block-sparse G), whose step leaves their
+ * sparse factor (above HYB_DENSE_MAX_NC contacts on a block-sparse G), whose step leaves their
  * friction angles: a wall of bricks settling has up to a quarter sliding in its first steps, a
  * pile of rolling capsules and cylinders more, where the step does not lower ε_abs and its
  * cost (a factorisation) is lost */
@@ -197,7 +197,7 @@ typedef struct {
                       * they run (M, Mf carved with it) up to HYB_DENSE_MAX_NC contacts */
   int *piv;
   mr_solver_state *keep; /* the state whose keep holds the all-sticking factor, or NULL */
-  mr_solver_state *state; /* above HYB_REST_MAX_NC contacts on a block-sparse G with a state:
+  mr_solver_state *state; /* above HYB_DENSE_MAX_NC contacts on a block-sparse G with a state:
                            * stage 4 on the sparse factor of its chol (sparse_solve), else NULL */
   unsigned char *act;     /* the rows of the sparse stage 4's factor (3nc flags) */
   double *xr;             /* its step by rows (3nc) */
@@ -490,8 +490,10 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
                      double *best, double *c, double e, int *steps, int c_best) {
   int n = w->n, stalled = 0;
   double *cur = w->lt, lowest = INFINITY;
-  /* block-sparse: the state's sparse factor, analysed for this pattern (kept with ncp-admm's) */
-  if (w->state) {
+  /* block-sparse and not a dense copy (stages 0c and 2a up to HYB_REST_MAX_NC make one): the
+   * state's sparse factor, analysed for this pattern (kept with ncp-admm's) */
+  int sparse = w->state && !p->G;
+  if (sparse) {
     if (!w->state->chol) w->state->chol = mr_chol_create();
     if (!w->state->chol || mr_chol_analyze(w->state->chol, p) < 0) {
       if (!c_best) velocity(p, best, c);
@@ -509,7 +511,7 @@ static double polish(const mr_contact_problem *p, const mr_solver_settings *s, p
     base_point(p, w, cur, w->l, c);
     c_best = 0; /* c may now be c(λ') */
     int cost = 1;
-    if (w->state) {
+    if (sparse) {
       /* block-sparse, on the sparse factor (the sliding contacts' normal rows alone) */
       if (slide_share(p, w) > HYB_SPARSE_SLIDE || sparse_solve(p, w, w->l, c, &cost)) break;
     } else {
@@ -1066,7 +1068,7 @@ mr_status mr_solver_ncp_hybrid(MR_SOLVER_ARGS) {
   size_t mark_stages = mr_arena_mark(work);
   double *trial = mr_arena_doubles(work, (size_t)n + 1);
   w.admm_ran = 0, w.capped = 0;
-  w.state = blocks && p->nc > HYB_REST_MAX_NC && !mr_problem_has_box(p) ? state : NULL;
+  w.state = blocks && p->nc > HYB_DENSE_MAX_NC && !mr_problem_has_box(p) ? state : NULL;
   w.keep = state && state->keep && state->keep_cap >= mr_hybrid_keep_size(p->nc) &&
                    mr_hybrid_keep_size(p->nc) > 0
                ? state
