@@ -785,6 +785,59 @@ static void test_stagproj_hybrid_sparse(void **state) {
   }
 }
 
+/* under a simulator's work budget (work_iter) the solvers on the sparse factor count their work
+ * in sweeps, every factorisation charged at mr_chol_factor_sweeps and every iteration at one
+ * sweep at least: ncp-admm's reported work then covers its factorisations and iterations,
+ * work ≥ factorisations × (cost + 1) − 1 (an iteration refactors at most once, after the
+ * start's), which the uncharged run of the same max_iter breaks (its refactorisations count as
+ * nothing); ncp-stagproj stays within the budget; a budget that does not afford the first
+ * factorisation leaves the start as it is, with none made */
+static void test_work_charged(void **state) {
+  column_pair c;
+  column_pair_open_k(&c, 20);
+  int n = c.n;
+  mr_solver_settings set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.eps_abs = 1e-12;
+  mr_solver_state st = {.cap = n, .y = c.y};
+  mr_solver_stats ss;
+  mr_error err = {0};
+  /* uncharged: max_iter ADMM iterations, each refactorisation counted as nothing */
+  set.max_iter = 60, set.work_iter = 0;
+  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(mr_chol_analyze(st.chol, c.p), 0);
+  double f_cost = mr_chol_factor_sweeps(st.chol, c.p->Gb_row[c.p->nc]);
+  printf("ncp-admm, 20 cubes: a factorisation %.1f sweeps; uncharged %d iterations, %d "
+         "factorisations",
+         f_cost, ss.iterations, ss.factorizations);
+  assert_true(ss.iterations < ss.factorizations * (f_cost + 1.0) - 1.0);
+  /* charged */
+  mr_solver_state_release(&st);
+  st = (mr_solver_state){.cap = n, .y = c.y};
+  set.work_iter = set.max_iter;
+  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
+  printf("; charged %d (%d factorisations)\n", ss.iterations, ss.factorizations);
+  assert_true(ss.iterations <= set.max_iter && ss.factorizations >= 1);
+  assert_true(ss.iterations >= ss.factorizations * (f_cost + 1.0) - 1.0);
+  assert_true(ss.converged || ss.budget);
+  /* the staggered projections, whose start (two factors, two spectra) takes ~100 sweeps */
+  set.max_iter = set.work_iter = 200;
+  if (mr_solve("ncp-stagproj", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
+  printf("ncp-stagproj charged: %d of %d, %d factorisations\n", ss.iterations, set.max_iter,
+         ss.factorizations);
+  assert_true(ss.iterations <= set.max_iter && ss.factorizations >= 2);
+  assert_true(ss.converged || ss.budget);
+  /* a budget below the first factorisation: no factorisation, λ = 0 (the cold start) */
+  set.max_iter = set.work_iter = (int)f_cost - 1;
+  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(ss.factorizations, 0);
+  assert_true(ss.iterations <= set.max_iter && !ss.converged && ss.budget);
+  assert_true(mr_norm_inf(c.ls, n) == 0.0);
+  mr_solver_state_release(&st);
+  column_pair_close(&c);
+}
+
 /* a 2 x 2 x 2 block of 10 cm cubes on the ground, each 0.1 mm into its neighbours below and
  * beside, so that every face is in contact from the first step: one island whose contacts
  * have normals along all three axes, as a pile's, without the minutes of a bin settling (128
@@ -899,6 +952,7 @@ int main(void) {
                                      cmocka_unit_test(test_admm_sparse),
                                      cmocka_unit_test(test_newton_sparse),
                                      cmocka_unit_test(test_stagproj_hybrid_sparse),
+                                     cmocka_unit_test(test_work_charged),
                                      cmocka_unit_test(test_block_sparse),
                                      cmocka_unit_test(test_work_sizes),
                                      cmocka_unit_test(test_resting_tower),

@@ -128,9 +128,13 @@ typedef struct {
                        * (mr_solve) has none */
   int work_iter;      /* the solve's share of max_work in sweeps of its problem (the simulator's
                        * contact stage sets it, and max_iter no larger, for each island; 0:
-                       * none): ncp-hybrid then gives its staggered projections, whose outer
-                       * iteration runs two inner ADMM solves of up to inner_iter iterations
-                       * each, as many outer iterations as the sweeps left allow */
+                       * none): the solvers on a sparse factor (ncp-admm, ccp-admm,
+                       * ncp-stagproj and ncp-hybrid's stages) then count max_iter and report
+                       * stats.iterations in sweeps, each factorisation, solve and product
+                       * charged at its cost; on a dense G ncp-hybrid gives its staggered
+                       * projections, whose outer iteration runs two inner ADMM solves of up to
+                       * inner_iter iterations each, as many outer iterations as the sweeps
+                       * left allow */
   double deadline;    /* the solve's end, CLOCK_MONOTONIC time in s (mr_solver_clock); 0: none.
                        * Set from max_time by the simulator's contact stage for each island;
                        * a caller of mr_solve may set it */

@@ -73,6 +73,8 @@ int admm_ws_alloc(admm_ws *w, int n, int dense, mr_arena *a) {
   w->rp = w->rd = INFINITY;
   w->diverged = 0;
   w->rho_min = 0.0;
+  w->charge = 0;
+  w->work = 0.0;
   return 0;
 }
 
@@ -125,6 +127,7 @@ static double power_iterate(const admm_qp *q, double shift, int iters, double *v
 
 void admm_eigs(const admm_qp *q, admm_ws *w, int iters) {
   if (iters < 1) iters = 1;
+  if (w->charge) w->work += 2.0 * iters; /* a product of A a sweep */
   /* x and w are scratch here: x is recomputed by the next step */
   double emax = power_iterate(q, 0.0, iters, w->x, w->w);
   double emin = emax - power_iterate(q, emax, iters, w->x, w->w);
@@ -141,10 +144,19 @@ double admm_rho_default(const admm_ws *w) {
   return sqrt(w->eig_max * w->eig_min);
 }
 
+double admm_factor_sweeps(const admm_qp *q) {
+  return mr_chol_factor_sweeps(q->chol, q->blocks->Gb_row[q->blocks->nc]);
+}
+
+double admm_iteration_sweeps(const admm_qp *q) {
+  return 1.0 + mr_chol_solve_sweeps(q->chol, q->blocks->Gb_row[q->blocks->nc]);
+}
+
 int admm_factor(const admm_qp *q, admm_ws *w) {
   int n = q->n;
   if (q->chol) {
     w->factorizations++;
+    if (w->charge) w->work += admm_factor_sweeps(q);
     return mr_chol_factor(q->chol, w->rho);
   }
   mr_copy(w->L, q->G, n * n);
@@ -272,6 +284,16 @@ static int admm_start(const mr_solver_settings *s, const mr_solver_state *st, co
   return admm_factor(q, w);
 }
 
+/* what admm_start and a first iteration cost on a sparse factor, in sweeps: the factorisation,
+ * and the power iterations when neither the state nor the settings give ρ or the spectrum */
+static double start_sweeps(const mr_solver_settings *s, const mr_solver_state *st,
+                           const admm_qp *q) {
+  int spectrum = s->rho > 0.0 || (st && st->eig_max > 0.0 && st->eig_min > 0.0) ||
+                 (st && st->valid && st->rho > 0.0);
+  return admm_factor_sweeps(q) + admm_iteration_sweeps(q) +
+         (spectrum ? 0.0 : 2.0 * fmax(s->power_iter, 1));
+}
+
 /* the model's criterion at z with c = A z + g */
 static double model_criterion(const mr_contact_problem *p, const double *z, const double *c,
                               int desaxce) {
@@ -365,11 +387,15 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
   mr_copy(best, w->z, n);
   int restarts = 0;
   int every = s->rho_update_every > 0 ? s->rho_update_every : 1;
-  for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
+  /* under a work budget: what an iteration and a refactorisation cost in sweeps */
+  double it_cost = w->charge ? admm_iteration_sweeps(q) : 0.0;
+  double f_cost = w->charge ? admm_factor_sweeps(q) : 0.0;
+  for (int k = 1; k <= s->max_iter && !stats->converged && w->work + it_cost <= s->max_iter; ++k) {
     /* de Saxcé shift from the current iterate */
     if (desaxce) linear_term(p, cz, 1, b);
     admm_step(q, w, s->omega);
-    stats->iterations = k;
+    w->work += it_cost;
+    stats->iterations = w->charge ? (int)ceil(w->work) : k;
     if (diverged(p, w, best)) {
       if (++restarts > ADMM_RESTARTS) break;
       /* restart from the best iterate with ρ floored above the value that ran away */
@@ -382,8 +408,14 @@ static mr_status admm_loop(const mr_contact_problem *p, const mr_solver_settings
       mr_copy(best, w->z, n);
     }
     if (stats->converged || stalled(w, s->eps_rel) || mr_solver_late(s)) break;
-    if (k % every == 0 && admm_adapt(q, w, s, s->power_iter) < 0) return MR_ERR_NUMERIC;
+    /* ρ adapted while the budget still affords the refactorisation and an iteration after it */
+    if (k % every == 0 && w->work + f_cost + it_cost <= s->max_iter &&
+        admm_adapt(q, w, s, s->power_iter) < 0)
+      return MR_ERR_NUMERIC;
+    if (w->charge) stats->iterations = (int)ceil(w->work);
   }
+  /* charged: stopped where the next iteration would pass the budget */
+  stats->budget = w->charge && !stats->converged && w->work + it_cost > s->max_iter;
   /* unconverged: the best iterate */
   if (!stats->converged) {
     w->diverged = diverged(p, w, best);
@@ -403,6 +435,7 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   stats->iterations = 0;
   stats->factorizations = 0;
   stats->converged = 0;
+  stats->budget = 0;
   if (n == 0) {
     stats->converged = 1;
     clear_output(0, lambda, c, stats);
@@ -443,6 +476,21 @@ static mr_status admm_solve(const mr_contact_problem *p, const mr_solver_setting
   project_cones(p, w.z, w.z);
   mr_problem_velocity(p, w.z, cz);
   linear_term(p, cz, desaxce, b);
+  w.charge = sparse && s->work_iter > 0;
+  if (w.charge && start_sweeps(s, st, &q) > s->max_iter) {
+    /* the budget does not afford the factorisation: the start returned as it is */
+    mr_chol_free(own);
+    mr_copy(lambda, w.z, n), mr_copy(c, cz, n);
+    stats->eps_abs =
+        mr_problem_criteria(p, lambda, c, 1, &stats->eps_p, &stats->eps_d, &stats->eps_c);
+    stats->eps_model = model_criterion(p, lambda, c, mr_stop_on_ncp(s) ? 1 : desaxce);
+    stats->converged = stats->eps_model <= s->eps_abs;
+    stats->budget = !stats->converged;
+    stats->iterations = 1; /* the product */
+    if (st) st->valid = 0;
+    mr_arena_reset(work, mark);
+    return MR_OK;
+  }
   if (admm_start(s, st, &q, &w) == 0) {
     admm_matvec(&q, w.z, w.Az);
     status = admm_loop(p, s, &q, &w, b, cz, best, desaxce, stats);

@@ -45,8 +45,17 @@ typedef struct {
   int factorizations;      /* Cholesky factorisations so far */
   double rp, rd;           /* primal ‖x − z‖∞ and dual ρ‖z − z_old‖∞ residuals */
   int diverged;            /* the iteration ran away (the dual y is not worth keeping) */
+  /* under a simulator step's work budget (mr_solver_settings.work_iter) on a sparse factor: the
+   * work so far in sweeps, each factorisation, solve and product charged at its cost
+   * (mr_chol_factor_sweeps); charge 0: not counted */
+  int charge;
+  double work;
 } admm_ws;
 
+/* on a sparse factor (q->chol, q->blocks), what a factorisation and what an iteration (a solve
+ * and a product) cost in sweeps of q->blocks (mr_chol_factor_sweeps) */
+double admm_factor_sweeps(const admm_qp *q);
+double admm_iteration_sweeps(const admm_qp *q);
 /* bytes of arena an admm_ws of size n takes (with alignment) */
 size_t admm_ws_bytes(int n);
 /* carve the workspace from the arena (with the dense factor's n x n when dense); 0 on success,

@@ -57,8 +57,10 @@
  * A warm start that does not converge is solved again from λ = 0 by mr_solve (registry.c), as
  * for every solver, on what it left of max_iter. Every stage stops at the budget
  * (docs/solvers.md, "The budget": max_iter, the deadline of max_time, and under a simulator's
- * max_work the staggered projections' outer iterations weighed by their inner ones); the
- * result is then the best iterate, converged = 0.
+ * max_work the work in sweeps: on the sparse factor every factorisation, solve and product of
+ * ncp-admm, the staggered projections and stage 4 charged at its cost, on a dense G the
+ * staggered projections' outer iterations weighed by their inner ones); the result is then the
+ * best iterate, converged = 0.
  * A problem with box constraints (joint friction, MR_KIND_BOX) runs stage 1 (without the
  * handover to the Newton stages) and then ncp-admm on the whole remaining budget: both project
  * on the box, while stages 3–6 are written for cones only.
@@ -77,14 +79,14 @@
  * HYB_SPARSE_SLIDE of the contacts in contact slide; each of its steps is charged at the sweeps
  * its factorisation and refinement cost.
  * Iterations reported: sweeps + ADMM iterations + outer staggered-projection iterations +
- * Newton steps. Stops at eps_abs on the scaled NCP criterion ε̂ (mr_problem_criteria_scaled: ε_abs
- * where forces and velocities leave the absolute floor attainable in double precision, each part
- * within eps_scale of its round-off scale where they do not; "ε_abs" above means ε̂),
- * max_iter in total. ε̂ is judged on c = (G + R) λ + g by compensated dot products; after a chunk
- * of ncp-pgs (stages 1, 2b), and at the warm start of an island above HYB_REST_MAX_NC contacts,
- * first on the plain product, whose verdict stands where ε̂ exceeds eps_abs by more than that
- * product's rounding can move it (mr_problem_plain_slack: then the iterates and decisions are the
- * same). */
+ * Newton steps (under a simulator's work budget on the sparse factor, the work of the stages
+ * on it in sweeps). Stops at eps_abs on the scaled NCP criterion ε̂ (mr_problem_criteria_scaled:
+ * ε_abs where forces and velocities leave the absolute floor attainable in double precision, each
+ * part within eps_scale of its round-off scale where they do not; "ε_abs" above means ε̂), max_iter
+ * in total. ε̂ is judged on c = (G + R) λ + g by compensated dot products; after a chunk of ncp-pgs
+ * (stages 1, 2b), and at the warm start of an island above HYB_REST_MAX_NC contacts, first on the
+ * plain product, whose verdict stands where ε̂ exceeds eps_abs by more than that product's rounding
+ * can move it (mr_problem_plain_slack: then the iterates and decisions are the same). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -381,9 +383,9 @@ static int solve_active(polish_ws *w, double lb_norm) {
  * the system is the principal part (G + R)_AA, symmetric), solved as solve_active solves
  * stage 4's (iterated Tikhonov from the same ε, to the same floor) on the sparse LDLᵀ of
  * (G + R)_AA + εI, the other rows decoupled (mr_chol_values_active; a larger ε when the factor
- * without pivoting fails). The step into w->x by unknowns; *cost what it cost in sweeps (the
- * factorisation's flops over a sweep's 18 per stored block, and one a refinement round); -1 when
- * the factor fails */
+ * without pivoting fails). The step into w->x by unknowns; *cost what it cost in sweeps (each
+ * factorisation tried, and a refinement round's product and solve, at mr_chol_factor_sweeps and
+ * mr_chol_solve_sweeps); -1 when the factor fails */
 static int sparse_solve(const mr_contact_problem *p, polish_ws *w, const double *lb,
                         const double *c, int *cost) {
   int n = w->n, nnzb = p->Gb_row[p->nc];
@@ -412,12 +414,15 @@ static int sparse_solve(const mr_contact_problem *p, polish_ws *w, const double 
   double eps = 1e-10 * fmax(tr, 1e-300), floor = 4.0 * DBL_EPSILON * norm_M * mr_norm_inf(lb, n);
   mr_chol_values_active(f, p, act, p->R);
   /* LDLᵀ without pivoting: where ε leaves a pivot of a hyperstatic set at its round-off, a
-   * larger ε (the rounds then remove more of it), at most 1e-6 of the diagonal */
+   * larger ε (the rounds then remove more of it), at most 1e-6 of the diagonal; each attempt
+   * charged */
   int failed;
+  double f_cost = mr_chol_factor_sweeps(f, nnzb), solve = mr_chol_solve_sweeps(f, nnzb);
+  double spent = f_cost;
   while ((failed = mr_chol_factor(f, eps)) && eps < 1e-6 * tr)
-    eps *= 100.0;
+    eps *= 100.0, spent += f_cost;
+  *cost = (int)fmin(ceil(spent), 1e9);
   if (failed) return -1;
-  *cost = 1 + (int)fmin(mr_chol_flops(f) / (18.0 * fmax(nnzb, 1)), 1e9);
   double *xr = w->xr;
   for (int k = 0; k < n; ++k)
     w->r[k] = act[k] ? -c[k] : 0.0;
@@ -428,13 +433,15 @@ static int sparse_solve(const mr_contact_problem *p, polish_ws *w, const double 
     for (int k = 0; k < n; ++k)
       w->t[k] = act[k] ? w->r[k] - (w->t[k] + (p->R ? p->R[k] * xr[k] : 0.0)) : 0.0;
     double res = mr_norm_inf(w->t, n);
-    ++*cost;
+    spent += 1.0; /* the product, a sweep */
     if (it > 0 && (res <= floor || res > 0.5 * prev)) break;
     prev = res;
+    spent += solve;
     mr_chol_solve(f, w->t);
     for (int k = 0; k < n; ++k)
       if (act[k]) xr[k] += w->t[k];
   }
+  *cost = (int)fmin(ceil(spent), 1e9);
   /* by unknowns: a sliding contact's λ_N, its angle left */
   for (int i = 0; i < p->nc; ++i) {
     if (w->cl[i] == MR_CONTACT_SEPARATED) continue;
@@ -759,11 +766,13 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   mr_solver_stats st;
   sub.warm_start = 1;
   mr_copy(w->sp, lambda, n);
-  /* a share of a step's work (mr_solver_settings.work_iter): the outer iterations the sweeps
-   * left allow, each costing two inner runs of up to inner_iter iterations */
+  /* a share of a step's work (mr_solver_settings.work_iter): on the sparse factors the work
+   * left in sweeps, which ncp-stagproj charges at its factorisations' and solves' cost; on a
+   * dense G the outer iterations the sweeps left allow, each costing two inner runs of up to
+   * inner_iter iterations */
   mr_solver_settings capped;
-  int is_capped = s->work_iter > 0;
-  if (is_capped) {
+  int is_capped = s->work_iter > 0, charged = is_capped && w->blocks;
+  if (is_capped && !charged) {
     int cost = 2 * (s->inner_iter > 0 ? s->inner_iter : 1);
     int outer = (s->max_iter - *iters - keep) / cost;
     if (outer <= 0) return w->capped = 1, MR_OK;
@@ -795,7 +804,7 @@ static mr_status stagproj_stage(const mr_contact_problem *p, const mr_solver_set
   mr_status rc = mr_solver_ncp_stagproj(p, &sub, state, work, trial, c, &st, err);
   if (rc) return rc;
   *iters += st.iterations;
-  w->capped |= is_capped && st.iterations >= sub.max_iter;
+  w->capped |= charged ? st.budget : is_capped && st.iterations >= sub.max_iter;
   double et = ncp_eps(s, p, trial, c);
   if (et < *e) mr_copy(lambda, trial, n), *e = et;
   return MR_OK;
@@ -887,6 +896,20 @@ static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings
   return MR_OK;
 }
 
+/* max_iter for k iterations of ncp-admm, at most s->max_iter: k, or under a simulator's work
+ * budget on the sparse factor (ncp-admm then counts its work in sweeps) k iterations and the
+ * factorisation at their cost */
+static int admm_iterations(const mr_contact_problem *p, const mr_solver_settings *s,
+                           const polish_ws *w, const mr_solver_state *state, int k) {
+  double it = k;
+  mr_sparse_chol *f = w->blocks && state ? state->chol : NULL;
+  if (f && s->work_iter > 0 && mr_chol_analyze(f, p) >= 0) {
+    int nnzb = p->Gb_row[p->nc];
+    it = mr_chol_factor_sweeps(f, nnzb) + k * (1.0 + mr_chol_solve_sweeps(f, nnzb));
+  }
+  return it < s->max_iter ? (int)ceil(it) : s->max_iter;
+}
+
 /* stages 1–5 from λ (in place, ε_abs e on entry, c = c(λ), compensated when *c_now is set);
  * budget in iterations; *c_now set when c is c(λ), compensated, on return (the paths that end a
  * resting island), else cleared */
@@ -910,11 +933,12 @@ static mr_status cascade(const mr_contact_problem *p, const mr_solver_settings *
   int reserve = !box && (!w->blocks || early) ? HYB_POLISH + HYB_NEWTON : 0, moved = 0;
   /* 0b. a warm start that carries the dual y and ρ of last step's ncp-admm (the state is valid
    * only when last step's result came from it): ncp-admm first, at most HYB_ADMM_PROBE
-   * iterations. A resting stack or tower then ends in one iteration, where ncp-pgs from the same
-   * warm start takes its whole first chunk of 100 sweeps and hands over to ncp-admm anyway */
+   * iterations (charged on the sparse factor: their cost and the factorisation's). A resting stack
+   * or tower then ends in one iteration, where ncp-pgs from the same warm start takes its whole
+   * first chunk of 100 sweeps and hands over to ncp-admm anyway */
   if (w->warm && state && state->valid && !box && s->max_iter > 0) {
     exact_eps(s, p, w, lambda, c, e, &c_lambda);
-    sub.max_iter = s->max_iter < HYB_ADMM_PROBE ? s->max_iter : HYB_ADMM_PROBE;
+    sub.max_iter = admm_iterations(p, s, w, state, HYB_ADMM_PROBE);
     mr_copy(trial, lambda, n);
     memset(&st, 0, sizeof st);
     w->admm_ran = 1;

@@ -42,8 +42,14 @@ void mr_chol_values_congruent(mr_sparse_chol *f, const mr_contact_problem *p, co
  * MR_CHOL_ALL (ncp-hybrid's stage 4 on a block-sparse G) */
 void mr_chol_values_active(mr_sparse_chol *f, const mr_contact_problem *p,
                            const unsigned char *active, const double *d);
-/* about the flops of the last factorisation, Σ_j (entries of column j of L)² */
+/* about the flops of a factorisation of the analysed pattern, Σ_j (entries of column j of L)²
+ * (known from the analysis, before the numeric factorisation) */
 double mr_chol_flops(const mr_sparse_chol *f);
+/* what a numeric factorisation and what a solve (mr_chol_solve) of the analysed pattern cost, in
+ * Gauss-Seidel sweeps of a problem of nnzb stored blocks (the unit of a simulator step's work
+ * budget, mr_solver_settings.work_iter) */
+double mr_chol_factor_sweeps(const mr_sparse_chol *f, int nnzb);
+double mr_chol_solve_sweeps(const mr_sparse_chol *f, int nnzb);
 /* factor A + ρI; 0, or −1 when it is not positive definite */
 int mr_chol_factor(mr_sparse_chol *f, double rho);
 /* x ← (A + ρI)⁻¹ x (the part's w nc rows) */

@@ -165,11 +165,17 @@ static int sub_solve(subproblem *sp, const mr_contact_problem *p, const mr_solve
   }
   double tol = STAGPROJ_INNER_TOL * s->eps_abs;
   int every = s->rho_update_every > 0 ? s->rho_update_every : 1;
-  for (int k = 1; k <= s->inner_iter; ++k) {
+  /* charged: each iteration, and a refactorisation only where the limit affords it */
+  double it_cost = w->charge ? admm_iteration_sweeps(&sp->qp) : 0.0;
+  double f_cost = w->charge ? admm_factor_sweeps(&sp->qp) : 0.0;
+  for (int k = 1; k <= s->inner_iter && (!w->charge || w->work + it_cost <= sp->limit); ++k) {
     admm_step(&sp->qp, w, s->omega);
+    w->work += it_cost;
     if (w->rp <= tol && w->rd <= tol) break;
     if (k % 8 == 0 && mr_solver_late(s)) break;
-    if (k % every == 0 && admm_adapt(&sp->qp, w, s, s->power_iter) < 0) return -1;
+    if (k % every == 0 && (!w->charge || w->work + f_cost + it_cost <= sp->limit) &&
+        admm_adapt(&sp->qp, w, s, s->power_iter) < 0)
+      return -1;
   }
   for (int k = 0; k < sp->m; ++k)
     lambda[full_index(normal, k)] = w->z[k];
@@ -206,6 +212,19 @@ static double stop_value(const mr_solver_settings *s, const mr_contact_problem *
   return mr_stop_on_ncp(s) ? mr_gs_criterion_ncp(p, lambda, c) : eps_model;
 }
 
+/* what the first outer iteration's start costs on the sparse factors, in sweeps: both
+ * factorisations and the power iterations of both spectra, an iteration of each */
+static double start_sweeps(mr_stagproj_run *r, const mr_contact_problem *p,
+                           const mr_solver_settings *s) {
+  double cost = 3.0 + 4.0 * fmax(s->power_iter, 1);
+  subproblem *sub[2] = {&r->sn, &r->st};
+  for (int k = 0; k < 2; ++k) {
+    if (mr_chol_analyze_part(sub[k]->qp.chol, p, sub[k]->part) < 0) return INFINITY;
+    cost += admm_factor_sweeps(&sub[k]->qp) + admm_iteration_sweeps(&sub[k]->qp);
+  }
+  return cost;
+}
+
 int mr_stagproj_loop(mr_stagproj_run *r, const mr_contact_problem *p, const mr_solver_settings *s,
                      mr_stagproj_model model, const void *ctx, double *lambda, double *c,
                      mr_solver_stats *stats) {
@@ -213,16 +232,31 @@ int mr_stagproj_loop(mr_stagproj_run *r, const mr_contact_problem *p, const mr_s
   subproblem *sn = &r->sn, *st = &r->st;
   stats->eps_model = model(p, ctx, lambda, c);
   stats->converged = stop_value(s, p, lambda, c, stats->eps_model) <= s->eps_abs;
+  /* under a simulator step's work budget on the sparse factors, max_iter is that work in sweeps
+   * (mr_solver_settings.work_iter): the subproblems' factorisations, solves and products, and
+   * three products of G an outer iteration (the two linear terms, the criterion), charged at
+   * their cost; the first outer iteration runs only when the budget affords both factors */
+  int charge = s->work_iter > 0 && sn->qp.chol;
+  sn->ws.charge = st->ws.charge = charge;
+  stats->budget = 0;
+  if (charge && start_sweeps(r, p, s) > s->max_iter) return stats->budget = !stats->converged, 0;
   for (int k = 1; k <= s->max_iter && !stats->converged; ++k) {
+    double spent = sn->ws.work + st->ws.work + 3.0 * (k - 1);
+    if (charge && spent + 3.0 >= s->max_iter) {
+      stats->budget = 1;
+      break;
+    }
     mr_copy(r->prev, lambda, n);
     /* normal subproblem with λ_T fixed, then the tangential one with λ_N fixed */
     sub_linear_term(sn, p, 1, lambda, r->tmp, c);
+    sn->limit = sn->ws.work + (s->max_iter - spent - 3.0);
     if (sub_solve(sn, p, s, 1, k == 1, lambda) != 0) return -1;
     for (int i = 0; i < p->nc; ++i)
       r->lambda_n[i] = lambda[3 * i + 2];
     sub_linear_term(st, p, 0, lambda, r->tmp, c);
+    st->limit = st->ws.work + (s->max_iter - (sn->ws.work + st->ws.work + 3.0 * k));
     if (sub_solve(st, p, s, 0, k == 1, lambda) != 0) return -1;
-    stats->iterations = k;
+    stats->iterations = charge ? (int)ceil(sn->ws.work + st->ws.work + 3.0 * k) : k;
     stats->eps_model = model(p, ctx, lambda, c);
     stats->converged = stop_value(s, p, lambda, c, stats->eps_model) <= s->eps_abs;
     double moved = 0.0;

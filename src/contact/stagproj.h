@@ -19,6 +19,7 @@ typedef struct {
   double *b;         /* linear term */
   admm_qp qp;
   admm_ws ws;
+  double limit; /* charged (ws.charge): the ws.work at which its inner iterations stop */
 } mr_stagproj_sub;
 
 /* b = the block's rows of (G + R) λ' + g, λ' = λ with the block's entries zeroed; tmp, tmp2:
