@@ -786,55 +786,65 @@ static void test_stagproj_hybrid_sparse(void **state) {
 }
 
 /* under a simulator's work budget (work_iter) the solvers on the sparse factor count their work
- * in sweeps, every factorisation charged at mr_chol_factor_sweeps and every iteration at one
- * sweep at least: ncp-admm's reported work then covers its factorisations and iterations,
- * work ≥ factorisations × (cost + 1) − 1 (an iteration refactors at most once, after the
- * start's), which the uncharged run of the same max_iter breaks (its refactorisations count as
- * nothing); ncp-stagproj stays within the budget; a budget that does not afford the first
- * factorisation leaves the start as it is, with none made */
+ * in sweeps: ncp-admm with a fixed ρ (given, never adapted) charges its one factorisation f and
+ * each iteration t (a solve and a product, mr_chol_factor_sweeps and mr_chol_solve_sweeps), so a
+ * budget B makes exactly ⌊(B − f)/t⌋ iterations: the same bits as the uncharged run of that many
+ * (one iteration more or less would move λ); ncp-stagproj stays within its budget; a budget that
+ * does not afford the first factorisation leaves the start as it is, with none made */
 static void test_work_charged(void **state) {
   column_pair c;
   column_pair_open_k(&c, 20);
-  int n = c.n;
+  int n = c.n, nnzb = c.p->Gb_row[c.p->nc];
+  mr_sparse_chol *f = mr_chol_create();
+  assert_non_null(f);
+  assert_true(mr_chol_analyze(f, c.p) >= 0);
+  double f_cost = mr_chol_factor_sweeps(f, nnzb), t_cost = 1.0 + mr_chol_solve_sweeps(f, nnzb);
+  mr_chol_free(f);
   mr_solver_settings set = mr_solver_settings_default();
   set.warm_start = 0;
   set.eps_abs = 1e-12;
-  mr_solver_state st = {.cap = n, .y = c.y};
   mr_solver_stats ss;
   mr_error err = {0};
-  /* uncharged: max_iter ADMM iterations, each refactorisation counted as nothing */
-  set.max_iter = 60, set.work_iter = 0;
-  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
-  assert_int_equal(mr_chol_analyze(st.chol, c.p), 0);
-  double f_cost = mr_chol_factor_sweeps(st.chol, c.p->Gb_row[c.p->nc]);
-  printf("ncp-admm, 20 cubes: a factorisation %.1f sweeps; uncharged %d iterations, %d "
-         "factorisations",
-         f_cost, ss.iterations, ss.factorizations);
-  assert_true(ss.iterations < ss.factorizations * (f_cost + 1.0) - 1.0);
-  /* charged */
-  mr_solver_state_release(&st);
-  st = (mr_solver_state){.cap = n, .y = c.y};
-  set.work_iter = set.max_iter;
-  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
-  printf("; charged %d (%d factorisations)\n", ss.iterations, ss.factorizations);
-  assert_true(ss.iterations <= set.max_iter && ss.factorizations >= 1);
-  assert_true(ss.iterations >= ss.factorizations * (f_cost + 1.0) - 1.0);
-  assert_true(ss.converged || ss.budget);
+  /* ρ: the spectral default's, then fixed */
+  if (mr_solve("ncp-admm", c.p, &set, NULL, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
+  set.rho = ss.rho, set.rho_update_every = 1000000;
+  /* a budget of the factorisation and 3.5 iterations: 3 iterations */
+  int budget = (int)ceil(f_cost + 3.5 * t_cost), iters = (int)floor((budget - f_cost) / t_cost);
+  set.max_iter = set.work_iter = budget;
+  if (mr_solve("ncp-admm", c.p, &set, NULL, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
+  printf("ncp-admm, 20 cubes: a factorisation %.2f sweeps, an iteration %.2f; a budget of %d: %d "
+         "reported, %d factorisation(s)\n",
+         f_cost, t_cost, budget, ss.iterations, ss.factorizations);
+  assert_int_equal(ss.factorizations, 1);
+  assert_true(ss.iterations <= budget && ss.iterations >= f_cost + iters * t_cost);
+  assert_true(!ss.converged && ss.budget);
+  set.work_iter = 0, set.max_iter = iters;
+  if (mr_solve("ncp-admm", c.p, &set, NULL, &c.work, c.ld, c.cd, &ss, &err))
+    fail_msg("%s", err.msg);
+  assert_int_equal(ss.iterations, iters);
+  assert_memory_equal(c.ls, c.ld, (size_t)n * sizeof(double));
   /* the staggered projections, whose start (two factors, two spectra) takes ~100 sweeps */
+  set = mr_solver_settings_default();
+  set.warm_start = 0;
+  set.eps_abs = 1e-12;
   set.max_iter = set.work_iter = 200;
+  mr_solver_state st = {.cap = n, .y = c.y};
   if (mr_solve("ncp-stagproj", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err))
     fail_msg("%s", err.msg);
   printf("ncp-stagproj charged: %d of %d, %d factorisations\n", ss.iterations, set.max_iter,
          ss.factorizations);
   assert_true(ss.iterations <= set.max_iter && ss.factorizations >= 2);
   assert_true(ss.converged || ss.budget);
+  mr_solver_state_release(&st);
   /* a budget below the first factorisation: no factorisation, λ = 0 (the cold start) */
   set.max_iter = set.work_iter = (int)f_cost - 1;
-  if (mr_solve("ncp-admm", c.p, &set, &st, &c.work, c.ls, c.cs, &ss, &err)) fail_msg("%s", err.msg);
+  if (mr_solve("ncp-admm", c.p, &set, NULL, &c.work, c.ls, c.cs, &ss, &err))
+    fail_msg("%s", err.msg);
   assert_int_equal(ss.factorizations, 0);
   assert_true(ss.iterations <= set.max_iter && !ss.converged && ss.budget);
   assert_true(mr_norm_inf(c.ls, n) == 0.0);
-  mr_solver_state_release(&st);
   column_pair_close(&c);
 }
 
