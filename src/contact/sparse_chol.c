@@ -121,7 +121,7 @@ static int block_order(cholmod_common *cc, const mr_contact_problem *p, int *bpe
  * are bucketed by row first and then placed into their columns row by row, so that each
  * column's rows come out ascending in time linear in the entries (a column holds up to w times
  * the blocks of a contact's row: ~100 rows on a wall of bricks, where sorting each column took
- * most of the analysis) */
+ * a third of the analysis) */
 static int permuted_structure(cholmod_common *cc, analysis *f, const mr_contact_problem *p,
                               const int *ipos) {
   int nc = p->nc, w = f->w, n = w * nc, nnzb = p->Gb_row[nc], ww = w * w;
