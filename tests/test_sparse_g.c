@@ -444,18 +444,46 @@ static const mr_contact_problem *column_problem(mr_sim **s, mr_scene *sc) {
   return column_problem_k(s, sc, 7);
 }
 
+/* the column's problem with its G copied densely and two vectors of its rows (x, b), for the
+ * sparse factor's tests */
+typedef struct {
+  mr_sim *s;
+  mr_scene sc;
+  const mr_contact_problem *p;
+  int n;
+  double *G, *x, *b;
+} dense_column;
+
+static void dense_column_open(dense_column *t) {
+  t->p = column_problem(&t->s, &t->sc);
+  int n = t->n = 3 * t->p->nc;
+  t->G = malloc((size_t)n * n * sizeof(double));
+  t->x = malloc((size_t)n * sizeof(double)), t->b = malloc((size_t)n * sizeof(double));
+  assert_true(t->G && t->x && t->b);
+  mr_problem_G_dense(t->p, t->G);
+}
+
+static void dense_column_close(dense_column *t) {
+  free(t->G), free(t->x), free(t->b);
+  mr_sim_free(t->s);
+  mr_scene_free(&t->sc);
+}
+
+/* b = x = a fixed right-hand side over the first m rows */
+static void fill_rhs(dense_column *t, int m) {
+  for (int r = 0; r < m; ++r)
+    t->b[r] = t->x[r] = cos(0.3 + 1.7 * r);
+}
+
 /* the sparse LDLᵀ solves (G + R + ρI) x = b: its residual, computed with the dense matrix, is
  * within the backward error of a Cholesky factorisation, 3 n ε ‖A‖∞ ‖x‖∞ (Higham, Thm 10.4:
  * |ΔA| ≤ γ_{3n+1} |L||Lᵀ|, and |L||Lᵀ| ≈ |A| for a positive definite matrix this well scaled) */
 static void test_sparse_cholesky(void **state) {
-  mr_sim *s;
-  mr_scene sc;
-  const mr_contact_problem *p = column_problem(&s, &sc);
-  int n = 3 * p->nc;
-  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
-  double *b = malloc((size_t)n * sizeof(double));
-  assert_true(G && x && b);
-  mr_problem_G_dense(p, G);
+  dense_column t;
+  dense_column_open(&t);
+  const mr_contact_problem *p = t.p;
+  int n = t.n;
+  double *G = t.G, *x = t.x, *b = t.b;
   mr_sparse_chol *f = mr_chol_create();
   assert_non_null(f);
   assert_int_equal(mr_chol_analyze(f, p), 1);
@@ -465,11 +493,10 @@ static void test_sparse_cholesky(void **state) {
   for (int r = 0; r < n; ++r)
     gmax = fmax(gmax, G[(size_t)r * n + r]);
   const double rhos[] = {1e-6 * gmax, 1e-2 * gmax, gmax};
-  for (int t = 0; t < 3; ++t) {
-    double rho = rhos[t];
+  for (int k = 0; k < 3; ++k) {
+    double rho = rhos[k];
     assert_int_equal(mr_chol_factor(f, rho), 0);
-    for (int r = 0; r < n; ++r)
-      b[r] = x[r] = cos(0.3 + 1.7 * r);
+    fill_rhs(&t, n);
     mr_chol_solve(f, x);
     double anorm = 0.0, res = 0.0;
     for (int r = 0; r < n; ++r) {
@@ -487,9 +514,7 @@ static void test_sparse_cholesky(void **state) {
   mr_chol_values(f, p, NULL);
   assert_int_equal(mr_chol_factor(f, -2.0 * gmax), -1);
   mr_chol_free(f);
-  free(G), free(x), free(b);
-  mr_sim_free(s);
-  mr_scene_free(&sc);
+  dense_column_close(&t);
 }
 
 /* the principal part on some rows (ncp-hybrid's sparse stage 4: mr_chol_values_active): the
@@ -497,15 +522,13 @@ static void test_sparse_cholesky(void **state) {
  * select, within the Cholesky backward-error bound 3 n ε ‖A‖∞ ‖x‖∞; the other rows, decoupled
  * with a unit diagonal, return b / (1 + ρ) */
 static void test_sparse_cholesky_active(void **state) {
-  mr_sim *s;
-  mr_scene sc;
-  const mr_contact_problem *p = column_problem(&s, &sc);
-  int n = 3 * p->nc;
-  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
-  double *b = malloc((size_t)n * sizeof(double));
+  dense_column t;
+  dense_column_open(&t);
+  const mr_contact_problem *p = t.p;
+  int n = t.n;
+  double *G = t.G, *x = t.x, *b = t.b;
   unsigned char *act = malloc((size_t)n);
-  assert_true(G && x && b && act);
-  mr_problem_G_dense(p, G);
+  assert_non_null(act);
   /* contacts in turn: all three rows, the normal row alone, none */
   for (int r = 0; r < n; ++r)
     act[r] = (r / 3) % 3 == 0 || ((r / 3) % 3 == 1 && r % 3 == 2);
@@ -518,8 +541,7 @@ static void test_sparse_cholesky_active(void **state) {
     gmax = fmax(gmax, G[(size_t)r * n + r]);
   rho = 1e-10 * gmax;
   assert_int_equal(mr_chol_factor(f, rho), 0);
-  for (int r = 0; r < n; ++r)
-    b[r] = x[r] = cos(0.3 + 1.7 * r);
+  fill_rhs(&t, n);
   mr_chol_solve(f, x);
   double anorm = 0.0, res = 0.0;
   for (int r = 0; r < n; ++r) {
@@ -539,9 +561,8 @@ static void test_sparse_cholesky_active(void **state) {
     fail_msg("residual %g, |A| %g, |x| %g", res, anorm, mr_norm_inf(x, n));
   assert_true(mr_chol_flops(f) > 0.0);
   mr_chol_free(f);
-  free(G), free(x), free(b), free(act);
-  mr_sim_free(s);
-  mr_scene_free(&sc);
+  free(act);
+  dense_column_close(&t);
 }
 
 /* the normal and tangential parts (ncp-stagproj's A_NN + ρI, A_TT + ρI): the solve's residual,
@@ -549,14 +570,12 @@ static void test_sparse_cholesky_active(void **state) {
  * Cholesky backward-error bound 3 m ε ‖A‖∞ ‖x‖∞ as the whole matrix's; switching back to a part
  * already analysed is a lookup (0), and its values and factor are kept */
 static void test_sparse_cholesky_parts(void **state) {
-  mr_sim *s;
-  mr_scene sc;
-  const mr_contact_problem *p = column_problem(&s, &sc);
-  int nc = p->nc, n = 3 * nc;
-  double *G = malloc((size_t)n * n * sizeof(double)), *x = malloc((size_t)n * sizeof(double));
-  double *b = malloc((size_t)n * sizeof(double)), *d = malloc((size_t)n * sizeof(double));
-  assert_true(G && x && b && d);
-  mr_problem_G_dense(p, G);
+  dense_column col;
+  dense_column_open(&col);
+  const mr_contact_problem *p = col.p;
+  int nc = p->nc, n = col.n;
+  double *G = col.G, *x = col.x, *b = col.b, *d = malloc((size_t)n * sizeof(double));
+  assert_non_null(d);
   mr_sparse_chol *f = mr_chol_create();
   assert_non_null(f);
   const mr_chol_part parts[2] = {MR_CHOL_NORMAL, MR_CHOL_TANGENT};
@@ -573,8 +592,7 @@ static void test_sparse_cholesky_parts(void **state) {
   for (int t = 0; t < 2; ++t) {
     int w = width[t], m = w * nc;
     assert_int_equal(mr_chol_analyze_part(f, p, parts[t]), 0);
-    for (int r = 0; r < m; ++r)
-      b[r] = x[r] = cos(0.3 + 1.7 * r);
+    fill_rhs(&col, m);
     mr_chol_solve(f, x);
     double anorm = 0.0, res = 0.0;
     for (int r = 0; r < m; ++r) {
@@ -591,9 +609,8 @@ static void test_sparse_cholesky_parts(void **state) {
       fail_msg("part %d: residual %g, |A| %g, |x| %g", t, res, anorm, mr_norm_inf(x, m));
   }
   mr_chol_free(f);
-  free(G), free(x), free(b), free(d);
-  mr_sim_free(s);
-  mr_scene_free(&sc);
+  free(d);
+  dense_column_close(&col);
 }
 
 /* the column's problem given block-sparse (p) and dense (d, over a dense copy of its G), room

@@ -92,6 +92,7 @@
 #include <string.h>
 
 #include "contact/active_set.h"
+#include "contact/admm.h"
 #include "contact/modes.h"
 #include "contact/natmap.h"
 #include "contact/polish.h"
@@ -414,14 +415,13 @@ static int sparse_solve(const mr_contact_problem *p, polish_ws *w, const double 
   double eps = 1e-10 * fmax(tr, 1e-300), floor = 4.0 * DBL_EPSILON * norm_M * mr_norm_inf(lb, n);
   mr_chol_values_active(f, p, act, p->R);
   /* LDLᵀ without pivoting: where ε leaves a pivot of a hyperstatic set at its round-off, a
-   * larger ε (the rounds then remove more of it), at most 1e-6 of the diagonal; each attempt
-   * charged */
+   * larger ε (the rounds then remove more of it), at most 1e-6 of the diagonal; each attempt in
+   * the cost (a step whose factor fails is not charged: the polish stops there) */
   int failed;
   double f_cost = mr_chol_factor_sweeps(f, nnzb), solve = mr_chol_solve_sweeps(f, nnzb);
   double spent = f_cost;
   while ((failed = mr_chol_factor(f, eps)) && eps < 1e-6 * tr)
     eps *= 100.0, spent += f_cost;
-  *cost = (int)fmin(ceil(spent), 1e9);
   if (failed) return -1;
   double *xr = w->xr;
   for (int k = 0; k < n; ++k)
@@ -902,11 +902,9 @@ static mr_status ccp_start(const mr_contact_problem *p, const mr_solver_settings
 static int admm_iterations(const mr_contact_problem *p, const mr_solver_settings *s,
                            const polish_ws *w, const mr_solver_state *state, int k) {
   double it = k;
-  mr_sparse_chol *f = w->blocks && state ? state->chol : NULL;
-  if (f && s->work_iter > 0 && mr_chol_analyze(f, p) >= 0) {
-    int nnzb = p->Gb_row[p->nc];
-    it = mr_chol_factor_sweeps(f, nnzb) + k * (1.0 + mr_chol_solve_sweeps(f, nnzb));
-  }
+  admm_qp q = {.blocks = p, .chol = w->blocks && state ? state->chol : NULL};
+  if (q.chol && s->work_iter > 0 && mr_chol_analyze(q.chol, p) >= 0)
+    it = admm_factor_sweeps(&q) + k * admm_iteration_sweeps(&q);
   return it < s->max_iter ? (int)ceil(it) : s->max_iter;
 }
 
